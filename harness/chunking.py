@@ -1,0 +1,72 @@
+"""Ways to cut a body into chunks, named so that a failure can be replayed from the CLI.
+
+A split is written as a spec string: ``whole``, ``bytes:N`` (chunks of N bytes),
+``random:SEED`` (cut points from a seeded PRNG, reproducible on every machine) or
+``cuts:A,B,...`` (explicit cut offsets: what a shrunk hypothesis counterexample prints).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+
+class SplitSpecError(ValueError):
+    pass
+
+
+def split_at(body: bytes, cuts: Iterable[int]) -> list[bytes]:
+    """Cut ``body`` at the given offsets (out-of-range and repeated cuts are ignored)."""
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(body)}), len(body)]
+    return [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def fixed_size(body: bytes, size: int) -> list[bytes]:
+    return [body[i : i + size] for i in range(0, len(body), size)] or [b""]
+
+
+def random_cuts(body: bytes, seed: int) -> list[int]:
+    """Between 1 and len/4 cut points, uniformly placed; seeded, so reproducible."""
+    if len(body) < 2:
+        return []
+    rng = random.Random(seed)
+    count = rng.randint(1, max(1, min(len(body) - 1, len(body) // 4)))
+    return sorted(rng.sample(range(1, len(body)), k=min(count, len(body) - 1)))
+
+
+def cuts_of(chunks: Iterable[bytes]) -> list[int]:
+    """The cut offsets that reproduce a list of chunks (inverse of split_at)."""
+    out, pos = [], 0
+    parts = list(chunks)
+    for chunk in parts[:-1]:
+        pos += len(chunk)
+        out.append(pos)
+    return out
+
+
+def format_cuts(chunks: Iterable[bytes]) -> str:
+    """The ``--split`` spec that reproduces these chunks."""
+    cuts = cuts_of(chunks)
+    return "cuts:" + ",".join(map(str, cuts)) if cuts else "whole"
+
+
+def apply_split(spec: str, body: bytes) -> list[bytes]:
+    """Chunks of ``body`` per a split spec; a bad spec raises SplitSpecError (one line)."""
+    kind, _, arg = spec.partition(":")
+    if kind == "whole" and not arg:
+        return [body]
+    try:
+        if kind == "bytes":
+            size = int(arg)
+            if size < 1:
+                raise ValueError
+            return fixed_size(body, size)
+        if kind == "random":
+            return split_at(body, random_cuts(body, int(arg)))
+        if kind == "cuts":
+            return split_at(body, [int(x) for x in arg.split(",") if x.strip()])
+    except ValueError:
+        pass
+    raise SplitSpecError(
+        f"bad --split {spec!r}: expected whole, bytes:N (N >= 1), random:SEED or cuts:A,B,..."
+    )

@@ -1,0 +1,87 @@
+"""The ``stream-harness`` command.
+
+Every user error (a bad flag, an unreadable or malformed cassette, an unknown protocol)
+ends in one line on stderr naming the file and the problem and exit status 2; never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import __version__
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line."""
+
+
+def _cmd_normalize(args: argparse.Namespace) -> int:
+    from harness.chunking import SplitSpecError, apply_split
+    from harness.events import event_to_json
+    from harness.inputs import InputError, read_body
+    from harness.normalize import normalize
+
+    try:
+        body = read_body(Path(args.file), protocol=args.protocol, interaction=args.interaction)
+        chunks = apply_split(args.split, body.data)
+    except (InputError, SplitSpecError) as exc:
+        raise UsageError(str(exc)) from None
+    out = sys.stdout
+    for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers):
+        out.write(event_to_json(event) + "\n")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from harness.reporting.summary import run_summary
+
+    return run_summary(Path(args.cassettes))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stream-harness",
+        description="Replay recorded LLM provider streams through stream adapters and check them against the unified contract.",
+    )
+    parser.add_argument("--version", action="version", version=f"stream-harness {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("normalize", help="print the unified events of a cassette or raw body, one JSON line each")
+    p.add_argument("file", help="a vcrpy cassette (.yaml) or a raw response body")
+    p.add_argument("--protocol", help="wire protocol id (default: detected from the URL and body)")
+    p.add_argument("--interaction", type=int, help="interaction index in the cassette (default: the first streaming one)")
+    p.add_argument("--split", default="whole", help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...")
+    p.set_defaults(func=_cmd_normalize)
+
+    p = sub.add_parser("report", help="the main job: run the bundled cassettes and summarise")
+    p.add_argument("--cassettes", default=str(_default_cassettes()), help="cassette directory (default: the bundled cassettes/)")
+    p.set_defaults(func=_cmd_report)
+    return parser
+
+
+def _default_cassettes() -> Path:
+    return Path(__file__).resolve().parent.parent / "cassettes"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.func(args)
+        return code
+    except UsageError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `stream-harness normalize ... | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

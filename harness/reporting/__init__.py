@@ -1,0 +1,1 @@
+"""Turning results into what people read: terminal tables and the conformance report."""
