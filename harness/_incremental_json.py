@@ -40,6 +40,9 @@ _KEY_STRING: Final = 2
 # A pending number longer than this is not worth re-scanning on every fragment; the
 # parser stops and the cascade decides at close (json.loads rejects ints this long).
 MAX_PENDING_SCALAR: Final = 4096
+# Every live value rebuilds the open containers, so depth bounds the cost of a read;
+# past this depth the parser stops (json.loads hits the recursion limit long before).
+MAX_DEPTH: Final = 1000
 
 # The C json scanner uses only ASCII digits (``\d`` would admit other Unicode digits).
 _WS = re.compile(r"[ \t\n\r]*")
@@ -186,6 +189,8 @@ class Parser:
                 if c == '"':
                     self._open_string(_VALUE_STRING)
                 elif c == "{" or c == "[":
+                    if len(stack) >= MAX_DEPTH:
+                        return self._fail(buf, pos, f"nesting deeper than {MAX_DEPTH} at")
                     stack.append(_Frame(c == "{"))
                     self.max_depth = max(self.max_depth, len(stack))
                     self._expect = _KEY_OR_END if c == "{" else _VALUE_OR_END

@@ -399,7 +399,7 @@ def _headers(data: object, side: str) -> Headers:
             elif isinstance(item, int | float) and not isinstance(item, bool):
                 out.append(str(item))  # an unquoted content-length: 223
             else:
-                raise _Problem(f"{side} header {name!r} has a {_kind(item)} value")
+                raise _Problem(f"{side} header {name!r} value is {_kind(item)}, not a string")
     return headers
 
 
@@ -503,6 +503,9 @@ _Dumper.add_representer(_Block, _represent_block)
 
 # Characters a literal block cannot carry verbatim: YAML normalises CR/CRLF/NEL to LF in
 # block scalars, a BOM is stripped, and the emitter refuses tabs and control characters.
+# libyaml's emitter already falls back to quoting for all of these, but PyYAML's pure
+# Python emitter writes NEL into a literal block and it reads back as LF (measured), so
+# the choice is made here rather than left to whichever emitter is installed.
 _NOT_IN_BLOCK = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|\ufeff")
 _TRAILING_SPACE = re.compile("[ \t]\n|[ \t]$")
 
@@ -623,6 +626,12 @@ def _atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file 0600; a cassette is a shared, committed file.
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -49,15 +49,18 @@ The live value after each fragment is a prefix of the final value, in this sense
   json.loads accepts) appear only when complete: a literal when its last character
   arrives, a number when a delimiter follows it, or at close.
 - Completed values (every value but the last one of each open container) equal their
-  final values; so each live value is a prefix of every later one.
+  final values. So while the text is one JSON value, valid so far, each live value is
+  a prefix of every later one and of the final value.
 - Before the top-level value has started, or while it is an unfinished number or
   literal, the live value is ``{}`` (what the cascade gives for empty text).
 - After complete top-level values, the live value is those values combined by the rule
   of cascade step 3; a value that follows them shows only once complete.
 - Input that is not JSON, even after string repairs (a stray character, trailing
-  commas, an unfinished number longer than 4096 characters), freezes the live value at
-  the longest prefix that was. String repairs are made on the fly (a raw newline shows
-  as a newline, ``\\w`` as a backslash and ``w``), so such strings stay live.
+  commas, an unfinished number longer than 4096 characters, nesting deeper than 1000)
+  freezes the live value at the longest prefix that was; ``failure`` says where.
+  String repairs are made on the fly (a raw newline shows as a newline, ``\\w`` as a
+  backslash and ``w``), so such strings stay live. Past a failure the final value is
+  the cascade's, which need not extend the live value (it may be ``{}``).
 - With duplicate keys the later value replaces the earlier, as in json.loads; that is
   the one case where a live value is not a prefix of the next.
 

@@ -38,7 +38,7 @@ def no_corpus_reason() -> str:
     return f"no cassette corpus at {_corpus_candidate()} (set {CORPUS_ENV} to point at one)"
 
 
-@pytest.fixture(name="corpus_dir")
+@pytest.fixture(name="corpus_dir", scope="session")
 def corpus_dir_fixture() -> Path:
     """The corpus folder; skips the test when it is absent."""
     root = corpus_dir()

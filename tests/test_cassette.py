@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 import struct
+import sys
 import textwrap
 import zlib
 from pathlib import Path
@@ -318,7 +319,7 @@ def test_missing_headers_and_status_message(tmp_path: Path) -> None:
         pytest.param("body: '{\"a\": 1}'", b'{"a": 1}', id="str"),
         pytest.param("body: !!binary AP8=", b"\x00\xff", id="bytes"),
         pytest.param("body: null", b"", id="none"),
-        pytest.param("body: \"caf\\xE9\"", b"caf\xc3\xa9", id="non-ascii-str"),
+        pytest.param('body: "caf\\xE9"', b"caf\xc3\xa9", id="non-ascii-str"),
         pytest.param("parsed_body: [1, {b: null}]", b'[1, {"b": null}]', id="parsed-list"),
         pytest.param("body: x\n    parsed_body: {a: 1}", b'{"a": 1}', id="parsed-wins"),
     ],
@@ -340,7 +341,9 @@ def test_binary_eventstream_body_is_kept_verbatim(tmp_path: Path) -> None:
     it = only(
         write(
             tmp_path,
-            one_response(body_yaml, "headers: {content-type: [application/vnd.amazon.eventstream]}"),
+            one_response(
+                body_yaml, "headers: {content-type: [application/vnd.amazon.eventstream]}"
+            ),
         )
     )
     assert it.response.body == frames
@@ -435,9 +438,7 @@ NDJSON = b'{"message":{"content":"a"},"done":false}\n{"done":true,"done_reason":
             None,
             id="alt-sse-uri-json-body",
         ),
-        pytest.param(
-            make(b'[{"a": 1}]', "application/json"), None, id="json-array-non-stream-uri"
-        ),
+        pytest.param(make(b'[{"a": 1}]', "application/json"), None, id="json-array-non-stream-uri"),
         pytest.param(
             make(frame(b"{}"), "application/vnd.amazon.eventstream"),
             "eventstream",
@@ -510,6 +511,8 @@ MALFORMED_FILE = [
     pytest.param("interactions: []\nversion: '1'\n", "not an integer", id="version-str"),
     pytest.param("interactions: []\nversion: 1\n\x00", "invalid YAML", id="nul-byte"),
     pytest.param("a: !!python/object:os.system x\n", "invalid YAML", id="unsafe-tag"),
+    # libyaml refuses a lone surrogate escape while parsing.
+    pytest.param('interactions: ["\\uD800"]\nversion: 1\n', "invalid YAML", id="lone-surrogate"),
 ]
 
 
@@ -567,13 +570,13 @@ MALFORMED_INTERACTION = [
     pytest.param(
         "- request: {body: '', headers: {a: [{b: c}]}, method: GET, uri: 'https://h'}\n"
         + GOOD_RESPONSE,
-        "header 'a' has a a mapping value".replace("a a", "a"),
+        "request header 'a' value is a mapping, not a string",
         id="header-value-mapping",
     ),
     pytest.param(
         "- request: {body: '', headers: {a: [true]}, method: GET, uri: 'https://h'}\n"
         + GOOD_RESPONSE,
-        "header 'a' has a bool value",
+        "request header 'a' value is bool, not a string",
         id="header-value-bool",
     ),
     pytest.param(
@@ -613,18 +616,14 @@ MALFORMED_INTERACTION = [
         id="body-int",
     ),
     pytest.param(
-        GOOD_REQUEST + "  response: {body: {string: \"\\uD800\"}, headers: {}, status: {code: 200}}\n",
-        "cannot be encoded as UTF-8",
-        id="lone-surrogate",
-    ),
-    pytest.param(
         GOOD_REQUEST + "  response: {body: {string: 'plain text'}, headers: {content-encoding: "
         "[gzip]}, status: {code: 200}}\n",
         "response body is not valid gzip",
         id="text-labelled-gzip",
     ),
     pytest.param(
-        GOOD_REQUEST + "  response: {body: {string: !!binary "
+        GOOD_REQUEST
+        + "  response: {body: {string: !!binary "
         + b64(gzip.compress(b"hello" * 20)[:-10])
         + "}, headers: {content-encoding: [gzip]}, status: {code: 200}}\n",
         "response body is not valid gzip",
@@ -659,19 +658,16 @@ def test_malformed_interaction_names_file_and_index(
     assert info.value.index == 1
 
 
-def test_brotli_needs_the_brotli_package(tmp_path: Path) -> None:
-    pytest.importorskip("nonexistent_module_guard", reason="placeholder") if False else None
-    try:
-        import brotli  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        second = (
-            GOOD_REQUEST + "  response: {body: {string: !!binary AAEC}, headers: "
-            "{content-encoding: [br]}, status: {code: 200}}\n"
-        )
-        with pytest.raises(CassetteError, match="install 'brotli'"):
-            load_cassette(write(tmp_path, cassette_with(second)))
-    else:  # pragma: no cover - depends on the environment
-        pytest.skip("brotli is installed; the missing-brotli message cannot be shown")
+def test_brotli_needs_the_brotli_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A None entry in sys.modules makes the import fail, whatever is installed.
+    monkeypatch.setitem(sys.modules, "brotli", None)
+    monkeypatch.setitem(sys.modules, "brotlicffi", None)
+    second = (
+        GOOD_REQUEST + "  response: {body: {string: !!binary AAEC}, headers: "
+        "{content-encoding: [br]}, status: {code: 200}}\n"
+    )
+    with pytest.raises(CassetteError, match="br-encoded; install 'brotli'"):
+        load_cassette(write(tmp_path, cassette_with(second)))
 
 
 def test_missing_file_is_a_cassette_error(tmp_path: Path) -> None:
@@ -759,6 +755,7 @@ def test_dump_accepts_a_cassette_and_overwrites_atomically(tmp_path: Path) -> No
     dump_cassette([sse_interaction(b"data: 2\n\n")], path)
     assert only(path).response.body == b"data: 2\n\n"
     assert [p.name for p in path.parent.iterdir()] == ["out.yaml"]  # no temp files left
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
 
 
 def test_dump_drops_content_encoding_because_the_body_is_decoded(tmp_path: Path) -> None:
@@ -781,13 +778,15 @@ def test_dump_drops_content_encoding_because_the_body_is_decoded(tmp_path: Path)
 
 # Characters that stress YAML scalar styles: line breaks of every kind, quotes, escape
 # starters, indicators, BOM, controls, trailing spaces, non-BMP.
-AWKWARD_TEXT = st.text(
-    alphabet=st.sampled_from(
-        list("\n\r\t \x00\x85\u2028\u2029\ufeff\x7f\\\"'#:-|>{}[]&*!%@`,?éa0")
-        + ["\U0001f600", "data: ", "\r\n", "\n\n"]
+AWKWARD_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"\n\r\t \x00\x85\u2028\u2029\ufeff\x7f\\\"'#:-|>{}[]&*!%@`,?éa0",
+            *["\U0001f600", "data: ", "\r\n", "\n\n"],
+        ]
     ),
-    max_size=60,
-)
+    max_size=40,
+).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
@@ -825,8 +824,9 @@ def test_round_trip_property(
 def test_vcrpy_replays_a_dumped_cassette_through_httpx(tmp_path: Path, body: bytes) -> None:
     path = tmp_path / "replay.yaml"
     dump_cassette([sse_interaction(body)], path)
-    player = vcr.VCR(record_mode="none")  # an unmatched request raises; no network
-    with player.use_cassette(str(path)), httpx.Client() as client:
+    # record_mode "none": an unmatched request raises instead of reaching the network.
+    player = vcr.VCR(record_mode="none")
+    with player.use_cassette(str(path), allow_playback_repeats=True), httpx.Client() as client:
         response = client.post("https://api.example.com/v1/chat", content=b'{"stream": true}')
         with client.stream("POST", "https://api.example.com/v1/chat") as streamed:
             streamed_bytes = b"".join(streamed.iter_bytes())

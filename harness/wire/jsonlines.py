@@ -26,6 +26,7 @@ _OPEN: Final = 0
 _FAILED: Final = 1
 _CLOSED: Final = 2
 _EXCERPT_CHARS: Final = 60
+_BOM: Final = b"\xef\xbb\xbf"
 
 
 class JSONLinesDecoder:
@@ -101,6 +102,9 @@ class JSONLinesDecoder:
             line_no += 1
             start = offset
             offset += len(line) + 1
+            if line_no == 1 and line[:3] == _BOM:
+                line = line[3:]
+                start += 3
             if line[-1:] == b"\r":
                 line = line[:-1]
             if not line.strip(b" \t\r"):
@@ -116,13 +120,15 @@ class JSONLinesDecoder:
                     )
                 )
                 continue
-            if line_no == 1 and text[:1] == "\ufeff":
-                text = text[1:]
             try:
                 value = loads(text)
             except (ValueError, RecursionError) as exc:
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-                out.append(FramingError(f"line {line_no}: invalid JSON ({reason}): {_excerpt(line)}", start))
+                out.append(
+                    FramingError(
+                        f"line {line_no}: invalid JSON ({reason}): {_excerpt(line)}", start
+                    )
+                )
                 continue
             out.append(JSONLine(value, text))
         # Offsets are kept at the unfinished line: after close() nothing reads them.

@@ -37,7 +37,6 @@ from typing import Final, TypeAlias
 
 from ._types import FramingError
 
-
 _OPEN: Final = 0
 _FAILED: Final = 1
 _CLOSED: Final = 2
@@ -64,14 +63,18 @@ SSEOutput: TypeAlias = SSEEvent | FramingError
 class SSEDecoder:
     """Incremental SSE parser: any chunking of a body gives the same outputs.
 
-    ``comments`` counts comment lines (``: OPENROUTER PROCESSING`` keep-alives and the
-    like) for diagnostics. ``unterminated_at_close`` tells whether ``close()`` dispatched
-    an event that the stream never ended with a blank line.
+    Diagnostics, for reports: ``comments`` counts comment lines (``: OPENROUTER
+    PROCESSING`` keep-alives and the like); ``unknown_fields`` counts lines whose field
+    the spec ignores, which is how a body that is not SSE at all shows (Gemini answers
+    stream requests that fail with a pretty-printed JSON body under ``text/event-stream``,
+    and every one of its lines is an unknown field); ``unterminated_at_close`` tells
+    whether ``close()`` dispatched an event the stream never ended with a blank line.
     """
 
     def __init__(self, max_line_bytes: int = 16 * 1024 * 1024) -> None:
         self.max_line_bytes = max_line_bytes
         self.comments = 0
+        self.unknown_fields = 0
         self.unterminated_at_close = False
         self._state = _OPEN
         # No line has been decoded yet: the first one may start with a BOM. (The first
@@ -211,7 +214,7 @@ class SSEDecoder:
         event_type = self._event_type
         last_id = self._last_id
         retry = self._retry
-        comments = 0
+        comments = unknown = 0
         for line in lines:
             if not line:
                 if data:
@@ -257,11 +260,14 @@ class SSEDecoder:
                         retry = int(value)
                     except ValueError:  # more digits than int() accepts: ignore the field
                         pass
+            else:
+                unknown += 1
         self._data = data
         self._event_type = event_type
         self._last_id = last_id
         self._retry = retry
         self.comments += comments
+        self.unknown_fields += unknown
 
     def _fail(self, error: FramingError) -> FramingError:
         self._state = _FAILED
@@ -278,4 +284,6 @@ class SSEDecoder:
     @staticmethod
     def _bad_utf8(offset: int, exc: UnicodeDecodeError) -> FramingError:
         bad = exc.object[exc.start : exc.start + 4]
-        return FramingError(f"invalid UTF-8 at byte {offset} ({exc.reason}; next bytes {bad!r})", offset)
+        return FramingError(
+            f"invalid UTF-8 at byte {offset} ({exc.reason}; next bytes {bad!r})", offset
+        )

@@ -1,0 +1,339 @@
+"""The check catalogue (documented in specs/checks.md).
+
+Each check has an id, the contract rule or spec table it enforces, and the adapter level
+it needs: ``event`` checks read the event sequence, ``message`` checks only the final
+message, so they apply to every adapter. A check returns failures, each with the smallest
+reproducing split it found and the CLI line that replays it.
+
+Splits are drawn from a seeded PRNG rather than hypothesis' engine, so that a report is
+reproducible from its header (the seed) and a run costs exactly ``examples`` adapter
+calls per check; a failing split is shrunk by removing cut points one at a time until
+none can go, which takes a planted split bug down to its single cut point.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.chunking import format_cuts, split_at
+from harness.conformance.adapters import Adapter, AdapterLevel, AdapterResult, safe_run
+from harness.conformance.cases import Case
+from harness.conformance.contract import check_contract
+from harness.events import AssistantMessage, ErrorEvent, Event, ToolCall
+from harness.strategies import trouble_spots
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    message: str
+    split: str | None = None  # the --split spec that reproduces it
+    command: str | None = None
+    expected: str | None = None
+    observed: str | None = None
+
+
+@dataclass
+class CheckContext:
+    """One (adapter, case) pair: runs are cached per split, so checks share them."""
+
+    case: Case
+    adapter: Adapter
+    examples: int = 100
+    seed: int = 0
+    single_cut_limit: int = 1024
+    _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
+    _expected: list[Event] | None = None
+
+    def run_cuts(self, cuts: Sequence[int]) -> AdapterResult:
+        key = tuple(cuts)
+        result = self._runs.get(key)
+        if result is None:
+            c = self.case
+            result = safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers)
+            self._runs[key] = result
+        return result
+
+    def whole(self) -> AdapterResult:
+        return self.run_cuts(())
+
+    def run_body(self, body: bytes) -> AdapterResult:
+        c = self.case
+        return safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers)
+
+    @property
+    def expected(self) -> list[Event]:
+        if self._expected is None:
+            self._expected = self.case.expected_events()
+        return self._expected
+
+    @property
+    def expected_message(self) -> AssistantMessage:
+        last = self.expected[-1]
+        return last.message  # type: ignore[union-attr]
+
+    def command(self, cuts: Sequence[int]) -> str:
+        c = self.case
+        split = format_cuts(split_at(c.body, cuts)) if cuts else "whole"
+        return f"stream-harness normalize {c.cassette} --interaction {c.interaction} --split {split}"
+
+    def splits(self) -> list[list[int]]:
+        """The splits a split-sensitive check tries, cheapest to read first."""
+        n = len(self.case.body)
+        if n < 2:
+            return []
+        out: list[list[int]] = []
+        if n <= self.single_cut_limit:
+            out.append(list(range(1, n)))  # one byte per chunk
+            out.extend([k] for k in range(1, n))  # every single cut
+        rng = random.Random(f"{self.seed}:{self.case.id}")
+        spots = trouble_spots(self.case.body)
+        for _ in range(self.examples):
+            count = rng.randint(1, min(32, n - 1))
+            cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
+            out.append(sorted(cuts))
+        return out
+
+
+def shrink_cuts(cuts: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
+    """Remove cut points while the failure persists (greedy, to a fixpoint)."""
+    current = list(cuts)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(current)):
+            trial = current[:i] + current[i + 1 :]
+            if fails(trial):
+                current = trial
+                changed = True
+                break
+    return current
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    id: str
+    title: str
+    enforces: str
+    level: AdapterLevel
+    applies: Callable[[Case, list[Event]], bool]
+    run: Callable[[CheckContext], list[Failure]]
+
+    def applicable(self, adapter: Adapter, case: Case, expected: list[Event]) -> bool:
+        if self.level == "event" and adapter.level != "event":
+            return False
+        return case.protocol in adapter.protocols and self.applies(case, expected)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _always(case: Case, expected: list[Event]) -> bool:
+    return True
+
+
+def _is_stream(case: Case, expected: list[Event]) -> bool:
+    return case.status < 400
+
+
+def _ends_in_error(case: Case, expected: list[Event]) -> bool:
+    return isinstance(expected[-1], ErrorEvent)
+
+
+def _has_tool_calls(case: Case, expected: list[Event]) -> bool:
+    return any(e.type == "toolcall_start" for e in expected)
+
+
+def _has_stop_reason(case: Case, expected: list[Event]) -> bool:
+    last = expected[-1]
+    return getattr(last, "message", None) is not None and last.message.provider_stop_reason is not None  # type: ignore[union-attr]
+
+
+def _no_events(result: AdapterResult) -> Failure | None:
+    if result.crashed:
+        return Failure(f"the adapter crashed: {result.crashed}")
+    if result.events is None:
+        return Failure("an event-level adapter returned no events")
+    return None
+
+
+def check_contract_rules(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    problem = _no_events(result)
+    if problem:
+        return [problem]
+    assert result.events is not None
+    return [Failure(str(v)) for v in check_contract(result.events)]
+
+
+def _message_key(result: AdapterResult) -> Any:
+    if result.crashed:
+        return ("crashed", result.crashed)
+    msg = result.message
+    return (result.terminal, msg.model_dump() if msg is not None else None)
+
+
+def check_split_invariance(ctx: CheckContext) -> list[Failure]:
+    baseline = _message_key(ctx.whole())
+
+    def fails(cuts: list[int]) -> bool:
+        return _message_key(ctx.run_cuts(cuts)) != baseline
+
+    for cuts in ctx.splits():
+        if fails(cuts):
+            small = shrink_cuts(cuts, fails)
+            observed = ctx.run_cuts(small)
+            return [
+                Failure(
+                    f"split at {small} gives a different final message than the whole body",
+                    split=format_cuts(split_at(ctx.case.body, small)),
+                    command=ctx.command(small),
+                    expected=_summary(ctx.whole()),
+                    observed=_summary(observed),
+                )
+            ]
+    return []
+
+
+def check_expected(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    if result.crashed:
+        return [Failure(f"the adapter crashed: {result.crashed}")]
+    diffs = compare_messages(ctx.expected_message, result)
+    return [Failure(d, expected=None, observed=None) for d in diffs]
+
+
+def check_live_arguments(ctx: CheckContext) -> list[Failure]:
+    for cuts in [[], *ctx.splits()[: max(1, ctx.examples // 10)]]:
+        result = ctx.run_cuts(cuts)
+        problem = _no_events(result)
+        if problem:
+            return [problem]
+        assert result.events is not None
+        bad = [v for v in check_contract(result.events) if v.rule in ("C7", "C9")]
+        if bad:
+            return [Failure(str(bad[0]), split=format_cuts(split_at(ctx.case.body, cuts)), command=ctx.command(cuts))]
+    return []
+
+
+def check_stop_reason(ctx: CheckContext) -> list[Failure]:
+    from harness.stop_reasons import map_stop_reason
+
+    result = ctx.whole()
+    msg = result.message
+    want = ctx.expected_message
+    if msg is None:
+        return [Failure(f"no message (terminal: {result.terminal}; {result.raised or result.crashed or ''})".strip())]
+    out = []
+    if msg.provider_stop_reason != want.provider_stop_reason:
+        out.append(Failure(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}"))
+    has_calls = any(isinstance(b, ToolCall) for b in msg.content)
+    mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls).reason
+    if msg.stop_reason != mapped:
+        out.append(Failure(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}"))
+    return out
+
+
+def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    want = ctx.expected_message
+    if result.crashed:
+        return [Failure(f"the adapter crashed: {result.crashed}")]
+    if result.terminal == "done":
+        return [Failure(f"ended in done, but the response is an error: {want.error_message}")]
+    out = []
+    got_text = (result.message.error_message if result.message else None) or result.raised or ""
+    if want.error_message and want.error_message not in got_text:
+        out.append(Failure(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}"))
+    if want.content and (result.message is None or result.message.content != want.content):
+        have = len(result.message.content) if result.message else 0
+        out.append(Failure(f"content received before the error was lost: {len(want.content)} blocks expected, {have} kept"))
+    return out
+
+
+def check_truncation(ctx: CheckContext) -> list[Failure]:
+    body = ctx.case.body
+    n = len(body)
+    if n < 8:
+        return []
+    rng = random.Random(f"trunc:{ctx.seed}:{ctx.case.id}")
+    offsets = sorted({rng.randrange(n // 4, max(n // 4 + 1, n // 2)) for _ in range(3)})
+    for k in offsets:
+        result = ctx.run_body(body[:k])
+        if result.crashed:
+            return [Failure(f"body truncated at byte {k}: the adapter crashed: {result.crashed}")]
+        if result.terminal == "done":
+            return [Failure(f"body truncated at byte {k} of {n} ended in done; a cut stream must end in error")]
+        if ctx.adapter.level == "event" and result.events is not None:
+            bad = check_contract(result.events)
+            if bad:
+                return [Failure(f"body truncated at byte {k}: {bad[0]}")]
+    return []
+
+
+def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
+    want = ctx.expected[-1]
+    assert isinstance(want, ErrorEvent)
+    result = ctx.whole()
+    problem = _no_events(result)
+    if problem:
+        return [problem]
+    assert result.events is not None
+    got = result.events[-1]
+    if not isinstance(got, ErrorEvent):
+        return [Failure(f"ended in {got.type}, not error")]
+    if got.error is None:
+        return [Failure("the error event carries no classification")]
+    if want.error is not None and (got.error.kind, got.error.retryable) != (want.error.kind, want.error.retryable):
+        return [Failure(f"classified {got.error.kind} (retryable={got.error.retryable}), expected {want.error.kind} (retryable={want.error.retryable})")]
+    return []
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("contract", "event sequence follows the contract grammar", "C1-C12", "event", _always, check_contract_rules),
+    Check("split-invariance", "any split of the body gives the same final message", "C13", "message", _always, check_split_invariance),
+    Check("expected", "final message agrees with specs/expected", "C6-C8, C14", "message", _always, check_expected),
+    Check("live-arguments", "live tool arguments grow monotonically to the final parse", "C7, C9", "event", _has_tool_calls, check_live_arguments),
+    Check("stop-reason", "stop reason mapped per specs/stop_reasons.yaml", "C14", "message", _has_stop_reason, check_stop_reason),
+    Check("error-surfacing", "errors end in error with the provider's message, nothing lost", "C15", "message", _ends_in_error, check_error_surfacing),
+    Check("truncation", "a body cut mid-stream ends in error, never done", "C2, C15", "message", _is_stream, check_truncation),
+    Check("overflow-classification", "error events carry the classification of specs/overflow.yaml", "C16", "event", _ends_in_error, check_overflow_classification),
+)  # fmt: skip
+
+CHECKS_BY_ID = {c.id: c for c in CHECKS}
+
+
+def compare_messages(expected: AssistantMessage, result: AdapterResult) -> list[str]:
+    """Human-readable differences between the expected message and an adapter's."""
+    msg = result.message
+    if msg is None:
+        return [f"no final message (terminal: {result.terminal}{'; raised ' + result.raised if result.raised else ''})"]
+    out: list[str] = []
+    if len(msg.content) != len(expected.content):
+        out.append(f"{len(msg.content)} content blocks, expected {len(expected.content)}: {[b.type for b in msg.content]} vs {[b.type for b in expected.content]}")
+    for i, (got, want) in enumerate(zip(msg.content, expected.content, strict=False)):
+        if got != want:
+            out.append(f"block {i}: {_short(got.model_dump())} != expected {_short(want.model_dump())}")
+    for name in ("stop_reason", "provider_stop_reason", "usage"):
+        if getattr(msg, name) != getattr(expected, name):
+            out.append(f"{name}: {getattr(msg, name)!r} != expected {getattr(expected, name)!r}")
+    if (msg.error_message is None) != (expected.error_message is None):
+        out.append(f"error_message: {msg.error_message!r} != expected {expected.error_message!r}")
+    return out
+
+
+def _summary(result: AdapterResult) -> str:
+    if result.crashed:
+        return f"crashed: {result.crashed}"
+    msg = result.message
+    if msg is None:
+        return f"{result.terminal}: no message"
+    blocks = ", ".join(f"{b.type}:{_short(getattr(b, 'content', None) or getattr(b, 'arguments', None), 40)}" for b in msg.content)
+    return f"{result.terminal} {msg.stop_reason} [{blocks}]"
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,78 @@
+"""Per-adapter expectation files: known failures, each with the upstream issue.
+
+In the spirit of web-platform-tests' metadata: expectations live outside the checks, in
+``specs/expectations/<adapter>.yaml``, so that a report separates new failures from known
+ones and flags a known failure that now passes (time to drop the entry)::
+
+    adapter: openai-sdk
+    known_failures:
+      - check: error-surfacing
+        case: "openai-completions/in_band_error*"   # fnmatch pattern on the case id
+        issue: https://github.com/openai/openai-python/issues/NNNN
+        reason: the SDK accumulates the error chunk as content
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+
+class ExpectationsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFailure:
+    check: str
+    case: str
+    issue: str
+    reason: str = ""
+
+    def matches(self, check: str, case_id: str) -> bool:
+        return fnmatch.fnmatchcase(check, self.check) and fnmatch.fnmatchcase(case_id, self.case)
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    adapter: str
+    known: tuple[KnownFailure, ...] = ()
+
+    def lookup(self, check: str, case_id: str) -> KnownFailure | None:
+        for k in self.known:
+            if k.matches(check, case_id):
+                return k
+        return None
+
+
+def load_expectations(path: Path, adapter: str) -> Expectations:
+    if not path.is_file():
+        return Expectations(adapter)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ExpectationsError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    rows = data.get("known_failures") if isinstance(data, dict) else None
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        raise ExpectationsError(f"{path}: known_failures must be a list")
+    known = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("check", "case", "issue")):
+            raise ExpectationsError(f"{path}: known_failures[{i}] needs string fields check, case and issue")
+        known.append(KnownFailure(row["check"], row["case"], row["issue"], str(row.get("reason", ""))))
+    return Expectations(adapter, tuple(known))
+
+
+def expectations_dir() -> Path:
+    from harness.specs import specs_dir
+
+    return specs_dir() / "expectations"
+
+
+def expectations_for(adapter: str, directory: Path | None = None) -> Expectations:
+    return load_expectations((directory or expectations_dir()) / f"{adapter}.yaml", adapter)

@@ -1,0 +1,226 @@
+"""A streamed top-level JSON array: bytes -> one ``JSONLine`` per element | ``FramingError``.
+
+Gemini's ``streamGenerateContent`` without ``alt=sse`` answers with one pretty-printed
+JSON array that grows as the model writes: ``[{…}\\n,\\r\\n{…}\\n]``. Each element is
+handed on as soon as its closing bracket arrives, so a consumer sees the stream live.
+
+The end of an element is found by a scanner that keeps its depth and in-string state
+across chunks and looks at each byte once (re-running ``json.loads`` on a growing buffer
+would be quadratic). It works on bytes: the bytes it looks for (brackets, quotes,
+backslashes) are ASCII and never occur inside a multi-byte UTF-8 sequence, so a
+character split across chunks needs no care. Each finished element is then decoded and
+parsed once with ``json.loads``.
+
+Decisions where Gemini's documentation is silent:
+
+* A body that is one JSON object instead of an array (Gemini's error responses,
+  ``{"error": {...}}`` with HTTP 4xx) is emitted as a single element, so a normalizer
+  reads errors and chunks the same way.
+* Elements must be objects or arrays; a bare string, number or literal is a
+  ``FramingError``. Gemini never sends them, and bracketed values are what make the
+  element end findable without lookahead.
+* An element whose brackets balance but whose text is not valid JSON or not valid UTF-8
+  is a ``FramingError`` for that element only: the scanner still knows where the next
+  element starts, so decoding goes on. Any other error (a missing comma, text after the
+  closing ``]``, a missing ``]`` at ``close()``) fails the decoder: ``feed`` and
+  ``close`` return ``[]`` afterwards. Elements emitted before stay emitted.
+* A UTF-8 BOM before the array is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final, TypeAlias
+
+from ._types import FramingError, JSONLine
+
+JSONArrayOutput: TypeAlias = JSONLine | FramingError
+
+# Where the scanner stands.
+_START: Final = 0  # nothing but whitespace yet
+_FIRST: Final = 1  # after "[": an element or "]"
+_NEXT: Final = 2  # after ",": an element
+_AFTER: Final = 3  # after an element: "," or "]"
+_ELEMENT: Final = 4  # inside an element
+_END: Final = 5  # after the closing "]" (or the single object): whitespace only
+_FAILED: Final = 6
+_CLOSED: Final = 7
+
+_STRUCTURAL: Final = re.compile(rb'[\[\]{}"]')
+_NON_WHITESPACE: Final = re.compile(rb"[^ \t\r\n]")
+_BOM: Final = b"\xef\xbb\xbf"
+_QUOTE: Final = 0x22
+_BACKSLASH: Final = 0x5C
+_OPENERS: Final = frozenset(b"[{")
+
+
+class JSONArrayDecoder:
+    """Incremental streamed-array parser: any chunking of a body gives the same outputs."""
+
+    def __init__(self) -> None:
+        self._phase = _START
+        self._buf = bytearray()
+        self._base = 0  # stream offset of _buf[0]
+        self._pos = 0  # next index of _buf to scan
+        self._start = 0  # index in _buf where the current element starts
+        self._depth = 0
+        self._in_string = False
+        self._single = False  # the body is one object, not an array
+
+    def feed(self, chunk: bytes) -> list[JSONArrayOutput]:
+        if self._phase >= _FAILED:
+            return []
+        self._buf += chunk
+        out: list[JSONArrayOutput] = []
+        self._scan(out)
+        if self._phase < _FAILED:
+            self._compact()
+        return out
+
+    def close(self) -> list[JSONArrayOutput]:
+        phase = self._phase
+        if phase >= _FAILED:
+            return []
+        self._phase = _CLOSED
+        end = self._base + len(self._buf)
+        self._buf = bytearray()
+        if phase == _END:
+            return []
+        if phase == _START:
+            return [FramingError("body ended before a JSON array or object started", end)]
+        if phase == _ELEMENT:
+            start = self._base + self._start
+            what = "JSON object" if self._single else "JSON array was not closed: its last element"
+            return [
+                FramingError(
+                    f"{what} starting at byte {start} is incomplete "
+                    f"({end - start} bytes before the end of the body)",
+                    start,
+                )
+            ]
+        return [FramingError("JSON array was not closed: body ended before its ']'", end)]
+
+    # -- internals ---------------------------------------------------------------
+
+    def _scan(self, out: list[JSONArrayOutput]) -> None:
+        buf = self._buf
+        n = len(buf)
+        pos = self._pos
+        phase = self._phase
+        depth = self._depth
+        in_string = self._in_string
+        while pos < n:
+            if phase == _ELEMENT:
+                if in_string:
+                    quote = buf.find(b'"', pos)
+                    if quote < 0:
+                        pos = n
+                        break
+                    pos = quote + 1
+                    # The quote ends the string unless an odd run of backslashes escapes
+                    # it. The run lies inside this element, which is still buffered.
+                    i = quote - 1
+                    while buf[i] == _BACKSLASH:
+                        i -= 1
+                    in_string = (quote - 1 - i) % 2 == 1
+                    continue
+                match = _STRUCTURAL.search(buf, pos)
+                if match is None:
+                    pos = n
+                    break
+                i = match.start()
+                pos = i + 1
+                byte = buf[i]
+                if byte == _QUOTE:
+                    in_string = True
+                elif byte in _OPENERS:
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        phase = _END if self._single else _AFTER
+                        self._emit(out, self._start, pos)
+                continue
+            match = _NON_WHITESPACE.search(buf, pos)
+            if match is None:
+                pos = n
+                break
+            i = match.start()
+            byte = buf[i]
+            if byte in _OPENERS and phase in (_FIRST, _NEXT):
+                phase, depth, self._start, pos = _ELEMENT, 1, i, i + 1
+            elif phase == _AFTER and byte == 0x2C:  # ","
+                phase, pos = _NEXT, i + 1
+            elif byte == 0x5D and phase in (_AFTER, _FIRST):  # "]"
+                phase, pos = _END, i + 1
+            elif phase == _START and byte == 0x5B:  # "["
+                phase, pos = _FIRST, i + 1
+            elif phase == _START and byte == 0x7B:  # "{": one object, not an array
+                self._single = True
+                phase, depth, self._start, pos = _ELEMENT, 1, i, i + 1
+            elif phase == _START and self._base + i == 0 and _BOM.startswith(buf[:3]):
+                if n < len(_BOM):
+                    break  # wait for the rest of what may be a BOM
+                pos = len(_BOM)
+            else:
+                out.append(self._unexpected(i, phase))
+                phase = _FAILED
+                break
+        self._pos = pos
+        self._phase = phase
+        self._depth = depth
+        self._in_string = in_string
+
+    def _emit(self, out: list[JSONArrayOutput], start: int, end: int) -> None:
+        raw_bytes = bytes(self._buf[start:end])
+        offset = self._base + start
+        try:
+            raw = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.append(
+                FramingError(
+                    f"array element starting at byte {offset}: invalid UTF-8 at byte "
+                    f"{offset + exc.start} ({exc.reason})",
+                    offset + exc.start,
+                )
+            )
+            return
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            excerpt = raw[:60] + ("..." if len(raw) > 60 else "")
+            out.append(
+                FramingError(
+                    f"array element starting at byte {offset} is not valid JSON ({reason}): "
+                    f"{excerpt!r}",
+                    offset,
+                )
+            )
+            return
+        out.append(JSONLine(value, raw))
+
+    def _unexpected(self, index: int, phase: int) -> FramingError:
+        offset = self._base + index
+        found = bytes(self._buf[index : index + 20])
+        expected = {
+            _START: "'[' or '{' to start the body",
+            _FIRST: "an element ('{' or '[') or ']'",
+            _NEXT: "an element ('{' or '[') after ','",
+            _AFTER: "',' or ']' after an element",
+            _END: "only whitespace after the end of the JSON value",
+        }[phase]
+        self._buf = bytearray()
+        return FramingError(f"expected {expected} at byte {offset}, found {found!r}", offset)
+
+    def _compact(self) -> None:
+        """Drop consumed bytes so the buffer holds at most the unfinished element."""
+        cut = self._start if self._phase == _ELEMENT else self._pos
+        if self._phase == _START and self._base == 0 and cut < len(_BOM):
+            return  # keep what may still be the start of a BOM
+        if cut:
+            del self._buf[:cut]
+            self._base += cut
+            self._pos -= cut
+            self._start = max(self._start - cut, 0)
