@@ -130,7 +130,7 @@ class Parser:
         buf = self._pending + fragment if self._pending else fragment
         try:
             pos = self._run(buf)
-        except ValueError as exc:  # int() over the digit limit, chr() of nonsense
+        except ValueError as exc:  # int() past Python's digit limit
             self.failure = f"{exc} (after offset {self._offset})"
             return
         if self.failure is not None:
@@ -156,10 +156,14 @@ class Parser:
                 pos = self._scan_string(buf, pos, n)
                 if self._string:
                     return pos
-            pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]  # always matches
             if pos >= n:
                 return pos
             c = buf[pos]
+            if c in " \t\n\r":
+                pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]  # always matches
+                if pos >= n:
+                    return pos
+                c = buf[pos]
             expect = self._expect
             if expect == _COMMA_OR_END:
                 if c == ",":
@@ -337,13 +341,11 @@ class Parser:
         if not self._pending:
             return self.values
         if self._expect in (_VALUE, _AFTER_TOP) and _NUMBER.fullmatch(self._pending):
-            return [*self.values, _number(self._pending)]
+            try:
+                return [*self.values, _number(self._pending)]
+            except ValueError:  # past sys.get_int_max_str_digits(): the cascade decides
+                return None
         return None
-
-    @property
-    def in_value(self) -> bool:
-        """Whether a value after the last completed one has started."""
-        return bool(self._string or self._stack or self._pending)
 
 
 def _number(token: str) -> int | float:

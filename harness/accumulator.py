@@ -382,7 +382,7 @@ class Accumulator:
         self._ensure_started()
         self.end_all()
         message = self._message(stop_reason, None)
-        terminal = DoneEvent(reason=stop_reason, message=message)  # type: ignore[arg-type]
+        terminal = DoneEvent(reason=stop_reason, message=message)
         self._terminal = terminal
         self._out.append(terminal)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from itertools import pairwise
 
 
 class SplitSpecError(ValueError):
@@ -18,7 +19,7 @@ class SplitSpecError(ValueError):
 def split_at(body: bytes, cuts: Iterable[int]) -> list[bytes]:
     """Cut ``body`` at the given offsets (out-of-range and repeated cuts are ignored)."""
     bounds = [0, *sorted({c for c in cuts if 0 < c < len(body)}), len(body)]
-    return [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [body[a:b] for a, b in pairwise(bounds) if b > a]
 
 
 def fixed_size(body: bytes, size: int) -> list[bytes]:

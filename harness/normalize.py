@@ -51,7 +51,10 @@ def http_error_events(
         f"{status} status code (no body)" if not body.strip() else f"HTTP {status}"
     )
     acc = Accumulator(protocol)
-    acc.fail(message, error=classify(status=status, message=message, body=body, headers=headers, protocol=protocol))
+    # The table decides from the body itself (an empty body is only overflow for some
+    # protocols), so classify gets the provider's message, not our fallback text.
+    info = classify(status=status, message=details.message, body=body, headers=headers, protocol=protocol)
+    acc.fail(message, error=info)
     return acc.drain()
 
 

@@ -23,7 +23,7 @@ The recovery cascade (:func:`parse_partial`, :func:`cascade`)
    in the earlier one's place (as if each ``}{`` were a ``,``); otherwise the first.
    A rest that is not a complete value (a truncated next value, stray ``]``) is dropped.
    This step sits before partial parsing because a text that holds a complete value and
-   then more is not a truncation: partial-json-parser only reports "Extra data" for it.
+   then more is not a truncation, and partial-json-parser fails on it ("Extra data").
 4. ``partial``: partial-json-parser on the text (it completes a truncated text and may
    guess: ``tr`` becomes ``true``, ``12.`` becomes ``12``).
 5. ``repaired_partial``: partial-json-parser on the repaired text, if the repair changed
@@ -61,8 +61,8 @@ The live value after each fragment is a prefix of the final value, in this sense
   String repairs are made on the fly (a raw newline shows as a newline, ``\\w`` as a
   backslash and ``w``), so such strings stay live. Past a failure the final value is
   the cascade's, which need not extend the live value (it may be ``{}``).
-- With duplicate keys the later value replaces the earlier, as in json.loads; that is
-  the one case where a live value is not a prefix of the next.
+- With duplicate keys the later value replaces the earlier, as in json.loads; within
+  one JSON value that is the only case where a live value is not a prefix of the next.
 
 Live values share their finished children with each other and with the final value:
 treat them as read-only.

@@ -17,6 +17,9 @@ from typing import Any
 import yaml
 
 ENV_VAR = "STREAM_HARNESS_SPECS"
+# libyaml's loader when PyYAML was built with it: the same safe subset, about 10x faster on
+# the larger tables (the pure-Python loader takes seconds on them).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def specs_dir() -> Path:
@@ -37,4 +40,4 @@ def load_yaml(name: str) -> Any:
     if not path.suffix:
         path = path.with_suffix(".yaml")
     with path.open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=_LOADER)

@@ -4,6 +4,7 @@ written out by hand."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -182,3 +183,16 @@ def test_truncated_run_together_keeps_the_complete_value() -> None:
     inc.feed('{"a": 1}{"b": ')
     assert inc.value == {"a": 1}
     assert inc.close() == {"a": 1}
+
+
+def test_an_int_past_the_digit_limit_never_raises() -> None:
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(1000)
+    try:
+        for text in ["1" * 2000, "[" + "1" * 2000 + "]"]:
+            inc = IncrementalJSON()
+            for i in range(0, len(text), 100):
+                inc.feed(text[i : i + 100])
+            assert inc.close() == parse_partial(text) == {}
+    finally:
+        sys.set_int_max_str_digits(limit)

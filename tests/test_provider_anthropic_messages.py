@@ -93,9 +93,17 @@ def stop(index: int) -> str:
     return sse({"type": "content_block_stop", "index": index})
 
 
-def message_delta(stop_reason: str | None = "end_turn", usage: dict[str, Any] | None = None, **extra: Any) -> str:
+def message_delta(
+    stop_reason: str | None = "end_turn", usage: dict[str, Any] | None = None, **extra: Any
+) -> str:
     d = {"stop_reason": stop_reason, "stop_sequence": None, **extra}
-    return sse({"type": "message_delta", "delta": d, "usage": usage if usage is not None else {"output_tokens": 5}})
+    return sse(
+        {
+            "type": "message_delta",
+            "delta": d,
+            "usage": usage if usage is not None else {"output_tokens": 5},
+        }
+    )
 
 
 END = sse({"type": "message_stop"})
@@ -139,7 +147,12 @@ def test_exposes_the_class_as_normalizer() -> None:
 
 
 def test_plain_text_exact_events() -> None:
-    body = start("msg_A", "claude-x") + block(0, {"type": "text", "text": ""}) + text(0, "Hel") + text(0, "lo")
+    body = (
+        start("msg_A", "claude-x")
+        + block(0, {"type": "text", "text": ""})
+        + text(0, "Hel")
+        + text(0, "lo")
+    )
     body += stop(0) + message_delta("end_turn", {"output_tokens": 7}) + END
     events = run(body)
     message = events[-1].message
@@ -159,7 +172,9 @@ def test_plain_text_exact_events() -> None:
 
 
 def test_case19_ping_anywhere_is_ignored() -> None:
-    body = PING + start() + PING + block(0, {"type": "text", "text": ""}) + PING + text(0, "a") + PING
+    body = (
+        PING + start() + PING + block(0, {"type": "text", "text": ""}) + PING + text(0, "a") + PING
+    )
     body += text(0, "b") + stop(0) + PING + message_delta() + PING + END + PING
     assert done(body).message.content == [TextBlock(content="ab")]
 
@@ -193,11 +208,25 @@ def test_padded_json_is_parsed() -> None:
 
 def test_case20_signature_fragments_are_concatenated() -> None:
     body = start() + block(0, {"type": "thinking", "thinking": "", "signature": ""})
-    body += delta(0, type="thinking_delta", thinking="Let me ") + delta(0, type="thinking_delta", thinking="think.")
-    body += delta(0, type="signature_delta", signature="AAAA") + delta(0, type="signature_delta", signature="BBBB")
-    body += stop(0) + block(1, {"type": "text", "text": ""}) + text(1, "42") + stop(1) + message_delta() + END
+    body += delta(0, type="thinking_delta", thinking="Let me ") + delta(
+        0, type="thinking_delta", thinking="think."
+    )
+    body += delta(0, type="signature_delta", signature="AAAA") + delta(
+        0, type="signature_delta", signature="BBBB"
+    )
+    body += (
+        stop(0)
+        + block(1, {"type": "text", "text": ""})
+        + text(1, "42")
+        + stop(1)
+        + message_delta()
+        + END
+    )
     msg = done(body).message
-    assert msg.content == [ThinkingBlock(content="Let me think.", signature="AAAABBBB"), TextBlock(content="42")]
+    assert msg.content == [
+        ThinkingBlock(content="Let me think.", signature="AAAABBBB"),
+        TextBlock(content="42"),
+    ]
 
 
 def test_signature_only_thinking_block_is_kept() -> None:
@@ -212,7 +241,12 @@ def test_signature_only_thinking_block_is_kept() -> None:
 def test_bug21_thinking_without_signature_keeps_its_text() -> None:
     # ecosystem bug 21: the text must not be dropped when no signature arrives.
     body = start() + block(0, {"type": "thinking", "thinking": ""})
-    body += delta(0, type="thinking_delta", thinking="partial thought") + stop(0) + message_delta() + END
+    body += (
+        delta(0, type="thinking_delta", thinking="partial thought")
+        + stop(0)
+        + message_delta()
+        + END
+    )
     assert done(body).message.content == [ThinkingBlock(content="partial thought", signature=None)]
 
 
@@ -227,6 +261,14 @@ def test_case21_redacted_thinking_round_trips_as_opaque_payload() -> None:
     ]
 
 
+def test_a_stray_delta_on_a_redacted_thinking_block_is_ignored() -> None:
+    body = start() + block(0, {"type": "redacted_thinking", "data": "OPAQUE"})
+    body += delta(0, type="thinking_delta", thinking="leak?") + stop(0) + message_delta() + END
+    assert done(body).message.content == [
+        ThinkingBlock(content="", signature="OPAQUE", redacted=True)
+    ]
+
+
 def test_signature_delta_on_a_text_block_is_ignored() -> None:
     # provider-facts 2.1: signature_delta is meaningful only on thinking blocks (VAI ignores it).
     body = start() + block(0, {"type": "text", "text": ""}) + text(0, "t")
@@ -238,7 +280,9 @@ def test_signature_delta_on_a_text_block_is_ignored() -> None:
 
 
 def test_one_tool_call_exact_events() -> None:
-    body = start() + block(0, {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}})
+    body = start() + block(
+        0, {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    )
     body += args(0, "") + args(0, '{"city": "Pa') + args(0, 'ris"}') + stop(0)
     body += message_delta("tool_use") + END
     events = run(body)
@@ -257,13 +301,19 @@ def test_one_tool_call_exact_events() -> None:
 
 def test_case22_empty_partial_json_is_skipped() -> None:
     body = start() + block(0, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}})
-    body += args(0, "") + args(0, '{"a": 1}') + args(0, "") + stop(0) + message_delta("tool_use") + END
+    body += (
+        args(0, "") + args(0, '{"a": 1}') + args(0, "") + stop(0) + message_delta("tool_use") + END
+    )
     events = run(body)
     assert [e.delta for e in events if isinstance(e, ToolCallDeltaEvent)] == ['{"a": 1}']
 
 
 def test_tool_use_with_empty_input_and_no_deltas_has_empty_arguments() -> None:
-    body = start() + block(0, {"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}) + stop(0)
+    body = (
+        start()
+        + block(0, {"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}})
+        + stop(0)
+    )
     body += message_delta("tool_use") + END
     events = run(body)
     assert [e.type for e in events] == ["start", "toolcall_start", "toolcall_end", "done"]
@@ -272,16 +322,22 @@ def test_tool_use_with_empty_input_and_no_deltas_has_empty_arguments() -> None:
 
 def test_case22_non_empty_input_in_start_is_respected() -> None:
     # Programmatic (code-execution deferred) tool calls carry their input in the start.
-    body = start() + block(0, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"q": "x", "n": 2}})
+    body = start() + block(
+        0, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"q": "x", "n": 2}}
+    )
     body += stop(0) + message_delta("tool_use") + END
     events = run(body)
     assert [e.delta for e in events if isinstance(e, ToolCallDeltaEvent)] == ['{"q":"x","n":2}']
-    assert terminal(events).message.content == [ToolCall(id="toolu_1", name="f", arguments={"q": "x", "n": 2})]
+    assert terminal(events).message.content == [
+        ToolCall(id="toolu_1", name="f", arguments={"q": "x", "n": 2})
+    ]
 
 
 def test_input_json_deltas_replace_a_start_input() -> None:
     # As in the SDK (content.input = parse of the delta buffer): the deltas win.
-    body = start() + block(0, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"old": True}})
+    body = start() + block(
+        0, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"old": True}}
+    )
     body += args(0, '{"new": 1}') + stop(0) + message_delta("tool_use") + END
     assert done(body).message.content == [ToolCall(id="toolu_1", name="f", arguments={"new": 1})]
 
@@ -291,7 +347,9 @@ def test_parallel_tool_calls() -> None:
     body += block(1, {"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {}})
     body += args(1, '{"city": "Tokyo"}') + stop(1)
     body += block(2, {"type": "tool_use", "id": "toolu_b", "name": "get_time", "input": {}})
-    body += args(2, '{"tz": ') + args(2, '"Asia/Tokyo"}') + stop(2) + message_delta("tool_use") + END
+    body += (
+        args(2, '{"tz": ') + args(2, '"Asia/Tokyo"}') + stop(2) + message_delta("tool_use") + END
+    )
     t = done(body)
     assert t.reason == "tool_use"
     assert t.message.content == [
@@ -302,8 +360,14 @@ def test_parallel_tool_calls() -> None:
 
 
 def test_a_repeated_tool_id_is_malformed() -> None:
-    body = start() + block(0, {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {}}) + stop(0)
-    body += block(1, {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {}}) + stop(1) + END
+    body = (
+        start()
+        + block(0, {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {}})
+        + stop(0)
+    )
+    body += (
+        block(1, {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {}}) + stop(1) + END
+    )
     t = failed(body)
     assert t.error_message == "malformed event #4: tool_use at index 1 repeats the id 'toolu_a'"
     assert t.message.content == [ToolCall(id="toolu_a", name="f", arguments={})]
@@ -318,7 +382,12 @@ def test_the_same_start_sent_twice_opens_one_block() -> None:
 def test_deltas_of_the_wrong_type_for_their_block_are_ignored() -> None:
     # The SDK ignores them too (it checks content.type before applying a delta).
     body = start() + block(0, {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {}})
-    body += text(0, "stray") + delta(0, type="thinking_delta", thinking="stray") + args(0, "{}") + stop(0)
+    body += (
+        text(0, "stray")
+        + delta(0, type="thinking_delta", thinking="stray")
+        + args(0, "{}")
+        + stop(0)
+    )
     body += block(1, {"type": "text", "text": ""}) + args(1, '{"x":1}') + text(1, "ok") + stop(1)
     body += message_delta("tool_use") + END
     assert done(body).message.content == [
@@ -331,22 +400,42 @@ def test_deltas_of_the_wrong_type_for_their_block_are_ignored() -> None:
 
 
 def test_case23_message_delta_without_input_tokens_keeps_message_start_values() -> None:
-    body = start(input_tokens=12, output_tokens=1, cache_creation_input_tokens=1830, cache_read_input_tokens=20480)
+    body = start(
+        input_tokens=12,
+        output_tokens=1,
+        cache_creation_input_tokens=1830,
+        cache_read_input_tokens=20480,
+    )
     body += simple_text() + message_delta("end_turn", {"output_tokens": 11}) + END
-    assert done(body).message.usage == Usage(input=12, output=11, cache_read=20480, cache_write=1830, total=22333)
+    assert done(body).message.usage == Usage(
+        input=12, output=11, cache_read=20480, cache_write=1830, total=22333
+    )
 
 
 def test_message_delta_usage_overwrites_the_fields_it_carries() -> None:
     # Cumulative (provider-facts 2.1): overwrite, never add; here cache_read drops to 0
     # as in the corpus compaction stream.
     body = start(input_tokens=100, output_tokens=7, cache_read_input_tokens=55096) + simple_text()
-    body += message_delta("end_turn", {"input_tokens": 181, "cache_read_input_tokens": 0, "output_tokens": 8}) + END
-    assert done(body).message.usage == Usage(input=181, output=8, cache_read=0, cache_write=0, total=189)
+    body += (
+        message_delta(
+            "end_turn", {"input_tokens": 181, "cache_read_input_tokens": 0, "output_tokens": 8}
+        )
+        + END
+    )
+    assert done(body).message.usage == Usage(
+        input=181, output=8, cache_read=0, cache_write=0, total=189
+    )
 
 
 def test_usage_values_of_the_wrong_type_are_ignored() -> None:
     body = start(input_tokens=5, output_tokens=1) + simple_text()
-    body += message_delta("end_turn", {"output_tokens": "many", "input_tokens": True, "cache_read_input_tokens": None}) + END
+    body += (
+        message_delta(
+            "end_turn",
+            {"output_tokens": "many", "input_tokens": True, "cache_read_input_tokens": None},
+        )
+        + END
+    )
     assert done(body).message.usage == Usage(input=5, output=1, total=6)
 
 
@@ -368,7 +457,9 @@ def test_usage_values_of_the_wrong_type_are_ignored() -> None:
         (None, "stop", None),
     ],
 )
-def test_case26_every_stop_reason_maps_without_raising(raw: str | None, reason: str, message: str | None) -> None:
+def test_case26_every_stop_reason_maps_without_raising(
+    raw: str | None, reason: str, message: str | None
+) -> None:
     t = terminal(run(start() + simple_text() + message_delta(raw) + END))
     assert t.message.stop_reason == reason
     assert t.message.provider_stop_reason == raw
@@ -384,7 +475,9 @@ def test_tool_use_stop_reason() -> None:
 
 def test_case26_refusal_carries_stop_details_explanation() -> None:
     details = {"type": "refusal", "category": "cyber", "explanation": "This could enable malware."}
-    t = failed(start() + simple_text("I can't") + message_delta("refusal", stop_details=details) + END)
+    t = failed(
+        start() + simple_text("I can't") + message_delta("refusal", stop_details=details) + END
+    )
     assert t.error_message == "This could enable malware."
     assert t.message.provider_stop_reason == "refusal"
     assert t.message.content == [TextBlock(content="I can't")]
@@ -408,11 +501,20 @@ def test_case27_context_window_exceeded_is_length_with_the_raw_reason() -> None:
 
 def test_stop_sequence_and_container_are_kept_in_a_message_delta_block() -> None:
     container = {"id": "container_1", "expires_at": "2026-01-01T00:00:00Z"}
-    body = start() + simple_text() + message_delta("stop_sequence", stop_sequence="###", container=container) + END
+    body = (
+        start()
+        + simple_text()
+        + message_delta("stop_sequence", stop_sequence="###", container=container)
+        + END
+    )
     t = done(body)
     assert t.message.provider_stop_reason == "stop_sequence"
     assert t.message.provider_blocks == [
-        ProviderBlock(provider_type="message_delta", position=1, data={"stop_sequence": "###", "container": container})
+        ProviderBlock(
+            provider_type="message_delta",
+            position=1,
+            data={"stop_sequence": "###", "container": container},
+        )
     ]
 
 
@@ -429,67 +531,123 @@ def test_server_tool_use_is_a_provider_block_with_its_input_assembled() -> None:
     result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
               "content": [{"type": "web_search_result", "title": "T", "url": "https://example.org/a"}]}  # fmt: skip
     body = start() + simple_text("Searching.")
-    body += block(1, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}})
+    body += block(
+        1, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    )
     body += args(1, "") + args(1, '{"query": "Paris') + args(1, ' weather"}') + stop(1)
     body += block(2, result) + stop(2)
-    body += block(3, {"type": "text", "text": ""}) + text(3, "Sunny.") + stop(3) + message_delta() + END
+    body += (
+        block(3, {"type": "text", "text": ""}) + text(3, "Sunny.") + stop(3) + message_delta() + END
+    )
     t = done(body)
     assert t.message.content == [TextBlock(content="Searching."), TextBlock(content="Sunny.")]
     assert t.message.provider_blocks == [
         ProviderBlock(
             provider_type="server_tool_use",
             position=1,
-            data={"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "Paris weather"}},
+            data={
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "web_search",
+                "input": {"query": "Paris weather"},
+            },
         ),
         ProviderBlock(provider_type="web_search_tool_result", position=1, data=result),
     ]
 
 
 def test_mcp_tool_use_input_is_assembled_too() -> None:
-    body = start() + block(0, {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "ask", "server_name": "s", "input": {}})
+    body = start() + block(
+        0,
+        {
+            "type": "mcp_tool_use",
+            "id": "mcptoolu_1",
+            "name": "ask",
+            "server_name": "s",
+            "input": {},
+        },
+    )
     body += args(0, '{"q": 1}') + stop(0) + message_delta() + END
     (pb,) = done(body).message.provider_blocks
-    assert pb.data == {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "ask", "server_name": "s", "input": {"q": 1}}
+    assert pb.data == {
+        "type": "mcp_tool_use",
+        "id": "mcptoolu_1",
+        "name": "ask",
+        "server_name": "s",
+        "input": {"q": 1},
+    }
 
 
 def test_citations_are_kept_as_a_provider_block_after_their_text() -> None:
-    citation = {"type": "web_search_result_location", "cited_text": "24°C", "url": "https://example.org/a"}
+    citation = {
+        "type": "web_search_result_location",
+        "cited_text": "24°C",
+        "url": "https://example.org/a",
+    }
     body = start() + simple_text("Per the forecast, ")
-    body += block(1, {"citations": [], "type": "text", "text": ""}) + delta(1, type="citations_delta", citation=citation)
+    body += block(1, {"citations": [], "type": "text", "text": ""}) + delta(
+        1, type="citations_delta", citation=citation
+    )
     body += text(1, "it is 24°C") + stop(1) + message_delta() + END
     t = done(body)
-    assert t.message.content == [TextBlock(content="Per the forecast, "), TextBlock(content="it is 24°C")]
+    assert t.message.content == [
+        TextBlock(content="Per the forecast, "),
+        TextBlock(content="it is 24°C"),
+    ]
     assert t.message.provider_blocks == [
-        ProviderBlock(provider_type="citations", position=2, data={"content_index": 1, "citations": [citation]})
+        ProviderBlock(
+            provider_type="citations",
+            position=2,
+            data={"content_index": 1, "citations": [citation]},
+        )
     ]
 
 
 def test_compaction_block_takes_its_compaction_delta() -> None:
     body = start() + block(0, {"type": "compaction", "content": None}) + PING
     body += delta(0, type="compaction_delta", content="Summary of the earlier turns.") + stop(0)
-    body += block(1, {"type": "text", "text": ""}) + text(1, "Hello!") + stop(1) + message_delta() + END
+    body += (
+        block(1, {"type": "text", "text": ""}) + text(1, "Hello!") + stop(1) + message_delta() + END
+    )
     t = done(body)
     assert t.message.content == [TextBlock(content="Hello!")]
     assert t.message.provider_blocks == [
-        ProviderBlock(provider_type="compaction", position=0, data={"type": "compaction", "content": "Summary of the earlier turns."})
+        ProviderBlock(
+            provider_type="compaction",
+            position=0,
+            data={"type": "compaction", "content": "Summary of the earlier turns."},
+        )
     ]
 
 
 def test_fallback_block_is_kept_and_names_the_serving_model() -> None:
-    fb = {"type": "fallback", "from": {"model": "claude-a"}, "to": {"model": "claude-b"}, "trigger": {"type": "refusal"}}
+    fb = {
+        "type": "fallback",
+        "from": {"model": "claude-a"},
+        "to": {"model": "claude-b"},
+        "trigger": {"type": "refusal"},
+    }
     body = start(model="claude-a") + block(0, fb) + stop(0) + simple_text(index=1)
     t = done(body + message_delta() + END)
     assert t.message.model == "claude-b"
-    assert t.message.provider_blocks == [ProviderBlock(provider_type="fallback", position=0, data=fb)]
+    assert t.message.provider_blocks == [
+        ProviderBlock(provider_type="fallback", position=0, data=fb)
+    ]
 
 
 def test_unknown_events_and_block_types_are_passed_over() -> None:
-    body = start() + sse({"type": "brand_new_event", "x": 1}) + block(0, {"type": "hologram", "data": [1]})
+    body = (
+        start()
+        + sse({"type": "brand_new_event", "x": 1})
+        + block(0, {"type": "hologram", "data": [1]})
+    )
     body += delta(0, type="hologram_delta", frame=2) + stop(0)
     body += simple_text(index=1) + message_delta() + END
     t = done(body)
     assert t.message.content == [TextBlock(content="Hi")]
-    assert t.message.provider_blocks == [ProviderBlock(provider_type="hologram", position=0, data={"type": "hologram", "data": [1]})]
+    assert t.message.provider_blocks == [
+        ProviderBlock(provider_type="hologram", position=0, data={"type": "hologram", "data": [1]})
+    ]
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -523,7 +681,11 @@ def test_case25_error_after_text_keeps_the_partial_content() -> None:
 
 
 def test_error_event_with_another_type() -> None:
-    body = start() + simple_text() + sse({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}})
+    body = (
+        start()
+        + simple_text()
+        + sse({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}})
+    )
     t = failed(body)
     assert t.error_message == "Internal server error"
     assert t.error is not None and t.error.provider_type == "api_error"
@@ -577,14 +739,21 @@ def test_empty_body_is_an_error() -> None:
 
 
 def test_a_server_tool_block_open_at_eof_is_kept() -> None:
-    body = start() + block(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}})
+    body = start() + block(
+        0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    )
     body += args(0, '{"query": "hal')
     t = failed(body)
     assert t.message.provider_blocks == [
         ProviderBlock(
             provider_type="server_tool_use",
             position=0,
-            data={"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "hal"}},
+            data={
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "web_search",
+                "input": {"query": "hal"},
+            },
         )
     ]
 
@@ -595,7 +764,9 @@ def test_a_start_input_is_kept_when_the_stream_ends_before_the_block_stop() -> N
 
 
 def test_message_stop_closes_blocks_that_never_got_their_stop() -> None:
-    body = start() + block(0, {"type": "text", "text": ""}) + text(0, "open") + message_delta() + END
+    body = (
+        start() + block(0, {"type": "text", "text": ""}) + text(0, "open") + message_delta() + END
+    )
     assert done(body).message.content == [TextBlock(content="open")]
 
 
@@ -603,14 +774,21 @@ def test_message_stop_closes_blocks_that_never_got_their_stop() -> None:
 
 
 def test_malformed_json_fails_and_keeps_the_text() -> None:
-    body = start() + block(0, {"type": "text", "text": ""}) + text(0, "kept") + "event: content_block_delta\ndata: {oops\n\n"
+    body = (
+        start()
+        + block(0, {"type": "text", "text": ""})
+        + text(0, "kept")
+        + "event: content_block_delta\ndata: {oops\n\n"
+    )
     t = failed(body)
     assert t.error_message.startswith("malformed JSON in SSE event #4 (content_block_delta): ")
     assert t.message.content == [TextBlock(content="kept")]
 
 
 def test_malformed_json_still_flushes_a_pending_provider_block() -> None:
-    body = start() + block(0, {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}})
+    body = start() + block(
+        0, {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}
+    )
     t = failed(body + "data: {oops\n\n")
     assert [p.provider_type for p in t.message.provider_blocks] == ["server_tool_use"]
 
@@ -649,9 +827,18 @@ def test_malformed_events_fail_with_a_message(payload: str, message: str) -> Non
 @pytest.mark.parametrize(
     ("bad_delta", "message"),
     [
-        ('"just a string"', "malformed event #3: content_block_delta at index 0 without a delta object"),
-        ('{"type": "text_delta", "text": 5}', "malformed event #3: text_delta at index 0: 'text' is not a string"),
-        ('{"type": "text_delta"}', "malformed event #3: text_delta at index 0: 'text' is not a string"),
+        (
+            '"just a string"',
+            "malformed event #3: content_block_delta at index 0 without a delta object",
+        ),
+        (
+            '{"type": "text_delta", "text": 5}',
+            "malformed event #3: text_delta at index 0: 'text' is not a string",
+        ),
+        (
+            '{"type": "text_delta"}',
+            "malformed event #3: text_delta at index 0: 'text' is not a string",
+        ),
     ],
 )
 def test_malformed_deltas_fail(bad_delta: str, message: str) -> None:
@@ -662,7 +849,12 @@ def test_malformed_deltas_fail(bad_delta: str, message: str) -> None:
 
 
 def test_malformed_delta_after_text_keeps_the_text() -> None:
-    body = start() + block(0, {"type": "text", "text": ""}) + text(0, "kept") + delta(0, type="text_delta", text=None)
+    body = (
+        start()
+        + block(0, {"type": "text", "text": ""})
+        + text(0, "kept")
+        + delta(0, type="text_delta", text=None)
+    )
     t = failed(body)
     assert t.message.content == [TextBlock(content="kept")]
 
@@ -674,7 +866,9 @@ def test_missing_message_start_is_tolerated() -> None:
 
 
 def test_a_second_message_start_is_ignored() -> None:
-    body = start("msg_1", "m1", input_tokens=3) + simple_text() + start("msg_2", "m2", input_tokens=99)
+    body = (
+        start("msg_1", "m1", input_tokens=3) + simple_text() + start("msg_2", "m2", input_tokens=99)
+    )
     t = done(body + message_delta("end_turn", {"output_tokens": 2}) + END)
     assert (t.message.response_id, t.message.model, t.message.usage.input) == ("msg_1", "m1", 3)
 
@@ -710,7 +904,9 @@ def test_cassette_replays_with_vcrpy(path: Path) -> None:
     recorder = vcr.VCR(record_mode="none")
     with recorder.use_cassette(str(path)), httpx.Client() as client:
         response = client.post(
-            inter.request.uri, content=inter.request.body, headers={"content-type": "application/json"}
+            inter.request.uri,
+            content=inter.request.body,
+            headers={"content-type": "application/json"},
         )
     assert response.status_code == inter.response.status
     assert response.content == inter.response.body
@@ -762,7 +958,10 @@ def _json_value(draw: st.DrawFn) -> Any:
     return draw(
         st.recursive(
             st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
-            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+            ),
             max_leaves=5,
         )
     )
@@ -810,7 +1009,7 @@ def _mutated(draw: st.DrawFn) -> bytes:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=_mutated(), cuts=st.lists(st.integers(1, 4096), max_size=6))
 @example(body=b"", cuts=[])
-@example(body=b"data: {\"type\": \"message_stop\"}", cuts=[])
+@example(body=b'data: {"type": "message_stop"}', cuts=[])
 def test_mutated_bodies_never_raise_and_keep_the_contract(body: bytes, cuts: list[int]) -> None:
     events = _events_of(split_at(body, cuts))
     assert events, "no events"
@@ -818,3 +1017,10 @@ def test_mutated_bodies_never_raise_and_keep_the_contract(body: bytes, cuts: lis
     assert events[-1].type in ("done", "error")
     assert check_contract(events) == []
     assert _events_of([body]) == events  # mutated bodies are split-invariant too
+
+
+def test_json_nested_too_deeply_is_an_error_not_an_exception() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    t = failed(start() + simple_text() + f"event: content_block_delta\ndata: {deep}\n\n")
+    assert t.error_message.startswith("malformed JSON in SSE event #5 (content_block_delta): ")
+    assert t.message.content == [TextBlock(content="Hi")]

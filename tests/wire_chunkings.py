@@ -9,6 +9,7 @@ UTF-8 character, between the CR and LF of a CRLF).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from typing import Any, Protocol
 
 from hypothesis import strategies as st
@@ -51,7 +52,7 @@ def chunkings(body: bytes, max_cuts: int = 40) -> st.SearchStrategy[list[bytes]]
     def cut_body_at(points: list[int]) -> list[bytes]:
         # De-duplicated here, so a failing example prints as plain chunks.
         bounds = sorted({0, len(body), *points})
-        return [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        return [body[a:b] for a, b in pairwise(bounds)]
 
     return st.lists(point, max_size=max_cuts).map(cut_body_at)
 

@@ -68,7 +68,10 @@ def usage(
         "input_tokens": input_tokens,
         "cache_creation_input_tokens": cache_write,
         "cache_read_input_tokens": cache_read,
-        "cache_creation": {"ephemeral_5m_input_tokens": cache_write, "ephemeral_1h_input_tokens": 0},
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": cache_write,
+            "ephemeral_1h_input_tokens": 0,
+        },
         "output_tokens": output_tokens,
         "service_tier": "standard",
     }
@@ -118,7 +121,11 @@ MESSAGE_STOP = event({"type": "message_stop"})
 
 
 def text_block(index: int, parts: list[str]) -> str:
-    return block_start(index, {"type": "text", "text": ""}) + text_deltas(index, parts) + block_stop(index)
+    return (
+        block_start(index, {"type": "text", "text": ""})
+        + text_deltas(index, parts)
+        + block_stop(index)
+    )
 
 
 def tool_block(index: int, tool_id: str, name: str, fragments: list[str]) -> str:
@@ -142,7 +149,11 @@ WEATHER_TOOL = {
 TIME_TOOL = {
     "name": "get_time",
     "description": "Current local time in an IANA time zone.",
-    "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]},
+    "input_schema": {
+        "type": "object",
+        "properties": {"tz": {"type": "string"}},
+        "required": ["tz"],
+    },
 }
 NOW_TOOL = {
     "name": "get_server_time",
@@ -190,7 +201,11 @@ def error_response(
     extra_headers: dict[str, list[str]] | None = None,
 ) -> Response:
     body = compact(
-        {"type": "error", "error": {"type": error_type, "message": message}, "request_id": request_id}
+        {
+            "type": "error",
+            "error": {"type": error_type, "message": message},
+            "request_id": request_id,
+        }
     ).encode()
     headers = {
         "connection": ["keep-alive"],
@@ -282,7 +297,15 @@ def tool_call() -> Interaction:
     body = (
         message_start("msg_01Tc5Gh7Jk9Lm2Np4Qr6St8U", SONNET, usage(402, 2))
         + text_block(0, ["I'll look up the weather in Paris."])
-        + block_start(1, {"type": "tool_use", "id": "toolu_01A9xQ3mW7kP2vN8cR5tY4bZ", "name": "get_weather", "input": {}})
+        + block_start(
+            1,
+            {
+                "type": "tool_use",
+                "id": "toolu_01A9xQ3mW7kP2vN8cR5tY4bZ",
+                "name": "get_weather",
+                "input": {},
+            },
+        )
         + PING
         + delta(1, {"type": "input_json_delta", "partial_json": ""})
         + delta(1, {"type": "input_json_delta", "partial_json": '{"city": "Pa'})
@@ -308,8 +331,12 @@ def parallel_tool_calls() -> Interaction:
     body = (
         message_start("msg_01Pa3Rb5Sc7Td9Ue2Vf4Wg6X", SONNET, usage(515, 3))
         + text_block(0, ["Checking both at once."])
-        + tool_block(1, "toolu_01B2cD3eF4gH5iJ6kL7mN8oP", "get_weather", ["", '{"city":', ' "Tokyo"}'])
-        + tool_block(2, "toolu_01Q9rS8tU7vW6xY5zA4bC3dE", "get_time", ["", '{"tz": "Asia/', 'Tokyo"}'])
+        + tool_block(
+            1, "toolu_01B2cD3eF4gH5iJ6kL7mN8oP", "get_weather", ["", '{"city":', ' "Tokyo"}']
+        )
+        + tool_block(
+            2, "toolu_01Q9rS8tU7vW6xY5zA4bC3dE", "get_time", ["", '{"tz": "Asia/', 'Tokyo"}']
+        )
         + message_delta("tool_use", {"output_tokens": 112})
         + MESSAGE_STOP
     )
@@ -328,7 +355,15 @@ def tool_use_empty_input() -> Interaction:
     # A parameterless tool: input {} in the start and no input_json_delta at all.
     body = (
         message_start("msg_01Em7Pt9Yi2Np4Ut6Ww8Xx0Z", HAIKU, usage(233, 1))
-        + block_start(0, {"type": "tool_use", "id": "toolu_01Z8yX7wV6uT5sR4qP3oN2mL", "name": "get_server_time", "input": {}})
+        + block_start(
+            0,
+            {
+                "type": "tool_use",
+                "id": "toolu_01Z8yX7wV6uT5sR4qP3oN2mL",
+                "name": "get_server_time",
+                "input": {},
+            },
+        )
         + block_stop(0)
         + message_delta("tool_use", {"output_tokens": 31})
         + MESSAGE_STOP
@@ -373,7 +408,13 @@ def refusal() -> Interaction:
         )
         + MESSAGE_STOP
     )
-    req = request({"model": SONNET, "max_tokens": 1024, "messages": [user("Write ransomware that encrypts a hospital network.")]})
+    req = request(
+        {
+            "model": SONNET,
+            "max_tokens": 1024,
+            "messages": [user("Write ransomware that encrypts a hospital network.")],
+        }
+    )
     return Interaction(0, req, sse_response(body, "req_011CRefusal000008"))
 
 
@@ -385,7 +426,9 @@ def overloaded_midstream() -> Interaction:
         + text_deltas(0, ["The three largest moons of Jupiter are", " Ganymede, Callisto"])
         + event({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
     )
-    req = request({"model": OPUS, "max_tokens": 1024, "messages": [user("Name Jupiter's largest moons.")]})
+    req = request(
+        {"model": OPUS, "max_tokens": 1024, "messages": [user("Name Jupiter's largest moons.")]}
+    )
     return Interaction(0, req, sse_response(body, "req_011COverloaded009"))
 
 
@@ -397,7 +440,13 @@ def error_first_event() -> Interaction:
 
 
 def http_400_context_overflow() -> Interaction:
-    req = request({"model": SONNET, "max_tokens": 4096, "messages": [user("<a very long document> Summarise it.")]})
+    req = request(
+        {
+            "model": SONNET,
+            "max_tokens": 4096,
+            "messages": [user("<a very long document> Summarise it.")],
+        }
+    )
     resp = error_response(
         400,
         "Bad Request",
@@ -438,12 +487,16 @@ def http_429_rate_limit() -> Interaction:
 
 def http_529_overloaded() -> Interaction:
     req = request({"model": OPUS, "max_tokens": 1024, "messages": [user("Hello")]})
-    resp = error_response(529, "Site Overloaded", "overloaded_error", "Overloaded", "req_011COverload00013")
+    resp = error_response(
+        529, "Site Overloaded", "overloaded_error", "Overloaded", "req_011COverload00013"
+    )
     return Interaction(0, req, resp)
 
 
 def http_413_request_too_large() -> Interaction:
-    req = request({"model": SONNET, "max_tokens": 1024, "messages": [user("<40 MB of pasted logs>")]})
+    req = request(
+        {"model": SONNET, "max_tokens": 1024, "messages": [user("<40 MB of pasted logs>")]}
+    )
     resp = error_response(
         413,
         "Payload Too Large",
@@ -458,7 +511,9 @@ def cache_usage() -> Interaction:
     # Prompt caching: message_start reports cache write and read; message_delta repeats
     # only output_tokens, so the start's input and cache counts must survive (case 23).
     body = (
-        message_start("msg_01Ch4Cr6Cw8Dx0Ey2Fz4Ga6H", SONNET, usage(12, 1, cache_write=1830, cache_read=20480))
+        message_start(
+            "msg_01Ch4Cr6Cw8Dx0Ey2Fz4Ga6H", SONNET, usage(12, 1, cache_write=1830, cache_read=20480)
+        )
         + text_block(0, ["Section 4.2 covers the retry policy."])
         + message_delta("end_turn", {"output_tokens": 11})
         + MESSAGE_STOP
@@ -467,7 +522,13 @@ def cache_usage() -> Interaction:
         {
             "model": SONNET,
             "max_tokens": 512,
-            "system": [{"type": "text", "text": "<the whole handbook>", "cache_control": {"type": "ephemeral"}}],
+            "system": [
+                {
+                    "type": "text",
+                    "text": "<the whole handbook>",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
             "messages": [user("Which section covers retries?")],
         }
     )
@@ -549,9 +610,22 @@ def pause_turn() -> Interaction:
         message_start("msg_01Pt5Au7Se9Tr1Nn3Pp5Aa7U", SONNET, usage(3010, 6))
         + text_block(0, ["I'll search a few sources."])
         + block_start(1, {"type": "server_tool_use", "id": srv, "name": "web_search", "input": {}})
-        + delta(1, {"type": "input_json_delta", "partial_json": '{"query": "history of the metric system"}'})
+        + delta(
+            1,
+            {
+                "type": "input_json_delta",
+                "partial_json": '{"query": "history of the metric system"}',
+            },
+        )
         + block_stop(1)
-        + message_delta("pause_turn", {"input_tokens": 3010, "output_tokens": 47, "server_tool_use": {"web_search_requests": 0}})
+        + message_delta(
+            "pause_turn",
+            {
+                "input_tokens": 3010,
+                "output_tokens": 47,
+                "server_tool_use": {"web_search_requests": 0},
+            },
+        )
         + MESSAGE_STOP
     )
     req = request(
@@ -574,7 +648,11 @@ def context_window_exceeded() -> Interaction:
         + MESSAGE_STOP
     )
     req = request(
-        {"model": SONNET, "max_tokens": 8192, "messages": [user("<a book> Summarise every chapter.")]},
+        {
+            "model": SONNET,
+            "max_tokens": 8192,
+            "messages": [user("<a book> Summarise every chapter.")],
+        },
         beta="model-context-window-exceeded-2025-08-26",
     )
     return Interaction(0, req, sse_response(body, "req_011CWindowFull0018"))
@@ -603,22 +681,53 @@ def padded_json() -> Interaction:
                 },
             }
         )
-        + padded({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        + padded(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
         + PING
-        + padded({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Padded"}})
-        + padded({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " JSON is "}})
-        + padded({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "still JSON."}})
+        + padded(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "Padded"},
+            }
+        )
+        + padded(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": " JSON is "},
+            }
+        )
+        + padded(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "still JSON."},
+            }
+        )
         + padded({"type": "content_block_stop", "index": 0})
         + padded(
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"input_tokens": 25, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9},
+                "usage": {
+                    "input_tokens": 25,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 9,
+                },
             }
         )
         + padded({"type": "message_stop"})
     )
-    req = request({"model": HAIKU, "max_tokens": 64, "messages": [user("Say something about JSON.")]})
+    req = request(
+        {"model": HAIKU, "max_tokens": 64, "messages": [user("Say something about JSON.")]}
+    )
     return Interaction(0, req, sse_response(body, "req_011CPaddedJson0019"))
 
 

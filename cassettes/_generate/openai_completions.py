@@ -37,7 +37,9 @@ def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
         if isinstance(event, str):  # a raw line: a comment or an already-encoded event
             parts.append(event + "\n\n")
         else:
-            parts.append("data: " + json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n\n")
+            parts.append(
+                "data: " + json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+            )
     if done:
         parts.append("data: [DONE]\n\n")
     return "".join(parts).encode("utf-8")
@@ -76,7 +78,9 @@ def chunk(
     return out
 
 
-def openai_usage(prompt: int, completion: int, *, cached: int = 0, reasoning: int = 0) -> dict[str, Any]:
+def openai_usage(
+    prompt: int, completion: int, *, cached: int = 0, reasoning: int = 0
+) -> dict[str, Any]:
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -91,7 +95,9 @@ def openai_usage(prompt: int, completion: int, *, cached: int = 0, reasoning: in
     }
 
 
-def request(uri: str, body: dict[str, Any], *, host_headers: dict[str, str] | None = None) -> Request:
+def request(
+    uri: str, body: dict[str, Any], *, host_headers: dict[str, str] | None = None
+) -> Request:
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     headers = {
         "accept": ["application/json"],
@@ -196,9 +202,18 @@ def text_plain() -> list[Interaction]:
     )
     req = request(
         OPENAI_URL,
-        {"model": "gpt-4o-mini", "messages": user("Say good morning in French."), "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": "gpt-4o-mini",
+            "messages": user("Say good morning in French."),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_7c1e0a52b9d44f0f8e7d1a2b3c4d5e6f")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_7c1e0a52b9d44f0f8e7d1a2b3c4d5e6f"))
+        )
+    ]
 
 
 def cache_usage() -> list[Interaction]:
@@ -216,14 +231,21 @@ def cache_usage() -> list[Interaction]:
         {
             "model": "gpt-4o",
             "messages": [
-                {"role": "system", "content": "You answer questions about the attached 40-page policy. (policy text elided)"},
+                {
+                    "role": "system",
+                    "content": "You answer questions about the attached 40-page policy. (policy text elided)",
+                },
                 {"role": "user", "content": "Which section covers refunds?"},
             ],
             "stream": True,
             "stream_options": {"include_usage": True},
         },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_0b9e2f4d6a8c4e1f9a7b5c3d1e2f4a6b")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_0b9e2f4d6a8c4e1f9a7b5c3d1e2f4a6b"))
+        )
+    ]
 
 
 def deepseek_reasoning_cache() -> list[Interaction]:
@@ -232,7 +254,9 @@ def deepseek_reasoning_cache() -> list[Interaction]:
     cid, model = "5d0c7c3e-7f2a-4b1d-9a61-2f0d3c1e8b44", "deepseek-reasoner"
     fp = "fp_8802369eaa_prod0623_fp8_kvcache"
 
-    def ds(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ds(
+        delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         return {
             "id": cid,
             "object": "chat.completion.chunk",
@@ -267,7 +291,11 @@ def deepseek_reasoning_cache() -> list[Interaction]:
         "https://api.deepseek.com/chat/completions",
         {"model": "deepseek-reasoner", "messages": user("What is 17 times 3?"), "stream": True},
     )
-    return [Interaction(0, req, response(body, headers={"x-ds-trace-id": "3f1b6c0d2e9a4b7c8d5e6f7a8b9c0d1e"}))]
+    return [
+        Interaction(
+            0, req, response(body, headers={"x-ds-trace-id": "3f1b6c0d2e9a4b7c8d5e6f7a8b9c0d1e"})
+        )
+    ]
 
 
 def vllm_reasoning() -> list[Interaction]:
@@ -295,12 +323,22 @@ def vllm_reasoning() -> list[Interaction]:
             "created": CREATED,
             "model": model,
             "choices": [],
-            "usage": {"prompt_tokens": 15, "total_tokens": 31, "completion_tokens": 16, "prompt_tokens_details": None},
+            "usage": {
+                "prompt_tokens": 15,
+                "total_tokens": 31,
+                "completion_tokens": 16,
+                "prompt_tokens_details": None,
+            },
         },
     )
     req = request(
         "http://vllm.internal:8000/v1/chat/completions",
-        {"model": model, "messages": user("What is the capital of Australia?"), "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": model,
+            "messages": user("What is the capital of Australia?"),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
     return [Interaction(0, req, response(body))]
 
@@ -309,33 +347,67 @@ def tool_call_single() -> list[Interaction]:
     """One call: id, type and name on the first delta, then `index` + argument fragments
     (PF 2.2; case 8)."""
     cid, model = "chatcmpl-Fq2Lx0pToolSingle1", "gpt-4o-mini-2024-07-18"
-    first = {"index": 0, "id": "call_Wq8rT2mXbN4kP7sZ1cV3dF6g", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+    first = {
+        "index": 0,
+        "id": "call_Wq8rT2mXbN4kP7sZ1cV3dF6g",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": ""},
+    }
     frags = ['{"', "city", '":"', "São", " Paulo", '"}']
     body = sse(
-        chunk(cid, model, {"role": "assistant", "content": None, "tool_calls": [first], "refusal": None}),
-        *[chunk(cid, model, {"tool_calls": [{"index": 0, "function": {"arguments": f}}]}) for f in frags],
+        chunk(
+            cid,
+            model,
+            {"role": "assistant", "content": None, "tool_calls": [first], "refusal": None},
+        ),
+        *[
+            chunk(cid, model, {"tool_calls": [{"index": 0, "function": {"arguments": f}}]})
+            for f in frags
+        ],
         chunk(cid, model, {}, finish="tool_calls"),
         chunk(cid, model, choices=[], usage=openai_usage(61, 17)),
     )
     req = request(
         OPENAI_URL,
-        {"model": "gpt-4o-mini", "messages": user("Weather in São Paulo?"), "tools": [WEATHER_TOOL], "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": "gpt-4o-mini",
+            "messages": user("Weather in São Paulo?"),
+            "tools": [WEATHER_TOOL],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_5e6f7a8b9c0d4e1f2a3b4c5d6e7f8a9b")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_5e6f7a8b9c0d4e1f2a3b4c5d6e7f8a9b"))
+        )
+    ]
 
 
 def parallel_tool_calls_interleaved() -> list[Interaction]:
     """Two calls whose argument deltas alternate between index 0 and 1; ids and names
     only on each call's first delta (case 9; ecosystem.md section 4 measured shape)."""
     cid, model = "chatcmpl-Fq2Lx0pParallel001", "gpt-4.1-2025-04-14"
-    a = {"index": 0, "id": "call_A1b2C3d4E5f6G7h8I9j0K1l2", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
-    b = {"index": 1, "id": "call_M3n4O5p6Q7r8S9t0U1v2W3x4", "type": "function", "function": {"name": "get_time", "arguments": ""}}
+    a = {
+        "index": 0,
+        "id": "call_A1b2C3d4E5f6G7h8I9j0K1l2",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": ""},
+    }
+    b = {
+        "index": 1,
+        "id": "call_M3n4O5p6Q7r8S9t0U1v2W3x4",
+        "type": "function",
+        "function": {"name": "get_time", "arguments": ""},
+    }
 
     def args(i: int, text: str) -> dict[str, Any]:
         return chunk(cid, model, {"tool_calls": [{"index": i, "function": {"arguments": text}}]})
 
     body = sse(
-        chunk(cid, model, {"role": "assistant", "content": None, "tool_calls": [a], "refusal": None}),
+        chunk(
+            cid, model, {"role": "assistant", "content": None, "tool_calls": [a], "refusal": None}
+        ),
         args(0, '{"city"'),
         chunk(cid, model, {"tool_calls": [b]}),
         args(1, '{"tz"'),
@@ -346,9 +418,20 @@ def parallel_tool_calls_interleaved() -> list[Interaction]:
     )
     req = request(
         OPENAI_URL,
-        {"model": "gpt-4.1", "messages": user("Weather and local time in Paris?"), "tools": [WEATHER_TOOL, TIME_TOOL], "parallel_tool_calls": True, "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": "gpt-4.1",
+            "messages": user("Weather and local time in Paris?"),
+            "tools": [WEATHER_TOOL, TIME_TOOL],
+            "parallel_tool_calls": True,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_1a2b3c4d5e6f4a7b8c9d0e1f2a3b4c5d")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_1a2b3c4d5e6f4a7b8c9d0e1f2a3b4c5d"))
+        )
+    ]
 
 
 def groq_whole_tool_call() -> list[Interaction]:
@@ -368,7 +451,12 @@ def groq_whole_tool_call() -> list[Interaction]:
         out.update(extra)
         return out
 
-    call = {"id": "call_k2m4", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}, "index": 0}
+    call = {
+        "id": "call_k2m4",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+        "index": 0,
+    }
     body = sse(
         g({"role": "assistant", "content": None}, x_groq={"id": "req_01jz8w3q5re4t6y7u8i9o0p1a2"}),
         g({"tool_calls": [call]}),
@@ -391,9 +479,26 @@ def groq_whole_tool_call() -> list[Interaction]:
     )
     req = request(
         "https://api.groq.com/openai/v1/chat/completions",
-        {"model": model, "messages": user("Weather in Oslo?"), "tools": [WEATHER_TOOL], "stream": True},
+        {
+            "model": model,
+            "messages": user("Weather in Oslo?"),
+            "tools": [WEATHER_TOOL],
+            "stream": True,
+        },
     )
-    return [Interaction(0, req, response(body, headers={"x-request-id": "req_01jz8w3q5re4t6y7u8i9o0p1a2", "x-groq-region": "us-east-1"}))]
+    return [
+        Interaction(
+            0,
+            req,
+            response(
+                body,
+                headers={
+                    "x-request-id": "req_01jz8w3q5re4t6y7u8i9o0p1a2",
+                    "x-groq-region": "us-east-1",
+                },
+            ),
+        )
+    ]
 
 
 def ollama_parallel_index0() -> list[Interaction]:
@@ -411,8 +516,18 @@ def ollama_parallel_index0() -> list[Interaction]:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
 
-    first = {"id": "call_7x1qz3rt", "index": 0, "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Lyon"}'}}
-    second = {"id": "call_9b4kd2wn", "index": 0, "type": "function", "function": {"name": "get_time", "arguments": '{"tz":"Europe/Paris"}'}}
+    first = {
+        "id": "call_7x1qz3rt",
+        "index": 0,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Lyon"}'},
+    }
+    second = {
+        "id": "call_9b4kd2wn",
+        "index": 0,
+        "type": "function",
+        "function": {"name": "get_time", "arguments": '{"tz":"Europe/Paris"}'},
+    }
     body = sse(
         o({"role": "assistant", "content": "", "tool_calls": [first]}),
         o({"role": "assistant", "content": "", "tool_calls": [second]}),
@@ -429,7 +544,13 @@ def ollama_parallel_index0() -> list[Interaction]:
     )
     req = request(
         "http://localhost:11434/v1/chat/completions",
-        {"model": model, "messages": user("Weather and time in Lyon?"), "tools": [WEATHER_TOOL, TIME_TOOL], "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": model,
+            "messages": user("Weather and time in Lyon?"),
+            "tools": [WEATHER_TOOL, TIME_TOOL],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
     return [Interaction(0, req, response(body, headers={"content-type": "text/event-stream"}))]
 
@@ -450,7 +571,18 @@ def late_tool_name() -> list[Interaction]:
 
     body = sse(
         v({"role": "assistant", "content": None}),
-        v({"tool_calls": [{"index": 0, "id": "chatcmpl-tool-5f0e1d2c3b4a", "type": "function", "function": {"arguments": ""}}]}),
+        v(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "chatcmpl-tool-5f0e1d2c3b4a",
+                        "type": "function",
+                        "function": {"arguments": ""},
+                    }
+                ]
+            }
+        ),
         v({"tool_calls": [{"index": 0, "function": {"name": "search_docs"}}]}),
         v({"tool_calls": [{"index": 0, "function": {"arguments": '{"query": "rate limits", '}}]}),
         v({"tool_calls": [{"index": 0, "function": {"arguments": '"limit": 3}'}}]}),
@@ -458,7 +590,12 @@ def late_tool_name() -> list[Interaction]:
     )
     req = request(
         "https://llm-gateway.example.com/v1/chat/completions",
-        {"model": model, "messages": user("Find the docs on rate limits."), "tools": [SEARCH_TOOL], "stream": True},
+        {
+            "model": model,
+            "messages": user("Find the docs on rate limits."),
+            "tools": [SEARCH_TOOL],
+            "stream": True,
+        },
     )
     return [Interaction(0, req, response(body))]
 
@@ -479,14 +616,31 @@ def trailing_empty_args() -> list[Interaction]:
 
     body = sse(
         v({"role": "assistant", "content": ""}),
-        v({"tool_calls": [{"id": "chatcmpl-tool-a1b2c3d4e5f6", "type": "function", "index": 0, "function": {"name": "get_weather", "arguments": ""}}]}),
+        v(
+            {
+                "tool_calls": [
+                    {
+                        "id": "chatcmpl-tool-a1b2c3d4e5f6",
+                        "type": "function",
+                        "index": 0,
+                        "function": {"name": "get_weather", "arguments": ""},
+                    }
+                ]
+            }
+        ),
         v({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "'}}]}),
         v({"tool_calls": [{"index": 0, "function": {"arguments": 'Kyoto"}'}}]}),
         v({"tool_calls": [{"index": 0, "function": {"arguments": ""}}]}, finish="tool_calls"),
     )
     req = request(
         "http://vllm.internal:8000/v1/chat/completions",
-        {"model": model, "messages": user("Weather in Kyoto?"), "tools": [WEATHER_TOOL], "tool_choice": "auto", "stream": True},
+        {
+            "model": model,
+            "messages": user("Weather in Kyoto?"),
+            "tools": [WEATHER_TOOL],
+            "tool_choice": "auto",
+            "stream": True,
+        },
     )
     return [Interaction(0, req, response(body))]
 
@@ -495,17 +649,36 @@ def empty_args_tool() -> list[Interaction]:
     """A tool without parameters streamed with `arguments: ""` only: the call's
     arguments are {} (bugs 10, 11: vercel/ai#6687, #2103)."""
     cid, model = "chatcmpl-Fq2Lx0pEmptyArgs01", "gpt-4o-mini-2024-07-18"
-    call = {"index": 0, "id": "call_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2", "type": "function", "function": {"name": "get_current_time", "arguments": ""}}
+    call = {
+        "index": 0,
+        "id": "call_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2",
+        "type": "function",
+        "function": {"name": "get_current_time", "arguments": ""},
+    }
     body = sse(
-        chunk(cid, model, {"role": "assistant", "content": None, "tool_calls": [call], "refusal": None}),
+        chunk(
+            cid,
+            model,
+            {"role": "assistant", "content": None, "tool_calls": [call], "refusal": None},
+        ),
         chunk(cid, model, {}, finish="tool_calls"),
         chunk(cid, model, choices=[], usage=openai_usage(48, 11)),
     )
     req = request(
         OPENAI_URL,
-        {"model": "gpt-4o-mini", "messages": user("What time is it?"), "tools": [CLOCK_TOOL], "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": "gpt-4o-mini",
+            "messages": user("What time is it?"),
+            "tools": [CLOCK_TOOL],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_9f8e7d6c5b4a4c3d2e1f0a9b8c7d6e5f")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_9f8e7d6c5b4a4c3d2e1f0a9b8c7d6e5f"))
+        )
+    ]
 
 
 def length_stop() -> list[Interaction]:
@@ -520,9 +693,19 @@ def length_stop() -> list[Interaction]:
     )
     req = request(
         OPENAI_URL,
-        {"model": "gpt-4o-mini", "messages": user("Tell me a long story."), "max_completion_tokens": 16, "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": "gpt-4o-mini",
+            "messages": user("Tell me a long story."),
+            "max_completion_tokens": 16,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_2c3d4e5f6a7b4c8d9e0f1a2b3c4d5e6f")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_2c3d4e5f6a7b4c8d9e0f1a2b3c4d5e6f"))
+        )
+    ]
 
 
 def refusal() -> list[Interaction]:
@@ -543,25 +726,72 @@ def refusal() -> list[Interaction]:
             "messages": user("Give step-by-step instructions to pick a neighbour's door lock."),
             "response_format": {
                 "type": "json_schema",
-                "json_schema": {"name": "steps", "strict": True, "schema": {"type": "object", "properties": {"steps": {"type": "array", "items": {"type": "string"}}}, "required": ["steps"], "additionalProperties": False}},
+                "json_schema": {
+                    "name": "steps",
+                    "strict": True,
+                    "schema": {
+                        "type": "object",
+                        "properties": {"steps": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["steps"],
+                        "additionalProperties": False,
+                    },
+                },
             },
             "stream": True,
             "stream_options": {"include_usage": True},
         },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_3d4e5f6a7b8c4d9e0f1a2b3c4d5e6f7a")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_3d4e5f6a7b8c4d9e0f1a2b3c4d5e6f7a"))
+        )
+    ]
 
 
 def content_filter() -> list[Interaction]:
     """Azure OpenAI: a first chunk with `choices: []`, empty model and
     `prompt_filter_results`, then text cut by `finish_reason: "content_filter"` (PF 3.1)."""
     cid, model = "chatcmpl-Fq2Lx0pAzureFilter", "gpt-4o-2024-11-20"
-    filters = {"hate": {"filtered": False, "severity": "safe"}, "self_harm": {"filtered": False, "severity": "safe"}, "sexual": {"filtered": False, "severity": "safe"}, "violence": {"filtered": True, "severity": "high"}}
-    first = {"choices": [], "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {k: {"filtered": False, "severity": "safe"} for k in filters}}]}
+    filters = {
+        "hate": {"filtered": False, "severity": "safe"},
+        "self_harm": {"filtered": False, "severity": "safe"},
+        "sexual": {"filtered": False, "severity": "safe"},
+        "violence": {"filtered": True, "severity": "high"},
+    }
+    first = {
+        "choices": [],
+        "created": 0,
+        "id": "",
+        "model": "",
+        "object": "",
+        "prompt_filter_results": [
+            {
+                "prompt_index": 0,
+                "content_filter_results": {
+                    k: {"filtered": False, "severity": "safe"} for k in filters
+                },
+            }
+        ],
+    }
 
-    def az(delta: dict[str, Any], finish: str | None = None, results: dict[str, Any] | None = None) -> dict[str, Any]:
-        choice: dict[str, Any] = {"content_filter_results": results or {}, "delta": delta, "finish_reason": finish, "index": 0, "logprobs": None}
-        return {"choices": [choice], "created": CREATED, "id": cid, "model": model, "object": "chat.completion.chunk", "system_fingerprint": "fp_b705f0c291"}
+    def az(
+        delta: dict[str, Any], finish: str | None = None, results: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        choice: dict[str, Any] = {
+            "content_filter_results": results or {},
+            "delta": delta,
+            "finish_reason": finish,
+            "index": 0,
+            "logprobs": None,
+        }
+        return {
+            "choices": [choice],
+            "created": CREATED,
+            "id": cid,
+            "model": model,
+            "object": "chat.completion.chunk",
+            "system_fingerprint": "fp_b705f0c291",
+        }
 
     body = sse(
         first,
@@ -574,7 +804,19 @@ def content_filter() -> list[Interaction]:
         "https://contoso-eastus.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
         {"messages": user("Write a graphic battle scene."), "stream": True},
     )
-    return [Interaction(0, req, response(body, headers={"apim-request-id": "8e2d7c1b-0a9f-4e8d-b7c6-5a4f3e2d1c0b", "x-ms-region": "East US"}))]
+    return [
+        Interaction(
+            0,
+            req,
+            response(
+                body,
+                headers={
+                    "apim-request-id": "8e2d7c1b-0a9f-4e8d-b7c6-5a4f3e2d1c0b",
+                    "x-ms-region": "East US",
+                },
+            ),
+        )
+    ]
 
 
 def error_in_band_after_text() -> list[Interaction]:
@@ -585,14 +827,30 @@ def error_in_band_after_text() -> list[Interaction]:
         chunk(cid, model, {"role": "assistant", "content": "", "refusal": None}),
         chunk(cid, model, {"content": "The three largest moons of Jupiter are"}),
         chunk(cid, model, {"content": " Ganymede, Callisto"}),
-        {"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": None, "code": None}},
+        {
+            "error": {
+                "message": "The server had an error while processing your request. Sorry about that!",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        },
         done=False,
     )
     req = request(
         OPENAI_URL,
-        {"model": "gpt-4o-mini", "messages": user("Name the three largest moons of Jupiter."), "stream": True, "stream_options": {"include_usage": True}},
+        {
+            "model": "gpt-4o-mini",
+            "messages": user("Name the three largest moons of Jupiter."),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
     )
-    return [Interaction(0, req, response(body, headers=openai_headers("req_4e5f6a7b8c9d4e0f1a2b3c4d5e6f7a8b")))]
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_4e5f6a7b8c9d4e0f1a2b3c4d5e6f7a8b"))
+        )
+    ]
 
 
 def openrouter_finish_error() -> list[Interaction]:
@@ -601,28 +859,65 @@ def openrouter_finish_error() -> list[Interaction]:
     cid, model = "gen-1767225600-Qz7Xw3Lp9Vb2Nk5Rt8Ym", "google/gemini-2.5-flash"
 
     def r(delta: dict[str, Any], finish: str | None = None, **choice_extra: Any) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish, "native_finish_reason": finish, "logprobs": None}
+        choice = {
+            "index": 0,
+            "delta": delta,
+            "finish_reason": finish,
+            "native_finish_reason": finish,
+            "logprobs": None,
+        }
         choice.update(choice_extra)
-        return {"id": cid, "provider": "Google", "model": model, "object": "chat.completion.chunk", "created": CREATED, "choices": [choice]}
+        return {
+            "id": cid,
+            "provider": "Google",
+            "model": model,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "choices": [choice],
+        }
 
     body = sse(
         ": OPENROUTER PROCESSING",
         ": OPENROUTER PROCESSING",
-        r({"role": "assistant", "content": "", "reasoning": "Summarising the article's three claims."}),
+        r(
+            {
+                "role": "assistant",
+                "content": "",
+                "reasoning": "Summarising the article's three claims.",
+            }
+        ),
         r({"role": "assistant", "content": "The article argues"}),
         r({"role": "assistant", "content": " that"}),
         r(
             {"role": "assistant", "content": ""},
             finish="error",
-            error={"code": 502, "message": "Provider returned error", "metadata": {"provider_name": "Google", "raw": "upstream connect error or disconnect/reset before headers"}},
+            error={
+                "code": 502,
+                "message": "Provider returned error",
+                "metadata": {
+                    "provider_name": "Google",
+                    "raw": "upstream connect error or disconnect/reset before headers",
+                },
+            },
         ),
     )
     req = request(
         "https://openrouter.ai/api/v1/chat/completions",
-        {"model": model, "messages": user("Summarise this article in two sentences."), "reasoning": {"effort": "low"}, "stream": True},
+        {
+            "model": model,
+            "messages": user("Summarise this article in two sentences."),
+            "reasoning": {"effort": "low"},
+            "stream": True,
+        },
         host_headers={"http-referer": "https://example.com", "x-title": "stream-harness"},
     )
-    return [Interaction(0, req, response(body, headers={"content-type": "text/event-stream", "x-generation-id": cid}))]
+    return [
+        Interaction(
+            0,
+            req,
+            response(body, headers={"content-type": "text/event-stream", "x-generation-id": cid}),
+        )
+    ]
 
 
 def eof_without_done() -> list[Interaction]:
@@ -631,7 +926,14 @@ def eof_without_done() -> list[Interaction]:
     cid, model = "o3Kx9Lm-2Npq7R-8f1e2d3c4b5a6978", "meta-llama/Llama-3.3-70B-Instruct-Turbo"
 
     def t(delta: dict[str, Any]) -> dict[str, Any]:
-        return {"id": cid, "object": "chat.completion.chunk", "created": CREATED, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}], "model": model, "usage": None}
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+            "model": model,
+            "usage": None,
+        }
 
     body = sse(
         t({"role": "assistant", "content": "Step 1: preheat"}),
@@ -651,13 +953,19 @@ def finish_without_done() -> list[Interaction]:
     compatibles omit [DONE], PF 2.7)."""
     cid, model = "chatcmpl-d4e5f6a7b8c9d0e1", "gemma-3-12b-it"
 
-    def l(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": cid, "object": "chat.completion.chunk", "created": CREATED, "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    def lm(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     body = sse(
-        l({"role": "assistant", "content": "Ja"}),
-        l({"content": ", gerne."}),
-        l({}, finish="stop"),
+        lm({"role": "assistant", "content": "Ja"}),
+        lm({"content": ", gerne."}),
+        lm({}, finish="stop"),
         done=False,
     )
     req = request(
@@ -684,7 +992,10 @@ def context_length_exceeded_400() -> list[Interaction]:
         OPENAI_URL,
         {"model": "gpt-4o", "messages": user("(a very long transcript, elided)"), "stream": True},
     )
-    headers = {"content-type": "application/json", "x-request-id": "req_6a7b8c9d0e1f4a2b3c4d5e6f7a8b9c0d"}
+    headers = {
+        "content-type": "application/json",
+        "x-request-id": "req_6a7b8c9d0e1f4a2b3c4d5e6f7a8b9c0d",
+    }
     return [Interaction(0, req, response(body, status=400, headers=headers))]
 
 
@@ -721,8 +1032,16 @@ def mistral_thinking_array() -> list[Interaction]:
     then plain strings; a `reference` chunk stays a provider block (PF 2.6; case 48)."""
     cid, model = "3b9c1e7a2d4f4a6b8c0d2e4f6a8b0c1d", "magistral-medium-2509"
 
-    def m(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": CREATED, "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    def m(
+        delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
         if usage is not None:
             out["usage"] = usage
         return out
@@ -737,13 +1056,29 @@ def mistral_thinking_array() -> list[Interaction]:
         m({"content": [{"type": "text", "text": "Le Pont Neuf"}]}),
         m({"content": [{"type": "reference", "reference_ids": [1]}]}),
         m({"content": ", achevé en 1607."}),
-        m({"content": ""}, finish="stop", usage={"prompt_tokens": 21, "total_tokens": 69, "completion_tokens": 48}),
+        m(
+            {"content": ""},
+            finish="stop",
+            usage={"prompt_tokens": 21, "total_tokens": 69, "completion_tokens": 48},
+        ),
     )
     req = request(
         "https://api.mistral.ai/v1/chat/completions",
-        {"model": "magistral-medium-latest", "messages": user("Quel est le plus ancien pont de Paris ?"), "stream": True},
+        {
+            "model": "magistral-medium-latest",
+            "messages": user("Quel est le plus ancien pont de Paris ?"),
+            "stream": True,
+        },
     )
-    return [Interaction(0, req, response(body, headers={"mistral-correlation-id": "019c2a3b-4c5d-7e6f-8a9b-0c1d2e3f4a5b"}))]
+    return [
+        Interaction(
+            0,
+            req,
+            response(
+                body, headers={"mistral-correlation-id": "019c2a3b-4c5d-7e6f-8a9b-0c1d2e3f4a5b"}
+            ),
+        )
+    ]
 
 
 def mistral_tool_null_id() -> list[Interaction]:
@@ -751,21 +1086,65 @@ def mistral_tool_null_id() -> list[Interaction]:
     `arguments` as an object (PF 2.6; case 49)."""
     cid, model = "7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b", "mistral-small-latest"
     body = sse(
-        {"id": cid, "object": "chat.completion.chunk", "created": CREATED, "model": model, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None, "logprobs": None}]},
         {
             "id": cid,
             "object": "chat.completion.chunk",
             "created": CREATED,
             "model": model,
-            "choices": [{"index": 0, "delta": {"content": None, "tool_calls": [{"id": "null", "function": {"name": "get_weather", "arguments": {"city": "Marseille"}}}]}, "finish_reason": "tool_calls", "logprobs": None}],
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": ""},
+                    "finish_reason": None,
+                    "logprobs": None,
+                }
+            ],
+        },
+        {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "null",
+                                "function": {
+                                    "name": "get_weather",
+                                    "arguments": {"city": "Marseille"},
+                                },
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                    "logprobs": None,
+                }
+            ],
             "usage": {"prompt_tokens": 90, "total_tokens": 112, "completion_tokens": 22},
         },
     )
     req = request(
         "https://api.mistral.ai/v1/chat/completions",
-        {"model": model, "messages": user("Weather in Marseille?"), "tools": [WEATHER_TOOL], "stream": True},
+        {
+            "model": model,
+            "messages": user("Weather in Marseille?"),
+            "tools": [WEATHER_TOOL],
+            "stream": True,
+        },
     )
-    return [Interaction(0, req, response(body, headers={"mistral-correlation-id": "019c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b"}))]
+    return [
+        Interaction(
+            0,
+            req,
+            response(
+                body, headers={"mistral-correlation-id": "019c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b"}
+            ),
+        )
+    ]
 
 
 CASSETTES: dict[str, Callable[[], list[Interaction]]] = {

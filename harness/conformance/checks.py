@@ -179,7 +179,7 @@ def check_split_invariance(ctx: CheckContext) -> list[Failure]:
     baseline = _message_key(ctx.whole())
 
     def fails(cuts: list[int]) -> bool:
-        return _message_key(ctx.run_cuts(cuts)) != baseline
+        return bool(_message_key(ctx.run_cuts(cuts)) != baseline)
 
     for cuts in ctx.splits():
         if fails(cuts):

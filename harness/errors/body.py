@@ -25,6 +25,8 @@ _MAX_DEPTH = 4
 # Bodies larger than this are not scanned for SSE lines or embedded JSON; a real error body
 # is small, and this keeps the work bounded on a pathological input.
 _MAX_SCAN = 1 << 20
+# A plain-text body's readable line is near its start; only this much of it is looked at.
+_MAX_TEXT_SCAN = 1 << 16
 
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
@@ -293,7 +295,7 @@ def error_details_from_body(body: bytes | str | Mapping[str, object] | object) -
                 found = _from_json(payload)
                 if found is not None:
                     return found
-    return ErrorDetails(message=_text_line(value[:_MAX_SCAN]))
+    return ErrorDetails(message=_text_line(value[:_MAX_TEXT_SCAN]))
 
 
 def details_from_message(message: str) -> ErrorDetails:

@@ -49,7 +49,8 @@ def normalize_headers(headers: object) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for key, value in items:
-        name = _as_text(key)
+        # Names are text or bytes; a number is a value, never a header name.
+        name = _as_text(key) if isinstance(key, str | bytes | bytearray) else None
         text = _first_text(value)
         if name is None or text is None:
             continue

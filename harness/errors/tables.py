@@ -82,7 +82,7 @@ def _get(node: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if not isinstance(node, Mapping) or key not in node:
         raise ErrorTableError(f"{where}: missing key {key!r}")
     value = node[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ErrorTableError(f"{where}.{key}: expected {kind}, got {type(value).__name__}")
     return value
 
@@ -168,7 +168,9 @@ def overflow_table() -> OverflowTable:
         patterns=_sourced_regexes(_get(data, "patterns", list, "overflow"), "patterns"),
         vetoes=_sourced_regexes(_get(data, "vetoes", list, "overflow"), "vetoes"),
         veto_types=_lowered(_values(data.get("veto_types"), "veto_types")),
-        veto_statuses=frozenset(int(v) for v in _values(data.get("veto_statuses"), "veto_statuses")),
+        veto_statuses=frozenset(
+            int(v) for v in _values(data.get("veto_statuses"), "veto_statuses")
+        ),
         overflow_types=_lowered(_values(data.get("overflow_types"), "overflow_types")),
         overflow_stop_reasons=_lowered(
             _values(data.get("overflow_stop_reasons"), "overflow_stop_reasons")
@@ -216,5 +218,7 @@ def retry_table() -> RetryTable:
             _get(delay, "retry_after", Mapping, "delay"), "header", str, "retry_after"
         ).lower(),
         reset_specs=tuple(reset_specs),
-        message_hints=_sourced_regexes(_get(delay, "message_hints", list, "delay"), "message_hints"),
+        message_hints=_sourced_regexes(
+            _get(delay, "message_hints", list, "delay"), "message_hints"
+        ),
     )

@@ -113,11 +113,18 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             return  # the SDK skips data-less events too
         try:
             obj = json.loads(event.data)
-        except ValueError:
+        except (ValueError, RecursionError) as exc:
             self._before_terminal()
             if event.event == "error":
                 # A non-JSON error event: its text is the message (the SDK does the same).
                 self._fail_error(event.data.strip(), None, event.data)
+            elif isinstance(exc, RecursionError):
+                # json.loads gives up on deep nesting with RecursionError, which
+                # SSENormalizer.load_json does not catch.
+                self.acc.fail(
+                    f"malformed JSON in SSE event #{self.events_seen} ({event.event}): "
+                    f"nested too deeply: {excerpt(event.data)}"
+                )
             else:
                 self.load_json(event)  # fails with the shared "malformed JSON" message
             return
@@ -145,7 +152,9 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             self._malformed("message_start without a message object")
             return
         self._message_started = True
-        self.acc.start(model=_str_or_none(message.get("model")), response_id=_str_or_none(message.get("id")))
+        self.acc.start(
+            model=_str_or_none(message.get("model")), response_id=_str_or_none(message.get("id"))
+        )
         self._apply_usage(message.get("usage"))  # case 23: initial usage incl. cache tokens
         stop_reason = message.get("stop_reason")
         if isinstance(stop_reason, str):
@@ -189,7 +198,9 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             if not isinstance(data, str):
                 self._malformed(f"redacted_thinking block at index {index}: 'data' is not a string")
                 return
-            self._blocks[index] = _WireBlock("redacted_thinking", block, open=False)
+            # Stays open on the wire until its stop, so a stray delta is ignored like any
+            # other delta that does not fit its block; the accumulator has closed it already.
+            self._blocks[index] = _WireBlock("redacted_thinking", block)
             self.acc.redacted_thinking(index, data)
         elif block_type == "tool_use":
             tool_id = _str_or_none(block.get("id"))
@@ -205,7 +216,12 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             self.acc.tool_call(index, id=tool_id, name=_str_or_none(block.get("name")))
             start_input = block.get("input")
             if isinstance(start_input, dict) and start_input:  # case 22
-                wire.start_input = json.dumps(start_input, ensure_ascii=False, separators=(",", ":"))
+                try:
+                    wire.start_input = json.dumps(
+                        start_input, ensure_ascii=False, separators=(",", ":")
+                    )
+                except (ValueError, RecursionError):
+                    self._malformed(f"tool_use at index {index}: 'input' cannot be encoded")
         else:
             provider_type = block_type if isinstance(block_type, str) else "unknown"
             self._blocks[index] = _WireBlock(
@@ -256,8 +272,8 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 self.acc.tool_call(index, delta=partial)
             else:
                 wire.json_parts.append(partial)
-        elif delta_type == "citations_delta" and wire.kind == "text":
-            wire.citations.append(delta.get("citation"))
+        elif delta_type == "citations_delta" and wire.kind == "text" and "citation" in delta:
+            wire.citations.append(delta["citation"])
         elif delta_type == "compaction_delta" and wire.kind == "provider":
             # The SDK assigns the delta's fields to the block (the summary comes whole).
             wire.data.update((k, v) for k, v in delta.items() if k != "type")
@@ -277,7 +293,9 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if "stop_reason" in delta:
             stop_reason = delta["stop_reason"]
             if stop_reason is not None and not isinstance(stop_reason, str):
-                self._malformed(f"message_delta stop_reason is not a string: {stop_reason!r}")
+                self._malformed(
+                    f"message_delta stop_reason is not a string: {excerpt(repr(stop_reason))}"
+                )
                 return
             self._set_stop_reason(stop_reason)
         if "stop_details" in delta:
@@ -367,7 +385,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
     def _index(self, obj: dict[str, Any], what: str) -> int | None:
         index = obj.get("index")
         if not _is_int(index):
-            self._malformed(f"{what} without an integer index: {index!r}")
+            self._malformed(f"{what} without an integer index: {excerpt(repr(index))}")
             return None
         assert isinstance(index, int)
         return index
@@ -375,7 +393,8 @@ class AnthropicMessagesNormalizer(SSENormalizer):
     def _field(self, delta: dict[str, Any], name: str, index: int) -> str | None:
         value = delta.get(name)
         if not isinstance(value, str):
-            self._malformed(f"{delta.get('type')} at index {index}: {name!r} is not a string")
+            # Only called after the delta type matched, so the type is a known name.
+            self._malformed(f"{delta['type']} at index {index}: {name!r} is not a string")
             return None
         return value
 

@@ -316,8 +316,10 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _find_for_done(self, data: dict[str, Any], output_index: int | None) -> _Item | None:
         item_id = _str(data.get("id"))
         itype = _str(data.get("type")) or "unknown"
-        if item_id is not None and item_id in self._by_id:
-            return self._by_id[item_id]
+        by_id = self._by_id.get(item_id) if item_id is not None else None
+        if by_id is not None:
+            # An id that names an item of another type is a new item, not this one.
+            return by_id if by_id.type == itype else None
         # OpenRouter's response.completed lists its items under other temporary ids than
         # it streamed (rs_tmp_..., corpus raw_cot_stream_openrouter): the position names
         # the item then, as long as the type agrees.
@@ -356,7 +358,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         output_index = _int(payload.get("output_index"))
         item: _Item | None = None
         if item_id is not None:
-            item = self._by_id.get(item_id)
+            item = self._by_id.get(item_id) or self._adopt(item_id, output_index, itype)
         elif output_index is not None:
             item = self._by_index.get(output_index)
         else:
@@ -371,6 +373,15 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             return item
         if item.done or item.type != itype:
             return None
+        return item
+
+    def _adopt(self, item_id: str, output_index: int | None, itype: str) -> _Item | None:
+        """A live item added without an id takes the id its events name (same position)."""
+        item = self._by_index.get(output_index) if output_index is not None else None
+        if item is None or item.item_id is not None or item.done or item.type != itype:
+            return None
+        item.item_id = item_id
+        self._by_id[item_id] = item
         return item
 
     # -- text and thinking ---------------------------------------------------------------

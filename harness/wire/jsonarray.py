@@ -47,8 +47,30 @@ _END: Final = 5  # after the closing "]" (or the single object): whitespace only
 _FAILED: Final = 6
 _CLOSED: Final = 7
 
-_STRUCTURAL: Final = re.compile(rb'[\[\]{}"]')
+# Possessive quantifiers (Python 3.11) keep both linear: no backtracking into a string.
+_SKIP: Final = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+_STRING_REST: Final = re.compile(rb'(?:[^"\\]++|\\.)*+', re.DOTALL)
 _NON_WHITESPACE: Final = re.compile(rb"[^ \t\r\n]")
+
+
+def _whole_element_pattern(depth: int) -> re.Pattern[bytes]:
+    """A complete bracketed value nested at most ``depth`` deep, as one regex.
+
+    Like the scanner it does not pair bracket kinds (``json.loads`` checks that), so
+    where it matches it ends exactly where the scanner would. It fails on an element
+    that is incomplete in the buffer or deeper, and the scanner takes over; an element
+    is tried once, so every byte is looked at no more than twice.
+    """
+    string = rb'"(?:[^"\\]++|\\.)*+"'
+    inner = rb'(?:[^"\[\]{}]++|' + string + rb")*+"
+    for _ in range(depth - 1):
+        inner = rb'(?:[^"\[\]{}]++|' + string + rb"|[\[{]" + inner + rb"[\]}])*+"
+    return re.compile(rb"[\[{]" + inner + rb"[\]}]", re.DOTALL)
+
+
+# Measured: finding a whole element with one regex call instead of one scanner step per
+# bracket makes the decoder about twice as fast on Gemini-shaped arrays.
+_WHOLE_ELEMENT: Final = _whole_element_pattern(12)
 _BOM: Final = b"\xef\xbb\xbf"
 _QUOTE: Final = 0x22
 _BACKSLASH: Final = 0x5C
@@ -113,25 +135,20 @@ class JSONArrayDecoder:
         while pos < n:
             if phase == _ELEMENT:
                 if in_string:
-                    quote = buf.find(b'"', pos)
-                    if quote < 0:
-                        pos = n
-                        break
-                    pos = quote + 1
-                    # The quote ends the string unless an odd run of backslashes escapes
-                    # it. The run lies inside this element, which is still buffered.
-                    i = quote - 1
-                    while buf[i] == _BACKSLASH:
-                        i -= 1
-                    in_string = (quote - 1 - i) % 2 == 1
+                    # Inside a string that was cut by the end of an earlier chunk.
+                    pos = _STRING_REST.match(buf, pos).end()  # type: ignore[union-attr]
+                    if pos >= n or buf[pos] == _BACKSLASH:
+                        break  # the string, or an escape at its end, goes on later
+                    pos += 1  # the closing quote
+                    in_string = False
                     continue
-                match = _STRUCTURAL.search(buf, pos)
-                if match is None:
-                    pos = n
+                # Skip, in C, everything up to the next bracket: plain bytes and whole
+                # strings. It stops early only at a string the buffer does not finish.
+                pos = _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+                if pos >= n:
                     break
-                i = match.start()
-                pos = i + 1
-                byte = buf[i]
+                byte = buf[pos]
+                pos += 1
                 if byte == _QUOTE:
                     in_string = True
                 elif byte in _OPENERS:
@@ -149,6 +166,11 @@ class JSONArrayDecoder:
             i = match.start()
             byte = buf[i]
             if byte in _OPENERS and phase in (_FIRST, _NEXT):
+                whole = _WHOLE_ELEMENT.match(buf, i)
+                if whole is not None:  # the common case: one C call for the element
+                    phase, pos = _AFTER, whole.end()
+                    self._emit(out, i, pos)
+                    continue
                 phase, depth, self._start, pos = _ELEMENT, 1, i, i + 1
             elif phase == _AFTER and byte == 0x2C:  # ","
                 phase, pos = _NEXT, i + 1
@@ -203,7 +225,8 @@ class JSONArrayDecoder:
 
     def _unexpected(self, index: int, phase: int) -> FramingError:
         offset = self._base + index
-        found = bytes(self._buf[index : index + 20])
+        # One byte only: what follows it depends on how the body was chunked.
+        found = bytes(self._buf[index : index + 1])
         expected = {
             _START: "'[' or '{' to start the body",
             _FIRST: "an element ('{' or '[') or ']'",

@@ -15,10 +15,14 @@ traffic for a test harness rather than feeding a browser ``EventSource``:
 3. **A line longer than** ``max_line_bytes`` is a ``FramingError``; browsers have no bound,
    but an unbounded buffer lets one broken stream eat all memory.
 
-Kept from the spec on purpose: a block of fields with no ``data`` line is not dispatched
-(``event: ping`` alone produces nothing; Anthropic's ping does carry ``data``), ``id``
-and ``retry`` are stream state that persists across events, and ``id`` containing NUL is
-ignored.
+Kept from the spec: LF, CR and CRLF line ends, mixed freely (a CR ending one chunk and
+an LF starting the next are one line end); one UTF-8 BOM stripped at the very start;
+``:`` comment lines; one space after the colon removed; a line without a colon is a
+field with an empty value; unknown fields ignored. Also kept, on purpose: a block of
+fields with no ``data`` line is not dispatched (``event: ping`` alone produces nothing;
+Anthropic's ping does carry ``data``); ``id`` and ``retry`` are stream state that
+persists across events; an ``id`` containing NUL and a ``retry`` that is not all ASCII
+digits are ignored (so is one with more digits than ``int()`` accepts).
 
 After a ``FramingError`` the decoder is failed: ``feed`` and ``close`` return ``[]``,
 because framing after a corrupt byte cannot be trusted and a consumer has already been
@@ -122,12 +126,25 @@ class SSEDecoder:
             tail.clear()
         else:
             region = chunk[:end]  # no copy when the chunk ends with a line end
-        self._skip_lf = region[-1] == 0x0D
+        # Only a CR that is the chunk's last byte can be half of a CRLF.
+        self._skip_lf = end == len(chunk) and chunk[-1] == 0x0D
         out: list[SSEOutput] = []
-        if len(region) > self.max_line_bytes or not self._decode_and_process(region, out):
-            # Rare: a region that could hold an over-long line, or invalid UTF-8.
+        text: str | None = None
+        if len(region) <= self.max_line_bytes:  # else it could hold an over-long line
+            try:
+                text = region.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        if text is None:
+            # Rare: measure lines and find the first bad one.
             if not self._careful_lines(region, self._offset, out):
                 return out
+        else:
+            if self._at_start:
+                text = self._strip_bom(text)
+            if "\r" in text:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            self._process(text[:-1].split("\n"), out)
         self._offset += len(region)
         rest = chunk[end:]
         self._tail_len = len(rest)
@@ -283,7 +300,5 @@ class SSEDecoder:
 
     @staticmethod
     def _bad_utf8(offset: int, exc: UnicodeDecodeError) -> FramingError:
-        bad = exc.object[exc.start : exc.start + 4]
-        return FramingError(
-            f"invalid UTF-8 at byte {offset} ({exc.reason}; next bytes {bad!r})", offset
-        )
+        bad = exc.object[exc.start : exc.end]
+        return FramingError(f"invalid UTF-8 at byte {offset} ({exc.reason}: {bad!r})", offset)

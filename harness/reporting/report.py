@@ -1,0 +1,514 @@
+"""The conformance report as data: built from a run, merged across runs, written to disk.
+
+The model is separate from the engine's objects (adapters, cases with their bodies,
+checks with their functions) so that a report read back from ``report.jsonl`` is the same
+object a run builds: reports from several environments (one per third-party library)
+can then be merged into one matrix without re-running anything. The renderers
+(``jsonl``, ``markdown``, ``html``, ``junit``) only read this model.
+
+Ordering is part of the model: adapters in run order, cases in load order, checks in
+catalogue order, and results sorted by those three, so that the same input always gives
+the same bytes and committed reports diff cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness import __version__
+
+if TYPE_CHECKING:
+    from harness.conformance.cases import Case, Skipped
+    from harness.conformance.runner import AdapterRun, RunConfig
+
+Outcome: TypeAlias = Literal["passed", "failed", "errored", "known_failure", "fixed"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "known_failure", "fixed")
+Level: TypeAlias = Literal["event", "message"]
+
+# What each outcome means, for the guide at the top of README.md and report.html.
+OUTCOME_MEANING: dict[Outcome, str] = {
+    "passed": "the check found nothing wrong",
+    "failed": "a new failure: the check found a violation that is not listed as known (CI fails)",
+    "errored": "the check itself raised: a harness bug, not the adapter's (CI fails)",
+    "known_failure": "failed, and specs/expectations/<adapter>.yaml lists it with an upstream issue (CI passes)",
+    "fixed": "listed as a known failure, but passed: time to drop the expectation entry",
+}
+
+
+class ReportError(ValueError):
+    """A report that cannot be read or merged; the message is one line naming the culprit."""
+
+
+class ReportModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CheckInfo(ReportModel):
+    id: str
+    title: str
+    enforces: str
+    level: Level
+
+
+class AdapterInfo(ReportModel):
+    name: str
+    level: Level
+    version: str
+    protocols: tuple[str, ...]
+
+
+class CaseInfo(ReportModel):
+    id: str
+    cassette: str
+    interaction: int
+    protocol: str
+    status: int
+    sha256: str
+
+
+class SkippedInfo(ReportModel):
+    where: str
+    reason: str
+
+
+class FailureInfo(ReportModel):
+    message: str
+    split: str | None = None
+    command: str | None = None
+    expected: str | None = None
+    observed: str | None = None
+
+
+class Result(ReportModel):
+    adapter: str
+    case: str
+    check: str
+    outcome: Outcome
+    failures: tuple[FailureInfo, ...] = ()
+    issue: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.adapter, self.case, self.check)
+
+
+class Counts(ReportModel):
+    passed: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    errored: int = Field(ge=0)
+    known_failure: int = Field(ge=0)
+    fixed: int = Field(ge=0)
+
+    @classmethod
+    def of(cls, results: Iterable[Result]) -> Counts:
+        tally = dict.fromkeys(OUTCOMES, 0)
+        for r in results:
+            tally[r.outcome] += 1
+        return cls(**tally)
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errored + self.known_failure + self.fixed
+
+    @property
+    def did_fail(self) -> bool:
+        """CI's verdict: known failures and fixes do not break the build (specs/checks.md)."""
+        return self.failed + self.errored > 0
+
+
+class Report(ReportModel):
+    tool_version: str
+    started: datetime
+    finished: datetime
+    seed: int
+    examples: int
+    checks: tuple[CheckInfo, ...]
+    adapters: tuple[AdapterInfo, ...]
+    cases: tuple[CaseInfo, ...]
+    skipped: tuple[SkippedInfo, ...] = ()
+    environment: dict[str, str] = Field(default_factory=dict)
+    results: tuple[Result, ...] = ()
+
+    @model_validator(mode="after")
+    def _results_name_known_things(self) -> Report:
+        # A row naming an adapter, case or check the header does not list cannot be placed
+        # in the matrix; a duplicate row would be counted twice. Both mean a broken report.
+        for kind, names in (
+            ("check", [c.id for c in self.checks]),
+            ("adapter", [a.name for a in self.adapters]),
+            ("case", [c.id for c in self.cases]),
+        ):
+            dup = _first_duplicate(names)
+            if dup is not None:
+                raise ValueError(f"{kind} {dup!r} is listed twice")
+        checks = {c.id for c in self.checks}
+        adapters = {a.name for a in self.adapters}
+        cases = {c.id for c in self.cases}
+        seen: set[tuple[str, str, str]] = set()
+        for r in self.results:
+            if r.adapter not in adapters:
+                raise ValueError(
+                    f"result names adapter {r.adapter!r}, which the report does not list"
+                )
+            if r.check not in checks:
+                raise ValueError(f"result names check {r.check!r}, which the report does not list")
+            if r.case not in cases:
+                raise ValueError(f"result names case {r.case!r}, which the report does not list")
+            if r.key in seen:
+                raise ValueError(
+                    f"two results for adapter {r.adapter!r}, case {r.case!r}, check {r.check!r}"
+                )
+            seen.add(r.key)
+        return self
+
+    @property
+    def counts(self) -> Counts:
+        return Counts.of(self.results)
+
+    @property
+    def did_fail(self) -> bool:
+        return self.counts.did_fail
+
+
+def _first_duplicate(names: Iterable[str]) -> str | None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            return n
+        seen.add(n)
+    return None
+
+
+def _sorted_results(
+    results: Iterable[Result], adapters: Sequence[str], cases: Sequence[str], checks: Sequence[str]
+) -> tuple[Result, ...]:
+    a = {name: i for i, name in enumerate(adapters)}
+    k = {name: i for i, name in enumerate(cases)}
+    c = {name: i for i, name in enumerate(checks)}
+    big = len(a) + len(k) + len(c)  # unknown names sort last; the validator then names them
+    return tuple(
+        sorted(
+            results,
+            key=lambda r: (
+                a.get(r.adapter, big),
+                r.adapter,
+                k.get(r.case, big),
+                r.case,
+                c.get(r.check, big),
+                r.check,
+            ),
+        )
+    )
+
+
+def _utc(moment: datetime) -> datetime:
+    """Whole seconds in UTC: sub-second noise only makes committed reports differ more."""
+    if moment.tzinfo is None:  # the engine's callers pass UTC; a naive time is taken as UTC
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def timestamp(moment: datetime) -> str:
+    """How the human-facing renderers print a time: to the second, in UTC."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def default_environment() -> dict[str, str]:
+    return {"python": platform.python_version(), "platform": platform.platform()}
+
+
+def build_report(
+    runs: Sequence[AdapterRun],
+    cases: Sequence[Case],
+    skipped: Sequence[Skipped],
+    config: RunConfig,
+    *,
+    started: datetime,
+    finished: datetime,
+    environment: Mapping[str, str] | None = None,
+) -> Report:
+    """The report of one run: what ran, on what, with which parameters, and every result."""
+    checks = tuple(
+        CheckInfo(id=c.id, title=c.title, enforces=c.enforces, level=c.level) for c in config.checks
+    )
+    adapters = tuple(
+        AdapterInfo(
+            name=run.adapter.name,
+            level=run.adapter.level,
+            version=run.version,
+            protocols=tuple(sorted(run.adapter.protocols)),
+        )
+        for run in runs
+    )
+    case_infos = tuple(
+        CaseInfo(
+            id=c.id,
+            cassette=str(c.cassette),
+            interaction=c.interaction,
+            protocol=c.protocol,
+            status=c.status,
+            sha256=c.sha256,
+        )
+        for c in cases
+    )
+    results = [
+        Result(
+            adapter=r.adapter,
+            case=r.case,
+            check=r.check,
+            outcome=r.outcome,
+            failures=tuple(
+                FailureInfo(
+                    message=f.message,
+                    split=f.split,
+                    command=f.command,
+                    expected=f.expected,
+                    observed=f.observed,
+                )
+                for f in r.failures
+            ),
+            issue=r.issue,
+        )
+        for run in runs
+        for r in run.results
+    ]
+    env = dict(environment) if environment is not None else default_environment()
+    return Report(
+        tool_version=__version__,
+        started=_utc(started),
+        finished=_utc(finished),
+        seed=config.seed,
+        examples=config.examples,
+        checks=checks,
+        adapters=adapters,
+        cases=case_infos,
+        skipped=tuple(SkippedInfo(where=s.where, reason=s.reason) for s in skipped),
+        environment=dict(sorted(env.items())),
+        results=_sorted_results(
+            results, [a.name for a in adapters], [c.id for c in case_infos], [c.id for c in checks]
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Merging reports from several environments
+# ---------------------------------------------------------------------------
+
+M = TypeVar("M", bound=ReportModel)
+
+
+def _union(kind: str, items: Iterable[tuple[str, M]], same: Iterable[str]) -> list[M]:
+    """Items by name in order of first appearance; a name seen with different ``same`` fields is an error."""
+    fields = tuple(same)
+    out: dict[str, M] = {}
+    for name, item in items:
+        prior = out.get(name)
+        if prior is None:
+            out[name] = item
+            continue
+        for f in fields:
+            if getattr(prior, f) != getattr(item, f):
+                raise ReportError(
+                    f"cannot merge: {kind} {name!r} has {f} {getattr(prior, f)!r} in one report and {getattr(item, f)!r} in another"
+                )
+    return list(out.values())
+
+
+def merge_reports(reports: Sequence[Report]) -> Report:
+    """Adapters from several runs side by side over the same cases.
+
+    The runs must agree on what makes results comparable: the harness version, the seed
+    and example count, each check's definition, each case's bytes (by sha256; the
+    cassette path may differ between machines), and each adapter's version. Identical
+    duplicate rows (the same report merged twice) collapse; conflicting ones raise.
+    Environments that differ keep every value, joined with `` | ``.
+    """
+    if not reports:
+        raise ReportError("cannot merge: no reports given")
+    for attr in ("tool_version", "seed", "examples"):
+        values = sorted({str(getattr(r, attr)) for r in reports})
+        if len(values) > 1:
+            raise ReportError(f"cannot merge: reports differ in {attr} ({', '.join(values)})")
+    checks = _union(
+        "check", ((c.id, c) for r in reports for c in r.checks), ("title", "enforces", "level")
+    )
+    adapters = _union(
+        "adapter",
+        ((a.name, a) for r in reports for a in r.adapters),
+        ("level", "version", "protocols"),
+    )
+    cases = _union(
+        "case", ((c.id, c) for r in reports for c in r.cases), ("protocol", "status", "sha256")
+    )
+    skipped = list(dict.fromkeys(s for r in reports for s in r.skipped))
+
+    rows: dict[tuple[str, str, str], Result] = {}
+    conflicts: list[str] = []
+    for report in reports:
+        for row in report.results:
+            prior = rows.setdefault(row.key, row)
+            if prior != row:
+                conflicts.append(
+                    f"({row.adapter}, {row.case}, {row.check}): {prior.outcome} vs {row.outcome}"
+                )
+    if conflicts:
+        shown = "; ".join(conflicts[:5])
+        more = f"; and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+        raise ReportError(f"cannot merge: {len(conflicts)} conflicting result(s) for {shown}{more}")
+
+    environment: dict[str, list[str]] = {}
+    for report in reports:
+        for key, value in report.environment.items():
+            values = environment.setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    return Report(
+        tool_version=reports[0].tool_version,
+        started=min(r.started for r in reports),
+        finished=max(r.finished for r in reports),
+        seed=reports[0].seed,
+        examples=reports[0].examples,
+        checks=tuple(checks),
+        adapters=tuple(adapters),
+        cases=tuple(cases),
+        skipped=tuple(skipped),
+        environment={k: " | ".join(v) for k, v in sorted(environment.items())},
+        results=_sorted_results(
+            rows.values(),
+            [a.name for r in reports for a in r.adapters],
+            [c.id for r in reports for c in r.cases],
+            [c.id for r in reports for c in r.checks],
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------
+# The matrix every human-facing renderer shows
+# ---------------------------------------------------------------------------
+
+CellStatus: TypeAlias = Literal["pass", "known", "fail", "na"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One adapter x check cell: its counts, its colour class, and its text."""
+
+    adapter: str
+    check: str
+    counts: Counts
+
+    @property
+    def status(self) -> CellStatus:
+        c = self.counts
+        if c.total == 0:
+            return "na"
+        if c.failed or c.errored:
+            return "fail"
+        if c.known_failure:
+            return "known"
+        return "pass"
+
+    @property
+    def text(self) -> str:
+        """``12/12``, ``10/12 (2 known)``: passes over results, then what the rest were."""
+        c = self.counts
+        if c.total == 0:
+            return "n/a"
+        notes = [
+            f"{n} {label}"
+            for n, label in (
+                (c.known_failure, "known"),
+                (c.failed, "failed"),
+                (c.errored, "errored"),
+                (c.fixed, "fixed"),
+            )
+            if n
+        ]
+        head = f"{c.passed + c.fixed}/{c.total}"
+        return f"{head} ({', '.join(notes)})" if notes else head
+
+
+def matrix(report: Report) -> list[list[Cell]]:
+    """Rows in adapter order, columns in check order."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in report.results:
+        groups.setdefault((r.adapter, r.check), []).append(r)
+    return [
+        [Cell(a.name, c.id, Counts.of(groups.get((a.name, c.id), []))) for c in report.checks]
+        for a in report.adapters
+    ]
+
+
+def problems(report: Report) -> list[tuple[str, str, list[Result]]]:
+    """Every result that is not a plain pass, grouped by (adapter, check) in matrix order."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in report.results:
+        if r.outcome != "passed":
+            groups.setdefault((r.adapter, r.check), []).append(r)
+    return [
+        (a.name, c.id, groups[(a.name, c.id)])
+        for a in report.adapters
+        for c in report.checks
+        if (a.name, c.id) in groups
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+REPORT_FILES = ("report.jsonl", "README.md", "report.html", "junit.xml")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename over the target.
+
+    A reader (or a crash) never sees half a report. ``backslashreplace`` keeps a lone
+    surrogate in a message (bytes decoded with surrogateescape) from aborting the write;
+    inside JSON strings it even yields the right ``\\uXXXX`` escape.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(
+            fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
+        ) as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(report: Report, directory: Path) -> list[Path]:
+    """Write report.jsonl, README.md, report.html and junit.xml; return their paths."""
+    # The renderers import this module's model, so they are imported here, not at the top.
+    from harness.reporting import html, jsonl, junit, markdown
+
+    directory.mkdir(parents=True, exist_ok=True)
+    texts = dict(
+        zip(
+            REPORT_FILES,
+            (
+                jsonl.render(report),
+                markdown.render(report),
+                html.render(report),
+                junit.render(report),
+            ),
+            strict=True,
+        )
+    )
+    paths = []
+    for name, text in texts.items():
+        path = directory / name
+        write_text_atomic(path, text)
+        paths.append(path)
+    return paths

@@ -1,0 +1,238 @@
+"""The report model: what build_report records, its ordering, its matrix, and merging."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from report_fixtures import (
+    C1,
+    C2,
+    C3,
+    ENV,
+    EXPECTED_COUNTS,
+    EXPECTED_MATRIX,
+    FINISHED,
+    STARTED,
+    alpha_run,
+    beta_run,
+    make_report,
+)
+
+from harness import __version__
+from harness.conformance import CaseResult
+from harness.reporting import ReportError, build_report, merge_reports
+from harness.reporting.report import matrix, problems
+
+
+def test_header_metadata_comes_from_the_run() -> None:
+    report = make_report()
+    assert report.tool_version == __version__
+    assert (report.seed, report.examples) == (7, 5)
+    # whole seconds, UTC: the 123456 microseconds of STARTED are dropped
+    assert report.started == datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
+    assert report.finished == FINISHED
+    assert [c.id for c in report.checks] == ["contract", "split-invariance", "truncation"]
+    first = report.checks[0]
+    assert (first.id, first.level, first.enforces) == ("contract", "event", "C1-C12")
+    assert [(a.name, a.level, a.version, a.protocols) for a in report.adapters] == [
+        ("alpha", "event", "1.0", ("anthropic-messages", "openai-completions")),
+        ("beta", "message", "2.5", ("openai-completions",)),
+    ]
+    assert [(c.id, c.protocol, c.status, c.interaction) for c in report.cases] == [
+        (C1, "openai-completions", 200, 0),
+        (C2, "anthropic-messages", 200, 0),
+        (C3, "openai-completions", 500, 1),
+    ]
+    assert report.cases[2].cassette == "cassettes/openai-completions/error.yaml"
+    assert [(s.where, s.reason) for s in report.skipped] == [
+        ("misc/oauth.yaml#0", "not a stream nor an error response")
+    ]
+    assert report.environment == ENV
+
+
+def test_failures_and_issues_are_carried_over() -> None:
+    report = make_report()
+    row = next(
+        r for r in report.results if (r.adapter, r.case, r.check) == ("alpha", C2, "contract")
+    )
+    assert row.outcome == "failed"
+    assert row.failures[0].split == "cuts:17"
+    assert row.failures[0].observed == '{"type":"toolcall_delta"}'
+    known = next(
+        r
+        for r in report.results
+        if (r.adapter, r.case, r.check) == ("alpha", C2, "split-invariance")
+    )
+    assert known.issue == "https://github.com/example/lib/issues/1"
+
+
+def test_counts_and_verdict() -> None:
+    report = make_report()
+    assert report.counts.model_dump() == EXPECTED_COUNTS
+    assert report.counts.total == 13
+    assert report.did_fail
+
+
+def test_known_failures_and_fixes_alone_do_not_fail() -> None:
+    run = alpha_run()
+    run.results = [r for r in run.results if r.outcome in ("passed", "known_failure", "fixed")]
+    assert not make_report([run]).did_fail
+
+
+def test_an_errored_check_alone_fails_the_run() -> None:
+    run = alpha_run()
+    run.results = [r for r in run.results if r.outcome in ("passed", "errored")]
+    report = make_report([run])
+    assert report.counts.failed == 0 and report.counts.errored == 1
+    assert report.did_fail
+
+
+def test_results_are_sorted_by_adapter_case_and_check_order_whatever_the_input_order() -> None:
+    forward = make_report([alpha_run(), beta_run()])
+    shuffled_alpha, shuffled_beta = alpha_run(), beta_run()
+    shuffled_alpha.results.reverse()
+    shuffled_beta.results = shuffled_beta.results[2:] + shuffled_beta.results[:2]
+    assert make_report([shuffled_alpha, shuffled_beta]).results == forward.results
+    keys = [(r.adapter, r.case, r.check) for r in forward.results][:4]
+    assert keys == [
+        ("alpha", C1, "contract"),
+        ("alpha", C1, "split-invariance"),
+        ("alpha", C1, "truncation"),
+        ("alpha", C2, "contract"),
+    ]
+
+
+def test_matrix_cells_match_the_hand_worked_grid() -> None:
+    cells = {(c.adapter, c.check): (c.status, c.text) for row in matrix(make_report()) for c in row}
+    assert cells == EXPECTED_MATRIX
+
+
+def test_problems_group_every_non_pass_in_matrix_order() -> None:
+    groups = [(a, c, [(r.case, r.outcome) for r in rs]) for a, c, rs in problems(make_report())]
+    assert groups == [
+        ("alpha", "contract", [(C2, "failed"), (C3, "errored")]),
+        ("alpha", "split-invariance", [(C2, "known_failure"), (C3, "fixed")]),
+        ("beta", "split-invariance", [(C3, "failed")]),
+        ("beta", "truncation", [(C1, "known_failure")]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("row", "named"),
+    [
+        (CaseResult("alpha", C1, "expected", "passed"), "check 'expected'"),
+        (CaseResult("alpha", "nowhere.yaml#0", "contract", "passed"), "case 'nowhere.yaml#0'"),
+        (CaseResult("alpha", C1, "contract", "failed"), "two results"),
+    ],
+)
+def test_a_result_the_header_cannot_place_is_refused(row: CaseResult, named: str) -> None:
+    run = alpha_run()
+    run.results.append(row)
+    with pytest.raises(ValidationError, match=named):
+        make_report([run])
+
+
+# --- merging ------------------------------------------------------------------------
+
+
+def test_merging_two_single_adapter_reports_equals_the_joint_report() -> None:
+    merged = merge_reports([make_report([alpha_run()]), make_report([beta_run()])])
+    assert merged == make_report([alpha_run(), beta_run()])
+
+
+def test_merge_keeps_the_span_of_both_runs_and_every_environment() -> None:
+    early = make_report(
+        [alpha_run()],
+        started=datetime(2025, 1, 1, tzinfo=UTC),
+        finished=datetime(2025, 1, 1, 1, tzinfo=UTC),
+    )
+    late = make_report(
+        [beta_run()],
+        started=datetime(2025, 2, 1, tzinfo=UTC),
+        finished=datetime(2025, 2, 1, 1, tzinfo=UTC),
+        environment={"python": "3.12.1", "platform": "Linux-test"},
+    )
+    merged = merge_reports([early, late])
+    assert merged.started == datetime(2025, 1, 1, tzinfo=UTC)
+    assert merged.finished == datetime(2025, 2, 1, 1, tzinfo=UTC)
+    assert merged.environment == {"platform": "Linux-test", "python": "3.11.9 | 3.12.1"}
+    assert [a.name for a in merged.adapters] == ["alpha", "beta"]
+    assert merged.counts.model_dump() == EXPECTED_COUNTS
+
+
+def test_merging_a_report_with_itself_changes_nothing() -> None:
+    report = make_report()
+    assert merge_reports([report, report]) == report
+
+
+def test_conflicting_duplicate_rows_are_an_error_naming_them() -> None:
+    other = alpha_run()
+    other.results = [
+        dataclasses.replace(r, outcome="passed", failures=())
+        if (r.case, r.check) == (C2, "contract")
+        else r
+        for r in other.results
+    ]
+    with pytest.raises(
+        ReportError,
+        match=r"1 conflicting result\(s\) for \(alpha, anthropic-messages/tool.yaml#0, contract\): failed vs passed",
+    ):
+        merge_reports([make_report([alpha_run()]), make_report([other])])
+
+
+def test_merge_refuses_reports_that_are_not_comparable() -> None:
+    base = make_report([alpha_run()])
+    with pytest.raises(ReportError, match=r"differ in seed \(7, 8\)"):
+        merge_reports([base, base.model_copy(update={"seed": 8})])
+    changed_case = base.cases[0].model_copy(update={"sha256": "0" * 64})
+    with pytest.raises(ReportError, match=re.escape(f"case '{C1}' has sha256")):
+        merge_reports([base, base.model_copy(update={"cases": (changed_case, *base.cases[1:])})])
+    newer = base.adapters[0].model_copy(update={"version": "1.1"})
+    with pytest.raises(
+        ReportError, match=r"adapter 'alpha' has version '1\.0' in one report and '1\.1' in another"
+    ):
+        merge_reports([base, base.model_copy(update={"adapters": (newer,)})])
+    with pytest.raises(ReportError, match="no reports"):
+        merge_reports([])
+
+
+def test_merge_ignores_where_the_cassette_lived() -> None:
+    base = make_report([alpha_run()])
+    moved = tuple(c.model_copy(update={"cassette": "/elsewhere/" + c.cassette}) for c in base.cases)
+    merged = merge_reports([base, make_report([beta_run()]).model_copy(update={"cases": moved})])
+    assert [c.cassette for c in merged.cases] == [c.cassette for c in base.cases]
+
+
+def test_a_real_engine_run_builds_a_report_that_round_trips(tmp_path: Path) -> None:
+    from harness.conformance import (
+        CHECKS_BY_ID,
+        ReferenceAdapter,
+        RunConfig,
+        bundled_cassettes,
+        load_cases,
+        run_adapter,
+    )
+    from harness.reporting import load_report, write_report
+
+    if not bundled_cassettes().is_dir():
+        pytest.skip("no bundled cassettes")
+    cases, skipped = load_cases([bundled_cassettes()], bundled_root=bundled_cassettes())
+    config = RunConfig(
+        examples=1,
+        seed=3,
+        checks=[CHECKS_BY_ID["contract"], CHECKS_BY_ID["stop-reason"]],
+        single_cut_limit=0,
+    )
+    run = run_adapter(ReferenceAdapter(), cases, config)
+    report = build_report([run], cases, skipped, config, started=STARTED, finished=FINISHED)
+    assert len(report.results) == len(run.results) > 0
+    assert {(r.adapter, r.case, r.check, r.outcome) for r in report.results} == {
+        (r.adapter, r.case, r.check, r.outcome) for r in run.results
+    }
+    write_report(report, tmp_path)
+    assert load_report(tmp_path / "report.jsonl") == report
