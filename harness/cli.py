@@ -31,12 +31,43 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
     except (InputError, SplitSpecError) as exc:
         raise UsageError(str(exc)) from None
     out = sys.stdout
+    if args.adapter and args.adapter != "reference":
+        return _run_adapter(args.adapter, body.protocol, chunks, body.status, body.headers)
     for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers):
         out.write(event_to_json(event) + "\n")
     return 0
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
+def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, headers: dict[str, list[str]]) -> int:
+    """Replay through an adapter under test: its events, or its final message as one line."""
+    import json
+
+    from harness.conformance.adapters import AdapterLoadError, load_adapter, safe_run
+    from harness.events import event_to_json
+
+    try:
+        adapter = load_adapter(name)
+    except AdapterLoadError as exc:
+        raise UsageError(str(exc)) from None
+    if protocol not in adapter.protocols:
+        raise UsageError(f"adapter {name!r} does not handle {protocol} (it handles {', '.join(sorted(adapter.protocols))})")
+    result = safe_run(adapter, protocol, chunks, status=status, headers=headers)
+    if result.events is not None:
+        for event in result.events:
+            sys.stdout.write(event_to_json(event) + "\n")
+    else:
+        line = {
+            "adapter": name,
+            "terminal": result.terminal,
+            "message": result.message.model_dump() if result.message else None,
+            "raised": result.raised,
+            "crashed": result.crashed,
+        }
+        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return 1 if result.crashed else 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
     from harness.reporting.summary import run_summary
 
     return run_summary(Path(args.cassettes))
@@ -55,11 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol", help="wire protocol id (default: detected from the URL and body)")
     p.add_argument("--interaction", type=int, help="interaction index in the cassette (default: the first streaming one)")
     p.add_argument("--split", default="whole", help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...")
+    p.add_argument("--adapter", help="replay through this adapter instead of the reference (as conformance failures name it)")
     p.set_defaults(func=_cmd_normalize)
 
-    p = sub.add_parser("report", help="the main job: run the bundled cassettes and summarise")
+    p = sub.add_parser("summary", help="one line per cassette interaction: what the reference normalizer makes of it")
     p.add_argument("--cassettes", default=str(_default_cassettes()), help="cassette directory (default: the bundled cassettes/)")
-    p.set_defaults(func=_cmd_report)
+    p.set_defaults(func=_cmd_summary)
+
+    from harness.conformance.cli import add_parsers as add_conformance
+
+    add_conformance(sub)
     return parser
 
 

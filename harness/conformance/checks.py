@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.chunking import format_cuts, split_at
@@ -77,7 +78,8 @@ class CheckContext:
     def command(self, cuts: Sequence[int]) -> str:
         c = self.case
         split = format_cuts(split_at(c.body, cuts)) if cuts else "whole"
-        return f"stream-harness normalize {c.cassette} --interaction {c.interaction} --split {split}"
+        adapter = "" if self.adapter.name == "reference" else f" --adapter {self.adapter.name}"
+        return f"stream-harness normalize {display_path(c.cassette)} --interaction {c.interaction} --split {split}{adapter}"
 
     def splits(self) -> list[list[int]]:
         """The splits a split-sensitive check tries, cheapest to read first."""
@@ -95,6 +97,17 @@ class CheckContext:
             cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
             out.append(sorted(cuts))
         return out
+
+
+def display_path(path: Path) -> str:
+    """A path as a user would type it: relative to the working directory or the repository."""
+    from harness.conformance import bundled_cassettes
+
+    resolved = path.resolve()
+    for base in (Path.cwd(), bundled_cassettes().parent):
+        if resolved.is_relative_to(base):
+            return str(resolved.relative_to(base))
+    return str(path)
 
 
 def shrink_cuts(cuts: list[int], fails: Callable[[list[int]], bool]) -> list[int]:

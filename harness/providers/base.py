@@ -80,7 +80,7 @@ class SSENormalizer(Normalizer):
         """Parse an event's data; on failure end the stream in an error and return None."""
         try:
             return json.loads(event.data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             self.acc.fail(
                 f"malformed JSON in SSE event #{self.events_seen} ({event.event}): "
                 f"{exc}: {excerpt(event.data)}"
