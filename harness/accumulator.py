@@ -309,12 +309,26 @@ class Accumulator:
         self.tool_call(key, delta=text)
         self.end(key)
 
-    def provider_block(self, provider_type: str, data: dict[str, Any]) -> None:
-        """Keep a block the contract does not model, placed after the blocks so far."""
+    def provider_block(self, provider_type: str, data: dict[str, Any], *, position: int | None = None) -> None:
+        """Keep a block the contract does not model.
+
+        It is placed after the blocks so far, or at ``position`` (the number of content
+        blocks that preceded it on the wire) when it arrives late, e.g. backfilled from a
+        final payload.
+        """
         if self._terminal is None:
-            self._provider_blocks.append(
-                ProviderBlock(provider_type=provider_type, position=len(self._blocks), data=data)
-            )
+            where = len(self._blocks) if position is None else max(0, min(position, len(self._blocks)))
+            self._provider_blocks.append(ProviderBlock(provider_type=provider_type, position=where, data=data))
+
+    def content_index(self, key: Hashable) -> int | None:
+        """The content_index of the block open under ``key``, if any."""
+        block = self._open.get(key)
+        return block.content_index if block is not None else None
+
+    def set_provider_stop_reason(self, raw: str | None) -> None:
+        """Record the raw stop reason early, so an error before the end is classified with it."""
+        if raw is not None:
+            self.provider_stop_reason = raw
 
     def end(self, key: Hashable) -> None:
         block = self._open.pop(key, None)
@@ -403,6 +417,8 @@ class Accumulator:
         error: ErrorInfo | None = None,
         status: int | None = None,
         body: Any = None,
+        headers: Any = None,
+        provider_stop_reason: str | None = None,
     ) -> None:
         """End in ``error``, keeping every block received so far (closed, in order).
 
@@ -411,6 +427,7 @@ class Accumulator:
         """
         if self._terminal is not None:
             return
+        self.set_provider_stop_reason(provider_stop_reason)
         self._ensure_started()
         self.end_all()
         if error is None:
@@ -420,6 +437,7 @@ class Accumulator:
                 status=status,
                 message=error_message,
                 body=body,
+                headers=headers,
                 provider_stop_reason=self.provider_stop_reason,
                 protocol=self.protocol,
             )

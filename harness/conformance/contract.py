@@ -7,6 +7,7 @@ a malformed sequence, because reporting malformed sequences is its job.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -180,6 +181,8 @@ def _check_end(
         out.append(Violation("C7", f"tool call arguments {_short(e.tool_call.arguments)} != parse of fragments {_short(expected)}", i))
     final = e.tool_call.arguments
     previous: dict[str, Any] = {}
+    if not _is_json(joined):
+        lives = []  # C9 promises nothing for a malformed argument text (C7 still applies)
     for j, live in lives:
         if not is_prefix_value(previous, live):
             out.append(Violation("C9", f"live arguments shrank or changed: {_short(previous)} -> {_short(live)}", j))
@@ -239,6 +242,16 @@ def _check_message(
     u = msg.usage
     if min(u.input, u.output, u.cache_read, u.cache_write, u.total) < 0:
         out.append(Violation("C12", f"negative usage counter {u}", i))
+
+
+def _is_json(text: str) -> bool:
+    if not text.strip():
+        return True
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -18,6 +18,7 @@ finished only when the stream says it is over.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -44,10 +45,20 @@ NO_FINISH_REASON: Final = "stream ended without finish_reason"
 
 
 def _int(value: Any) -> int | None:
-    """A token count, or None for anything that is not a plain number (bool excluded)."""
+    """A count or index, or None for anything that is not a plain finite number.
+
+    json.loads accepts NaN and Infinity, and int() of those raises.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return int(value)
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects in a list field; anything else in their place is passed over."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _str(value: Any) -> str | None:
@@ -180,8 +191,9 @@ class OpenAICompletionsNormalizer(SSENormalizer):
                     self._choice(choice)
                     if self.acc.terminated:
                         return
-        if "error" in chunk and chunk["error"] is not None:
+        if chunk.get("error"):
             # OpenAI / OpenRouter in-band error after HTTP 200 (PF 2.2, 2.7; case 51).
+            # Truthiness as in openai-python's Stream: `"error": null` or `{}` is no error.
             self._in_band_error(chunk["error"], chunk)
 
     def _choice(self, choice: dict[str, Any]) -> None:
@@ -197,7 +209,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
         if reason is not None:
             # The last non-null value wins (the SDK does the same; bug 16 servers repeat it).
             self._finish_reason = reason
-        if choice.get("error") is not None:
+        if choice.get("error"):
             # OpenRouter: finish_reason "error" with choices[0].error{code, message} (case 50).
             self._in_band_error(choice["error"], choice)
 
@@ -212,27 +224,18 @@ class OpenAICompletionsNormalizer(SSENormalizer):
         if isinstance(refusal, str) and refusal:
             self._refusal.append(refusal)
             self._text_like(REFUSAL, refusal)
-        tool_calls = delta.get("tool_calls")
-        if isinstance(tool_calls, dict):
-            tool_calls = [tool_calls]
-        if isinstance(tool_calls, list):
-            for entry in tool_calls:  # in order, also two entries for one index (bug 6)
-                if isinstance(entry, dict):
-                    self._tool_call(entry)
+        for entry in _dicts(delta.get("tool_calls")):
+            self._tool_call(entry)  # in order, also two entries for one index (bug 6)
         function_call = delta.get("function_call")
         if isinstance(function_call, dict):
             self._legacy_function_call(function_call)
-        details = delta.get("reasoning_details")
-        if isinstance(details, list):
-            for detail in details:
-                if isinstance(detail, dict) and detail.get("type") == "reasoning.encrypted":
-                    self._encrypted_detail(detail)
-        for annotation in delta.get("annotations") or ():
-            if isinstance(annotation, dict):  # OpenRouter/OpenAI url_citation
-                self.acc.provider_block("openai.annotation", annotation)
-        for tool in delta.get("executed_tools") or ():
-            if isinstance(tool, dict):  # Groq compound's server-side tools
-                self.acc.provider_block("groq.executed_tool", tool)
+        for detail in _dicts(delta.get("reasoning_details")):
+            if detail.get("type") == "reasoning.encrypted":
+                self._encrypted_detail(detail)
+        for annotation in _dicts(delta.get("annotations")):  # OpenRouter/OpenAI url_citation
+            self.acc.provider_block("openai.annotation", annotation)
+        for tool in _dicts(delta.get("executed_tools")):  # Groq compound's server-side tools
+            self.acc.provider_block("groq.executed_tool", tool)
 
     # -- text, thinking, refusal ---------------------------------------------------
 
@@ -260,12 +263,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
                 break
         if text is not None:
             self._text_like(THINKING, text)
-        details = delta.get("reasoning_details")
-        if not isinstance(details, list):
-            return
-        for detail in details:
-            if not isinstance(detail, dict):
-                continue
+        for detail in _dicts(delta.get("reasoning_details")):
             kind = detail.get("type")
             if kind in ("reasoning.text", "reasoning.summary"):
                 # OpenRouter repeats `reasoning` as a reasoning.text detail: the plain
@@ -460,10 +458,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
                 break
         if isinstance(delta.get("refusal"), str):
             extra.refusal.append(delta["refusal"])
-        tool_calls = delta.get("tool_calls")
-        for entry in tool_calls if isinstance(tool_calls, list) else ():
-            if not isinstance(entry, dict):
-                continue
+        for entry in _dicts(delta.get("tool_calls")):
             slot = _int(entry.get("index"))
             slot = len(extra.tool_calls) if slot is None else slot
             call = extra.tool_calls.setdefault(slot, {"id": "", "name": "", "arguments": ""})

@@ -111,7 +111,7 @@ class SSEDecoder:
                 chunk = chunk[1:]
                 self._offset += 1
         end = chunk.rfind(b"\n") + 1
-        if b"\r" in chunk:
+        if 0x0D in chunk:  # (an int needle: several times faster than b"\r" here)
             end = max(end, chunk.rfind(b"\r") + 1)
         tail = self._tail
         if not end:
@@ -283,8 +283,9 @@ class SSEDecoder:
         self._event_type = event_type
         self._last_id = last_id
         self._retry = retry
-        self.comments += comments
-        self.unknown_fields += unknown
+        if comments or unknown:
+            self.comments += comments
+            self.unknown_fields += unknown
 
     def _fail(self, error: FramingError) -> FramingError:
         self._state = _FAILED

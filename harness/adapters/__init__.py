@@ -1,0 +1,162 @@
+"""Built-in adapters: official SDKs run on recorded bodies, as conformance subjects.
+
+Each adapter drives the library's real streaming code: a client whose HTTP transport is
+:func:`harness.replay.replay_transport`, serving the body in exactly the chunks the check
+chose, with no vcrpy context active (vcrpy would merge the chunks, ecosystem.md section
+0). The SDKs expose only their final object, so these adapters are ``message`` level;
+the per-adapter conventions (how that object becomes an ``AssistantMessage``) are in
+``specs/adapters.md``.
+
+The SDKs are an optional extra. They are imported when an adapter is *constructed*, not
+when this package is imported, so that ``harness.conformance.load_adapter`` can say what
+to install instead of failing the whole command (:class:`SDKMissingError`).
+
+This module holds what the SDK adapters share: the missing-SDK error, the transport seam,
+and the convention helpers every mapping uses (tool-argument decoding, stop reasons,
+exception summaries).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any, Final
+
+from harness.cassette import Response
+from harness.conformance.adapters import AdapterLoadError
+from harness.events import AssistantMessage, Usage
+from harness.replay import replay_transport
+from harness.stop_reasons import StopMapping, map_stop_reason
+
+__all__ = [
+    "INSTALL_HINT",
+    "RAW_ARGUMENTS_KEY",
+    "SDKMissingError",
+    "error_message",
+    "exception_summary",
+    "failed_message",
+    "require",
+    "serve",
+    "stop_mapping",
+    "tool_arguments",
+]
+
+INSTALL_HINT: Final = "pip install 'stream-harness[sdk]'"
+
+# Tool arguments that are not a JSON object are kept under this key, so that a library
+# handing its user an unparsable string shows as a content difference, not as `{}`.
+RAW_ARGUMENTS_KEY: Final = "_raw"
+
+
+class SDKMissingError(AdapterLoadError, ImportError):
+    """An adapter's library is not installed.
+
+    Both an ``AdapterLoadError`` (``load_adapter`` passes it on unchanged, so the CLI prints
+    one line) and an ``ImportError`` (what Python code that constructs the adapter itself
+    expects for a missing optional dependency).
+    """
+
+    def __init__(self, adapter: str, package: str) -> None:
+        super().__init__(f"adapter {adapter!r} needs the {package} package: {INSTALL_HINT}")
+        self.adapter = adapter
+        self.package = package
+
+
+def require(adapter: str, package: str, *modules: str) -> tuple[ModuleType, ...]:
+    """Import the library modules an adapter needs, or raise :class:`SDKMissingError`."""
+    loaded = []
+    for name in modules or (package,):
+        try:
+            loaded.append(importlib.import_module(name))
+        except ImportError:
+            raise SDKMissingError(adapter, name.split(".")[0]) from None
+    return tuple(loaded)
+
+
+def serve(
+    httpx_module: ModuleType,
+    chunks: Sequence[bytes],
+    *,
+    status: int,
+    headers: Mapping[str, Sequence[str]] | None,
+) -> Any:
+    """A transport answering every request with the recorded response, body in ``chunks``.
+
+    A streamed success without a ``content-type`` gets ``text/event-stream``: some
+    recorders strip every response header (openinference), and the server did send it.
+    """
+    hdrs = {k.lower(): list(v) for k, v in (headers or {}).items()}
+    if status < 400 and "content-type" not in hdrs:
+        hdrs["content-type"] = ["text/event-stream"]
+    response = Response(status=status, reason="", headers=hdrs, body=b"".join(chunks))
+    return replay_transport(response, list(chunks), httpx_module=httpx_module)
+
+
+def tool_arguments(text: str | None) -> dict[str, Any]:
+    """A tool call's argument string as the contract's object.
+
+    An empty string is ``{}`` (a tool without parameters, streamed as ``""``, bugs 10-11);
+    a JSON object is itself; anything else (invalid JSON such as two objects run together,
+    or JSON that is not an object) is ``{"_raw": text}``, keeping what the user got.
+    """
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {RAW_ARGUMENTS_KEY: text}
+    return value if isinstance(value, dict) else {RAW_ARGUMENTS_KEY: text}
+
+
+def stop_mapping(
+    protocol: str, raw: str | None, *, has_tool_calls: bool, details: str | None = None
+) -> StopMapping:
+    """The contract's stop reason for the library's raw value: the table's, never the library's.
+
+    Libraries report the provider's raw value (anthropic, openai) or a vocabulary of
+    their own; the mapping to ``stop | length | tool_use | error`` is ours
+    (``specs/stop_reasons.yaml``), so that a stop-reason difference is a difference in
+    the raw value the library kept.
+    """
+    return map_stop_reason(protocol, raw, has_tool_calls=has_tool_calls, details=details)
+
+
+def exception_summary(exc: BaseException) -> str:
+    """``Type: message`` on one line, as ``AdapterResult.raised`` records it."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def error_message(exc: BaseException) -> str:
+    """The provider's message from an SDK exception, else the exception's own text.
+
+    Both SDKs keep the decoded error body on ``exc.body`` (anthropic: the whole body;
+    openai: the ``error`` object inside it) and ``exc.message``, which for HTTP errors is
+    ``"Error code: 429 - {...}"``. The provider's ``message`` is what a user would show.
+    """
+    for candidate in (getattr(exc, "api_message", None), _body_message(getattr(exc, "body", None))):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    return exception_summary(exc)
+
+
+def _body_message(body: object) -> str | None:
+    if not isinstance(body, Mapping):
+        return None
+    inner = body.get("error")
+    if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+        return str(inner["message"])
+    message = body.get("message")
+    return message if isinstance(message, str) else None
+
+
+def failed_message(base: AssistantMessage | None, message: str) -> AssistantMessage:
+    """The message of a run the library ended by raising: what it had, ending in ``error``."""
+    if base is None:
+        return AssistantMessage(stop_reason="error", error_message=message, usage=Usage())
+    return base.model_copy(update={"stop_reason": "error", "error_message": message})

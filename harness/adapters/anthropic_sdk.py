@@ -1,0 +1,177 @@
+"""The official anthropic SDK (2.x) as a conformance subject.
+
+What users of the SDK get: ``client.messages.stream(...)`` iterated to the end, then
+``get_final_message()``. :class:`AnthropicSDKAdapter` runs exactly that;
+:class:`AnthropicBetaSDKAdapter` runs ``client.beta.messages.stream(...)``, whose
+accumulator also assembles ``mcp_tool_use`` input and applies ``compaction_delta``
+(specs/known-differences.md, anthropic-messages 5), so that a report can tell the two
+apart. The mapping of the final ``Message`` to an ``AssistantMessage`` is
+specs/adapters.md, section anthropic-sdk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.adapters import (
+    error_message,
+    exception_summary,
+    failed_message,
+    require,
+    serve,
+    stop_mapping,
+    tool_arguments,
+)
+from harness.conformance.adapters import AdapterLevel, AdapterResult
+from harness.events import (
+    AssistantMessage,
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+)
+
+PROTOCOL = "anthropic-messages"
+
+# The request is never checked (every request gets the recorded body), but the SDK
+# validates its arguments, so they must be well formed.
+_REQUEST: dict[str, Any] = {
+    "model": "claude-harness",
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "hi"}],
+}
+
+
+class AnthropicSDKAdapter:
+    """``anthropic.Anthropic().messages.stream(...)`` -> ``get_final_message()``."""
+
+    name = "anthropic-sdk"
+    level: AdapterLevel = "message"
+    protocols: frozenset[str] = frozenset({PROTOCOL})
+    beta = False
+
+    def __init__(self) -> None:
+        self._anthropic, self._httpx2 = require(self.name, "anthropic", "anthropic", "httpx2")
+
+    def version(self) -> str:
+        return str(self._anthropic.__version__)
+
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
+        transport = serve(self._httpx2, chunks, status=status, headers=headers)
+        client = self._anthropic.Anthropic(
+            api_key="test",
+            base_url="http://harness.invalid",
+            max_retries=0,
+            http_client=self._httpx2.Client(transport=transport),
+        )
+        messages = client.beta.messages if self.beta else client.messages
+        stream = None
+        try:
+            with messages.stream(**_REQUEST) as stream:
+                for _ in stream:
+                    pass
+                final = stream.get_final_message()
+        except Exception as exc:
+            # The SDK raises for an HTTP error status (APIStatusError, before any event),
+            # for an `event: error` in the stream (APIStatusError with status 200), and
+            # on protocol violations (RuntimeError, AssertionError, ValueError from its
+            # accumulator). What it had assembled stays readable on the stream.
+            snapshot = _snapshot(stream)
+            base = to_message(snapshot) if snapshot is not None else None
+            return AdapterResult(
+                message=failed_message(base, error_message(exc)),
+                raised=exception_summary(exc),
+                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
+            )
+        finally:
+            client.close()
+        return AdapterResult(message=to_message(final), raw={"message": _dump(final)})
+
+
+class AnthropicBetaSDKAdapter(AnthropicSDKAdapter):
+    """``client.beta.messages.stream(...)``: the accumulator that knows beta block types."""
+
+    name = "anthropic-sdk-beta"
+    beta = True
+
+
+def _snapshot(stream: Any) -> Any:
+    # ``current_message_snapshot`` asserts that a message_start arrived; before that the
+    # library has nothing to offer.
+    if stream is None:
+        return None
+    try:
+        return stream.current_message_snapshot
+    except AssertionError:
+        return None
+
+
+def _dump(obj: Any) -> Any:
+    return obj.to_dict() if obj is not None else None
+
+
+def to_message(message: Any) -> AssistantMessage:
+    """The SDK's ``Message`` (or ``BetaMessage``) in the contract's terms (specs/adapters.md)."""
+    content: list[ContentBlock] = []
+    provider: list[ProviderBlock] = []
+    for block in message.content:
+        kind = block.type
+        if kind == "text":
+            # The contract never has an empty text block (the SDK keeps `text: ""` for a
+            # block that received no text, e.g. around server tool calls).
+            if block.text:
+                content.append(TextBlock(content=block.text))
+            if getattr(block, "citations", None):
+                citations = [c.to_dict() for c in block.citations]
+                data = {"content_index": len(content) - 1, "citations": citations}
+                provider.append(ProviderBlock(provider_type="citations", position=len(content), data=data))
+        elif kind == "thinking":
+            content.append(ThinkingBlock(content=block.thinking, signature=block.signature or None))
+        elif kind == "redacted_thinking":
+            content.append(ThinkingBlock(content="", signature=block.data, redacted=True))
+        elif kind == "tool_use":
+            arguments = block.input if isinstance(block.input, dict) else tool_arguments(str(block.input))
+            content.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
+        else:
+            provider.append(ProviderBlock(provider_type=kind, position=len(content), data=block.to_dict()))
+    raw = message.stop_reason
+    details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
+    mapping = stop_mapping(
+        PROTOCOL,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        details=details,
+    )
+    return AssistantMessage(
+        content=content,
+        stop_reason=mapping.reason,
+        provider_stop_reason=raw,
+        usage=_usage(message.usage),
+        model=message.model or None,
+        response_id=message.id or None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
+        provider_blocks=provider,
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    """Anthropic's ``input_tokens`` already excludes cache reads and writes."""
+    if usage is None:
+        return Usage()
+    counts = {
+        "input": usage.input_tokens or 0,
+        "output": usage.output_tokens or 0,
+        "cache_read": usage.cache_read_input_tokens or 0,
+        "cache_write": usage.cache_creation_input_tokens or 0,
+    }
+    return Usage(**counts, total=sum(counts.values()))
