@@ -205,6 +205,11 @@ class Accumulator:
         block.parts.append(delta)
         self._out.append(ThinkingDeltaEvent(content_index=block.content_index, delta=delta))
 
+    def open_text(self, key: Hashable) -> None:
+        """Open a text block before any text arrives (e.g. to hold a signature)."""
+        if self._terminal is None:
+            self._block_for(key, "text")
+
     def open_thinking(self, key: Hashable) -> None:
         """Open a thinking block before any text arrives (a signature-only block)."""
         if self._terminal is None:

@@ -227,7 +227,13 @@ _EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 def event_to_json(event: Event) -> str:
     """One compact JSON line; the form `stream-harness normalize` prints and golden files hold."""
-    return event.model_dump_json(exclude_none=False)
+    try:
+        return event.model_dump_json()
+    except ValueError:
+        # A lone UTF-16 surrogate (a `\\ud83d` escape split from its pair by the
+        # provider) cannot be encoded as UTF-8; json escapes it instead of failing, so
+        # what was received is still printed.
+        return json.dumps(event.model_dump(), ensure_ascii=True, separators=(",", ":"))
 
 
 def event_from_json(line: str | bytes) -> Event:

@@ -55,6 +55,7 @@ class ProtocolTable:
     protocol: str
     tool_calls_override: Literal["tool_use"] | None
     mappings: Mapping[str | None, StopMapping]
+    refusal_override: Literal["error"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,7 @@ class _Spec(BaseModel):
 class _ProtocolSpec(_Spec):
     raw_field: str = Field(min_length=1)
     tool_calls_override: Literal["tool_use"] | None
+    refusal_override: Literal["error"] | None = None
     source: str = Field(min_length=1)
 
 
@@ -141,6 +143,7 @@ def parse_stop_reason_table(data: Any) -> StopReasonTable:
                 protocol=name,
                 tool_calls_override=spec.tool_calls_override,
                 mappings=collected[name],
+                refusal_override=spec.refusal_override,
             )
             for name, spec in file_spec.protocols.items()
         }
@@ -163,6 +166,7 @@ def map_stop_reason(
     *,
     has_tool_calls: bool = False,
     details: str | None = None,
+    refusal: bool = False,
 ) -> StopMapping:
     """Map one protocol's raw stop value; never raises.
 
@@ -171,7 +175,9 @@ def map_stop_reason(
     protocols whose table sets ``tool_calls_override`` (Responses, Gemini, Ollama report a
     plain stop when the model called tools). ``details`` (a refusal explanation, a failed
     response's error message) replaces the message of an ``error`` mapping; it is ignored for
-    the other reasons, which carry no message.
+    the other reasons, which carry no message. ``refusal`` (the model refused in content,
+    e.g. OpenAI's ``delta.refusal``, while the finish reason stays ``stop``) applies the
+    protocol's ``refusal_override``: a refusal is not an answer, whatever the raw value.
     """
     try:
         table = load_stop_reason_table()
@@ -190,6 +196,8 @@ def map_stop_reason(
 
     if has_tool_calls and mapping.reason == "stop" and proto.tool_calls_override is not None:
         mapping = replace(mapping, reason=proto.tool_calls_override)
+    if refusal and proto.refusal_override is not None:
+        mapping = replace(mapping, reason=proto.refusal_override, error_message=mapping.error_message or "The model refused to answer")
     if details and mapping.reason == "error":
         mapping = replace(mapping, error_message=details)
     return mapping

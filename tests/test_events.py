@@ -88,3 +88,11 @@ def test_events_are_frozen() -> None:
     block = TextBlock(content="x")
     with pytest.raises(ValidationError):
         block.content = "y"  # type: ignore[misc]
+
+
+def test_a_lone_surrogate_is_escaped_not_raised() -> None:
+    # json.loads('"\\ud83d"') gives a lone surrogate; a provider that splits a pair does that
+    event = TextDeltaEvent(content_index=0, delta="a\ud83db")
+    line = event_to_json(event)
+    assert "\\ud83d" in line
+    assert json.loads(line)["delta"] == "a\ud83db"

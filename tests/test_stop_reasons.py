@@ -508,3 +508,18 @@ def test_stop_reasons_seen_in_the_corpus_are_known() -> None:
     assert len(seen) > 40  # the notes list 63 values; a parse slip would drop them
     for protocol, raw in seen:
         assert map_stop_reason(protocol, raw).known, (protocol, raw)
+
+
+@pytest.mark.parametrize("protocol", ["openai-completions", "openai-responses"])
+def test_a_refusal_given_as_content_overrides_a_plain_stop(protocol: str) -> None:
+    raw = "stop" if protocol == "openai-completions" else "completed"
+    assert map_stop_reason(protocol, raw).reason == "stop"
+    refused = map_stop_reason(protocol, raw, refusal=True, details="I can't help with that.")
+    assert refused.reason == "error"
+    assert refused.error_message == "I can't help with that."
+
+
+def test_protocols_without_a_refusal_override_ignore_the_flag() -> None:
+    # Anthropic says `refusal` in the stop reason itself; Gemini uses SAFETY etc.
+    assert map_stop_reason("anthropic-messages", "end_turn", refusal=True).reason == "stop"
+    assert map_stop_reason("google-generative-ai", "STOP", refusal=True).reason == "stop"

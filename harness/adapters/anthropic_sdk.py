@@ -67,6 +67,8 @@ class AnthropicSDKAdapter:
         status: int = 200,
         headers: Mapping[str, Sequence[str]] | None = None,
     ) -> AdapterResult:
+        if protocol not in self.protocols:
+            raise ValueError(f"{self.name} does not speak {protocol!r}")
         transport = serve(self._httpx2, chunks, status=status, headers=headers)
         client = self._anthropic.Anthropic(
             api_key="test",
@@ -117,7 +119,7 @@ def _snapshot(stream: Any) -> Any:
 
 
 def _dump(obj: Any) -> Any:
-    return obj.to_dict() if obj is not None else None
+    return obj.to_dict(warnings=False) if obj is not None else None
 
 
 def to_message(message: Any) -> AssistantMessage:
@@ -132,7 +134,7 @@ def to_message(message: Any) -> AssistantMessage:
             if block.text:
                 content.append(TextBlock(content=block.text))
             if getattr(block, "citations", None):
-                citations = [c.to_dict() for c in block.citations]
+                citations = [c.to_dict(warnings=False) for c in block.citations]
                 data = {"content_index": len(content) - 1, "citations": citations}
                 provider.append(ProviderBlock(provider_type="citations", position=len(content), data=data))
         elif kind == "thinking":
@@ -143,7 +145,7 @@ def to_message(message: Any) -> AssistantMessage:
             arguments = block.input if isinstance(block.input, dict) else tool_arguments(str(block.input))
             content.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
         else:
-            provider.append(ProviderBlock(provider_type=kind, position=len(content), data=block.to_dict()))
+            provider.append(ProviderBlock(provider_type=kind, position=len(content), data=block.to_dict(warnings=False)))
     raw = message.stop_reason
     details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
     mapping = stop_mapping(

@@ -250,7 +250,10 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
     if msg.provider_stop_reason != want.provider_stop_reason:
         out.append(Failure(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}"))
     has_calls = any(isinstance(b, ToolCall) for b in msg.content)
-    mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls).reason
+    # Whether the wire carried a refusal is a fact of the case, read from the reference.
+    ref = ctx.expected[-1]
+    refusal = isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.provider_type == "refusal"
+    mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
     if msg.stop_reason != mapped:
         out.append(Failure(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}"))
     return out
