@@ -5,7 +5,7 @@ only a handful of chunks, and rarely hit the places where stream handling breaks
 cut points are drawn towards *trouble spots* found in the body: inside multi-byte UTF-8
 characters, between ``\\r`` and ``\\n``, inside ``data:`` prefixes and ``[DONE]``, inside
 JSON escapes and around event boundaries. The one-chunk and one-byte-per-chunk splits are
-always tried first (they are the cheapest complete failures to read). Every strategy maps
+run as explicit examples by :func:`with_edge_chunkings`. Every strategy maps
 through a named function, so a shrunk counterexample prints as e.g.
 ``split_at(body, [47])`` and :func:`reproduce_command` turns it into a CLI line.
 
@@ -17,10 +17,12 @@ ends in exactly one terminal event and never raises.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
+from hypothesis import example
 from hypothesis import strategies as st
 
 from harness.chunking import format_cuts, split_at
@@ -31,12 +33,17 @@ __all__ = [
     "cut_points",
     "dropped_events",
     "duplicated_events",
+    "edge_chunkings",
     "garbage_lines",
+    "one_byte_per_chunk",
     "reproduce_command",
     "split_at",
     "trouble_spots",
     "truncations",
+    "with_edge_chunkings",
 ]
+
+T = TypeVar("T", bound=Callable[..., Any])
 
 _MARKERS = re.compile(rb"data:|event:|\[DONE\]|\\u[0-9a-fA-F]{4}|\\.|\r\n|\n\n|\r\r|\"[a-z_]+\":")
 
@@ -83,18 +90,40 @@ def whole(body: bytes) -> list[bytes]:
     return [body]
 
 
-def chunkings(body: bytes, *, max_cuts: int = 32, one_byte_limit: int = 65536) -> st.SearchStrategy[list[bytes]]:
+def chunkings(body: bytes, *, max_cuts: int = 32) -> st.SearchStrategy[list[bytes]]:
     """Splits of ``body`` into non-empty chunks whose concatenation is ``body``.
 
-    The whole body and (for bodies up to ``one_byte_limit`` bytes) one byte per chunk are
-    included explicitly; every other draw cuts at trouble spots and uniform offsets.
+    The whole body is the simplest draw (hypothesis tries it first); every other draw cuts
+    at trouble spots and uniform offsets, and shrinks by dropping cut points, so a failure
+    ends as the one cut that matters. One byte per chunk is deliberately *not* a branch
+    here: a fixed branch cannot shrink, so a failure found there would be reported with
+    every cut. Use :func:`with_edge_chunkings` to run it (and the whole body) as explicit
+    examples on every run.
     """
     body = bytes(body)
-    fixed = [st.just(body).map(whole)]
-    if 1 < len(body) <= one_byte_limit:
-        fixed.append(st.just(body).map(one_byte_per_chunk))
     drawn = cut_points(body, max_cuts=max_cuts).map(lambda cuts: split_at(body, cuts))
-    return st.one_of(*fixed, drawn)
+    return st.one_of(st.just(body).map(whole), drawn)
+
+
+def edge_chunkings(body: bytes) -> list[list[bytes]]:
+    """The two splits every stream test should always run: whole, and one byte per chunk."""
+    body = bytes(body)
+    return [whole(body), one_byte_per_chunk(body)] if len(body) > 1 else [whole(body)]
+
+
+def with_edge_chunkings(body: bytes, argname: str = "chunks") -> Callable[[T], T]:
+    """Decorator: add the whole body and one byte per chunk as explicit @example cases.
+
+    Put it above ``@given(chunks=chunkings(body))``; hypothesis runs explicit examples
+    first on every run (also under the derandomized ``ci`` profile).
+    """
+
+    def decorate(test: T) -> T:
+        for chunks in edge_chunkings(body):
+            test = example(**{argname: chunks})(test)
+        return test
+
+    return decorate
 
 
 def reproduce_command(target: str, chunks: Sequence[bytes], *, protocol: str | None = None, interaction: int | None = None) -> str:

@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from harness.cassette import Interaction, Request, Response, dump_cassette
-from harness.conformance import CHECKS_BY_ID, ReferenceAdapter, RunConfig, load_cases, run_adapter, run_conformance
+from harness.conformance import (
+    CHECKS_BY_ID,
+    ReferenceAdapter,
+    RunConfig,
+    load_cases,
+    run_adapter,
+    run_conformance,
+)
 from harness.conformance.adapters import AdapterLevel, AdapterResult
 from harness.conformance.checks import CheckContext, shrink_cuts
 from harness.events import (

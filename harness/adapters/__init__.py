@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from types import ModuleType
 from typing import Any, Final
 
 from harness.cassette import Response
-from harness.conformance.adapters import AdapterLoadError
+from harness.conformance.adapters import AdapterLoadError, AdapterResult
 from harness.events import AssistantMessage, Usage
 from harness.replay import replay_transport
 from harness.stop_reasons import StopMapping, map_stop_reason
@@ -37,10 +40,12 @@ __all__ = [
     "error_message",
     "exception_summary",
     "failed_message",
+    "library_warnings",
     "require",
     "serve",
     "stop_mapping",
     "tool_arguments",
+    "with_warnings",
 ]
 
 INSTALL_HINT: Final = "pip install 'stream-harness[sdk]'"
@@ -94,6 +99,28 @@ def serve(
     return replay_transport(response, list(chunks), httpx_module=httpx_module)
 
 
+@contextmanager
+def library_warnings() -> Iterator[list[str]]:
+    """Collect the warnings a library emits during one run instead of printing them.
+
+    The openai SDK dumps its snapshot models while accumulating, and pydantic warns on
+    every off-spec value (Mistral's content lists); printed, they would bury the report.
+    Kept as text, they go into ``AdapterResult.raw``.
+    """
+    collected: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield collected
+    collected.extend(" ".join(str(w.message).split()) for w in caught)
+
+
+def with_warnings(result: AdapterResult, seen: list[str]) -> AdapterResult:
+    """``result`` with the collected library warnings added to its ``raw`` view."""
+    if not seen:
+        return result
+    return replace(result, raw={**result.raw, "warnings": list(seen)})
+
+
 def tool_arguments(text: str | None) -> dict[str, Any]:
     """A tool call's argument string as the contract's object.
 
@@ -111,16 +138,24 @@ def tool_arguments(text: str | None) -> dict[str, Any]:
 
 
 def stop_mapping(
-    protocol: str, raw: str | None, *, has_tool_calls: bool, details: str | None = None
+    protocol: str,
+    raw: str | None,
+    *,
+    has_tool_calls: bool,
+    details: str | None = None,
+    refusal: bool = False,
 ) -> StopMapping:
     """The contract's stop reason for the library's raw value: the table's, never the library's.
 
     Libraries report the provider's raw value (anthropic, openai) or a vocabulary of
     their own; the mapping to ``stop | length | tool_use | error`` is ours
-    (``specs/stop_reasons.yaml``), so that a stop-reason difference is a difference in
-    the raw value the library kept.
+    (``specs/stop_reasons.yaml``, including its refusal override for a refusal given as
+    content), so that a stop-reason difference is a difference in the raw value the
+    library kept.
     """
-    return map_stop_reason(protocol, raw, has_tool_calls=has_tool_calls, details=details)
+    return map_stop_reason(
+        protocol, raw, has_tool_calls=has_tool_calls, details=details, refusal=refusal
+    )
 
 
 def exception_summary(exc: BaseException) -> str:

@@ -18,10 +18,12 @@ from harness.adapters import (
     error_message,
     exception_summary,
     failed_message,
+    library_warnings,
     require,
     serve,
     stop_mapping,
     tool_arguments,
+    with_warnings,
 )
 from harness.conformance.adapters import AdapterLevel, AdapterResult
 from harness.events import (
@@ -69,6 +71,13 @@ class AnthropicSDKAdapter:
     ) -> AdapterResult:
         if protocol not in self.protocols:
             raise ValueError(f"{self.name} does not speak {protocol!r}")
+        with library_warnings() as seen:
+            result = self._drive(chunks, status=status, headers=headers)
+        return with_warnings(result, seen)
+
+    def _drive(
+        self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
+    ) -> AdapterResult:
         transport = serve(self._httpx2, chunks, status=status, headers=headers)
         client = self._anthropic.Anthropic(
             api_key="test",
@@ -136,16 +145,24 @@ def to_message(message: Any) -> AssistantMessage:
             if getattr(block, "citations", None):
                 citations = [c.to_dict(warnings=False) for c in block.citations]
                 data = {"content_index": len(content) - 1, "citations": citations}
-                provider.append(ProviderBlock(provider_type="citations", position=len(content), data=data))
+                provider.append(
+                    ProviderBlock(provider_type="citations", position=len(content), data=data)
+                )
         elif kind == "thinking":
             content.append(ThinkingBlock(content=block.thinking, signature=block.signature or None))
         elif kind == "redacted_thinking":
             content.append(ThinkingBlock(content="", signature=block.data, redacted=True))
         elif kind == "tool_use":
-            arguments = block.input if isinstance(block.input, dict) else tool_arguments(str(block.input))
+            arguments = (
+                block.input if isinstance(block.input, dict) else tool_arguments(str(block.input))
+            )
             content.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
         else:
-            provider.append(ProviderBlock(provider_type=kind, position=len(content), data=block.to_dict(warnings=False)))
+            provider.append(
+                ProviderBlock(
+                    provider_type=kind, position=len(content), data=block.to_dict(warnings=False)
+                )
+            )
     raw = message.stop_reason
     details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
     mapping = stop_mapping(

@@ -18,10 +18,12 @@ from harness.adapters import (
     error_message,
     exception_summary,
     failed_message,
+    library_warnings,
     require,
     serve,
     stop_mapping,
     tool_arguments,
+    with_warnings,
 )
 from harness.conformance.adapters import AdapterLevel, AdapterResult
 from harness.events import (
@@ -45,7 +47,9 @@ _REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
 _THINKING_SEPARATOR: Final = "\n\n"
 # Lifecycle events whose response is final: the library's only final object when
 # get_final_response() has none (it requires response.completed).
-_TERMINAL_LIFECYCLE: Final = frozenset({"response.incomplete", "response.failed", "response.cancelled"})
+_TERMINAL_LIFECYCLE: Final = frozenset(
+    {"response.incomplete", "response.failed", "response.cancelled"}
+)
 
 
 class OpenAISDKAdapter:
@@ -79,11 +83,11 @@ class OpenAISDKAdapter:
             http_client=self._httpx2.Client(transport=transport),
         )
         try:
-            if protocol == CHAT:
-                return self._chat(client)
-            return self._responses(client)
+            with library_warnings() as seen:
+                result = self._chat(client) if protocol == CHAT else self._responses(client)
         finally:
             client.close()
+        return with_warnings(result, seen)
 
     # -- chat completions -------------------------------------------------------------
 
@@ -200,24 +204,29 @@ def chat_message(completion: Any) -> AssistantMessage:
         for call in msg.tool_calls or []:
             content.append(_chat_tool_call(call, len(content)))
     provider = [
-        ProviderBlock(provider_type="openai.choice", position=len(content), data=c.to_dict(warnings=False))
+        ProviderBlock(
+            provider_type="openai.choice", position=len(content), data=c.to_dict(warnings=False)
+        )
         for c in choices
         if c is not first
     ]
-    mapping = stop_mapping(CHAT, raw, has_tool_calls=any(isinstance(b, ToolCall) for b in content))
-    stop_reason, message = mapping.reason, mapping.error_message
-    if refusal:
-        # As the reference decides (specs/protocols/openai-completions.md, Decisions): a
-        # refusal is not an answer, whatever the finish reason.
-        stop_reason, message = "error", refusal
+    # A refusal is not an answer, whatever the finish reason: the table's refusal override,
+    # with the refusal text as the message (specs/protocols/openai-completions.md).
+    mapping = stop_mapping(
+        CHAT,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        refusal=bool(refusal),
+        details=refusal,
+    )
     return AssistantMessage(
         content=content,
-        stop_reason=stop_reason,
+        stop_reason=mapping.reason,
         provider_stop_reason=raw,
         usage=_chat_usage(completion.usage),
         model=completion.model or None,
         response_id=completion.id or None,
-        error_message=message if stop_reason == "error" else None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
         provider_blocks=provider,
     )
 
@@ -226,7 +235,9 @@ def _chat_tool_call(call: Any, content_index: int) -> ToolCall:
     # A call without an id gets the reference's synthetic id (harness.accumulator).
     call_id = call.id or f"toolcall_{content_index}"
     if getattr(call, "type", None) == "custom" and getattr(call, "custom", None) is not None:
-        return ToolCall(id=call_id, name=call.custom.name or "", arguments={"input": call.custom.input})
+        return ToolCall(
+            id=call_id, name=call.custom.name or "", arguments={"input": call.custom.input}
+        )
     function = call.function
     name = (function.name if function is not None else None) or ""
     arguments = function.arguments if function is not None else None
@@ -249,7 +260,11 @@ def _chat_usage(usage: Any) -> Usage:
         return Usage()
     details = usage.prompt_tokens_details
     cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
-    cache_read = cache_read or _int(_extra(usage, "prompt_cache_hit_tokens")) or _int(_extra(usage, "cached_tokens"))
+    cache_read = (
+        cache_read
+        or _int(_extra(usage, "prompt_cache_hit_tokens"))
+        or _int(_extra(usage, "cached_tokens"))
+    )
     cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
     prompt = _int(usage.prompt_tokens)
     output = _int(usage.completion_tokens)
@@ -314,7 +329,9 @@ def responses_message(response: Any) -> AssistantMessage:
                 if part.type == "output_text":
                     text += part.text or ""
                     if part.annotations:
-                        annotations.append((index, [a.to_dict(warnings=False) for a in part.annotations]))
+                        annotations.append(
+                            (index, [a.to_dict(warnings=False) for a in part.annotations])
+                        )
                 elif part.type == "refusal":
                     text += part.refusal or ""
                     refusals.append(part.refusal or "")
@@ -324,11 +341,23 @@ def responses_message(response: Any) -> AssistantMessage:
             # Citations are provider blocks after their text block, as the reference keeps them.
             for index, found in annotations:
                 data = {"item_id": item.id, "content_index": index, "annotations": found}
-                provider.append(ProviderBlock(provider_type="output_text.annotations", position=len(content), data=data))
+                provider.append(
+                    ProviderBlock(
+                        provider_type="output_text.annotations", position=len(content), data=data
+                    )
+                )
         elif kind == "reasoning":
             parts = [s.text for s in item.summary or [] if s.text]
-            parts += [c.text for c in getattr(item, "content", None) or [] if getattr(c, "type", None) == "reasoning_text" and c.text]
-            content.append(ThinkingBlock(content=_THINKING_SEPARATOR.join(parts), signature=_reasoning_signature(item)))
+            parts += [
+                c.text
+                for c in getattr(item, "content", None) or []
+                if getattr(c, "type", None) == "reasoning_text" and c.text
+            ]
+            content.append(
+                ThinkingBlock(
+                    content=_THINKING_SEPARATOR.join(parts), signature=_reasoning_signature(item)
+                )
+            )
         elif kind in ("function_call", "custom_tool_call"):
             call_id = item.call_id or item.id
             if call_id in call_ids:
@@ -339,28 +368,41 @@ def responses_message(response: Any) -> AssistantMessage:
                 signature = _signature_v1(item.id, namespace=getattr(item, "namespace", None))
             else:
                 arguments = {"input": item.input}
-                signature = _signature_v1(item.id, type=kind, namespace=getattr(item, "namespace", None))
-            content.append(ToolCall(id=call_id, name=item.name, arguments=arguments, signature=signature))
+                signature = _signature_v1(
+                    item.id, type=kind, namespace=getattr(item, "namespace", None)
+                )
+            content.append(
+                ToolCall(id=call_id, name=item.name, arguments=arguments, signature=signature)
+            )
         else:
-            provider.append(ProviderBlock(provider_type=kind, position=len(content), data=item.to_dict(warnings=False)))
+            provider.append(
+                ProviderBlock(
+                    provider_type=kind, position=len(content), data=item.to_dict(warnings=False)
+                )
+            )
     status = response.status
-    reason = getattr(response.incomplete_details, "reason", None) if response.incomplete_details else None
+    reason = (
+        getattr(response.incomplete_details, "reason", None)
+        if response.incomplete_details
+        else None
+    )
     raw = f"{status}/{reason}" if status and reason else status
     details = getattr(response.error, "message", None) if response.error else None
     mapping = stop_mapping(
-        RESPONSES, raw, has_tool_calls=any(isinstance(b, ToolCall) for b in content), details=details
+        RESPONSES,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        refusal=bool(refusals),
+        details=details or "\n".join(refusals) or None,
     )
-    stop_reason, message = mapping.reason, mapping.error_message
-    if refusals and stop_reason != "error":
-        stop_reason, message = "error", "\n".join(refusals)
     return AssistantMessage(
         content=content,
-        stop_reason=stop_reason,
+        stop_reason=mapping.reason,
         provider_stop_reason=raw,
         usage=_responses_usage(response.usage),
         model=response.model or None,
         response_id=response.id or None,
-        error_message=message if stop_reason == "error" else None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
         provider_blocks=provider,
     )
 

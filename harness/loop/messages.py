@@ -17,6 +17,7 @@ from harness.events import (
     AssistantMessage,
     ContentBlock,
     Event,
+    StopReason,
     TextBlock,
     TextDeltaEvent,
     TextEndEvent,
@@ -130,10 +131,13 @@ class PartialAssistant:
         text = "".join(self._text.get(i, []))
         return ThinkingBlock(content=text) if kind == "thinking" else TextBlock(content=text)
 
-    def aborted(self) -> AssistantMessage:
+    def snapshot(self, stop_reason: StopReason, error_message: str | None) -> AssistantMessage:
         indices = sorted(set(self._closed) | set(self._kind))
         return AssistantMessage(
             content=[self._block(i) for i in indices],
-            stop_reason="aborted",
-            error_message=ABORTED_MESSAGE,
+            stop_reason=stop_reason,
+            error_message=error_message,
         )
+
+    def aborted(self) -> AssistantMessage:
+        return self.snapshot("aborted", ABORTED_MESSAGE)

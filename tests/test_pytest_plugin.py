@@ -1,0 +1,119 @@
+"""The pytest plugin, driven through pytester as a user's project would use it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.cassette import Interaction, Request, Response, dump_cassette
+
+pytest_plugins = ["pytester"]
+
+
+def _sse(*events: dict[str, object]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in events)
+
+
+BODY = _sse(
+    {"type": "message_start", "message": {"id": "msg_1", "model": "m", "content": [], "usage": {"input_tokens": 3, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Héllo"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+    {"type": "message_stop"},
+)  # fmt: skip
+
+
+def _write_cassettes(root: Path) -> Path:
+    folder = root / "cassettes" / "anthropic-messages"
+    folder.mkdir(parents=True)
+    inter = Interaction(
+        index=0,
+        request=Request("POST", "https://api.anthropic.com/v1/messages", {}, b'{"stream":true}'),
+        response=Response(200, "OK", {"content-type": ["text/event-stream"]}, BODY),
+    )
+    dump_cassette([inter], folder / "hello.yaml")
+    return root / "cassettes"
+
+
+def test_harness_option_adds_one_item_per_case_and_check(pytester: pytest.Pytester) -> None:
+    cassettes = _write_cassettes(pytester.path)
+    result = pytester.runpytest("--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-v")
+    result.assert_outcomes(passed=5)  # contract, split-invariance, expected, stop-reason, truncation
+    result.stdout.fnmatch_lines(["*[[]reference[]] contract :: anthropic-messages/hello.yaml#0 PASSED*"])
+
+
+MUTANT = '''
+from harness.conformance.adapters import AdapterResult, ReferenceAdapter
+from harness.events import DoneEvent
+
+
+class DropsStart:
+    name = "drops-start"
+    level = "event"
+
+    def __init__(self):
+        self.protocols = ReferenceAdapter().protocols
+
+    def version(self):
+        return "0"
+
+    def run(self, protocol, chunks, *, status=200, headers=None):
+        chunks = [c.decode("utf-8", "replace").encode() for c in chunks]
+        result = ReferenceAdapter().run(protocol, chunks, status=status, headers=headers)
+        return AdapterResult(message=result.message, events=result.events[1:])
+'''
+
+
+def test_a_broken_adapter_fails_with_rule_ids_and_a_reproduce_command(pytester: pytest.Pytester) -> None:
+    cassettes = _write_cassettes(pytester.path)
+    pytester.makepyfile(mutant_adapter=MUTANT)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "--harness", "--harness-cassettes", str(cassettes), "--harness-adapter", "mutant_adapter:DropsStart",
+        "--harness-check", "contract", "--harness-check", "split-invariance", "--harness-examples", "3",
+    )  # fmt: skip
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*C1*first event is 'text_start'*", "*reproduce: stream-harness normalize *--split cuts:*--adapter drops-start*"])
+
+
+def test_unknown_check_and_adapter_are_usage_errors(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--harness", "--harness-check", "nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown check id*nope*"])
+    result = pytester.runpytest("--harness", "--harness-adapter", "no_such_module:X")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot import no_such_module*"])
+
+
+def test_marker_parametrizes_a_users_test_and_the_transport_serves_the_body(pytester: pytest.Pytester) -> None:
+    cassettes = _write_cassettes(pytester.path)
+    pytester.makepyfile(
+        textwrap.dedent(
+            f"""
+            import httpx, pytest
+
+            @pytest.mark.harness_cassettes({str(cassettes)!r})
+            def test_client(harness_cassette, harness_chunks, harness_transport):
+                assert b"".join(harness_chunks) == harness_cassette.response.body
+                with httpx.Client(transport=harness_transport) as client:
+                    with client.stream("POST", "https://example.invalid/v1/messages") as r:
+                        got = list(r.iter_bytes())
+                assert b"".join(got) == harness_cassette.response.body
+                assert r.headers["content-type"] == "text/event-stream"
+            """
+        )
+    )
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_client[[]hello.yaml#0[]] PASSED*"])
+
+
+def test_the_suite_runs_under_xdist(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    cassettes = _write_cassettes(pytester.path)
+    result = pytester.runpytest_subprocess("--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=5)
