@@ -202,7 +202,7 @@ def test_split_invariance(inter: Interaction) -> None:
         assert _events(split_at(body, range(1, len(body)))) == reference
 
     @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body, one_byte_limit=0))
+    @given(chunks=chunkings(body))
     def check(chunks: list[bytes]) -> None:
         assert _events(chunks) == reference
 

@@ -89,7 +89,7 @@ def test_corpus_split_invariance(interaction: Interaction) -> None:
         assert _events([body[i : i + 1] for i in range(len(body))]) == whole
 
     @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(chunks=chunkings(body, one_byte_limit=0))
+    @given(chunks=chunkings(body))
     def check(chunks: list[bytes]) -> None:
         assert _events(chunks) == whole
 

@@ -118,7 +118,7 @@ def test_split_invariance_on_corpus_streams(inter: Interaction) -> None:
         assert _events_of(split_at(body, range(1, len(body)))) == reference
 
     @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(chunks=chunkings(body, one_byte_limit=0))
+    @given(chunks=chunkings(body))
     def check(chunks: list[bytes]) -> None:
         assert _events_of(chunks) == reference
 

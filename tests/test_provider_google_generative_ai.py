@@ -1250,7 +1250,7 @@ def test_split_invariance_on_bundled_cassettes(name: str, body: bytes) -> None:
     assert _events_of(split_at(body, range(1, len(body)))) == reference  # one byte per chunk
 
     @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body, one_byte_limit=0))
+    @given(chunks=chunkings(body))
     def check(chunks: list[bytes]) -> None:
         assert b"".join(chunks) == body
         assert _events_of(chunks) == reference

@@ -257,3 +257,12 @@ def test_damaged_arrays_never_raise_and_decode_the_same_under_any_chunking(
     whole = decode_all(JSONArrayDecoder(), [body])
     assert all(isinstance(o, JSONLine | FramingError) for o in whole)
     assert decode_all(JSONArrayDecoder(), data.draw(chunkings(body), label="chunks")) == whole
+
+
+def test_elements_deeper_than_the_fast_path_use_the_scanner() -> None:
+    deep: Any = 1
+    for i in range(30):
+        deep = {"k": deep} if i % 2 else [deep, "]}"]
+    body = ("[" + json.dumps(deep) + ",\r\n" + json.dumps(deep, indent=1) + "]").encode()
+    assert [o.value for o in decode(body)] == [deep, deep]  # type: ignore[union-attr]
+    assert [o.value for o in decode_all(JSONArrayDecoder(), one_byte_chunks(body))] == [deep, deep]  # type: ignore[union-attr]

@@ -1,0 +1,64 @@
+"""The reference agent loop, stream policies and delta coalescing (specs/agent-loop.md).
+
+- :class:`AgentLoop` (harness.loop.state): the sans-I/O state machine of one agent run.
+- :class:`Simulation` / :class:`Scheduler` (harness.loop.scheduler): drive it on virtual time.
+- Scenarios (harness.loop.scenario, specs/scenarios.md): YAML-scripted runs with expectations.
+- :func:`check_events` / :func:`check_history` (harness.loop.invariants): the invariants L1-L11.
+- :class:`PolicyRunner` and example policies (harness.loop.policies): seed 001's stream policies.
+- :class:`CoalescingStream` (harness.loop.coalesce): seed 002's delta coalescing.
+"""
+
+from __future__ import annotations
+
+from harness.loop.clock import Clock, SystemClock, VirtualClock
+from harness.loop.coalesce import CoalescingStream
+from harness.loop.events import AgentEvent, agent_event_from_json, agent_event_to_json
+from harness.loop.invariants import check_events, check_history
+from harness.loop.messages import Message, ToolResult, UserMessage
+from harness.loop.policies import (
+    BufferingPolicy,
+    PolicyContext,
+    PolicyRunner,
+    StreamState,
+    ToolCallJudgePolicy,
+)
+from harness.loop.retry import RetryPolicy, backoff_delay
+from harness.loop.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
+from harness.loop.scheduler import ModelResponse, Scheduler, Simulation, ToolPlan
+from harness.loop.state import AgentLoop, LoopConfig, LoopState
+from harness.loop.tools import ToolOutcome, ToolSpec
+
+__all__ = [
+    "AgentEvent",
+    "AgentLoop",
+    "BufferingPolicy",
+    "Clock",
+    "CoalescingStream",
+    "LoopConfig",
+    "LoopState",
+    "Message",
+    "ModelResponse",
+    "PolicyContext",
+    "PolicyRunner",
+    "RetryPolicy",
+    "ScenarioError",
+    "Scheduler",
+    "Simulation",
+    "StreamState",
+    "SystemClock",
+    "ToolCallJudgePolicy",
+    "ToolOutcome",
+    "ToolPlan",
+    "ToolResult",
+    "ToolSpec",
+    "UserMessage",
+    "VirtualClock",
+    "agent_event_from_json",
+    "agent_event_to_json",
+    "backoff_delay",
+    "check_events",
+    "check_history",
+    "check_scenario",
+    "load_scenario",
+    "run_scenario",
+]

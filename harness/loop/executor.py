@@ -132,8 +132,14 @@ class ToolExecutor:
         started: list[Started] = []
         while True:
             batch = self._batch
-            if batch is not None and batch.complete and (
-                not batch.safe or (self._queue and not self._queue[0].safe) or self.input_closed and not self._queue
+            if (
+                batch is not None
+                and batch.complete
+                and (
+                    not batch.safe
+                    or (self._queue and not self._queue[0].safe)
+                    or (self.input_closed and not self._queue)
+                )
             ):
                 self._close_batch()
                 continue

@@ -199,7 +199,11 @@ def _check_turn_end(turn: _TurnState, event: TurnEnd, i: int, bad: _Bad) -> None
     if turn.committed is not None:
         calls = tool_calls_of(turn.committed)
         if len(turn.results) != len(calls):
-            bad("L1", f"{len(calls)} tool calls but {len(turn.results)} results in turn {turn.number}", i)
+            bad(
+                "L1",
+                f"{len(calls)} tool calls but {len(turn.results)} results in turn {turn.number}",
+                i,
+            )
     elif turn.results:
         bad("L1", "tool results in a turn with no committed assistant message", i)
 
@@ -221,7 +225,11 @@ def _check_tool_start(
         bad("L3", f"batch {event.batch} started after batch {turn.batch}", i)
     elif event.batch > turn.batch:
         if turn.running:
-            bad("L3", f"batch {event.batch} started while batch {turn.batch} runs: {sorted(turn.running)}", i)
+            bad(
+                "L3",
+                f"batch {event.batch} started while batch {turn.batch} runs: {sorted(turn.running)}",
+                i,
+            )
         turn.batch = event.batch
         turn.batch_context = event.context
     elif event.context != turn.batch_context:
@@ -260,6 +268,10 @@ def check_history(history: Sequence[Message], *, complete: bool = True) -> list[
                 out.append(Violation("L1", f"call {call.id} ({call.name}) has no result", i))
                 break
             if result.tool_call_id != call.id:
-                out.append(Violation("L2", f"result #{k} is for {result.tool_call_id}, call #{k} is {call.id}", i))
+                out.append(
+                    Violation(
+                        "L2", f"result #{k} is for {result.tool_call_id}, call #{k} is {call.id}", i
+                    )
+                )
             i += 1
     return out

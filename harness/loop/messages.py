@@ -122,7 +122,12 @@ class PartialAssistant:
         elif isinstance(event, ToolCallEndEvent):
             self._closed[i] = event.tool_call
 
-    def _block(self, i: int) -> ContentBlock:
+    def open_indices(self) -> list[int]:
+        """Blocks started and not ended, in content_index order."""
+        return sorted(set(self._kind) - set(self._closed))
+
+    def block(self, i: int) -> ContentBlock:
+        """Block ``i`` as it stands: final when ended, else built from its deltas."""
         if i in self._closed:
             return self._closed[i]
         kind = self._kind.get(i)
@@ -134,7 +139,7 @@ class PartialAssistant:
     def snapshot(self, stop_reason: StopReason, error_message: str | None) -> AssistantMessage:
         indices = sorted(set(self._closed) | set(self._kind))
         return AssistantMessage(
-            content=[self._block(i) for i in indices],
+            content=[self.block(i) for i in indices],
             stop_reason=stop_reason,
             error_message=error_message,
         )

@@ -60,7 +60,9 @@ class Scheduler:
 
     def call_at(self, when: float, callback: Callable[[], None]) -> Handle:
         handle = Handle()
-        heapq.heappush(self._heap, (max(when, self.clock.now()), next(self._seq), handle, callback))
+        # Rounded to the nanosecond so that 0.25 + 2 * 0.05 prints as 0.35 in the logs.
+        due = round(max(when, self.clock.now()), 9)
+        heapq.heappush(self._heap, (due, next(self._seq), handle, callback))
         return handle
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Handle:
@@ -124,7 +126,9 @@ class ToolPlan:
 
 
 class ToolBehaviour(Protocol):
-    def plan(self, call_name: str, arguments: Mapping[str, Any], context: Mapping[str, Any], nth: int) -> ToolPlan:
+    def plan(
+        self, call_name: str, arguments: Mapping[str, Any], context: Mapping[str, Any], nth: int
+    ) -> ToolPlan:
         """The plan for the ``nth`` (0-based) run of this tool in the simulation."""
         ...
 
@@ -252,27 +256,41 @@ class Simulation:
         feeds: list[Callable[[], list[Output]]] = []
         if response.events is not None:
             events = list(response.events)
-            feeds = [_feeder(self.loop, rid, [e]) for e in (events if cut is None else events[:cut])]
+            feeds = [
+                _feeder(self.loop, rid, [e]) for e in (events if cut is None else events[:cut])
+            ]
             closing: Callable[[], list[Output]] | None = None
         elif response.status >= 400:
             from harness.normalize import http_error_events
 
             assert error_body is not None
-            feeds = [_feeder(self.loop, rid, http_error_events(_protocol(response), response.status, error_body, head))]
+            feeds = [
+                _feeder(
+                    self.loop,
+                    rid,
+                    http_error_events(_protocol(response), response.status, error_body, head),
+                )
+            ]
             closing = None
         else:
             from harness.providers import get_normalizer
 
             normalizer = get_normalizer(_protocol(response))
             chunks = list(response.chunks)
-            feeds = [_chunk_feeder(self.loop, rid, normalizer.feed, c) for c in (chunks if cut is None else chunks[:cut])]
+            feeds = [
+                _chunk_feeder(self.loop, rid, normalizer.feed, c)
+                for c in (chunks if cut is None else chunks[:cut])
+            ]
             closing = lambda: _feed_all(self.loop, rid, normalizer.close())  # noqa: E731
         for i, feed in enumerate(feeds):
             later(t + i * step, feed)
         end = t + max(0, len(feeds) - 1) * step
         if cut is not None:
             if response.failure is not None or closing is None:
-                failure = response.failure or "connection closed before the response ended"
+                failure = (
+                    response.failure
+                    or "ECONNRESET: the connection closed before the response ended"
+                )
                 later(end, lambda: self.loop.request_failed(rid, failure))
             else:
                 later(end, closing)
@@ -286,7 +304,11 @@ class Simulation:
         behaviour = self.tools.get(call.name)
         nth = self._runs.get(call.name, 0)
         self._runs[call.name] = nth + 1
-        plan = behaviour.plan(call.name, call.arguments, command.context, nth) if behaviour else ToolPlan()
+        plan = (
+            behaviour.plan(call.name, call.arguments, command.context, nth)
+            if behaviour
+            else ToolPlan()
+        )
         self._running.add(key)
         self.max_running = max(self.max_running, len(self._running))
         handles: list[Handle] = []
@@ -332,7 +354,9 @@ def _feeder(loop: AgentLoop, rid: int, events: list[Event]) -> Callable[[], list
     return lambda: _feed_all(loop, rid, events)
 
 
-def _waker(loop: AgentLoop, apply: Callable[[list[Output]], None], timer_id: int) -> Callable[[], None]:
+def _waker(
+    loop: AgentLoop, apply: Callable[[list[Output]], None], timer_id: int
+) -> Callable[[], None]:
     return lambda: apply(loop.wake(timer_id))
 
 

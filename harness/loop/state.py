@@ -287,9 +287,9 @@ class AgentLoop:
         if isinstance(event, ToolCallStartEvent):
             attempt.tool_indices.append(event.content_index)
         if isinstance(event, DoneEvent):
+            # Calls still held (eager mode) are queued by _on_done after the commit, like
+            # every call in batch mode.
             attempt.finished = True
-            if self.config.eager_tools and event.reason != "length":
-                self._release(attempt, until=len(tool_calls_of(event.message)))
             self._on_done(attempt, event)
         elif isinstance(event, ErrorEvent):
             attempt.finished = True
@@ -299,7 +299,7 @@ class AgentLoop:
                 position = sum(1 for i in attempt.tool_indices if i < event.content_index)
                 attempt.held[position] = event.tool_call
             elif not event.type.endswith("_end"):
-                self._release(attempt, until=None)
+                self._release(attempt)
         return self._drain()
 
     def request_failed(self, request_id: int, message: str) -> list[Output]:
@@ -312,7 +312,12 @@ class AgentLoop:
         partial = attempt.partial.snapshot("error", message)
         self._on_error(
             attempt,
-            ErrorEvent(reason="error", error_message=message, message=partial, error=classify(message=message)),
+            ErrorEvent(
+                reason="error",
+                error_message=message,
+                message=partial,
+                error=classify(message=message),
+            ),
         )
         return self._drain()
 
@@ -321,7 +326,9 @@ class AgentLoop:
         if self.state is not LoopState.DONE and turn is not None and key in turn.running:
             call = turn.calls_by_key(key)
             self._emit(
-                ToolExecutionUpdate(time=self._now(), turn=self.turn, key=key, tool_call_id=call.id, data=data)
+                ToolExecutionUpdate(
+                    time=self._now(), turn=self.turn, key=key, tool_call_id=call.id, data=data
+                )
             )
         return self._drain()
 
@@ -335,7 +342,9 @@ class AgentLoop:
         call = turn.calls_by_key(key)
         if outcome.failed:
             text = TOOL_RAISED.format(type=outcome.error_type, message=outcome.error_message)
-            result = ToolResult(tool_call_id=call.id, name=call.name, content=text, is_error=True, kind="error")
+            result = ToolResult(
+                tool_call_id=call.id, name=call.name, content=text, is_error=True, kind="error"
+            )
         else:
             result = ToolResult(tool_call_id=call.id, name=call.name, content=outcome.value)
         self._emit(
@@ -391,7 +400,9 @@ class AgentLoop:
 
     def _begin_turn(self) -> None:
         self.turn += 1
-        self._turn = _Turn(index=self.turn, executor=ToolExecutor(self.config.concurrency_limit, self.context))
+        self._turn = _Turn(
+            index=self.turn, executor=ToolExecutor(self.config.concurrency_limit, self.context)
+        )
         self._emit(TurnStart(time=self._now(), turn=self.turn, model=self.model))
         self._send_request()
 
@@ -426,7 +437,17 @@ class AgentLoop:
             for position in range(attempt.released, len(turn.calls)):
                 call = turn.calls[position]
                 text = TRUNCATED.format(name=call.name)
-                self._record(turn, position, ToolResult(tool_call_id=call.id, name=call.name, content=text, is_error=True, kind="truncated"))
+                self._record(
+                    turn,
+                    position,
+                    ToolResult(
+                        tool_call_id=call.id,
+                        name=call.name,
+                        content=text,
+                        is_error=True,
+                        kind="truncated",
+                    ),
+                )
         else:
             for position in range(attempt.released, len(turn.calls)):
                 self._enqueue(turn, attempt, position, turn.calls[position])
@@ -450,7 +471,9 @@ class AgentLoop:
             # ProviderRetryUnsafeError). The response is history, with its error.
             if info.kind == "overflow":
                 turn.compaction = self._compaction_event("overflow", None)
-            self._close_turn(turn, event.message, "not_executed", "error", error=event.error_message)
+            self._close_turn(
+                turn, event.message, "not_executed", "error", error=event.error_message
+            )
             return
         if info.kind == "overflow":
             self._discard(attempt, event.message)
@@ -458,10 +481,21 @@ class AgentLoop:
             self._end_turn(turn, "compact", "compact")
             return
         fallback = self.config.fallback_model
-        if info.kind == "overloaded" and fallback and fallback != self.model and self._overloads >= self.config.fallback_after:
+        if (
+            info.kind == "overloaded"
+            and fallback
+            and fallback != self.model
+            and self._overloads >= self.config.fallback_after
+        ):
             self._discard(attempt, event.message)
             self._emit(
-                Fallback(time=self._now(), turn=self.turn, from_model=self.model, to_model=fallback, overloads=self._overloads)
+                Fallback(
+                    time=self._now(),
+                    turn=self.turn,
+                    from_model=self.model,
+                    to_model=fallback,
+                    overloads=self._overloads,
+                )
             )
             self.model = fallback
             self._overloads = 0
@@ -509,7 +543,11 @@ class AgentLoop:
         started tool forbids a discard) is forgotten, doom-loop streaks included."""
         turn = self._turn
         assert turn is not None
-        self._emit(MessageEnd(time=self._now(), turn=self.turn, role="assistant", message=message, committed=False))
+        self._emit(
+            MessageEnd(
+                time=self._now(), turn=self.turn, role="assistant", message=message, committed=False
+            )
+        )
         self._doom = attempt.doom_snapshot
         turn.executor = ToolExecutor(self.config.concurrency_limit, self.context)
         turn.keys.clear()
@@ -536,7 +574,11 @@ class AgentLoop:
         self._advance(turn, end_reason=reason)
 
     def _commit_message(self, turn: _Turn, message: AssistantMessage) -> None:
-        self._emit(MessageEnd(time=self._now(), turn=self.turn, role="assistant", message=message, committed=True))
+        self._emit(
+            MessageEnd(
+                time=self._now(), turn=self.turn, role="assistant", message=message, committed=True
+            )
+        )
         self.history.append(message)
         turn.message = message
         turn.calls = tool_calls_of(message)
@@ -555,7 +597,9 @@ class AgentLoop:
         if turn.committed < len(turn.calls) or not (turn.executor.idle or end_reason):
             return
         if end_reason is not None:
-            signal: TurnSignal = "compact" if turn.compaction is not None and end_reason == "error" else "stop"
+            signal: TurnSignal = (
+                "compact" if turn.compaction is not None and end_reason == "error" else "stop"
+            )
             self._end_turn(turn, signal, "compact" if signal == "compact" else end_reason)
         elif turn.compaction is not None:
             self._end_turn(turn, "compact", "compact")
@@ -571,12 +615,20 @@ class AgentLoop:
             self._emit(turn.compaction.model_copy(update={"time": self._now()}))
         stop: StopReason | None = turn.message.stop_reason if turn.message is not None else None
         self._emit(
-            TurnEnd(time=self._now(), turn=self.turn, signal=signal, stop_reason=stop, tool_results=turn.committed)
+            TurnEnd(
+                time=self._now(),
+                turn=self.turn,
+                signal=signal,
+                stop_reason=stop,
+                tool_results=turn.committed,
+            )
         )
         self.context = turn.executor.context
         self._turn = None
         self._attempt = None
-        if signal == "continue" or (signal == "compact" and self._compactor is not None and not self.aborted):
+        if signal == "continue" or (
+            signal == "compact" and self._compactor is not None and not self.aborted
+        ):
             if signal == "compact":
                 assert self._compactor is not None
                 self.history = list(self._compactor(self.history))
@@ -586,7 +638,9 @@ class AgentLoop:
                 self._begin_turn()
             return
         assert reason is not None
-        error = turn.message.error_message if reason == "error" and turn.message is not None else None
+        error = (
+            turn.message.error_message if reason == "error" and turn.message is not None else None
+        )
         self._end_agent(reason, error)
 
     def _end_agent(self, reason: EndReason, error: str | None = None) -> None:
@@ -595,11 +649,11 @@ class AgentLoop:
 
     # -- tool calls ---------------------------------------------------------------------------
 
-    def _release(self, attempt: _Attempt, until: int | None) -> None:
+    def _release(self, attempt: _Attempt) -> None:
         """Eager mode: queue the held calls that are next in call order."""
         turn = self._turn
         assert turn is not None
-        while attempt.released in attempt.held and (until is None or attempt.released < until):
+        while attempt.released in attempt.held:
             call = attempt.held.pop(attempt.released)
             self._enqueue(turn, attempt, attempt.released, call)
             attempt.released += 1
@@ -619,14 +673,32 @@ class AgentLoop:
         problem: ToolResult | None = None
         if spec is None:
             text = UNKNOWN_TOOL.format(name=call.name)
-            problem = ToolResult(tool_call_id=call.id, name=call.name, content=text, is_error=True, kind="unknown_tool")
+            problem = ToolResult(
+                tool_call_id=call.id,
+                name=call.name,
+                content=text,
+                is_error=True,
+                kind="unknown_tool",
+            )
         elif (invalid := spec.validate(call.arguments)) is not None:
             problem = ToolResult(
-                tool_call_id=call.id, name=call.name, content=invalid, is_error=True, kind="invalid_arguments"
+                tool_call_id=call.id,
+                name=call.name,
+                content=invalid,
+                is_error=True,
+                kind="invalid_arguments",
             )
-        elif streak >= self.config.doom_loop_threshold and not self._doom_allows(turn, key, call, streak):
+        elif streak >= self.config.doom_loop_threshold and not self._doom_allows(
+            turn, key, call, streak
+        ):
             text = DOOM_LOOP_DENIED.format(name=call.name, count=streak)
-            problem = ToolResult(tool_call_id=call.id, name=call.name, content=text, is_error=True, kind="doom_loop_denied")
+            problem = ToolResult(
+                tool_call_id=call.id,
+                name=call.name,
+                content=text,
+                is_error=True,
+                kind="doom_loop_denied",
+            )
             turn.blocked = True
         if problem is not None:
             turn.immediate[key] = problem
@@ -643,7 +715,9 @@ class AgentLoop:
             decision = "deny"
         else:
             # No one to ask means no: a loop that cannot ask must not run the call.
-            decision = self._ask(call.name, call.arguments, streak) if self._ask is not None else "deny"
+            decision = (
+                self._ask(call.name, call.arguments, streak) if self._ask is not None else "deny"
+            )
             if decision == "always":
                 self._always.add(call.name)
         self._emit(
@@ -697,10 +771,25 @@ class AgentLoop:
             self._out.append(CancelTool(key))
             self._emit(
                 ToolExecutionEnd(
-                    time=self._now(), turn=self.turn, key=key, tool_call_id=call.id, name=call.name, outcome="cancelled"
+                    time=self._now(),
+                    turn=self.turn,
+                    key=key,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    outcome="cancelled",
                 )
             )
-            self._record(turn, position, ToolResult(tool_call_id=call.id, name=call.name, content=CANCELLED, is_error=True, kind="cancelled"))
+            self._record(
+                turn,
+                position,
+                ToolResult(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    content=CANCELLED,
+                    is_error=True,
+                    kind="cancelled",
+                ),
+            )
 
     def _fill_results(self, turn: _Turn, kind: ToolResultKind, *, error: str | None = None) -> None:
         """Give every call of the committed message that has no result one (L1)."""
@@ -711,7 +800,13 @@ class AgentLoop:
                 text = CANCELLED
             else:
                 text = NOT_EXECUTED.format(name=call.name, error=error or "error")
-            self._record(turn, position, ToolResult(tool_call_id=call.id, name=call.name, content=text, is_error=True, kind=kind))
+            self._record(
+                turn,
+                position,
+                ToolResult(
+                    tool_call_id=call.id, name=call.name, content=text, is_error=True, kind=kind
+                ),
+            )
 
     # -- compaction -------------------------------------------------------------------------
 
@@ -753,7 +848,11 @@ class AgentLoop:
     def _ensure_message_started(self, attempt: _Attempt) -> None:
         if not attempt.message_started:
             attempt.message_started = True
-            self._emit(MessageStart(time=self._now(), turn=self.turn, role="assistant", attempt=attempt.number))
+            self._emit(
+                MessageStart(
+                    time=self._now(), turn=self.turn, role="assistant", attempt=attempt.number
+                )
+            )
 
     def _now(self) -> float:
         return self.clock.now()

@@ -28,7 +28,9 @@ from jsonschema.protocols import Validator
 UNKNOWN_TOOL = "No such tool available: {name}"
 # pi validation.ts (seed-systems.md B.4): header, one "  - path: message" line per error,
 # then the arguments as received (2-space JSON).
-INVALID_ARGUMENTS = 'Validation failed for tool "{name}":\n{issues}\n\nReceived arguments:\n{arguments}'
+INVALID_ARGUMENTS = (
+    'Validation failed for tool "{name}":\n{issues}\n\nReceived arguments:\n{arguments}'
+)
 # Python's own "Type: message" form; pi keeps only err.message, but Python exceptions often
 # have an empty message and the type is then all there is.
 TOOL_RAISED = "{type}: {message}"
@@ -41,8 +43,8 @@ TRUNCATED = (
 )
 # Ours: opencode asks a permission and throws RejectedError; the model needs a reason.
 DOOM_LOOP_DENIED = (
-    'Tool call "{name}" was not executed: it is the {count}th consecutive call with identical '
-    "input (doom loop)."
+    'Tool call "{name}" was not executed: the same call with identical input came {count} '
+    "times in a row (doom loop)."
 )
 # Ours: a call inside a response that ended in error is committed with the message, so it
 # needs a result (L1) although nothing ran.
@@ -69,17 +71,23 @@ class ToolSpec:
     _validator: Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        cls = jsonschema.validators.validator_for(dict(self.schema), default=jsonschema.Draft202012Validator)
+        cls = jsonschema.validators.validator_for(
+            dict(self.schema), default=jsonschema.Draft202012Validator
+        )
         try:
             cls.check_schema(dict(self.schema))
         except SchemaError as exc:
             where = "/".join(str(p) for p in exc.path) or "root"
-            raise ToolSpecError(f"tool {self.name!r}: invalid JSON Schema at {where}: {exc.message}") from None
+            raise ToolSpecError(
+                f"tool {self.name!r}: invalid JSON Schema at {where}: {exc.message}"
+            ) from None
         object.__setattr__(self, "_validator", cls(dict(self.schema)))
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:
         """The error text for arguments that fail the schema, else None. Never mutates them."""
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+        errors = sorted(
+            self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]
+        )
         if not errors:
             return None
         lines = []
@@ -101,7 +109,9 @@ def canonical_input(arguments: Mapping[str, Any]) -> str:
     which is key-order sensitive; the contract's arguments are parsed objects, and a model that
     reorders keys is repeating itself just the same.
     """
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return json.dumps(
+        arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
 
 
 class DoomLoopTracker:

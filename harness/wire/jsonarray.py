@@ -4,12 +4,14 @@ Gemini's ``streamGenerateContent`` without ``alt=sse`` answers with one pretty-p
 JSON array that grows as the model writes: ``[{…}\\n,\\r\\n{…}\\n]``. Each element is
 handed on as soon as its closing bracket arrives, so a consumer sees the stream live.
 
-The end of an element is found by a scanner that keeps its depth and in-string state
-across chunks and looks at each byte once (re-running ``json.loads`` on a growing buffer
-would be quadratic). It works on bytes: the bytes it looks for (brackets, quotes,
-backslashes) are ASCII and never occur inside a multi-byte UTF-8 sequence, so a
-character split across chunks needs no care. Each finished element is then decoded and
-parsed once with ``json.loads``.
+The end of an element is found without parsing (re-running ``json.loads`` on a growing
+buffer would be quadratic): one regex match finds a whole element, and the comma before
+it, when the buffer already holds it; otherwise a scanner that keeps its depth and
+in-string state across chunks takes over. Each byte is looked at no more than twice.
+Both work on bytes: the bytes they look for (brackets, quotes, backslashes) are ASCII
+and never occur inside a multi-byte UTF-8 sequence, so a character split across chunks
+needs no care. Each finished element is then decoded and parsed once with
+``json.loads``.
 
 Decisions where Gemini's documentation is silent:
 
@@ -53,7 +55,7 @@ _STRING_REST: Final = re.compile(rb'(?:[^"\\]++|\\.)*+', re.DOTALL)
 _NON_WHITESPACE: Final = re.compile(rb"[^ \t\r\n]")
 
 
-def _whole_element_pattern(depth: int) -> re.Pattern[bytes]:
+def _whole_element_pattern(depth: int) -> bytes:
     """A complete bracketed value nested at most ``depth`` deep, as one regex.
 
     Like the scanner it does not pair bracket kinds (``json.loads`` checks that), so
@@ -65,12 +67,16 @@ def _whole_element_pattern(depth: int) -> re.Pattern[bytes]:
     inner = rb'(?:[^"\[\]{}]++|' + string + rb")*+"
     for _ in range(depth - 1):
         inner = rb'(?:[^"\[\]{}]++|' + string + rb"|[\[{]" + inner + rb"[\]}])*+"
-    return re.compile(rb"[\[{]" + inner + rb"[\]}]", re.DOTALL)
+    return rb"[\[{]" + inner + rb"[\]}]"
 
 
-# Measured: finding a whole element with one regex call instead of one scanner step per
-# bracket makes the decoder about twice as fast on Gemini-shaped arrays.
-_WHOLE_ELEMENT: Final = _whole_element_pattern(12)
+# Measured (benchmarks/bench_wire.py shapes, whole bodies): one regex call per element
+# instead of one scanner step per bracket makes the decoder 1.4-1.6 times as fast; with
+# it, decoding plus json.loads costs about 1.6-2x json.loads alone.
+_WHOLE_ELEMENT: Final = re.compile(_whole_element_pattern(12), re.DOTALL)
+_NEXT_ELEMENT: Final = re.compile(
+    rb"[ \t\r\n]*+,[ \t\r\n]*+(" + _whole_element_pattern(12) + rb")", re.DOTALL
+)
 _BOM: Final = b"\xef\xbb\xbf"
 _QUOTE: Final = 0x22
 _BACKSLASH: Final = 0x5C
@@ -159,6 +165,13 @@ class JSONArrayDecoder:
                         phase = _END if self._single else _AFTER
                         self._emit(out, self._start, pos)
                 continue
+            if phase == _AFTER:
+                # The common case: a comma and the whole next element, one C call each.
+                following = _NEXT_ELEMENT.match(buf, pos)
+                while following is not None:
+                    self._emit(out, following.start(1), following.end(1))
+                    pos = following.end()
+                    following = _NEXT_ELEMENT.match(buf, pos)
             match = _NON_WHITESPACE.search(buf, pos)
             if match is None:
                 pos = n
@@ -195,10 +208,9 @@ class JSONArrayDecoder:
         self._in_string = in_string
 
     def _emit(self, out: list[JSONArrayOutput], start: int, end: int) -> None:
-        raw_bytes = bytes(self._buf[start:end])
         offset = self._base + start
         try:
-            raw = raw_bytes.decode("utf-8")
+            raw = self._buf[start:end].decode("utf-8")
         except UnicodeDecodeError as exc:
             out.append(
                 FramingError(

@@ -59,14 +59,17 @@ class JSONLinesDecoder:
             tail.clear()
         else:
             region = chunk[:end]
-        lines = region.split(b"\n")
-        lines.pop()  # the empty string after the last LF
         out: list[JSONLinesOutput] = []
-        limit = len(lines) if len(region) <= self.max_line_bytes else self._first_long(lines)
-        self._lines(lines[:limit] if limit < len(lines) else lines, out)
-        if limit < len(lines):
-            out.append(self._line_too_long(self._offset))
-            return out
+        if len(region) <= self.max_line_bytes:
+            self._region(region, out)
+        else:
+            lines = region.split(b"\n")
+            lines.pop()  # the empty string after the last LF
+            limit = self._first_long(lines)
+            self._lines(lines[:limit], out)
+            if limit < len(lines):
+                out.append(self._line_too_long(self._offset))
+                return out
         rest = chunk[end:]
         self._tail_len = len(rest)
         if rest:
@@ -93,6 +96,35 @@ class JSONLinesDecoder:
             if len(line) > limit:
                 return i
         return len(lines)
+
+    def _region(self, region: bytes, out: list[JSONLinesOutput]) -> None:
+        """Whole lines ending in LF: one decode and a bare ``json.loads`` per line.
+
+        At the first line that needs care (blank, BOM, bad JSON or UTF-8) the rest of
+        the region goes to ``_lines``, which does every check; so both paths give the
+        same outputs, and this one stays a three-step loop for well-formed bodies.
+        """
+        try:
+            text = region.decode("utf-8")
+        except UnicodeDecodeError:
+            self._lines(region.split(b"\n")[:-1], out)
+            return
+        lines = text[:-1].split("\n")
+        if "\r" in text:
+            lines = [line[:-1] if line[-1:] == "\r" else line for line in lines]
+        loads = json.loads
+        append = out.append
+        for i, line in enumerate(lines):
+            try:
+                append(JSONLine(loads(line), line))
+            except (ValueError, RecursionError):
+                rest = region.split(b"\n", i)[-1] if i else region
+                self._offset += len(region) - len(rest)
+                self._line_no += i
+                self._lines(rest.split(b"\n")[:-1], out)
+                return
+        self._offset += len(region)
+        self._line_no += len(lines)
 
     def _lines(self, lines: list[bytes], out: list[JSONLinesOutput]) -> None:
         loads = json.loads

@@ -89,7 +89,9 @@ class Endpoint:
     headers: Mapping[str, str]
     sse: SSEFraming
 
-    def url(self, model: str | None = None, *, base_url: str | None = None, path: str | None = None) -> str:
+    def url(
+        self, model: str | None = None, *, base_url: str | None = None, path: str | None = None
+    ) -> str:
         template = path if path is not None else self.path
         if "{model}" in template:
             template = template.replace("{model}", model or "model")
@@ -156,7 +158,9 @@ def prepare_request(
     body = dict(spec)
     unknown = sorted(k for k in body if k.startswith("_") and k not in DIRECTIVES)
     if unknown:
-        raise RequestSpecError(f"unknown directive {unknown[0]!r} in the request (known: {', '.join(sorted(DIRECTIVES))})")
+        raise RequestSpecError(
+            f"unknown directive {unknown[0]!r} in the request (known: {', '.join(sorted(DIRECTIVES))})"
+        )
     path = body.pop("_path", None)
     if path is not None and not isinstance(path, str):
         raise RequestSpecError("'_path' must be a string")
@@ -170,7 +174,9 @@ def prepare_request(
     if endpoint.model_in_path:
         body.pop("model", None)
         if "{model}" in template and not model:
-            raise RequestSpecError(f"{endpoint.protocol} puts the model in the URL: give \"model\" in the request")
+            raise RequestSpecError(
+                f'{endpoint.protocol} puts the model in the URL: give "model" in the request'
+            )
     if endpoint.stream_field and "stream" not in body:
         body["stream"] = True
     # httpx would offer br and zstd too when those packages are installed; vcrpy's

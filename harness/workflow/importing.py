@@ -195,7 +195,11 @@ def interactions_from_raw(
         code = status if status is not None else 200
         reason, headers, body = "", _response_headers(data), data
     uri = exchange.uri
-    if endpoint.model_in_path and body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and "alt=sse" in uri:
+    if (
+        endpoint.model_in_path
+        and body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+        and "alt=sse" in uri
+    ):
         uri = uri.replace("?alt=sse", "").replace("&alt=sse", "")
     return [
         Interaction(
@@ -253,7 +257,9 @@ def interactions_from_jsonl(
         Interaction(
             index=0,
             request=Request("POST", exchange.uri, exchange.headers, exchange.body),
-            response=Response(code, _REASONS.get(code, ""), {"content-type": ["text/event-stream"]}, body),
+            response=Response(
+                code, _REASONS.get(code, ""), {"content-type": ["text/event-stream"]}, body
+            ),
         )
     ]
 
@@ -298,7 +304,9 @@ def _har_entry(number: int, entry: object) -> Interaction:
         try:
             body = base64.b64decode(text, validate=True)
         except binascii.Error as exc:
-            raise ImportInputError(f"HAR entry {number}: response body is not base64: {exc}") from None
+            raise ImportInputError(
+                f"HAR entry {number}: response body is not base64: {exc}"
+            ) from None
     else:
         body = text.encode("utf-8")
     status = resp.get("status")
@@ -306,13 +314,22 @@ def _har_entry(number: int, entry: object) -> Interaction:
         raise ImportInputError(f"HAR entry {number}: response status is not a number")
     return Interaction(
         index=number,
-        request=Request(str(req.get("method") or "POST"), str(req.get("url") or ""), _har_headers(req.get("headers")), req_body),
+        request=Request(
+            str(req.get("method") or "POST"),
+            str(req.get("url") or ""),
+            _har_headers(req.get("headers")),
+            req_body,
+        ),
         # content.text is what the browser decoded; the cassette drops content-encoding.
-        response=Response(status, str(resp.get("statusText") or ""), _har_headers(resp.get("headers")), body),
+        response=Response(
+            status, str(resp.get("statusText") or ""), _har_headers(resp.get("headers")), body
+        ),
     )
 
 
-def interactions_from_har(data: bytes, protocol: str, *, entry: int | None = None) -> list[Interaction]:
+def interactions_from_har(
+    data: bytes, protocol: str, *, entry: int | None = None
+) -> list[Interaction]:
     from harness.normalize import detect_protocol
     from harness.providers import UnknownProtocolError
 
@@ -343,7 +360,9 @@ def interactions_from_har(data: bytes, protocol: str, *, entry: int | None = Non
         if by_url == protocol:
             picked.append(_renumber(_har_entry(number, item), len(picked)))
     if not picked:
-        raise ImportInputError(f"no HAR entry is a {protocol} request ({len(entries)} entries); name one with --entry")
+        raise ImportInputError(
+            f"no HAR entry is a {protocol} request ({len(entries)} entries); name one with --entry"
+        )
     return picked
 
 
@@ -402,7 +421,9 @@ def read_interactions(
         return fmt, interactions_from_raw(data, endpoint, request=request, status=status)
     except ImportInputError as exc:
         message = str(exc)
-        raise ImportInputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+        raise ImportInputError(
+            message if message.startswith(str(path)) else f"{path}: {message}"
+        ) from None
 
 
 def import_file(
@@ -421,7 +442,13 @@ def import_file(
     out = Path(out)
     refuse_existing(out, force)
     _fmt, items = read_interactions(
-        path, protocol, fmt=fmt, request=request, status=status, entry=entry, interaction=interaction
+        path,
+        protocol,
+        fmt=fmt,
+        request=request,
+        status=status,
+        entry=entry,
+        interaction=interaction,
     )
     scrubber = Scrubber()
     scrubbed: Sequence[Interaction] = [scrubber.interaction(it) for it in items]
@@ -429,20 +456,47 @@ def import_file(
         return write_checked(scrubbed, out, scratch=scratch, force=force, protocol=protocol)
 
 
-def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+def add_import_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "import",
         help="turn a raw SSE body, a HAR file, JSON lines of chunks or another project's cassette into a scrubbed cassette",
         description="Exit status 1 when the input cannot be imported or a secret survives scrubbing (nothing is written), 2 on a bad argument.",
     )
     p.add_argument("file", metavar="FILE", help="the input")
-    p.add_argument("--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id")
-    p.add_argument("--out", required=True, metavar="CASSETTE", help="where to write, e.g. cassettes/<protocol>/<name>.yaml")
-    p.add_argument("--format", choices=FORMATS, help="the input's kind (default: told from its name and content)")
-    p.add_argument("--request", metavar="FILE", help="raw and jsonl inputs: the request body that produced them (as for record)")
-    p.add_argument("--status", type=int, help="raw and jsonl inputs: the HTTP status (default: 200, or the one in curl -i output)")
-    p.add_argument("--entry", type=int, help="HAR: the index in log.entries to import (default: every entry for the protocol)")
-    p.add_argument("--interaction", type=int, help="cassette: the interaction to import (default: all)")
+    p.add_argument(
+        "--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id"
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="CASSETTE",
+        help="where to write, e.g. cassettes/<protocol>/<name>.yaml",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="the input's kind (default: told from its name and content)",
+    )
+    p.add_argument(
+        "--request",
+        metavar="FILE",
+        help="raw and jsonl inputs: the request body that produced them (as for record)",
+    )
+    p.add_argument(
+        "--status",
+        type=int,
+        help="raw and jsonl inputs: the HTTP status (default: 200, or the one in curl -i output)",
+    )
+    p.add_argument(
+        "--entry",
+        type=int,
+        help="HAR: the index in log.entries to import (default: every entry for the protocol)",
+    )
+    p.add_argument(
+        "--interaction", type=int, help="cassette: the interaction to import (default: all)"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing cassette")
     p.set_defaults(func=import_command)
     return p

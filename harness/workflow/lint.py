@@ -19,6 +19,7 @@ A file that does not load is one ``malformed`` finding and nothing else is check
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,13 +34,23 @@ __all__ = [
     "add_lint_parser",
     "iter_cassette_files",
     "lint_cassette",
+    "lint_command",
     "lint_file",
     "lint_paths",
-    "lint_command",
     "secret_findings",
 ]
 
 _MAX_VIOLATIONS = 3  # per interaction; the rest is counted, not listed
+# How the reference normalizers word an error that is the body's fault rather than the
+# provider's (harness/providers/base.py: framing faults, malformed JSON, malformed events).
+# ErrorInfo carries no structured marker for this yet, so the wording is the contract; it
+# only decides whether a note is printed.
+_MALFORMED_PREFIXES = ("malformed ", "framing error")
+
+
+def _short(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +127,9 @@ def secret_findings(
             if any(hit.secret in s or s in hit.secret for s in seen):
                 continue
             line = text.count("\n", 0, hit.start) + 1
-            findings.append(Finding(path, None, hit.kind, "file text", f"line {line}: {hit.masked()}"))
+            findings.append(
+                Finding(path, None, hit.kind, "file text", f"line {line}: {hit.masked()}")
+            )
     return findings
 
 
@@ -141,8 +154,10 @@ def normalize_findings(
 ) -> tuple[list[Finding], list[str]]:
     """Findings for streaming interactions the reference cannot normalize cleanly (it
     raises, or its events break the contract), and notes on those it could not check
-    (a protocol it cannot tell, or one without a reference normalizer)."""
+    (a protocol it cannot tell, or one without a reference normalizer) and on bodies
+    whose wire bytes are broken."""
     from harness.conformance.contract import check_contract
+    from harness.events import ErrorEvent
     from harness.normalize import normalize
     from harness.providers import UnknownProtocolError, protocols
 
@@ -164,7 +179,9 @@ def normalize_findings(
             )
             continue
         if proto not in available:
-            notes.append(f"{path}: interaction {interaction.index}: not normalized (no reference normalizer for {proto})")
+            notes.append(
+                f"{path}: interaction {interaction.index}: not normalized (no reference normalizer for {proto})"
+            )
             continue
         resp = interaction.response
         try:
@@ -173,12 +190,32 @@ def normalize_findings(
             detail = f"{proto} normalizer raised {type(exc).__name__}: {' '.join(str(exc).split())}"
             findings.append(Finding(path, interaction.index, "normalize", "response body", detail))
             continue
+        for event in events:
+            if isinstance(event, ErrorEvent) and event.error_message.startswith(
+                _MALFORMED_PREFIXES
+            ):
+                # A note, not a finding: broken wire bytes are a legitimate fixture (a
+                # cut stream, a CRC mismatch) and the reference handled them as it should.
+                notes.append(
+                    f"{path}: interaction {interaction.index}: the {proto} stream is malformed "
+                    f"(the reference ends it in an error): {_short(event.error_message)}"
+                )
         violations = check_contract(events)
         for violation in violations[:_MAX_VIOLATIONS]:
-            findings.append(Finding(path, interaction.index, "contract", f"{proto} events", str(violation)))
+            findings.append(
+                Finding(path, interaction.index, "contract", f"{proto} events", str(violation))
+            )
         if len(violations) > _MAX_VIOLATIONS:
             more = len(violations) - _MAX_VIOLATIONS
-            findings.append(Finding(path, interaction.index, "contract", f"{proto} events", f"and {more} more violation(s)"))
+            findings.append(
+                Finding(
+                    path,
+                    interaction.index,
+                    "contract",
+                    f"{proto} events",
+                    f"and {more} more violation(s)",
+                )
+            )
     return findings, notes
 
 
@@ -219,7 +256,9 @@ def lint_file(
         raw = path.read_bytes()
         cassette = load_cassette(path)
     except OSError as exc:
-        report.findings.append(Finding(str(path), None, "malformed", "", f"cannot read file: {exc.strerror or exc}"))
+        report.findings.append(
+            Finding(str(path), None, "malformed", "", f"cannot read file: {exc.strerror or exc}")
+        )
         return report
     except CassetteError as exc:
         report.findings.append(Finding(exc.path, exc.index, "malformed", "", exc.problem))
@@ -233,24 +272,34 @@ def lint_file(
     return report
 
 
-def iter_cassette_files(paths: Iterable[Path]) -> Iterator[Path]:
+def iter_cassette_files(paths: Iterable[Path], exclude: Sequence[str] = ()) -> Iterator[Path]:
     """The files given, and every ``*.yaml``/``*.yml`` below the directories given, sorted;
-    hidden files and folders (temporary files, ``.venv``) are skipped."""
+    hidden files and folders (temporary files, ``.venv``) are skipped, and so are paths
+    (relative to the folder given) that match an ``exclude`` glob."""
     for path in paths:
-        if path.is_dir():
-            for found in sorted(path.rglob("*")):
-                rel = found.relative_to(path).parts
-                if found.suffix in (".yaml", ".yml") and found.is_file() and not any(p.startswith(".") for p in rel):
-                    yield found
-        else:
+        if not path.is_dir():
             yield path
+            continue
+        for found in sorted(path.rglob("*")):
+            rel = found.relative_to(path)
+            if found.suffix not in (".yaml", ".yml") or not found.is_file():
+                continue
+            if any(part.startswith(".") for part in rel.parts):
+                continue
+            if any(fnmatch.fnmatchcase(rel.as_posix(), pattern) for pattern in exclude):
+                continue
+            yield found
 
 
 def lint_paths(
-    paths: Iterable[Path], *, protocol: str | None = None, check_normalize: bool = True
+    paths: Iterable[Path],
+    *,
+    protocol: str | None = None,
+    check_normalize: bool = True,
+    exclude: Sequence[str] = (),
 ) -> LintReport:
     report = LintReport()
-    for path in iter_cassette_files(paths):
+    for path in iter_cassette_files(paths, exclude):
         lint_file(path, protocol=protocol, check_normalize=check_normalize, report=report)
     return report
 
@@ -260,15 +309,37 @@ def lint_paths(
 # ---------------------------------------------------------------------------
 
 
-def add_lint_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+def add_lint_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "lint",
         help="check cassettes for secrets and account ids, malformed files, and streams that do not normalize cleanly",
         description="Exit status 1 when anything is found (one line per finding), 2 on a bad argument.",
     )
-    p.add_argument("paths", nargs="*", default=["cassettes"], metavar="PATH", help="cassette files or folders (default: ./cassettes)")
-    p.add_argument("--protocol", help="protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)")
-    p.add_argument("--secrets-only", action="store_true", help="only look for secrets (skip the normalization check)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        default=["cassettes"],
+        metavar="PATH",
+        help="cassette files or folders (default: ./cassettes)",
+    )
+    p.add_argument(
+        "--protocol",
+        help="protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files whose path below a folder given matches (e.g. 'scenarios/*'); repeatable",
+    )
+    p.add_argument(
+        "--secrets-only",
+        action="store_true",
+        help="only look for secrets (skip the normalization check)",
+    )
     p.set_defaults(func=lint_command)
     return p
 
@@ -277,14 +348,19 @@ def lint_command(args: argparse.Namespace) -> int:
     from harness.providers import PROTOCOL_MODULES
 
     if args.protocol is not None and args.protocol not in PROTOCOL_MODULES:
-        print(f"stream-harness: unknown protocol {args.protocol!r} (known: {', '.join(PROTOCOL_MODULES)})", file=sys.stderr)
+        print(
+            f"stream-harness: unknown protocol {args.protocol!r} (known: {', '.join(PROTOCOL_MODULES)})",
+            file=sys.stderr,
+        )
         return 2
     paths = [Path(p) for p in args.paths]
     missing = [p for p in paths if not p.exists()]
     if missing:
         print(f"stream-harness: {missing[0]}: no such file or folder", file=sys.stderr)
         return 2
-    report = lint_paths(paths, protocol=args.protocol, check_normalize=not args.secrets_only)
+    report = lint_paths(
+        paths, protocol=args.protocol, check_normalize=not args.secrets_only, exclude=args.exclude
+    )
     for finding in report.findings:
         print(finding)
     for note in report.notes:

@@ -53,7 +53,9 @@ class RecordResult:
     warnings: list[str]
 
 
-def _api_key(env_names: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str | None, str | None]:
+def _api_key(
+    env_names: tuple[str, ...], environ: Mapping[str, str]
+) -> tuple[str | None, str | None]:
     for name in env_names:
         value = environ.get(name)
         if value:
@@ -90,19 +92,27 @@ def record(
         raw_path = scratch / "vcrpy.yaml"
         try:
             with recorder.use_cassette(str(raw_path), record_on_exception=False):
-                with httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0))) as client:
-                    with client.stream("POST", prepared.url, content=prepared.body, headers=prepared.headers) as response:
+                with httpx.Client(
+                    timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0))
+                ) as client:
+                    with client.stream(
+                        "POST", prepared.url, content=prepared.body, headers=prepared.headers
+                    ) as response:
                         for _chunk in response.iter_raw():
                             pass
                         status = response.status_code
         except httpx.HTTPError as exc:
-            raise WriteError(f"{out}: not written: the request failed: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
+            raise WriteError(
+                f"{out}: not written: the request failed: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            ) from None
         if not raw_path.exists():
             raise WriteError(f"{out}: not written: vcrpy recorded nothing")
         try:
             cassette = load_cassette(raw_path)
         except CassetteError as exc:
-            raise WriteError(f"{out}: not written: vcrpy's cassette does not load: {exc.problem}") from None
+            raise WriteError(
+                f"{out}: not written: vcrpy's cassette does not load: {exc.problem}"
+            ) from None
         result: WriteResult = write_checked(
             cassette.interactions,
             out,
@@ -115,7 +125,9 @@ def record(
     return RecordResult(result.path, status, body_bytes, result.warnings)
 
 
-def add_record_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+def add_record_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "record",
         help="make one real streaming request and record it as a scrubbed vcrpy cassette",
@@ -126,14 +138,35 @@ def add_record_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             "fails or a secret survives scrubbing (nothing is written), 2 on a bad argument."
         ),
     )
-    p.add_argument("--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id")
-    p.add_argument("--request", required=True, metavar="FILE", help='the JSON request body; optional "_path" and "_headers" members are taken out')
-    p.add_argument("--out", required=True, metavar="CASSETTE", help="where to write, e.g. cassettes/<protocol>/<name>.yaml")
-    p.add_argument("--base-url", help="replaces the protocol's base URL (an OpenAI-compatible server, a proxy, a local server)")
-    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the key (default: the provider's usual one)")
+    p.add_argument(
+        "--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id"
+    )
+    p.add_argument(
+        "--request",
+        required=True,
+        metavar="FILE",
+        help='the JSON request body; optional "_path" and "_headers" members are taken out',
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="CASSETTE",
+        help="where to write, e.g. cassettes/<protocol>/<name>.yaml",
+    )
+    p.add_argument(
+        "--base-url",
+        help="replaces the protocol's base URL (an OpenAI-compatible server, a proxy, a local server)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable holding the key (default: the provider's usual one)",
+    )
     p.add_argument("--no-auth", action="store_true", help="send no API key (local servers)")
     p.add_argument("--force", action="store_true", help="replace an existing cassette")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the stream (default: 600)")
+    p.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for the stream (default: 600)"
+    )
     p.set_defaults(func=record_command)
     return p
 
@@ -159,7 +192,10 @@ def record_command(args: argparse.Namespace, environ: Mapping[str, str] | None =
             names = (args.api_key_env,) if args.api_key_env else endpoint.api_key_env
             _name, api_key = _api_key(names, environ)
             if api_key is None:
-                return _fail(f"no API key: set {' or '.join(names)} (or pass --api-key-env NAME, or --no-auth)", 2)
+                return _fail(
+                    f"no API key: set {' or '.join(names)} (or pass --api-key-env NAME, or --no-auth)",
+                    2,
+                )
         result = record(
             args.protocol,
             spec,
@@ -179,7 +215,10 @@ def record_command(args: argparse.Namespace, environ: Mapping[str, str] | None =
         return _fail(f"{args.out}: interrupted; nothing written", EXIT_INTERRUPTED)
     print(f"recorded {result.path} (HTTP {result.status}, {result.body_bytes} body bytes)")
     if result.status >= 400:
-        print(f"note: the provider answered HTTP {result.status}; the error response was recorded", file=sys.stderr)
+        print(
+            f"note: the provider answered HTTP {result.status}; the error response was recorded",
+            file=sys.stderr,
+        )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.cassette import Interaction, Request, Response
+from harness.cassette import Interaction, Request
 from harness.workflow.secrets import Hit, SecretTable, load_table, split_query
 
 __all__ = ["Scrubber"]
@@ -55,14 +55,18 @@ class Scrubber:
             if self.table.sensitive_value(value):
                 return None
             # A placeholder value stays, but a literal secret beside it does not.
-            return _replace_hits(value, self.table.scan(value, "header", self.literals), self.table.placeholder)
+            return _replace_hits(
+                value, self.table.scan(value, "header", self.literals), self.table.placeholder
+            )
         hits = self.table.scan(value, "header", self.literals)
         return _replace_hits(value, hits, self.table.placeholder)
 
     def headers(self, headers: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for name, values in headers.items():
-            kept = [v for v in (self.header_value(name, value) for value in values) if v is not None]
+            kept = [
+                v for v in (self.header_value(name, value) for value in values) if v is not None
+            ]
             if kept:
                 out[name] = kept
         return out
@@ -71,7 +75,9 @@ class Scrubber:
         base, segments, fragment = split_query(uri)
         kept = [s for s in segments if self.table.query_parameter_kind(s) is None]
         rebuilt = base + ("?" + "&".join(kept) if kept else "") + fragment
-        return _replace_hits(rebuilt, self.table.scan(rebuilt, "query", self.literals), self.table.placeholder)
+        return _replace_hits(
+            rebuilt, self.table.scan(rebuilt, "query", self.literals), self.table.placeholder
+        )
 
     def body(self, body: bytes) -> bytes:
         text = body.decode("latin-1")

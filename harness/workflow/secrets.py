@@ -174,7 +174,9 @@ class SecretTable:
             kind = self.query_parameter_kind(segment)
             if kind is not None:
                 value_start = seg_start + segment.find("=") + 1
-                hits.append(Hit(kind, value_start, seg_start + len(segment), segment.split("=", 1)[1]))
+                hits.append(
+                    Hit(kind, value_start, seg_start + len(segment), segment.split("=", 1)[1])
+                )
         return _non_overlapping(hits + self.scan(uri, "query", literals))
 
     def _add(self, hits: list[Hit], kind: str, match: re.Match[str], group: int | str) -> None:

@@ -21,7 +21,14 @@ from pathlib import Path
 from harness.cassette import CassetteError, Interaction, dump_cassette, load_cassette
 from harness.workflow.lint import normalize_findings, secret_findings
 
-__all__ = ["TargetExistsError", "WriteError", "WriteResult", "refuse_existing", "scratch_dir", "write_checked"]
+__all__ = [
+    "TargetExistsError",
+    "WriteError",
+    "WriteResult",
+    "refuse_existing",
+    "scratch_dir",
+    "write_checked",
+]
 
 
 class WriteError(Exception):

@@ -1,0 +1,111 @@
+"""``stream-harness loop``: run one scenario and print its agent events, or check a folder.
+
+``stream-harness loop SCENARIO`` prints one JSON line per agent event (exit 0; 1 when the run
+breaks an invariant). ``stream-harness loop --check DIR`` runs every scenario under DIR and
+compares it with its ``expect`` (exit 0 when all pass, 1 when one fails, 2 when one cannot be
+loaded). A bad scenario is one line on stderr naming the file and the field, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.loop.events import agent_event_to_json
+from harness.loop.scenario import (
+    ScenarioError,
+    check_scenario,
+    find_scenarios,
+    load_scenario,
+    run_scenario,
+)
+
+
+def add_loop_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``loop`` on the ``stream-harness`` subparsers (argparse's _SubParsersAction)."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "loop",
+        help="run an agent-loop scenario on virtual time and print its agent events as JSON lines",
+        description="Run an agent-loop scenario (specs/scenarios.md) on virtual time.",
+    )
+    p.add_argument("scenario", nargs="?", help="a scenario YAML file")
+    p.add_argument(
+        "--check",
+        metavar="DIR",
+        help="run every scenario under DIR and compare with its expect block",
+    )
+    p.set_defaults(func=loop_command)
+    return p
+
+
+def loop_command(args: argparse.Namespace) -> int:
+    if args.check:
+        if args.scenario:
+            return _usage("give a SCENARIO or --check DIR, not both")
+        return _check(Path(args.check))
+    if not args.scenario:
+        return _usage("give a SCENARIO file or --check DIR")
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        return _usage(str(exc))
+    run = run_scenario(scenario)
+    out = sys.stdout
+    for event in run.events:
+        out.write(agent_event_to_json(event) + "\n")
+    for violation in run.violations:
+        print(f"stream-harness: {scenario.path}: invariant {violation}", file=sys.stderr)
+    return 1 if run.violations else 0
+
+
+def _check(directory: Path) -> int:
+    if not directory.is_dir():
+        return _usage(f"{directory}: not a directory")
+    files = find_scenarios(directory)
+    if not files:
+        return _usage(f"{directory}: no scenario files (*.yaml)")
+    failed = broken = 0
+    for file in files:
+        try:
+            scenario = load_scenario(file)
+        except ScenarioError as exc:
+            broken += 1
+            print(f"ERROR {exc}")
+            continue
+        problems = check_scenario(run_scenario(scenario))
+        if problems:
+            failed += 1
+            print(f"FAIL  {scenario.name} ({file})")
+            for problem in problems:
+                print(f"      {problem}")
+        else:
+            print(f"ok    {scenario.name}")
+    passed = len(files) - failed - broken
+    print(f"{passed} passed, {failed} failed, {broken} not loadable ({len(files)} scenarios)")
+    return 2 if broken else 1 if failed else 0
+
+
+def _usage(message: str) -> int:
+    print(f"stream-harness: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m harness.loop.cli``) until the lead wires ``loop`` into
+    harness.cli."""
+    parser = argparse.ArgumentParser(prog="stream-harness")
+    sub = parser.add_subparsers(dest="command")
+    add_loop_parser(sub)
+    args = parser.parse_args(["loop", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        code: int = args.func(args)
+    except BrokenPipeError:  # `... loop s.yaml | head`
+        return 0
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

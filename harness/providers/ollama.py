@@ -1,0 +1,260 @@
+"""Ollama's native chat stream (``POST /api/chat``, NDJSON) -> unified events.
+
+The wire (provider-facts.md 1.3): one JSON object per line (``application/x-ndjson``),
+each a ``ChatResponse``: ``message.thinking`` and ``message.content`` carry text
+increments, ``message.tool_calls`` carries whole calls (arguments as an object, no
+fragments, and on older servers no ids), and the last line has ``done: true`` with
+``done_reason``, ``prompt_eval_count`` and ``eval_count``. An error after the 200 response
+started is a line ``{"error": "..."}``. ``/api/generate`` lines (``response`` and
+``thinking`` at the top level) are read the same way, since the body alone cannot tell
+the two apart.
+
+Lines are cut by :class:`harness.wire.JSONLinesDecoder`. The mapping of every field to
+accumulator calls, the id and usage conventions and the decisions where the protocol is
+silent are in specs/protocols/ollama.md ("spec:" below).
+
+Keys for the accumulator are made here: Ollama has no block index, so a text or thinking
+block runs until the other kind (or a tool call) arrives, and each block gets a fresh
+``(kind, n)`` key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any, Final, Literal
+
+from harness.events import Event
+from harness.providers.base import Normalizer as _BaseNormalizer
+from harness.providers.base import excerpt
+from harness.wire import FramingError, JSONLine, JSONLinesDecoder
+
+TextKind = Literal["text", "thinking"]
+
+# Fields of the done line that the message already holds (or that say nothing): the
+# rest (durations, /api/generate's context, logprobs, ...) is kept in a "done" provider
+# block (spec: "Provider blocks").
+_DONE_KNOWN: Final = frozenset(
+    {
+        "model",
+        "created_at",
+        "message",
+        "done",
+        "done_reason",
+        "prompt_eval_count",
+        "eval_count",
+        "response",
+        "thinking",
+    }
+)
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+class OllamaNormalizer(_BaseNormalizer):
+    protocol = "ollama"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._decoder = JSONLinesDecoder()
+        self.lines_seen = 0
+        self._keys = 0
+        self._open: tuple[TextKind, Hashable] | None = None
+        self._ids: set[str] = set()
+        self._synthetic_ids = 0
+
+    # -- feed / close ------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        if self.acc.terminated:
+            return []
+        try:
+            self._run(self._decoder.feed(chunk))
+        except Exception as exc:  # the never-raise safety net (spec: "Errors")
+            self._internal_error(exc)
+        return self.acc.drain()
+
+    def close(self) -> list[Event]:
+        if not self.acc.terminated:
+            try:
+                self._run(self._decoder.close())
+                if not self.acc.terminated:
+                    # `done: true` is the only end marker (PF 1.3): without it the stream
+                    # was cut; what came is kept (bugs 27-29).
+                    empty = " (no lines received)" if self.lines_seen == 0 else ""
+                    self._fail(f"stream ended without done: true{empty}")
+            except Exception as exc:  # the never-raise safety net
+                self._internal_error(exc)
+        if not self.acc.terminated:  # pragma: no cover - every path above terminates
+            self.acc.fail("stream ended without a terminal event")
+        return self.acc.drain()
+
+    def _run(self, items: Iterable[JSONLine | FramingError]) -> None:
+        for item in items:
+            if self.acc.terminated:
+                return
+            if isinstance(item, FramingError):
+                # A line that is not JSON (or not UTF-8) is not a ChatResponse: the stream
+                # is broken there; what came before is kept.
+                self._fail(f"framing error at byte {item.offset}: {item.message}")
+                return
+            self.lines_seen += 1
+            self._on_line(item.value, item.raw)
+
+    # -- one line -------------------------------------------------------------------
+
+    def _on_line(self, line: Any, raw: str) -> None:
+        if not isinstance(line, dict):
+            self._malformed(f"not a JSON object: {excerpt(raw)}")
+            return
+        if line.get("error") is not None:
+            self._on_error(line["error"], raw)
+            return
+        self.acc.start(model=_str(line.get("model")))
+        message = line.get("message")
+        if message is None:
+            message = {}
+        if not isinstance(message, dict):
+            self._malformed(f"'message' is not an object: {excerpt(raw)}")
+            return
+        # Thinking precedes the answer within a line; the /api/generate fields come after
+        # the message ones (a line has one or the other).
+        fields: tuple[tuple[TextKind, object], ...] = (
+            ("thinking", message.get("thinking")),
+            ("text", message.get("content")),
+            ("thinking", line.get("thinking")),
+            ("text", line.get("response")),
+        )
+        for kind, value in fields:
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                self._malformed(f"{kind} field is not a string: {excerpt(raw)}")
+                return
+            self._text(kind, value)
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list):
+                self._malformed(f"'tool_calls' is not a list: {excerpt(raw)}")
+                return
+            for call in calls:
+                if not self._tool_call(call, raw):
+                    return
+        if line.get("done") is True:
+            self._on_done(line, raw)
+
+    def _text(self, kind: TextKind, value: str) -> None:
+        if not value:
+            return  # "" content rides on every thinking line: it neither opens nor closes
+        if self._open is None or self._open[0] != kind:
+            self._close_text()
+            self._open = (kind, self._new_key(kind))
+        key = self._open[1]
+        if kind == "thinking":
+            self.acc.thinking(key, value)
+        else:
+            self.acc.text(key, value)
+
+    def _tool_call(self, call: Any, raw: str) -> bool:
+        # PF 1.3: a call arrives whole, arguments an object -> start, one delta, end.
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            self._malformed(f"tool call without a function object: {excerpt(raw)}")
+            return False
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict | str):
+            # Never hand a consumer a call whose arguments were lost (spec: "Errors").
+            self._malformed(f"tool call arguments are not an object: {excerpt(raw)}")
+            return False
+        assert isinstance(call, dict)
+        self._close_text()
+        name = _str(function.get("name"))
+        self.acc.whole_tool_call(
+            self._new_key("call"),
+            id=self._call_id(_str(call.get("id")), name),
+            name=name,
+            arguments=arguments if arguments is not None else {},
+        )
+        return True
+
+    def _on_done(self, line: dict[str, Any], raw: str) -> None:
+        reason = line.get("done_reason")
+        if reason is not None and not isinstance(reason, str):
+            self._malformed(f"done_reason is not a string: {excerpt(raw)}")
+            return
+        # spec: "Usage": prompt_eval_count is the prompt tokens evaluated, eval_count the
+        # tokens generated (thinking included); Ollama reports no cache counters and no
+        # total, and omits a count that is 0 (omitempty).
+        self.acc.set_usage(
+            input=_count(line.get("prompt_eval_count")) or 0,
+            output=_count(line.get("eval_count")) or 0,
+        )
+        self._close_text()
+        extra = {k: v for k, v in line.items() if k not in _DONE_KNOWN}
+        if extra:
+            self.acc.provider_block("done", extra)
+        # "stop" with tool calls -> tool_use (the table's tool_calls_override); "load" and
+        # "unload" -> stop; a missing reason -> stop (done: true is the end marker).
+        self.acc.finish_provider(reason or None)
+
+    def _on_error(self, error: Any, raw: str) -> None:
+        # PF 1.3 / 4.3: {"error": "text"} mid-stream; harness.errors reads the body (the
+        # overflow pattern "prompt too long; exceeded max context length").
+        if isinstance(error, str):
+            message = error.strip() or None
+        elif isinstance(error, dict):
+            message = _str(error.get("message"))
+        else:
+            message = None
+        self._fail(message or f"in-stream error: {excerpt(raw)}", body=raw)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _close_text(self) -> None:
+        if self._open is not None:
+            self.acc.end(self._open[1])
+            self._open = None
+
+    def _new_key(self, prefix: str) -> tuple[str, int]:
+        self._keys += 1
+        return (prefix, self._keys)
+
+    def _call_id(self, wire_id: str | None, name: str | None) -> str:
+        # Servers before tool-call ids (and some now) send none: a missing or repeated id
+        # gets f"{name}_{n}", n counting synthetic ids in this stream (the Gemini
+        # normalizer's convention; deterministic, no clock).
+        if wire_id is not None and wire_id not in self._ids:
+            self._ids.add(wire_id)
+            return wire_id
+        while True:
+            self._synthetic_ids += 1
+            candidate = f"{name or 'call'}_{self._synthetic_ids}"
+            if candidate not in self._ids:
+                self._ids.add(candidate)
+                return candidate
+
+    def _fail(self, message: str, *, body: Any = None) -> None:
+        self._close_text()
+        self.acc.fail(message, body=body)
+
+    def _malformed(self, what: str) -> None:
+        self._fail(f"malformed line #{self.lines_seen}: {what}")
+
+    def _internal_error(self, exc: Exception) -> None:
+        self.acc.fail(f"internal error in the {self.protocol} normalizer: {exc!r}")
+
+
+Normalizer = OllamaNormalizer
+
+__all__ = ["Normalizer", "OllamaNormalizer"]
