@@ -418,15 +418,20 @@ def chunked(body: bytes, size: int) -> list[bytes]:
 
 
 def bare(body: bytes) -> Callable[[], object]:
-    """The floor: split into lines, ``json.loads`` every ``data:`` payload."""
+    """The floor: decode, split into lines, ``json.loads`` every ``data:`` payload.
+
+    The fastest of the plain loops tried (bytes lines, keeping the values in a list and
+    a list comprehension were all slower); it keeps nothing, as a consumer that acts on
+    each payload and drops it.
+    """
     loads = json.loads
 
-    def run() -> object:
-        values = []
+    def run() -> None:
         for line in body.decode("utf-8").splitlines():
-            if line[:6] == "data: " and line[6:] != "[DONE]":
-                values.append(loads(line[6:]))
-        return values
+            if line.startswith("data: "):
+                payload = line[6:]
+                if payload != "[DONE]":
+                    loads(payload)
 
     return run
 

@@ -4,15 +4,17 @@ The budget (issue: normalizers within 2x of ``body.split(b"\\n")`` + ``json.load
 payload) leaves the SSE decoder little room, so this measures it alone and with the
 ``json.loads`` a normalizer adds, on a 20,000-event Anthropic-shaped body fed whole and
 in 64-byte chunks (the adversarial case: most chunks end mid-line) and in larger ones.
-The other decoders are measured for information. Best of N runs, to damp noise.
+Timing: CPU time, best of N, GC off, cases taking turns (as bench_normalizers.py).
+The other decoders are measured for information.
 
 Run: ``python benchmarks/bench_wire.py [--out PATH] [--repeat N]``; results go to a
-JSON file (default ``benchmarks/results/bench_wire.json``) and a table on stdout.
+JSON file (default ``benchmarks/results/wire.json``) and a table on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import platform
 import sys
@@ -56,14 +58,20 @@ def chunked(body: bytes, size: int) -> list[bytes]:
 
 
 def best_ms(cases: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best time of each case; the cases take turns, so load drifting on a shared machine
+    """Best CPU time of each case (the machine is shared: being descheduled is not cost),
+    cyclic GC off during a run as ``timeit`` does; the cases take turns, so load drifting
     hits them alike and the ratios stay fair."""
     best = dict.fromkeys(cases, float("inf"))
     for _ in range(repeat):
         for name, fn in cases.items():
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.process_time()
+                fn()
+                best[name] = min(best[name], time.process_time() - start)
+            finally:
+                gc.enable()
     return {name: seconds * 1000 for name, seconds in best.items()}
 
 
@@ -79,9 +87,7 @@ def run_decoder(make: Callable[[], Any], chunks: Iterable[bytes]) -> list[Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "bench_wire.json"
-    )
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "wire.json")
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
     repeat: int = args.repeat
@@ -111,6 +117,7 @@ def main() -> None:
         ("whole", whole),
         ("64B", chunked(body, 64)),
         ("1KiB", chunked(body, 1024)),
+        ("4KiB", chunked(body, 4096)),
         ("16KiB", chunked(body, 16384)),
     ]:
         cases[f"SSEDecoder {label}"] = partial(run_decoder, SSEDecoder, chunks)

@@ -29,6 +29,7 @@ from harness.events import (
     DoneEvent,
     ErrorEvent,
     ErrorInfo,
+    ErrorOrigin,
     Event,
     ProviderBlock,
     StartEvent,
@@ -50,6 +51,14 @@ from harness.events import (
 from harness.partial_json import IncrementalJSON
 
 BlockKind = Literal["text", "thinking", "tool_call"]
+
+# The delta events are built by their models' validators from a dict: the same validated,
+# frozen objects as ``TextDeltaEvent(content_index=..., delta=...)`` without the keyword
+# plumbing of ``BaseModel.__init__``, which costs about 0.4 us per event (1.05 -> 0.64 us
+# measured; 8 ms on a 20,000-delta stream). ``model_construct`` is slower than either.
+_text_delta_event = TextDeltaEvent.__pydantic_validator__.validate_python
+_thinking_delta_event = ThinkingDeltaEvent.__pydantic_validator__.validate_python
+_toolcall_delta_event = ToolCallDeltaEvent.__pydantic_validator__.validate_python
 
 
 @dataclass(slots=True)
@@ -166,15 +175,19 @@ class Accumulator:
         total: int | None = None,
     ) -> None:
         """Overwrite the given counters (providers report cumulative usage)."""
-        for name, value in (
-            ("input", input),
-            ("output", output),
-            ("cache_read", cache_read),
-            ("cache_write", cache_write),
-            ("total", total),
-        ):
-            if value is not None:
-                self._usage[name] = max(0, int(value))
+        # Written out rather than looped over a table of pairs: Gemini reports usage on
+        # every chunk, and the loop cost twice as much.
+        u = self._usage
+        if input is not None:
+            u["input"] = max(0, int(input))
+        if output is not None:
+            u["output"] = max(0, int(output))
+        if cache_read is not None:
+            u["cache_read"] = max(0, int(cache_read))
+        if cache_write is not None:
+            u["cache_write"] = max(0, int(cache_write))
+        if total is not None:
+            u["total"] = max(0, int(total))
 
     def usage(self) -> Usage:
         u = self._usage
@@ -194,16 +207,22 @@ class Accumulator:
         """
         if not delta or self._terminal is not None:
             return
-        block = self._block_for(key, "text")
+        block = self._open.get(key)
+        if block is None or block.kind != "text":  # (the common case skips a call)
+            block = self._block_for(key, "text")
         block.parts.append(delta)
-        self._out.append(TextDeltaEvent(content_index=block.content_index, delta=delta))
+        self._out.append(_text_delta_event({"content_index": block.content_index, "delta": delta}))
 
     def thinking(self, key: Hashable, delta: str) -> None:
         if not delta or self._terminal is not None:
             return
-        block = self._block_for(key, "thinking")
+        block = self._open.get(key)
+        if block is None or block.kind != "thinking":
+            block = self._block_for(key, "thinking")
         block.parts.append(delta)
-        self._out.append(ThinkingDeltaEvent(content_index=block.content_index, delta=delta))
+        self._out.append(
+            _thinking_delta_event({"content_index": block.content_index, "delta": delta})
+        )
 
     def open_text(self, key: Hashable) -> None:
         """Open a text block before any text arrives (e.g. to hold a signature)."""
@@ -392,10 +411,13 @@ class Accumulator:
         if provider_stop_reason is not None:
             self.provider_stop_reason = provider_stop_reason
         if stop_reason in ("error", "aborted"):
+            # A stop value the provider sent is the provider speaking (a filter, a refusal,
+            # an unknown value); ending without one means the stream was cut.
             self.fail(
                 error_message or f"stream stopped with {self.provider_stop_reason!r}",
                 aborted=stop_reason == "aborted",
                 error=error,
+                origin="provider" if self.provider_stop_reason is not None else None,
             )
             return
         self._ensure_started()
@@ -424,17 +446,21 @@ class Accumulator:
         body: Any = None,
         headers: Any = None,
         provider_stop_reason: str | None = None,
+        origin: ErrorOrigin | None = None,
     ) -> None:
         """End in ``error``, keeping every block received so far (closed, in order).
 
         The classification comes from harness.errors unless the caller already has it,
-        so that no consumer has to string-match an error message on its own.
+        so that no consumer has to string-match an error message on its own. ``origin``
+        defaults to ``stream`` for a fault the normalizer found itself, which is how the
+        normalizers report one: a message with no wire body, status or headers.
         """
         if self._terminal is not None:
             return
         self.set_provider_stop_reason(provider_stop_reason)
         self._ensure_started()
         self.end_all()
+        error_was_none = error is None
         if error is None:
             from harness.errors import classify
 
@@ -446,6 +472,10 @@ class Accumulator:
                 provider_stop_reason=self.provider_stop_reason,
                 protocol=self.protocol,
             )
+        if origin is None:
+            origin = "stream" if error_was_none and body is None and status is None and headers is None else error.origin
+        if error.origin != origin:
+            error = error.model_copy(update={"origin": origin})
         stop: StopReason = "aborted" if aborted else "error"
         message = self._message(stop, error_message)
         terminal = ErrorEvent(
@@ -494,7 +524,9 @@ class Accumulator:
         block.parts.append(delta)
         live = block.args.feed(delta)
         self._out.append(
-            ToolCallDeltaEvent(content_index=block.content_index, delta=delta, arguments=_as_object(live))
+            _toolcall_delta_event(
+                {"content_index": block.content_index, "delta": delta, "arguments": _as_object(live)}
+            )
         )
 
     def _message(self, stop_reason: StopReason, error_message: str | None) -> AssistantMessage:

@@ -8,7 +8,9 @@ A split is written as a spec string: ``whole``, ``bytes:N`` (chunks of N bytes),
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable
+from functools import cache
 from itertools import pairwise
 
 
@@ -71,3 +73,25 @@ def apply_split(spec: str, body: bytes) -> list[bytes]:
     raise SplitSpecError(
         f"bad --split {spec!r}: expected whole, bytes:N (N >= 1), random:SEED or cuts:A,B,..."
     )
+
+
+_MARKERS = re.compile(rb"data:|event:|\[DONE\]|\\u[0-9a-fA-F]{4}|\\.|\r\n|\n\n|\r\r|\"[a-z_]+\":")
+
+
+@cache
+def _trouble_spots_cached(body: bytes) -> tuple[int, ...]:
+    spots: set[int] = set()
+    n = len(body)
+    # inside multi-byte UTF-8 characters: every continuation byte starts a cut there
+    for i, byte in enumerate(body):
+        if 0x80 <= byte < 0xC0:
+            spots.add(i)
+    for m in _MARKERS.finditer(body):
+        for off in range(m.start(), m.end() + 1):
+            spots.add(off)
+    return tuple(sorted(s for s in spots if 0 < s < n))
+
+
+def trouble_spots(body: bytes) -> tuple[int, ...]:
+    """Offsets where a cut is most likely to expose a chunking bug, in order."""
+    return _trouble_spots_cached(bytes(body))

@@ -94,8 +94,17 @@ class ProviderBlock(_Model):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+ErrorOrigin: TypeAlias = Literal["provider", "stream"]
+
+
 class ErrorInfo(_Model):
-    """What a consumer needs to act on an error without string-matching on its own."""
+    """What a consumer needs to act on an error without string-matching on its own.
+
+    ``origin`` tells who spoke: ``provider`` when the error came from the provider (an
+    HTTP error body, an error event, a refusal or failure status), ``stream`` when the
+    normalizer found the stream itself broken (cut before its terminal signal, malformed
+    JSON, a framing fault); the message is then ours, not the provider's.
+    """
 
     kind: ErrorKind = "fatal"
     status: int | None = None
@@ -103,6 +112,7 @@ class ErrorInfo(_Model):
     code: str | None = None
     retryable: bool = False
     retry_after: float | None = None
+    origin: ErrorOrigin = "provider"
 
 
 class AssistantMessage(_Model):

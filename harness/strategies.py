@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis import example
 from hypothesis import strategies as st
 
-from harness.chunking import format_cuts, split_at
+from harness.chunking import format_cuts, split_at, trouble_spots
 
 __all__ = [
     "cassette_bodies",
@@ -44,28 +43,6 @@ __all__ = [
 ]
 
 T = TypeVar("T", bound=Callable[..., Any])
-
-_MARKERS = re.compile(rb"data:|event:|\[DONE\]|\\u[0-9a-fA-F]{4}|\\.|\r\n|\n\n|\r\r|\"[a-z_]+\":")
-
-
-@cache
-def _trouble_spots_cached(body: bytes) -> tuple[int, ...]:
-    spots: set[int] = set()
-    n = len(body)
-    # inside multi-byte UTF-8 characters: every continuation byte starts a cut there
-    for i, byte in enumerate(body):
-        if 0x80 <= byte < 0xC0:
-            spots.add(i)
-    for m in _MARKERS.finditer(body):
-        for off in range(m.start(), m.end() + 1):
-            spots.add(off)
-    return tuple(sorted(s for s in spots if 0 < s < n))
-
-
-def trouble_spots(body: bytes) -> tuple[int, ...]:
-    """Offsets where a cut is most likely to expose a chunking bug, in order."""
-    return _trouble_spots_cached(bytes(body))
-
 
 def cut_points(body: bytes, *, max_cuts: int = 32) -> st.SearchStrategy[list[int]]:
     """Sorted, de-duplicated cut offsets, about half of them at trouble spots."""

@@ -158,3 +158,22 @@ def test_finish_with_error_reason_ends_in_an_error_event() -> None:
     assert err.reason == "error" and err.error_message == "The model refused"
     assert err.message.provider_stop_reason == "refusal"
     assert err.message.content == [TextBlock(content="I can't")]
+
+
+def test_error_origin_tells_provider_errors_from_stream_faults() -> None:
+    cut = Accumulator("openai-completions")
+    cut.text("t", "partial")
+    cut.fail("stream ended without finish_reason")  # the normalizer's own finding
+    e = cut.drain()[-1]
+    assert isinstance(e, ErrorEvent) and e.error is not None and e.error.origin == "stream"
+
+    spoke = Accumulator("anthropic-messages")
+    spoke.fail("Overloaded", body={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    e = spoke.drain()[-1]
+    assert isinstance(e, ErrorEvent) and e.error is not None
+    assert (e.error.origin, e.error.kind) == ("provider", "overloaded")
+
+    filtered = Accumulator("google-generative-ai")
+    filtered.finish("error", provider_stop_reason="SAFETY", error_message="Provider stopped with: SAFETY")
+    e = filtered.drain()[-1]
+    assert isinstance(e, ErrorEvent) and e.error is not None and e.error.origin == "provider"

@@ -52,7 +52,20 @@ def _record(
     request: dict[str, object] | None = None, env: dict[str, str] | None = None,
 ) -> int:  # fmt: skip
     req = _request_file(tmp_path, request if request is not None else REQUEST)
-    argv = ["record", "--protocol", protocol, "--request", str(req), "--out", str(out), "--base-url", server.url, "--timeout", "10", *extra]
+    argv = [
+        "record",
+        "--protocol",
+        protocol,
+        "--request",
+        str(req),
+        "--out",
+        str(out),
+        "--base-url",
+        server.url,
+        "--timeout",
+        "10",
+        *extra,
+    ]
     return _run(argv, env if env is not None else {"ANTHROPIC_API_KEY": ANTHROPIC_KEY})
 
 
@@ -91,9 +104,13 @@ def test_recorded_body_replays_byte_identically(gzipped: bool, tmp_path: Path) -
     assert lint_file(out).findings == []
 
 
-def test_every_planted_secret_is_scrubbed_from_headers_query_body_and_error_text(tmp_path: Path) -> None:
+def test_every_planted_secret_is_scrubbed_from_headers_query_body_and_error_text(
+    tmp_path: Path,
+) -> None:
     samples = [text for text, _secret in SAMPLES.values()]
-    url_safe = [SAMPLES[k][0] for k in SAMPLES if k not in NOT_IN_QUERY and k not in {"organization-uuid"}]
+    url_safe = [
+        SAMPLES[k][0] for k in SAMPLES if k not in NOT_IN_QUERY and k not in {"organization-uuid"}
+    ]
     url_safe.append("organization_id=3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b")
     joined = " | ".join(samples)
     sse = (
@@ -111,7 +128,8 @@ def test_every_planted_secret_is_scrubbed_from_headers_query_body_and_error_text
     ]
     request = {
         **REQUEST,
-        "_path": "/v1/messages?beta=true&key=plainvalue42&" + "&".join(f"n{i}={s}" for i, s in enumerate(url_safe)),
+        "_path": "/v1/messages?beta=true&key=plainvalue42&"
+        + "&".join(f"n{i}={s}" for i, s in enumerate(url_safe)),
         "_headers": {"x-note": joined, "openai-project": "proj-plain", "cookie": "sid=abc"},
         "metadata": {"user_id": "end-user-42", "note": joined},
         "api_key": "plain-key-value",
@@ -123,15 +141,27 @@ def test_every_planted_secret_is_scrubbed_from_headers_query_body_and_error_text
     raw = out.read_bytes()
     for kind, (_text, secret) in SAMPLES.items():
         assert secret.encode() not in raw, kind
-    for plain in (ANTHROPIC_KEY, "plainvalue42", "end-user-42", "plain-key-value", "user-plain", "proj-plain", "abcdefgh12345678", "0f0e0d0c-1111"):
+    for plain in (
+        ANTHROPIC_KEY,
+        "plainvalue42",
+        "end-user-42",
+        "plain-key-value",
+        "user-plain",
+        "proj-plain",
+        "abcdefgh12345678",
+        "0f0e0d0c-1111",
+    ):
         assert plain.encode() not in raw, plain
     recorded = load_cassette(out).interactions[0]
     for name in ("x-api-key", "cookie", "openai-project"):
         assert name not in recorded.request.headers
     for name in ("set-cookie", "anthropic-organization-id", "openai-organization"):
         assert name not in recorded.response.headers
-    assert "key=" not in recorded.request.uri and "beta=true" in recorded.request.uri
-    assert b'"user_id": "<filtered>"' in recorded.request.body or b'"user_id":"<filtered>"' in recorded.request.body
+    assert "&key=" not in recorded.request.uri and "?beta=true&n0=" in recorded.request.uri
+    assert (
+        b'"user_id": "<filtered>"' in recorded.request.body
+        or b'"user_id":"<filtered>"' in recorded.request.body
+    )
     # The body kept its shape: only secrets were replaced, so it still normalizes.
     assert recorded.response.body.count(b"<filtered>") == len(SAMPLES)
     assert lint_file(out).findings == []
@@ -139,16 +169,34 @@ def test_every_planted_secret_is_scrubbed_from_headers_query_body_and_error_text
 
 def test_identifiers_in_an_error_text_are_scrubbed(tmp_path: Path) -> None:
     org = "org-" + "Ab12" * 6
-    error = {"error": {"message": f"Rate limit reached for gpt-4.1 in organization {org} on tokens per min (TPM): Limit 30000.", "type": "tokens", "code": "rate_limit_exceeded"}}
+    error = {
+        "error": {
+            "message": f"Rate limit reached for gpt-4.1 in organization {org} on tokens per min (TPM): Limit 30000.",
+            "type": "tokens",
+            "code": "rate_limit_exceeded",
+        }
+    }
     out = tmp_path / "rate_limit.yaml"
-    spec = StreamSpec([json.dumps(error).encode()], status=429, headers=[("Content-Type", "application/json")])
+    spec = StreamSpec(
+        [json.dumps(error).encode()], status=429, headers=[("Content-Type", "application/json")]
+    )
     with StreamServer(spec) as server:
-        rc = _record(server, tmp_path, out, protocol="openai-completions", request={"model": "gpt-4.1", "messages": []}, env={"OPENAI_API_KEY": "sk-" + "Zq9" * 16})
+        rc = _record(
+            server,
+            tmp_path,
+            out,
+            protocol="openai-completions",
+            request={"model": "gpt-4.1", "messages": []},
+            env={"OPENAI_API_KEY": "sk-" + "Zq9" * 16},
+        )
     assert rc == 0  # an error response is worth a cassette too
     recorded = load_cassette(out).interactions[0]
     assert recorded.response.status == 429
     message = json.loads(recorded.response.body)["error"]["message"]
-    assert message == "Rate limit reached for gpt-4.1 in organization <filtered> on tokens per min (TPM): Limit 30000."
+    assert (
+        message
+        == "Rate limit reached for gpt-4.1 in organization <filtered> on tokens per min (TPM): Limit 30000."
+    )
     assert spec.received[0].headers["authorization"] == "Bearer " + "sk-" + "Zq9" * 16
     assert "authorization" not in recorded.request.headers
 
@@ -160,7 +208,14 @@ def test_google_puts_the_model_in_the_path_and_prefers_google_api_key(tmp_path: 
     google_key = "AI" + "za" + "Sy" + "G" * 33
     gemini_key = "AI" + "za" + "Sy" + "H" * 33
     with StreamServer(spec) as server:
-        rc = _record(server, tmp_path, out, protocol="google-generative-ai", request={"model": "gemini-x", "contents": []}, env={"GOOGLE_API_KEY": google_key, "GEMINI_API_KEY": gemini_key})
+        rc = _record(
+            server,
+            tmp_path,
+            out,
+            protocol="google-generative-ai",
+            request={"model": "gemini-x", "contents": []},
+            env={"GOOGLE_API_KEY": google_key, "GEMINI_API_KEY": gemini_key},
+        )
     assert rc == 0
     sent = spec.received[0]
     assert sent.path == "/v1beta/models/gemini-x:streamGenerateContent?alt=sse"
@@ -174,12 +229,16 @@ def test_no_auth_sends_no_key_and_an_unknown_directive_is_refused(tmp_path: Path
     with StreamServer(spec) as server:
         assert _record(server, tmp_path, tmp_path / "a.yaml", "--no-auth", env={}) == 0
         assert "x-api-key" not in spec.received[0].headers
-        assert _record(server, tmp_path, tmp_path / "b.yaml", request={**REQUEST, "_pth": "/x"}) == 2
+        assert (
+            _record(server, tmp_path, tmp_path / "b.yaml", request={**REQUEST, "_pth": "/x"}) == 2
+        )
     assert len(spec.received) == 1
     assert not (tmp_path / "b.yaml").exists()
 
 
-def test_missing_key_is_a_usage_error_and_sends_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_key_is_a_usage_error_and_sends_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = StreamSpec(KNOWN_CHUNKS)
     with StreamServer(spec) as server:
         assert _record(server, tmp_path, tmp_path / "a.yaml", env={}) == 2
@@ -220,7 +279,9 @@ def test_a_stream_cut_mid_body_leaves_no_file(existing: bool, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("existing", [False, True], ids=["new", "force-over-existing"])
-def test_an_interrupt_while_recording_leaves_no_file(existing: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupt_while_recording_leaves_no_file(
+    existing: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "cassettes"
     folder.mkdir()
     out = folder / "interrupted.yaml"
@@ -238,10 +299,14 @@ def test_an_interrupt_while_recording_leaves_no_file(existing: bool, tmp_path: P
     assert out.read_text() == "old\n" if existing else not out.exists()
 
 
-def test_a_secret_the_scrubber_misses_stops_the_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_secret_the_scrubber_misses_stops_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     cookie = "__cf_bm=abcdefgh12345678"
     monkeypatch.setattr(Scrubber, "vcr_response", lambda self, response: response)
-    spec = StreamSpec(KNOWN_CHUNKS, headers=[("Content-Type", "text/event-stream"), ("Set-Cookie", cookie)])
+    spec = StreamSpec(
+        KNOWN_CHUNKS, headers=[("Content-Type", "text/event-stream"), ("Set-Cookie", cookie)]
+    )
     folder = tmp_path / "cassettes"
     folder.mkdir()
     with StreamServer(spec) as server:

@@ -30,24 +30,37 @@ SAMPLES: dict[str, tuple[str, str]] = {
     "google-oauth-token": ("ya" + "29." + "a0Af" * 10,) * 2,
     "aws-access-key-id": ("AK" + "IA" + "Q7" * 8,) * 2,
     "aws-temporary-access-key-id": ("AS" + "IA" + "Z3" * 8,) * 2,
-    "aws-secret-access-key": ("aws_secret_access_key=" + "wJalr" + "K7m" * 11 + "Xy", "wJalr" + "K7m" * 11 + "Xy"),
+    "aws-secret-access-key": (
+        "aws_secret_access_key=" + "wJalr" + "K7m" * 11 + "Xy",
+        "wJalr" + "K7m" * 11 + "Xy",
+    ),
     "github-token": ("gh" + "p_" + "A1b2" * 9,) * 2,
     "github-fine-grained-token": ("github" + "_pat_" + "11AB" * 15,) * 2,
     "huggingface-token": ("hf" + "_" + "AbCd" * 8 + "Ef",) * 2,
     "groq-key": ("gs" + "k_" + "Gq7" * 18,) * 2,
     "xai-key": ("xa" + "i-" + "Xa1" * 27,) * 2,
     "slack-token": ("xo" + "xb-" + "1234567890-abcdefghij",) * 2,
-    "private-key": ("-----BEGIN " + "RSA PRIVATE KEY-----MIIEow-----END RSA " + "PRIVATE KEY-----",) * 2,
+    "private-key": ("-----BEGIN " + "RSA PRIVATE KEY-----MIIEow-----END RSA " + "PRIVATE KEY-----",)
+    * 2,
     "openai-organization-id": ("org-" + "Ab12" * 6,) * 2,
     "organization-id": ("org" + "_" + "Xy34" * 5,) * 2,
     "openai-project-id": ("proj" + "_" + "Pq56" * 6,) * 2,
     "openai-user-id": ("user" + "-" + "Uv78" * 6,) * 2,
     "anthropic-workspace-id": ("wrkspc" + "_" + "Ws90" * 6,) * 2,
-    "organization-uuid": ("organization (3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b)", "3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b"),
-    "aws-account-id": ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/x", "123456789012"),
+    "organization-uuid": (
+        "organization (3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b)",
+        "3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b",
+    ),
+    "aws-account-id": (
+        "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x",
+        "123456789012",
+    ),
     "google-project-number": ("projects/987654321098/locations", "987654321098"),
     "bearer-token": ("Bearer tok1234567890abcdefXYZ", "tok1234567890abcdefXYZ"),
-    "jwt": ("eyJ" + "hbGciOiJIUzI1NiJ9" + ".eyJ" + "zdWIiOiIxMjM0In0" + ".sig" + "nature_value_1234",) * 2,
+    "jwt": (
+        "eyJ" + "hbGciOiJIUzI1NiJ9" + ".eyJ" + "zdWIiOiIxMjM0In0" + ".sig" + "nature_value_1234",
+    )
+    * 2,
     "cookie-value": ("x; __cf_bm=" + "Zx81kQ0pLm92", "Zx81kQ0pLm92"),
 }
 
@@ -86,14 +99,24 @@ def _interaction(
 def _planted(place: str, text: str) -> tuple[Interaction, str]:
     """An interaction with ``text`` in one place, and lint's name for that place."""
     if place == "header":
-        return _interaction(resp_headers={"content-type": ["text/event-stream"], "x-echo": [f"v={text};"]}), "response header x-echo"
+        return _interaction(
+            resp_headers={"content-type": ["text/event-stream"], "x-echo": [f"v={text};"]}
+        ), "response header x-echo"
     if place == "query":
-        return _interaction(uri=f"https://api.anthropic.com/v1/messages?beta=true&note={text}"), "request uri"
+        return _interaction(
+            uri=f"https://api.anthropic.com/v1/messages?beta=true&note={text}"
+        ), "request uri"
     if place == "body":
         return _interaction(resp_body=(SSE_BEFORE + text + SSE_AFTER).encode()), "response body"
     assert place == "error text"
-    body = '{"type":"error","error":{"type":"rate_limit_error","message":"Limit hit for ' + text + ', retry later"}}'
-    return _interaction(status=429, resp_headers={"content-type": ["application/json"]}, resp_body=body.encode()), "response body"
+    body = (
+        '{"type":"error","error":{"type":"rate_limit_error","message":"Limit hit for '
+        + text
+        + ', retry later"}}'
+    )
+    return _interaction(
+        status=429, resp_headers={"content-type": ["application/json"]}, resp_body=body.encode()
+    ), "response body"
 
 
 PLACES = ["header", "query", "body", "error text"]
@@ -112,7 +135,9 @@ def test_the_table_has_a_sample_for_every_pattern_and_the_required_kinds() -> No
     assert REQUIRED_KINDS <= pattern_kinds
     assert len(pattern_kinds) >= 15
     for pattern in table.patterns:
-        expected = {"header", "body"} if pattern.kind in NOT_IN_QUERY else {"header", "query", "body"}
+        expected = (
+            {"header", "body"} if pattern.kind in NOT_IN_QUERY else {"header", "query", "body"}
+        )
         assert pattern.where == expected, pattern.kind
 
 
@@ -147,14 +172,21 @@ def test_scrubber_removes_exactly_the_secret(kind: str, place: str) -> None:
     if place == "header":
         assert scrubbed.response.headers["x-echo"] == [f"v={redacted};"]
     elif place == "query":
-        assert scrubbed.request.uri == f"https://api.anthropic.com/v1/messages?beta=true&note={redacted}"
+        assert (
+            scrubbed.request.uri
+            == f"https://api.anthropic.com/v1/messages?beta=true&note={redacted}"
+        )
     else:
-        assert scrubbed.response.body == interaction.response.body.replace(secret.encode(), PLACEHOLDER.encode())
+        assert scrubbed.response.body == interaction.response.body.replace(
+            secret.encode(), PLACEHOLDER.encode()
+        )
     # And what is left is clean by lint's rule.
     table = load_table()
     assert table.scan(scrubbed.response.body.decode("latin-1"), "body") == []
     assert table.scan_uri(scrubbed.request.uri) == []
-    assert all(table.scan_header(n, v) == [] for n, vs in scrubbed.response.headers.items() for v in vs)
+    assert all(
+        table.scan_header(n, v) == [] for n, vs in scrubbed.response.headers.items() for v in vs
+    )
 
 
 # The issue's header list, each with a value that matches no pattern: the name alone decides.
@@ -174,11 +206,17 @@ SENSITIVE_HEADERS = [
 
 @pytest.mark.parametrize(("name", "kind"), SENSITIVE_HEADERS)
 @pytest.mark.parametrize("side", ["request", "response"])
-def test_sensitive_headers_are_found_and_dropped(name: str, kind: str, side: str, tmp_path: Path) -> None:
+def test_sensitive_headers_are_found_and_dropped(
+    name: str, kind: str, side: str, tmp_path: Path
+) -> None:
     value = "acct-value-7f3a9"
     # Recorded casing varies (Mirascope and llm-gemini keep `Set-Cookie`): look it up in any case.
     headers = {"content-type": ["application/json"], name.title(): [value]}
-    it = _interaction(req_headers=headers) if side == "request" else _interaction(resp_headers=headers)
+    it = (
+        _interaction(req_headers=headers)
+        if side == "request"
+        else _interaction(resp_headers=headers)
+    )
     path = tmp_path / "x.yaml"
     dump_cassette([it], path)
     findings = lint_file(path, check_normalize=False).findings
@@ -188,39 +226,67 @@ def test_sensitive_headers_are_found_and_dropped(name: str, kind: str, side: str
     assert kept == {"content-type": ["application/json"]}
 
 
-@pytest.mark.parametrize("value", ["<filtered>", "REDACTED", "Bearer <filtered>", "", "fake-key-for-tests"])
+@pytest.mark.parametrize(
+    "value", ["<filtered>", "REDACTED", "Bearer <filtered>", "", "fake-key-for-tests"]
+)
 def test_placeholder_values_are_accepted_and_kept(value: str, tmp_path: Path) -> None:
     it = _interaction(req_headers={"authorization": [value], "x-api-key": [value]})
     path = tmp_path / "x.yaml"
     dump_cassette([it], path)
     assert lint_file(path, check_normalize=False).findings == []
-    assert Scrubber().interaction(it).request.headers == {"authorization": [value], "x-api-key": [value]}
+    assert Scrubber().interaction(it).request.headers == {
+        "authorization": [value],
+        "x-api-key": [value],
+    }
 
 
 @pytest.mark.parametrize(
     ("param", "kind"),
-    [("key", "api-key-query"), ("api_key", "api-key-query"), ("access_token", "oauth-token-query"), ("X-Amz-Signature", "aws-presigned-query")],
+    [
+        ("key", "api-key-query"),
+        ("api_key", "api-key-query"),
+        ("access_token", "oauth-token-query"),
+        ("X-Amz-Signature", "aws-presigned-query"),
+    ],
 )
-def test_sensitive_query_parameters_are_found_and_dropped(param: str, kind: str, tmp_path: Path) -> None:
+def test_sensitive_query_parameters_are_found_and_dropped(
+    param: str, kind: str, tmp_path: Path
+) -> None:
     uri = f"https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse&{param}=plainvalue42"
     it = _interaction(uri=uri)
     path = tmp_path / "x.yaml"
     dump_cassette([it], path)
-    assert [(f.kind, f.where) for f in lint_file(path, check_normalize=False).findings] == [(kind, "request uri")]
+    assert [(f.kind, f.where) for f in lint_file(path, check_normalize=False).findings] == [
+        (kind, "request uri")
+    ]
     scrubbed = Scrubber().interaction(it)
-    assert scrubbed.request.uri == "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse"
+    assert (
+        scrubbed.request.uri
+        == "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse"
+    )
 
 
 @pytest.mark.parametrize(
     ("member", "kind"),
-    [("api_key", "api-key-field"), ("client_secret", "oauth-client-secret-field"), ("user_id", "user-id-field"), ("safety_identifier", "user-id-field")],
+    [
+        ("api_key", "api-key-field"),
+        ("client_secret", "oauth-client-secret-field"),
+        ("user_id", "user-id-field"),
+        ("safety_identifier", "user-id-field"),
+    ],
 )
-def test_sensitive_json_fields_are_found_and_replaced(member: str, kind: str, tmp_path: Path) -> None:
-    body = b'{"model":"m","metadata":{"' + member.encode() + b'": "plain-value-1234"},"stream":true}'
+def test_sensitive_json_fields_are_found_and_replaced(
+    member: str, kind: str, tmp_path: Path
+) -> None:
+    body = (
+        b'{"model":"m","metadata":{"' + member.encode() + b'": "plain-value-1234"},"stream":true}'
+    )
     it = _interaction(req_body=body)
     path = tmp_path / "x.yaml"
     dump_cassette([it], path)
-    assert [(f.kind, f.where) for f in lint_file(path, check_normalize=False).findings] == [(kind, "request body")]
+    assert [(f.kind, f.where) for f in lint_file(path, check_normalize=False).findings] == [
+        (kind, "request body")
+    ]
     expected = b'{"model":"m","metadata":{"' + member.encode() + b'": "<filtered>"},"stream":true}'
     assert Scrubber().interaction(it).request.body == expected
 
@@ -244,7 +310,9 @@ def test_ordinary_text_is_not_a_secret(text: str) -> None:
 
 def test_the_literal_key_is_removed_whatever_its_shape() -> None:
     key = "unusual.key.format!42"
-    it = _interaction(req_headers={"x-custom-auth": [f"k={key}"]}, resp_body=f"data: echo {key}\n\n".encode())
+    it = _interaction(
+        req_headers={"x-custom-auth": [f"k={key}"]}, resp_body=f"data: echo {key}\n\n".encode()
+    )
     scrubbed = Scrubber(literals=[key]).interaction(it)
     assert scrubbed.request.headers["x-custom-auth"] == ["k=<filtered>"]
     assert scrubbed.response.body == b"data: echo <filtered>\n\n"
@@ -281,5 +349,16 @@ EXPLAINED_CORPUS_FINDINGS = {
 def test_corpus_lint_finds_only_the_explained_findings(corpus_dir: Path) -> None:
     report = lint_paths([corpus_dir])
     assert report.files >= 80
-    found = {(Path(f.path).relative_to(corpus_dir).as_posix(), f.interaction, f.kind) for f in report.findings}
+    found = {
+        (Path(f.path).relative_to(corpus_dir).as_posix(), f.interaction, f.kind)
+        for f in report.findings
+    }
     assert found == EXPLAINED_CORPUS_FINDINGS
+
+
+def test_messages_for_the_screen_are_scrubbed_too() -> None:
+    key = SAMPLES["google-api-key"][0]
+    message = f"Server error for url 'https://generativelanguage.googleapis.com/v1beta/x?alt=sse&key={key}' with lit-123"
+    assert Scrubber(literals=["lit-123"]).text(message) == (
+        "Server error for url 'https://generativelanguage.googleapis.com/v1beta/x?alt=sse&key=<filtered>' with <filtered>"
+    )

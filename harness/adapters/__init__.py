@@ -12,8 +12,8 @@ when this package is imported, so that ``harness.conformance.load_adapter`` can 
 to install instead of failing the whole command (:class:`SDKMissingError`).
 
 This module holds what the SDK adapters share: the missing-SDK error, the transport seam,
-and the convention helpers every mapping uses (tool-argument decoding, stop reasons,
-exception summaries).
+and the convention helpers every mapping uses (tool-argument decoding, exception
+summaries, stop reasons).
 """
 
 from __future__ import annotations
@@ -69,10 +69,10 @@ class SDKMissingError(AdapterLoadError, ImportError):
         self.package = package
 
 
-def require(adapter: str, package: str, *modules: str) -> tuple[ModuleType, ...]:
+def require(adapter: str, *modules: str) -> tuple[ModuleType, ...]:
     """Import the library modules an adapter needs, or raise :class:`SDKMissingError`."""
     loaded = []
-    for name in modules or (package,):
+    for name in modules:
         try:
             loaded.append(importlib.import_module(name))
         except ImportError:
@@ -147,11 +147,10 @@ def stop_mapping(
 ) -> StopMapping:
     """The contract's stop reason for the library's raw value: the table's, never the library's.
 
-    Libraries report the provider's raw value (anthropic, openai) or a vocabulary of
-    their own; the mapping to ``stop | length | tool_use | error`` is ours
-    (``specs/stop_reasons.yaml``, including its refusal override for a refusal given as
-    content), so that a stop-reason difference is a difference in the raw value the
-    library kept.
+    Libraries report the provider's raw value (anthropic, openai) or a vocabulary of their
+    own; the mapping to ``stop | length | tool_use | error`` is ours
+    (``specs/stop_reasons.yaml``, with its tool-call and refusal overrides), so that a
+    stop-reason difference is always a difference in the raw value the library kept.
     """
     return map_stop_reason(
         protocol, raw, has_tool_calls=has_tool_calls, details=details, refusal=refusal
@@ -177,7 +176,9 @@ def error_message(exc: BaseException) -> str:
     message = getattr(exc, "message", None)
     if isinstance(message, str) and message:
         return message
-    return exception_summary(exc)
+    # A bare exception (RuntimeError, AssertionError, TypeError from an accumulator): its
+    # text, or its type when it has none, since an error message is never empty (C11).
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _body_message(body: object) -> str | None:

@@ -56,7 +56,7 @@ class AnthropicSDKAdapter:
     beta = False
 
     def __init__(self) -> None:
-        self._anthropic, self._httpx2 = require(self.name, "anthropic", "anthropic", "httpx2")
+        self._anthropic, self._httpx2 = require(self.name, "anthropic", "httpx2")
 
     def version(self) -> str:
         return str(self._anthropic.__version__)

@@ -36,15 +36,16 @@ from harness.events import (
     Usage,
 )
 
+# The reference's packing of replay tokens and of reasoning parts is the convention the
+# adapter reproduces (specs/adapters.md), so it uses the same code.
+from harness.providers.openai_responses import THINKING_PART_SEPARATOR, signature_v1
+
 CHAT: Final = "openai-completions"
 RESPONSES: Final = "openai-responses"
 
 # Chat reasoning fields the SDK's typed message lacks; its generic merge keeps them as
 # extra fields (specs/known-differences.md, openai-completions), first non-empty wins.
 _REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
-# Summary and reasoning_text parts of one reasoning item are one thinking block, joined
-# as the reference joins them (harness.providers.openai_responses.THINKING_PART_SEPARATOR).
-_THINKING_SEPARATOR: Final = "\n\n"
 # Lifecycle events whose response is final: the library's only final object when
 # get_final_response() has none (it requires response.completed).
 _TERMINAL_LIFECYCLE: Final = frozenset(
@@ -60,7 +61,7 @@ class OpenAISDKAdapter:
     protocols: frozenset[str] = frozenset({CHAT, RESPONSES})
 
     def __init__(self) -> None:
-        self._openai, self._httpx2 = require(self.name, "openai", "openai", "httpx2")
+        self._openai, self._httpx2 = require(self.name, "openai", "httpx2")
 
     def version(self) -> str:
         return str(self._openai.__version__)
@@ -285,13 +286,6 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _signature_v1(item_id: str, **extra: str | None) -> str:
-    """The reference's replay token for a message or tool item (pi's ``{"v":1,"id":...}``)."""
-    payload: dict[str, Any] = {"v": 1, "id": item_id}
-    payload.update({k: v for k, v in extra.items() if v})
-    return _compact(payload)
-
-
 def _wire_order(value: Any) -> Any:
     """``id`` and ``type`` first at every level, the rest in the SDK's field order."""
     if isinstance(value, dict):
@@ -336,7 +330,7 @@ def responses_message(response: Any) -> AssistantMessage:
                     text += part.refusal or ""
                     refusals.append(part.refusal or "")
             if text:
-                signature = _signature_v1(item.id, phase=getattr(item, "phase", None))
+                signature = signature_v1(item.id, phase=getattr(item, "phase", None))
                 content.append(TextBlock(content=text, signature=signature))
             # Citations are provider blocks after their text block, as the reference keeps them.
             for index, found in annotations:
@@ -355,7 +349,8 @@ def responses_message(response: Any) -> AssistantMessage:
             ]
             content.append(
                 ThinkingBlock(
-                    content=_THINKING_SEPARATOR.join(parts), signature=_reasoning_signature(item)
+                    content=THINKING_PART_SEPARATOR.join(parts),
+                    signature=_reasoning_signature(item),
                 )
             )
         elif kind in ("function_call", "custom_tool_call"):
@@ -365,10 +360,10 @@ def responses_message(response: Any) -> AssistantMessage:
             call_ids.add(call_id)
             if kind == "function_call":
                 arguments = tool_arguments(item.arguments)
-                signature = _signature_v1(item.id, namespace=getattr(item, "namespace", None))
+                signature = signature_v1(item.id, namespace=getattr(item, "namespace", None))
             else:
                 arguments = {"input": item.input}
-                signature = _signature_v1(
+                signature = signature_v1(
                     item.id, type=kind, namespace=getattr(item, "namespace", None)
                 )
             content.append(

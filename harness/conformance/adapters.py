@@ -134,12 +134,18 @@ class AdapterLoadError(ValueError):
 BUILTIN: dict[str, str] = {
     "reference": "harness.conformance.adapters:ReferenceAdapter",
     "anthropic-sdk": "harness.adapters.anthropic_sdk:AnthropicSDKAdapter",
+    "anthropic-sdk-beta": "harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
     "openai-sdk": "harness.adapters.openai_sdk:OpenAISDKAdapter",
 }
 
 
 def _instantiate(obj: object, spec: str) -> Adapter:
-    candidate = obj() if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter)) else obj
+    try:
+        candidate = obj() if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter)) else obj
+    except AdapterLoadError:
+        raise
+    except ImportError as exc:  # an adapter whose library is not installed
+        raise AdapterLoadError(f"adapter {spec!r} cannot start: {exc}") from None
     if not isinstance(candidate, Adapter):
         raise AdapterLoadError(
             f"adapter {spec!r} is not an Adapter (needs name, level, protocols, version(), run())"

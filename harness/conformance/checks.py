@@ -13,18 +13,18 @@ none can go, which takes a planted split bug down to its single cut point.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.chunking import format_cuts, split_at
+from harness.chunking import format_cuts, split_at, trouble_spots
 from harness.conformance.adapters import Adapter, AdapterLevel, AdapterResult, safe_run
 from harness.conformance.cases import Case
 from harness.conformance.contract import check_contract
-from harness.events import AssistantMessage, ErrorEvent, Event, ToolCall
-from harness.strategies import trouble_spots
+from harness.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +163,22 @@ def _has_tool_calls(case: Case, expected: list[Event]) -> bool:
     return any(e.type == "toolcall_start" for e in expected)
 
 
-def _has_stop_reason(case: Case, expected: list[Event]) -> bool:
+def _stop_reason_decides(case: Case, expected: list[Event]) -> bool:
+    """The wire carried a stop reason and it, not some later fault, decided the ending.
+
+    A stream that ends in an in-band error after a finish reason (OpenRouter) is an error
+    whatever the stop reason said; error-surfacing judges that case.
+    """
+    from harness.stop_reasons import map_stop_reason
+
     last = expected[-1]
-    return getattr(last, "message", None) is not None and last.message.provider_stop_reason is not None  # type: ignore[union-attr]
+    if not isinstance(last, DoneEvent | ErrorEvent) or last.message.provider_stop_reason is None:
+        return False
+    msg = last.message
+    refusal = isinstance(last, ErrorEvent) and last.error is not None and last.error.provider_type == "refusal"
+    has_calls = any(isinstance(b, ToolCall) for b in msg.content)
+    mapped = map_stop_reason(case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal)
+    return mapped.reason == msg.stop_reason
 
 
 def _no_events(result: AdapterResult) -> Failure | None:
@@ -268,7 +281,11 @@ def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
         return [Failure(f"ended in done, but the response is an error: {want.error_message}")]
     out = []
     got_text = (result.message.error_message if result.message else None) or result.raised or ""
-    if want.error_message and want.error_message not in got_text:
+    ref = ctx.expected[-1]
+    provider_spoke = not (isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.origin == "stream")
+    # When the stream itself was broken (cut, malformed) the reference's message is its own
+    # wording, which no other adapter can be asked to repeat: ending in error is enough.
+    if provider_spoke and want.error_message and want.error_message not in got_text:
         out.append(Failure(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}"))
     if want.content and (result.message is None or result.message.content != want.content):
         have = len(result.message.content) if result.message else 0
@@ -319,7 +336,7 @@ CHECKS: tuple[Check, ...] = (
     Check("split-invariance", "any split of the body gives the same final message", "C13", "message", _always, check_split_invariance),
     Check("expected", "final message agrees with specs/expected", "C6-C8, C14", "message", _always, check_expected),
     Check("live-arguments", "live tool arguments grow monotonically to the final parse", "C7, C9", "event", _has_tool_calls, check_live_arguments),
-    Check("stop-reason", "stop reason mapped per specs/stop_reasons.yaml", "C14", "message", _has_stop_reason, check_stop_reason),
+    Check("stop-reason", "stop reason mapped per specs/stop_reasons.yaml", "C14", "message", _stop_reason_decides, check_stop_reason),
     Check("error-surfacing", "errors end in error with the provider's message, nothing lost", "C15", "message", _ends_in_error, check_error_surfacing),
     Check("truncation", "a body cut mid-stream ends in error, never done", "C2, C15", "message", _is_stream, check_truncation),
     Check("overflow-classification", "error events carry the classification of specs/overflow.yaml", "C16", "event", _ends_in_error, check_overflow_classification),
@@ -337,7 +354,7 @@ def compare_messages(expected: AssistantMessage, result: AdapterResult) -> list[
     if len(msg.content) != len(expected.content):
         out.append(f"{len(msg.content)} content blocks, expected {len(expected.content)}: {[b.type for b in msg.content]} vs {[b.type for b in expected.content]}")
     for i, (got, want) in enumerate(zip(msg.content, expected.content, strict=False)):
-        if got != want:
+        if _comparable(got) != _comparable(want):
             out.append(f"block {i}: {_short(got.model_dump())} != expected {_short(want.model_dump())}")
     for name in ("stop_reason", "provider_stop_reason", "usage"):
         if getattr(msg, name) != getattr(expected, name):
@@ -345,6 +362,22 @@ def compare_messages(expected: AssistantMessage, result: AdapterResult) -> list[
     if (msg.error_message is None) != (expected.error_message is None):
         out.append(f"error_message: {msg.error_message!r} != expected {expected.error_message!r}")
     return out
+
+
+def _comparable(block: ContentBlock) -> Any:
+    """A block as compared: signatures that are JSON documents compare as JSON values.
+
+    Several providers' replay tokens are JSON (OpenAI Responses reasoning items); a library
+    that re-serializes one with another key order has kept the same token.
+    """
+    data = block.model_dump()
+    sig = data.get("signature")
+    if isinstance(sig, str) and sig[:1] in "{[":
+        try:
+            data["signature"] = json.loads(sig)
+        except ValueError:
+            pass
+    return data
 
 
 def _summary(result: AdapterResult) -> str:

@@ -428,12 +428,14 @@ def _compile_response(
     if r.raise_ is not None:
         return ModelResponse(failure=r.raise_, latency=r.latency)
     if r.events is not None:
-        try:
-            events = [EVENT_ADAPTER.validate_python(e) for e in r.events]
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise ScenarioError(file, f"{where}.events", f"{loc}: {first['msg']}") from None
+        events: list[Event] = []
+        for n, raw in enumerate(r.events):
+            try:
+                events.append(EVENT_ADAPTER.validate_python(raw))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first["loc"])
+                raise ScenarioError(file, f"{where}.events.{n}", f"{loc}: {first['msg']}") from None
         return ModelResponse(events=events, **timing)
     if r.script is not None:
         return ModelResponse(events=script_events(r.script), **timing)

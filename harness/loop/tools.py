@@ -13,7 +13,7 @@ The result texts are pinned here once, each with the system it comes from
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -188,6 +188,5 @@ class ToolOutcome:
         return cls(error_type=type(exc).__name__, error_message=str(exc))
 
 
-ToolRunner = Callable[[Mapping[str, Any], Mapping[str, Any]], ToolOutcome]
 DoomLoopAction = Literal["ask", "deny", "allow"]
 DoomLoopAnswer = Literal["allow", "deny", "always"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.partial_json import parse_partial
-from harness.providers.base import SSENormalizer, excerpt
+from harness.providers.base import SSENormalizer, excerpt, parse_json
 from harness.wire import FramingError, SSEEvent
 
 WireKind = Literal["text", "thinking", "redacted_thinking", "tool_use", "provider"]
@@ -89,10 +89,9 @@ class AnthropicMessagesNormalizer(SSENormalizer):
 
     # -- framing hooks ----------------------------------------------------------
 
-    def _dispatch(self, item: SSEEvent | FramingError) -> None:
-        if isinstance(item, FramingError):
-            self._before_terminal()
-        super()._dispatch(item)
+    def on_framing_error(self, error: FramingError) -> None:
+        self._before_terminal()
+        super().on_framing_error(error)
 
     def on_eof(self) -> None:
         # bugs 27-29 (ecosystem.md section 6): a cut stream is an error that keeps the
@@ -112,7 +111,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if not event.data.strip():
             return  # the SDK skips data-less events too
         try:
-            obj = json.loads(event.data)
+            obj = parse_json(event.data)
         except (ValueError, RecursionError) as exc:
             self._before_terminal()
             if event.event == "error":
@@ -234,9 +233,13 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                     self.acc.set_meta(model=_str_or_none(to.get("model")))
 
     def _on_block_delta(self, obj: dict[str, Any]) -> None:
-        index = self._index(obj, "content_block_delta")
-        if index is None:
-            return
+        # The hot path of every stream: the checks of _index, _field and _text are inlined
+        # for the common case, about 15% of a text stream (bench_normalizers.py).
+        index = obj.get("index")
+        if type(index) is not int:  # bool, missing, anything else: the general check
+            index = self._index(obj, "content_block_delta")
+            if index is None:
+                return
         wire = self._blocks.get(index)
         if wire is None or not wire.open:
             self._malformed(f"content_block_delta for index {index}, which is not an open block")
@@ -248,8 +251,12 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         delta_type = delta.get("type")
         # A delta that does not fit its block's type is ignored, as the SDK does.
         if delta_type == "text_delta" and wire.kind == "text":
-            text = self._field(delta, "text", index)
-            if text is not None:
+            text = delta.get("text")
+            if not isinstance(text, str):
+                self._field(delta, "text", index)  # ends the stream
+            elif wire.content_index is not None:
+                self.acc.text(index, text)  # the accumulator's block is open already
+            else:
                 self._text(index, wire, text)
         elif delta_type == "thinking_delta" and wire.kind == "thinking":
             thinking = self._field(delta, "thinking", index)

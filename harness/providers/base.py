@@ -34,6 +34,29 @@ class Normalizer(ABC):
         """The body has ended: return the remaining events, always ending in a terminal one."""
 
 
+# The C scanner behind json.loads, called directly. For a payload of a few hundred bytes
+# json.loads spends two thirds of its time in its Python wrapper (two whitespace regex
+# matches, three calls): 2.4 us -> 0.8 us measured on an Anthropic text delta, the largest
+# single saving of bench_normalizers.py.
+_scan_once = json.JSONDecoder().scan_once
+
+
+def parse_json(text: str) -> Any:
+    """Exactly ``json.loads(text)``: the same value, or the same exception.
+
+    The scanner alone takes a value that fills the whole text; anything else (leading or
+    trailing whitespace, a BOM, extra data, an error) goes to ``json.loads`` itself, so
+    that every error and its message are the library's.
+    """
+    try:
+        value, end = _scan_once(text, 0)
+    except Exception:  # StopIteration (no value at 0), RecursionError, ...
+        return json.loads(text)
+    if end == len(text):
+        return value
+    return json.loads(text)
+
+
 def excerpt(text: str, limit: int = 80) -> str:
     """A short, single-line rendering of wire text for error messages."""
     flat = text.replace("\r", "\\r").replace("\n", "\\n")
@@ -49,13 +72,20 @@ class SSENormalizer(Normalizer):
         self.events_seen = 0
 
     def feed(self, chunk: bytes) -> list[Event]:
-        if self.acc.terminated:
+        acc = self.acc
+        if acc.terminated:
             return []
         for item in self._sse.feed(chunk):
-            self._dispatch(item)
-            if self.acc.terminated:
+            # _dispatch inlined for the common case: one call less per event (~3% of a
+            # text stream, bench_normalizers.py).
+            if isinstance(item, SSEEvent):
+                self.events_seen += 1
+                self.on_event(item)
+            else:
+                self.on_framing_error(item)
+            if acc.terminated:
                 break
-        return self.acc.drain()
+        return acc.drain()
 
     def close(self) -> list[Event]:
         if not self.acc.terminated:
@@ -71,15 +101,19 @@ class SSENormalizer(Normalizer):
 
     def _dispatch(self, item: SSEEvent | FramingError) -> None:
         if isinstance(item, FramingError):
-            self.acc.fail(f"framing error at byte {item.offset}: {item.message}")
+            self.on_framing_error(item)
             return
         self.events_seen += 1
         self.on_event(item)
 
+    def on_framing_error(self, error: FramingError) -> None:
+        """The body broke its SSE framing: end the stream in an error."""
+        self.acc.fail(f"framing error at byte {error.offset}: {error.message}")
+
     def load_json(self, event: SSEEvent) -> Any:
         """Parse an event's data; on failure end the stream in an error and return None."""
         try:
-            return json.loads(event.data)
+            return parse_json(event.data)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             self.acc.fail(
                 f"malformed JSON in SSE event #{self.events_seen} ({event.event}): "

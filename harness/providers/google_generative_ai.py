@@ -27,7 +27,7 @@ from typing import Any, Final, Literal
 
 from harness.events import Event
 from harness.providers.base import Normalizer as _BaseNormalizer
-from harness.providers.base import excerpt
+from harness.providers.base import excerpt, parse_json
 from harness.stop_reasons import map_stop_reason
 from harness.wire import FramingError, JSONArrayDecoder, JSONLine, SSEDecoder, SSEEvent
 
@@ -39,6 +39,11 @@ _WHITESPACE: Final = b" \t\r\n"
 # named after that field (executableCode, codeExecutionResult, inlineData, fileData, ...).
 _PART_QUALIFIERS: Final = frozenset(
     {"thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution"}
+)
+
+# Candidate fields kept as metadata for the end (spec: "Metadata").
+_METADATA_FIELDS: Final = frozenset(
+    {"groundingMetadata", "urlContextMetadata", "safetyRatings", "citationMetadata"}
 )
 
 # usageMetadata counters used in the arithmetic (spec: "Usage").
@@ -302,6 +307,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         self._ids: set[str] = set()
         self._synthetic_ids = 0
         self._usage: dict[str, int] = {}
+        self._usage_reported = False
         self._finish_reason: str | None = None
         self._finish_message: str | None = None
         self._block_reason: str | None = None
@@ -380,7 +386,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
                     continue  # a data-less event carries nothing (keep-alive)
                 self.chunks_seen += 1
                 try:
-                    value = json.loads(item.data)
+                    value = parse_json(item.data)
                 except ValueError as exc:
                     self._fail(
                         f"malformed JSON in chunk #{self.chunks_seen}: {exc}: {excerpt(item.data)}"
@@ -397,7 +403,11 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         if obj.get("error") is not None:
             self._on_error(obj["error"], raw)
             return
-        self.acc.start(model=_str(obj.get("modelVersion")), response_id=_str(obj.get("responseId")))
+        acc = self.acc
+        model, response_id = obj.get("modelVersion"), obj.get("responseId")
+        if not acc.started or model != acc.model or response_id != acc.response_id:
+            # (Every chunk repeats them: the call is skipped when it would change nothing.)
+            acc.start(model=_str(model), response_id=_str(response_id))
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
             self._on_usage(usage)
@@ -435,11 +445,24 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
     def _on_usage(self, usage: dict[str, Any]) -> None:
         # Field by field: a later report overwrites the counters it carries (contract.md
         # "Usage"); the derivation is in spec: "Usage" (provider-facts.md 2.4).
-        for name in _USAGE_FIELDS:
-            value = _count(usage.get(name))
-            if value is not None:
-                self._usage[name] = value
+        # Every chunk repeats the usage: the accumulator is told only when a counter
+        # changed (or the first time), which halves the cost of a chunk's metadata.
         u = self._usage
+        changed = not self._usage_reported
+        for name in _USAGE_FIELDS:
+            value = usage.get(name)
+            if value is None:
+                continue
+            if type(value) is not int:  # the common case skips the call
+                value = _count(value)
+                if value is None:
+                    continue
+            if u.get(name) != value:
+                u[name] = value
+                changed = True
+        if not changed:
+            return
+        self._usage_reported = True
         cached = u.get("cachedContentTokenCount", 0)
         self.acc.set_usage(
             input=u.get("promptTokenCount", 0) - cached + u.get("toolUsePromptTokenCount", 0),
@@ -457,12 +480,14 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
                 if self.acc.terminated:
                     return
                 self._on_part(part)
-        reason = _str(candidate.get("finishReason"))
-        if reason is not None:
+        reason = candidate.get("finishReason")
+        if isinstance(reason, str) and reason:
             self._finish_reason = reason
-        message = _str(candidate.get("finishMessage"))
-        if message is not None:
+        message = candidate.get("finishMessage")
+        if isinstance(message, str) and message:
             self._finish_message = message
+        if _METADATA_FIELDS.isdisjoint(candidate):
+            return  # most chunks: one C call instead of four lookups
         # Metadata kept for the end (spec: "Metadata"): the last non-empty grounding and
         # URL-context metadata (Gemini sends {} until the last chunk, which has it all),
         # the last safety ratings, and every distinct citation source in order.
@@ -517,8 +542,15 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         if not text and signature is None:
             return  # "" parts (Gemini 3 sends one with the finishReason) carry nothing
         kind: Literal["text", "thinking"] = "thinking" if thought else "text"
-        self._close_call()
         current = self._text
+        if signature is None and self._call is None and current is not None and current.kind == kind:
+            # The common case, a part continuing the open block, in one call.
+            if kind == "thinking":
+                self.acc.thinking(current.key, text)
+            else:
+                self.acc.text(current.key, text)
+            return
+        self._close_call()
         continues = (
             current is not None
             and current.kind == kind

@@ -128,9 +128,10 @@ class _Item:
     output_index: int | None
     data: dict[str, Any]
     done: bool = False
-    # Text streamed so far per part, the last part written, and whether any text came:
-    # enough to join thinking parts and to reconcile a part with its final copy.
-    parts: dict[PartKey, str] = field(default_factory=dict)
+    # Text streamed so far per part (as its deltas: appending to one string copied it
+    # on every delta, quadratic in the text), the last part written, and whether any
+    # text came: enough to join thinking parts and to reconcile a part with its final copy.
+    parts: dict[PartKey, list[str]] = field(default_factory=dict)
     last_part: PartKey | None = None
     has_text: bool = False
     annotations: dict[int, list[Any]] = field(default_factory=dict)
@@ -354,8 +355,12 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         Events of an item that has ended are dropped (a late delta would otherwise open a
         second block under the same item), as are events naming an item of another type.
         """
-        item_id = _str(payload.get("item_id"))
-        output_index = _int(payload.get("output_index"))
+        item_id = payload.get("item_id")
+        if not (isinstance(item_id, str) and item_id):
+            item_id = None
+        output_index = payload.get("output_index")
+        if type(output_index) is not int:
+            output_index = _int(output_index)
         item: _Item | None = None
         if item_id is not None:
             item = self._by_id.get(item_id) or self._adopt(item_id, output_index, itype)
@@ -395,7 +400,11 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             self.acc.thinking(item.uid, text)
         else:
             self.acc.text(item.uid, text)
-        item.parts[part] = item.parts.get(part, "") + text
+        pieces = item.parts.get(part)
+        if pieces is None:
+            item.parts[part] = [text]
+        else:
+            pieces.append(text)
         item.last_part = part
         item.has_text = True
 
@@ -407,10 +416,12 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         """
         if not isinstance(final, str) or not final:
             return
-        streamed = item.parts.get(part)
-        if streamed is None:
+        pieces = item.parts.get(part)
+        if pieces is None:
             self._append(item, part, final)
-        elif item.last_part == part and len(final) > len(streamed) and final.startswith(streamed):
+            return
+        streamed = "".join(pieces)
+        if item.last_part == part and len(final) > len(streamed) and final.startswith(streamed):
             self._append(item, part, final[len(streamed) :])
 
     def _delta_text(self, etype: str, payload: dict[str, Any]) -> str | None:
@@ -423,12 +434,19 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _text_delta(self, etype: str, payload: dict[str, Any]) -> None:
         # output_text and refusal deltas both become text (seed 002); the refusal is also
         # remembered, because it ends the response in error (see _terminal).
-        delta = self._delta_text(etype, payload)
-        item = self._live(payload, MESSAGE) if delta is not None else None
-        if item is None or delta is None:
+        # The hot path of a text stream: plain ints and strings skip the helper calls.
+        delta = payload.get("delta")
+        if not isinstance(delta, str):
+            self._delta_text(etype, payload)  # ends the stream
             return
-        kind = REFUSAL if etype.startswith("response.refusal") else OUTPUT_TEXT
-        self._append(item, (kind, _int(payload.get("content_index")) or 0), delta)
+        item = self._live(payload, MESSAGE)
+        if item is None:
+            return
+        kind = OUTPUT_TEXT if etype == "response.output_text.delta" else REFUSAL
+        index = payload.get("content_index")
+        if type(index) is not int:
+            index = _int(index)
+        self._append(item, (kind, index or 0), delta)
 
     def _text_done(self, etype: str, payload: dict[str, Any]) -> None:
         item = self._live(payload, MESSAGE)
@@ -638,7 +656,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _refusal_text(self) -> str:
         texts = []
         for item in self._items:
-            text = "".join(t for (kind, _), t in item.parts.items() if kind == REFUSAL)
+            text = "".join("".join(t) for (kind, _), t in item.parts.items() if kind == REFUSAL)
             if text:
                 texts.append(text)
         return "\n".join(texts)
@@ -672,8 +690,12 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             # The error object goes to harness.errors as the body, so that its code
             # (rate_limit_exceeded, server_error, invalid_prompt, ...) decides the
             # classification (case 32).
-            self.acc.provider_stop_reason = raw
-            self.acc.fail(message, body={"error": error} if error else None)
+            self.acc.fail(
+                message,
+                body={"error": error} if error else None,
+                provider_stop_reason=raw,
+                origin="provider",  # the provider's own failed/incomplete status
+            )
             return
         refusal = self._refusal_text()
         if refusal:

@@ -220,11 +220,12 @@ def sse_from_jsonl(data: bytes, framing: SSEFraming) -> bytes:
     end = framing.line_end.encode()
     out: list[bytes] = []
     saw_done = False
-    for number, line in enumerate(data.splitlines(), 1):
-        payload = line.strip()
-        if not payload:
+    for number, payload in enumerate(data.splitlines(), 1):
+        # Kept verbatim, whitespace included: Anthropic pads its data lines, and the
+        # cassette should hold what the provider sent.
+        if not payload.strip():
             continue
-        if payload == b"[DONE]":
+        if payload.strip() == b"[DONE]":
             saw_done = True
             out.append(b"data: [DONE]" + end + end)
             continue

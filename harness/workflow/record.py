@@ -102,8 +102,9 @@ def record(
                             pass
                         status = response.status_code
         except httpx.HTTPError as exc:
+            reason = scrubber.text(" ".join(str(exc).split()))
             raise WriteError(
-                f"{out}: not written: the request failed: {type(exc).__name__}: {' '.join(str(exc).split())}"
+                f"{out}: not written: the request failed: {type(exc).__name__}: {reason}"
             ) from None
         if not raw_path.exists():
             raise WriteError(f"{out}: not written: vcrpy recorded nothing")

@@ -86,6 +86,18 @@ class Scrubber:
             return body
         return _replace_hits(text, hits, self.table.placeholder).encode("latin-1")
 
+    def text(self, value: str) -> str:
+        """Any other text bound for the user's screen or log (an httpx error names the URL)."""
+        hits = self.table.scan(value, "body", self.literals) + self.table.scan_uri(
+            value, self.literals
+        )
+        kept = [
+            h
+            for i, h in enumerate(hits)
+            if all(h.end <= k.start or h.start >= k.end for k in hits[:i])
+        ]
+        return _replace_hits(value, kept, self.table.placeholder)
+
     # --- whole interactions -----------------------------------------------------------
 
     def interaction(self, interaction: Interaction) -> Interaction:

@@ -1,0 +1,171 @@
+"""LangChain chat models as conformance subjects: ``.stream()`` and the chunks added together.
+
+What LangChain users get: ``model.stream(...)`` yields ``AIMessageChunk``s, and ``+``
+merges them into one (langchain-core's ``merge_lists``/``merge_dicts``, where the known
+merging bugs live: ecosystem.md section 6, bugs 3 and 15). The adapter reads the merged
+chunk through LangChain's own standard views: ``content_blocks`` (text, reasoning and tool
+calls in order), ``tool_calls`` / ``invalid_tool_calls`` (the parsed arguments),
+``usage_metadata`` and ``response_metadata``. Models: ``ChatOpenAI`` (Chat Completions,
+and the Responses API with ``use_responses_api=True``), ``ChatAnthropic`` (which has no
+``http_client`` parameter, so its cached SDK client is replaced, as the research note's
+recipe does) and ``ChatGoogleGenerativeAI`` (``client_args={"transport": ...}``).
+Conventions: ``specs/adapter_conventions.yaml``, section ``langchain``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from harness.adapters import tool_arguments
+from harness.adapters.conventions import Collected, LibraryUsage
+from harness.adapters.google_genai import uses_httpx2
+from harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
+from harness.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
+
+PROTOCOLS: Final = frozenset(
+    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+)
+# response_metadata keys holding the raw stop value, per protocol (first present wins).
+_STOP_KEYS: Final = {
+    "openai-completions": ("finish_reason",),
+    "openai-responses": ("incomplete_details", "status"),
+    "anthropic-messages": ("stop_reason",),
+    "google-generative-ai": ("finish_reason", "block_reason"),
+}
+
+
+class LangChainAdapter(LibraryAdapter):
+    """``ChatOpenAI`` / ``ChatAnthropic`` / ``ChatGoogleGenerativeAI`` ``.stream()``, merged with ``+``."""
+
+    name = "langchain"
+    distribution = "langchain-core"
+    modules = ("langchain_core",)
+    protocols = PROTOCOLS
+
+    def version(self) -> str:
+        import importlib.metadata as md
+
+        parts = [f"langchain-core {md.version('langchain-core')}"]
+        for dist in ("langchain-openai", "langchain-anthropic", "langchain-google-genai"):
+            try:
+                parts.append(f"{dist} {md.version(dist)}")
+            except md.PackageNotFoundError:
+                continue
+        return ", ".join(parts)
+
+    def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+        if protocol in ("openai-completions", "openai-responses"):
+            import httpx2
+            from langchain_openai import ChatOpenAI
+
+            transport = self.transport(httpx2, chunks, status, headers)
+            return ChatOpenAI(
+                model="gpt-harness",
+                api_key="sk-test",  # type: ignore[arg-type]
+                base_url=f"{BASE_URL}/v1",
+                max_retries=0,
+                http_client=httpx2.Client(transport=transport),
+                stream_usage=True,
+                use_responses_api=protocol == "openai-responses",
+            )
+        if protocol == "anthropic-messages":
+            import anthropic
+            import httpx2
+            from langchain_anthropic import ChatAnthropic
+
+            model = ChatAnthropic(model="claude-harness", api_key="test", max_retries=0)  # type: ignore[call-arg,arg-type]
+            model.__dict__["_client"] = anthropic.Anthropic(
+                api_key="test",
+                base_url=BASE_URL,
+                max_retries=0,
+                http_client=httpx2.Client(transport=self.transport(httpx2, chunks, status, headers)),
+            )
+            return model
+        from google import genai
+        from langchain_google_genai import ChatGoogleGenerativeAI
+
+        http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
+        return ChatGoogleGenerativeAI(
+            model="gemini-harness",
+            google_api_key="test",
+            max_retries=0,
+            client_args={"transport": self.transport(http, chunks, status, headers)},
+        )
+
+    def drive(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+    ) -> Driven:
+        model = self._model(protocol, chunks, status, headers)
+        merged: Any = None
+        count = 0
+        try:
+            for chunk in model.stream("hi"):
+                merged = chunk if merged is None else merged + chunk
+                count += 1
+        except Exception as exc:
+            return Driven(raised=exc, partial=merged, raw={"chunks": count})
+        return Driven(value=merged, raw={"message": dump(merged), "chunks": count})
+
+    def collect(self, protocol: str, value: Any) -> Collected:
+        if value is None:
+            return Collected()
+        content: list[ContentBlock] = []
+        provider: list[ProviderBlock] = []
+        parsed = {c.get("id"): c for c in getattr(value, "tool_calls", None) or []}
+        invalid = {c.get("id"): c for c in getattr(value, "invalid_tool_calls", None) or []}
+        for block in value.content_blocks:
+            kind = block.get("type")
+            if kind == "text":
+                if block.get("text"):
+                    content.append(TextBlock(content=block["text"]))
+            elif kind == "reasoning":
+                signature = (block.get("extras") or {}).get("signature")
+                content.append(ThinkingBlock(content=block.get("reasoning") or "", signature=signature))
+            elif kind in ("tool_call", "tool_call_chunk", "invalid_tool_call"):
+                call_id = block.get("id") or ""
+                args: Any = block.get("args")
+                if call_id in invalid and call_id not in parsed:
+                    args = tool_arguments(invalid[call_id].get("args"))
+                elif not isinstance(args, dict):
+                    args = tool_arguments(args)
+                content.append(ToolCall(id=call_id, name=block.get("name") or "", arguments=args))
+            else:
+                provider.append(
+                    ProviderBlock(provider_type=str(kind), position=len(content), data=dict(block))
+                )
+        meta = value.response_metadata or {}
+        stop = None
+        for key in _STOP_KEYS[protocol]:
+            found = meta.get(key)
+            if isinstance(found, Mapping):
+                found = found.get("reason")
+            if found:
+                stop = str(getattr(found, "value", found))
+                break
+        return Collected(
+            content=content,
+            stop=stop,
+            usage=_usage(getattr(value, "usage_metadata", None)),
+            model=meta.get("model_name") or meta.get("model"),
+            response_id=getattr(value, "id", None),
+            provider_blocks=provider,
+        )
+
+
+def _usage(usage: Any) -> LibraryUsage | None:
+    if not usage:
+        return None
+    details = usage.get("input_token_details") or {}
+    return LibraryUsage(
+        input=as_int(usage.get("input_tokens")),
+        output=as_int(usage.get("output_tokens")),
+        cache_read=as_int(details.get("cache_read")),
+        cache_write=as_int(details.get("cache_creation")),
+        total=as_int(usage.get("total_tokens")) if isinstance(usage.get("total_tokens"), int) else None,
+    )

@@ -1,0 +1,173 @@
+"""What every third-party library adapter shares: loading, running, and turning a raise into a result.
+
+A library adapter is two halves. :meth:`LibraryAdapter.drive` runs the library's real
+streaming code on the replayed body and keeps what the library handed its user (its final
+object, the chunks it yielded, or the exception it raised together with what it had so
+far): only this half is inside the ``try``, so that a bug in the adapter's own mapping
+code is recorded by the runner as a crash, not blamed on the library.
+:meth:`LibraryAdapter.collect` then reads those objects into a
+:class:`~harness.adapters.conventions.Collected`, and the adapter's conventions
+(``specs/adapter_conventions.yaml``) turn that into the contract's message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.metadata
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, ClassVar, TypeVar
+
+from harness.adapters import (
+    error_message,
+    exception_summary,
+    failed_message,
+    library_warnings,
+    serve,
+    with_warnings,
+)
+from harness.adapters.conventions import Collected, finish, reference_message
+from harness.conformance.adapters import AdapterLevel, AdapterLoadError, AdapterResult
+from harness.events import AssistantMessage
+
+T = TypeVar("T")
+
+# Every request the library sends is answered with the recorded body; the request itself
+# is never checked, but libraries validate their arguments, so they must be well formed.
+PROMPT: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+BASE_URL = "http://harness.invalid"
+
+
+class LibraryMissingError(AdapterLoadError, ImportError):
+    """An adapter's library is not installed here.
+
+    Both an ``AdapterLoadError`` (the CLI prints one line) and an ``ImportError``. The
+    libraries' pins conflict, so no single environment holds them all: ``stream-harness
+    matrix`` builds one per group (``specs/matrix.toml``).
+    """
+
+    def __init__(self, adapter: str, module: str, distribution: str) -> None:
+        super().__init__(
+            f"adapter {adapter!r} needs the {distribution} package (missing module {module}); "
+            "`stream-harness matrix` builds an environment for it (specs/matrix.toml)"
+        )
+        self.adapter = adapter
+        self.distribution = distribution
+
+
+def import_all(adapter: str, distribution: str, modules: Sequence[str]) -> dict[str, ModuleType]:
+    loaded: dict[str, ModuleType] = {}
+    for name in modules:
+        try:
+            loaded[name] = importlib.import_module(name)
+        except ImportError:
+            raise LibraryMissingError(adapter, name, distribution) from None
+    return loaded
+
+
+@dataclass
+class Driven:
+    """What the library handed its user in one run."""
+
+    value: Any = None  # the final object(s), library-specific
+    raised: BaseException | None = None
+    partial: Any = None  # what the library still offered when it raised
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class LibraryAdapter:
+    """Base of the third-party adapters: one library, the protocols it speaks."""
+
+    name: ClassVar[str]
+    level: AdapterLevel = "message"
+    protocols: frozenset[str] = frozenset()
+    # The distribution whose version the report records, and the modules imported up front.
+    distribution: ClassVar[str]
+    modules: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self) -> None:
+        self._modules = import_all(self.name, self.distribution, self.modules)
+
+    def module(self, name: str) -> ModuleType:
+        return self._modules[name]
+
+    def version(self) -> str:
+        return importlib.metadata.version(self.distribution)
+
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
+        if protocol not in self.protocols:
+            raise ValueError(f"{self.name} does not speak {protocol!r}")
+        reference = reference_message(protocol, chunks, status, headers)
+        with library_warnings() as seen:
+            driven = self.drive(protocol, chunks, status=status, headers=headers)
+        return with_warnings(self.result(protocol, driven, reference), seen)
+
+    def result(self, protocol: str, driven: Driven, reference: AssistantMessage | None) -> AdapterResult:
+        if driven.raised is None:
+            message = finish(self.name, protocol, self.collect(protocol, driven.value), reference)
+            return AdapterResult(message=message, raw=driven.raw)
+        exc = driven.raised
+        base = None
+        if driven.partial is not None:
+            base = finish(self.name, protocol, self.collect(protocol, driven.partial), reference)
+        summary = exception_summary(exc)
+        return AdapterResult(
+            message=failed_message(base, error_message(exc)),
+            raised=summary,
+            raw={**driven.raw, "exception": summary},
+        )
+
+    def transport(
+        self,
+        httpx_module: ModuleType,
+        chunks: Sequence[bytes],
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+    ) -> Any:
+        return serve(httpx_module, chunks, status=status, headers=headers)
+
+    # -- what each adapter implements --------------------------------------------------
+
+    def drive(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+    ) -> Driven:
+        raise NotImplementedError
+
+    def collect(self, protocol: str, value: Any) -> Collected:
+        raise NotImplementedError
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """One fresh event loop per run: libraries cache clients per loop, and runs never overlap."""
+    return asyncio.run(coro)
+
+
+def dump(obj: Any) -> Any:
+    """A library object as JSON-able data for ``AdapterResult.raw`` (best effort)."""
+    for method in ("model_dump", "to_dict", "dict"):
+        fn = getattr(obj, method, None)
+        if callable(fn):
+            try:
+                return fn(mode="json") if method == "model_dump" else fn()
+            except Exception:
+                continue
+    return repr(obj)[:2000]
+
+
+def as_int(value: Any) -> int:
+    """A counter as the contract takes it: an int, never a bool; anything else is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

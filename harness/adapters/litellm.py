@@ -1,0 +1,169 @@
+"""LiteLLM as a conformance subject: ``completion(stream=True)`` then ``stream_chunk_builder``.
+
+What LiteLLM users get: the stream of OpenAI-shaped chunks LiteLLM translates each
+provider into, rebuilt into one ``ModelResponse`` by ``litellm.stream_chunk_builder``.
+Three providers, one per wire protocol: ``openai/`` (through an ``openai.OpenAI`` client,
+which LiteLLM accepts as ``client=``), ``anthropic/`` and ``gemini/`` (LiteLLM's own
+HTTP code, given an ``HTTPHandler`` around an ``httpx.Client``). The conventions (its
+OpenAI stop vocabulary, cache tokens inside ``prompt_tokens``, a tokenizer estimate when
+the wire has no usage) are in ``specs/adapter_conventions.yaml``, section ``litellm``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from harness.adapters import tool_arguments
+from harness.adapters.conventions import Collected, LibraryUsage
+from harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
+from harness.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
+
+MODELS: Final = {
+    "openai-completions": "openai/gpt-harness",
+    "anthropic-messages": "anthropic/claude-harness",
+    "google-generative-ai": "gemini/gemini-harness",
+}
+
+
+class LiteLLMAdapter(LibraryAdapter):
+    name = "litellm"
+    distribution = "litellm"
+    modules = ("litellm", "httpx", "litellm.llms.custom_httpx.http_handler")
+    protocols = frozenset(MODELS)
+
+    def __init__(self) -> None:
+        # LiteLLM fetches its model price map from GitHub at import; offline it retries for
+        # about 10 s before falling back to the copy it ships. Use the copy at once.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        super().__init__()
+
+    def drive(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+    ) -> Driven:
+        litellm = self.module("litellm")
+        httpx = self.module("httpx")
+        transport = self.transport(httpx, chunks, status, headers)
+        http = httpx.Client(transport=transport)
+        if protocol == "openai-completions":
+            openai = __import__("openai")
+            client: Any = openai.OpenAI(
+                api_key="sk-test", base_url=f"{BASE_URL}/v1", max_retries=0, http_client=http
+            )
+        else:
+            handler = self.module("litellm.llms.custom_httpx.http_handler")
+            client = handler.HTTPHandler(client=http)
+        received: list[Any] = []
+        try:
+            stream = litellm.completion(
+                model=MODELS[protocol],
+                messages=PROMPT,
+                stream=True,
+                client=client,
+                api_key="sk-test",
+                max_retries=0,
+                stream_options={"include_usage": True},
+            )
+            for chunk in stream:
+                received.append(chunk)
+            final = litellm.stream_chunk_builder(received, messages=PROMPT)
+        except Exception as exc:
+            partial = None
+            if received:
+                try:
+                    partial = litellm.stream_chunk_builder(received, messages=PROMPT)
+                except Exception:
+                    partial = None
+            return Driven(raised=exc, partial=partial, raw={"chunks": len(received)})
+        finally:
+            http.close()
+        return Driven(value=final, raw={"response": dump(final), "chunks": len(received)})
+
+    def collect(self, protocol: str, value: Any) -> Collected:
+        if value is None:
+            return Collected()
+        choices = list(value.choices or [])
+        content: list[ContentBlock] = []
+        stop = None
+        if choices:
+            choice = choices[0]
+            stop = choice.finish_reason
+            msg = choice.message
+            content.extend(_thinking(msg))
+            text = msg.content
+            if isinstance(text, str) and text:
+                content.append(TextBlock(content=text))
+            for call in msg.tool_calls or []:
+                fn = call.function
+                call_id, signature = split_thought_id(call.id or "")
+                content.append(
+                    ToolCall(
+                        id=call_id or f"toolcall_{len(content)}",
+                        name=(fn.name if fn else None) or "",
+                        arguments=tool_arguments(fn.arguments if fn else None),
+                        signature=signature,
+                    )
+                )
+        return Collected(
+            content=content,
+            stop=stop,
+            usage=_usage(getattr(value, "usage", None)),
+            model=getattr(value, "model", None),
+            response_id=getattr(value, "id", None),
+        )
+
+
+THOUGHT_SEPARATOR: Final = "__thought__"
+
+
+def split_thought_id(call_id: str) -> tuple[str, str | None]:
+    """LiteLLM's Gemini tool-call id ``<id>__thought__<thoughtSignature>``, taken apart.
+
+    LiteLLM carries Gemini's thought signature through the OpenAI message shape by
+    appending it to the call id, and strips it again when the id comes back in a tool
+    result (its documented convention, specs/adapter_conventions.yaml). The user's id is
+    the whole string; the contract's id and signature are its two halves.
+    """
+    head, sep, tail = call_id.partition(THOUGHT_SEPARATOR)
+    return (head, tail or None) if sep else (call_id, None)
+
+
+def _thinking(msg: Any) -> list[ContentBlock]:
+    """``thinking_blocks`` (Anthropic, with signatures) when present, else ``reasoning_content``."""
+    blocks = getattr(msg, "thinking_blocks", None) or []
+    out: list[ContentBlock] = []
+    for b in blocks:
+        get = b.get if isinstance(b, Mapping) else (lambda k, d=None, b=b: getattr(b, k, d))
+        if get("type") == "redacted_thinking":
+            out.append(ThinkingBlock(content="", signature=get("data"), redacted=True))
+        else:
+            out.append(ThinkingBlock(content=get("thinking") or "", signature=get("signature") or None))
+    if out:
+        return out
+    reasoning = getattr(msg, "reasoning_content", None)
+    return [ThinkingBlock(content=reasoning)] if isinstance(reasoning, str) and reasoning else []
+
+
+def _usage(usage: Any) -> LibraryUsage | None:
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cache_read = as_int(getattr(details, "cached_tokens", None)) or as_int(
+        getattr(usage, "cache_read_input_tokens", None)
+    )
+    cache_write = as_int(getattr(usage, "cache_creation_input_tokens", None)) or as_int(
+        getattr(details, "cache_write_tokens", None)
+    )
+    return LibraryUsage(
+        input=as_int(usage.prompt_tokens),
+        output=as_int(usage.completion_tokens),
+        cache_read=cache_read,
+        cache_write=cache_write,
+        total=as_int(usage.total_tokens) if isinstance(usage.total_tokens, int) else None,
+    )

@@ -1,0 +1,362 @@
+"""pydantic-ai as a conformance subject, at the event level: its part events become contract events.
+
+What runs: ``model.request_stream(...)`` of ``OpenAIChatModel``, ``OpenAIResponsesModel``,
+``AnthropicModel`` or ``GoogleModel`` (one per wire protocol), each given an SDK client
+whose HTTP transport replays the body, iterated to the end, then ``get()`` for the final
+``ModelResponse`` (third-party-adapters.md, recipe 5). ``Agent.run_stream`` is not run:
+every request gets the same recorded body, so a tool loop would never end.
+
+pydantic-ai's parts manager emits ``PartStartEvent`` / ``PartDeltaEvent`` /
+``PartEndEvent`` for text, thinking and tool-call parts, which map one to one onto the
+contract's block events; this makes it the one library here that the event-level checks
+(contract grammar, live tool arguments) apply to. The live arguments of a
+``toolcall_delta`` are our parse (``harness.partial_json``) of the fragments pydantic-ai
+delivered so far: the check then tests that its fragments add up to its final arguments.
+Parts the contract does not model (native tool calls and returns, files) are provider
+blocks. The conventions (its ``finish_reason`` vocabulary with the raw value kept in
+``provider_details``, cache tokens inside ``input_tokens``) are in
+``specs/adapter_conventions.yaml``, section ``pydantic-ai``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from harness.adapters import tool_arguments
+from harness.adapters.conventions import Collected, LibraryUsage, finish
+from harness.adapters.google_genai import signature_text, uses_httpx2
+from harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
+from harness.conformance.adapters import AdapterLevel, AdapterResult
+from harness.events import (
+    AssistantMessage,
+    ContentBlock,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    ProviderBlock,
+    StartEvent,
+    TextBlock,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingBlock,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCall,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from harness.partial_json import parse_partial
+
+PROTOCOLS: Final = frozenset(
+    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+)
+
+
+class PydanticAIAdapter(LibraryAdapter):
+    """``Model.request_stream`` of pydantic-ai's chat, Responses, Anthropic and Google models."""
+
+    name = "pydantic-ai"
+    level: AdapterLevel = "event"
+    distribution = "pydantic-ai-slim"
+    modules = ("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models")
+    protocols = PROTOCOLS
+
+    def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+        if protocol in ("openai-completions", "openai-responses"):
+            import httpx2
+            import openai
+            from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+
+            client = openai.AsyncOpenAI(
+                api_key="sk-test",
+                base_url=f"{BASE_URL}/v1",
+                max_retries=0,
+                http_client=httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers)),
+            )
+            cls = OpenAIChatModel if protocol == "openai-completions" else OpenAIResponsesModel
+            return cls("gpt-harness", provider=OpenAIProvider(openai_client=client))
+        if protocol == "anthropic-messages":
+            import anthropic
+            import httpx2
+            from pydantic_ai.models.anthropic import AnthropicModel
+            from pydantic_ai.providers.anthropic import AnthropicProvider
+
+            aclient = anthropic.AsyncAnthropic(
+                api_key="test",
+                base_url=BASE_URL,
+                max_retries=0,
+                http_client=httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers)),
+            )
+            return AnthropicModel("claude-harness", provider=AnthropicProvider(anthropic_client=aclient))
+        from google import genai
+        from google.genai import types
+        from pydantic_ai.models.google import GoogleModel
+        from pydantic_ai.providers.google import GoogleProvider
+
+        http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
+        gclient = genai.Client(
+            api_key="test",
+            http_options=types.HttpOptions(
+                httpx_async_client=http.AsyncClient(transport=self.transport(http, chunks, status, headers)),
+                retry_options=types.HttpRetryOptions(attempts=1),
+            ),
+        )
+        return GoogleModel("gemini-harness", provider=GoogleProvider(client=gclient))
+
+    def drive(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+    ) -> Driven:
+        messages = self.module("pydantic_ai.messages")
+        models = self.module("pydantic_ai.models")
+        model = self._model(protocol, chunks, status, headers)
+        seen: list[Any] = []
+        state: dict[str, Any] = {}
+
+        async def go() -> Any:
+            request = [messages.ModelRequest(parts=[messages.UserPromptPart("hi")])]
+            async with model.request_stream(request, None, models.ModelRequestParameters()) as stream:
+                state["stream"] = stream
+                async for event in stream:
+                    seen.append(event)
+            return stream.get()
+
+        try:
+            final = run_async(go())
+        except Exception as exc:
+            partial = None
+            stream = state.get("stream")
+            if stream is not None:
+                try:
+                    partial = (seen, stream.get())
+                except Exception:
+                    partial = (seen, None)
+            elif seen:
+                partial = (seen, None)
+            return Driven(raised=exc, partial=partial, raw={"events": len(seen)})
+        return Driven(value=(seen, final), raw={"response": dump(final)})
+
+    def collect(self, protocol: str, value: Any) -> Collected:
+        events, response = value
+        return _collected(events, response)
+
+    # The event-level result: the part events as contract events, closed by the message.
+    def result(self, protocol: str, driven: Driven, reference: AssistantMessage | None) -> AdapterResult:
+        value = driven.value if driven.raised is None else driven.partial
+        events_in = value[0] if value is not None else []
+        base = super().result(protocol, driven, reference)
+        message = base.message
+        assert message is not None
+        events = contract_events(events_in, message)
+        if driven.raised is not None or message.stop_reason in ("error", "aborted"):
+            error_message = message.error_message or "error"
+            message = message.model_copy(
+                update={"stop_reason": "error" if message.stop_reason != "aborted" else "aborted", "error_message": error_message}
+            )
+            events.append(
+                ErrorEvent(
+                    reason="aborted" if message.stop_reason == "aborted" else "error",
+                    error_message=error_message,
+                    message=message,
+                )
+            )
+        else:
+            events.append(DoneEvent(reason=message.stop_reason, message=message))  # type: ignore[arg-type]
+        return AdapterResult(message=message, events=events, raised=base.raised, raw=base.raw)
+
+
+def _modeled(part: Any) -> bool:
+    return getattr(part, "part_kind", None) in ("text", "thinking", "tool-call")
+
+
+def _block(part: Any) -> ContentBlock:
+    kind = part.part_kind
+    if kind == "text":
+        return TextBlock(content=part.content, signature=_text_signature(part))
+    if kind == "thinking":
+        return ThinkingBlock(content=part.content or "", signature=part.signature or None)
+    args = part.args
+    arguments = args if isinstance(args, dict) else tool_arguments(args)
+    return ToolCall(id=part.tool_call_id or "", name=part.tool_name or "", arguments=arguments)
+
+
+def _text_signature(part: Any) -> str | None:
+    details = getattr(part, "provider_details", None) or {}
+    value = details.get("thought_signature") if isinstance(details, Mapping) else None
+    return signature_text(value) if value else None
+
+
+def _collected(events: Sequence[Any], response: Any) -> Collected:
+    """The final blocks: each modeled part as its ``PartEndEvent`` (else the response) had it."""
+    ends: dict[int, Any] = {}
+    order: list[int] = []
+    for event in events:
+        kind = getattr(event, "event_kind", None)
+        if kind == "part_start" and event.index not in order:
+            order.append(event.index)
+        if kind == "part_end":
+            ends[event.index] = event.part
+    parts = list(response.parts) if response is not None else [ends[i] for i in order if i in ends]
+    content: list[ContentBlock] = []
+    provider: list[ProviderBlock] = []
+    for part in parts:
+        if _modeled(part):
+            if part.part_kind == "text" and not part.content:
+                continue
+            content.append(_block(part))
+        else:
+            provider.append(
+                ProviderBlock(
+                    provider_type=str(getattr(part, "part_kind", type(part).__name__)),
+                    position=len(content),
+                    data=_jsonable(part),
+                )
+            )
+    if response is None:
+        return Collected(content=content, provider_blocks=provider)
+    details = response.provider_details or {}
+    usage = response.usage
+    return Collected(
+        content=content,
+        # The raw value when pydantic-ai keeps it (provider_details), else its own word.
+        stop=(details.get("finish_reason") if isinstance(details, Mapping) else None)
+        or response.finish_reason,
+        usage=LibraryUsage(
+            input=as_int(usage.input_tokens),
+            output=as_int(usage.output_tokens),
+            cache_read=as_int(usage.cache_read_tokens),
+            cache_write=as_int(usage.cache_write_tokens),
+        ),
+        model=response.model_name,
+        response_id=response.provider_response_id,
+        provider_blocks=provider,
+    )
+
+
+def _jsonable(part: Any) -> dict[str, Any]:
+    data = dump(part)
+    if isinstance(data, dict):
+        return json.loads(json.dumps(data, default=str))
+    return {"repr": str(data)}
+
+
+def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Event]:
+    """pydantic-ai's part events as the contract's, each end carrying the message's block.
+
+    Parts get ``content_index`` in the order they start; a part pydantic-ai never ends
+    is ended before the terminal event (C5). The end events carry the final message's
+    block at that index, so the events and the message agree by construction and what
+    the checks compare is pydantic-ai's deltas against its own final parts.
+    """
+    out: list[Event] = [StartEvent()]
+    index_of: dict[int, int] = {}
+    kind_of: dict[int, str] = {}
+    args: dict[int, str] = {}
+    ended: set[int] = set()
+
+    def end(ci: int) -> None:
+        if ci in ended or ci >= len(message.content):
+            return
+        ended.add(ci)
+        block = message.content[ci]
+        if isinstance(block, TextBlock):
+            out.append(TextEndEvent(content_index=ci, content=block.content, signature=block.signature))
+        elif isinstance(block, ThinkingBlock):
+            out.append(
+                ThinkingEndEvent(
+                    content_index=ci, content=block.content, signature=block.signature, redacted=block.redacted
+                )
+            )
+        else:
+            out.append(ToolCallEndEvent(content_index=ci, tool_call=block))
+
+    def delta(ci: int, kind: str, text: str) -> None:
+        if not text:
+            return
+        if kind == "text":
+            out.append(TextDeltaEvent(content_index=ci, delta=text))
+        elif kind == "thinking":
+            out.append(ThinkingDeltaEvent(content_index=ci, delta=text))
+        else:
+            args[ci] = args.get(ci, "") + text
+            live = parse_partial(args[ci])
+            out.append(
+                ToolCallDeltaEvent(content_index=ci, delta=text, arguments=live if isinstance(live, dict) else {})
+            )
+
+    for event in events:
+        kind = getattr(event, "event_kind", None)
+        if kind == "part_start" and _modeled(event.part):
+            part = event.part
+            if part.part_kind == "text" and not part.content and event.index not in index_of:
+                # An empty text part opens no block (the contract drops empty text), unless
+                # deltas follow: then it opens on its first delta.
+                kind_of[event.index] = "text-pending"
+                continue
+            _open(out, event.index, part, index_of, kind_of)
+            ci = index_of[event.index]
+            delta(ci, kind_of[event.index], _initial(part))
+        elif kind == "part_delta":
+            d = event.delta
+            pk = kind_of.get(event.index)
+            if pk == "text-pending":
+                text = getattr(d, "content_delta", None) or ""
+                if not text:
+                    continue
+                _open(out, event.index, None, index_of, kind_of, as_kind="text")
+                pk = "text"
+            if pk is None or event.index not in index_of:
+                continue
+            ci = index_of[event.index]
+            if pk == "text":
+                delta(ci, pk, getattr(d, "content_delta", None) or "")
+            elif pk == "thinking":
+                delta(ci, pk, getattr(d, "content_delta", None) or "")
+            else:
+                a = getattr(d, "args_delta", None)
+                delta(ci, pk, a if isinstance(a, str) else (json.dumps(a) if a else ""))
+        elif kind == "part_end" and event.index in index_of:
+            end(index_of[event.index])
+    for ci in sorted(index_of.values()):
+        end(ci)
+    return out
+
+
+def _initial(part: Any) -> str:
+    if part.part_kind in ("text", "thinking"):
+        return part.content or ""
+    a = part.args
+    return a if isinstance(a, str) else (json.dumps(a) if a else "")
+
+
+def _open(
+    out: list[Event],
+    index: int,
+    part: Any,
+    index_of: dict[int, int],
+    kind_of: dict[int, str],
+    as_kind: str | None = None,
+) -> None:
+    ci = len(index_of)
+    index_of[index] = ci
+    kind = as_kind or ("tool" if part.part_kind == "tool-call" else part.part_kind)
+    kind_of[index] = kind
+    if kind == "text":
+        out.append(TextStartEvent(content_index=ci))
+    elif kind == "thinking":
+        out.append(ThinkingStartEvent(content_index=ci))
+    else:
+        out.append(ToolCallStartEvent(content_index=ci, id=part.tool_call_id or None, name=part.tool_name or None))
+
+
+__all__ = ["PydanticAIAdapter", "contract_events", "finish"]

@@ -1,0 +1,27 @@
+"""The third-party adapters by name, for ``load_adapter`` and ``stream-harness matrix``.
+
+Kept apart from ``harness.conformance.adapters.BUILTIN`` (the reference and the official
+SDK adapters, which the test extra installs) because no single environment can hold these
+libraries together: their pins conflict (third-party-adapters.md, section 1), so each runs
+in its own environment built by ``stream-harness matrix`` from ``specs/matrix.toml``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+THIRD_PARTY: Final[dict[str, str]] = {
+    "openai-sdk-create": "harness.adapters.openai_create:OpenAICreateAdapter",
+    "google-genai": "harness.adapters.google_genai:GoogleGenAIAdapter",
+    "litellm": "harness.adapters.litellm:LiteLLMAdapter",
+    "pydantic-ai": "harness.adapters.pydantic_ai:PydanticAIAdapter",
+    "langchain": "harness.adapters.langchain:LangChainAdapter",
+    "any-llm": "harness.adapters.chunked:AnyLLMAdapter",
+    "aisuite": "harness.adapters.chunked:AISuiteAdapter",
+    "llm": "harness.adapters.chunked:LLMAdapter",
+}
+
+
+def adapter_spec(name: str) -> str:
+    """The ``module:object`` spec of a third-party adapter name; other names pass through."""
+    return THIRD_PARTY.get(name, name)

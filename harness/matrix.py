@@ -1,0 +1,384 @@
+"""``stream-harness matrix``: every adapter group in its own pinned environment, one merged report.
+
+The third-party libraries cannot share an environment (their pins conflict:
+third-party-adapters.md, section 1), so the matrix is built per group from
+``specs/matrix.toml``: one cached virtual environment per group (uv when it is on
+``PATH`` or beside this Python, else ``python -m venv`` and pip) holding this checkout,
+editable, and exactly the group's pins. ``stream-harness report`` runs inside each, into
+a scratch folder, and the per-group reports are merged with
+:func:`harness.reporting.merge_reports` into one report whose header lists each group's
+pins, build and run times; every adapter row carries the library version that ran.
+
+Everything that touches processes goes through a :class:`Runner` (``subprocess.run`` by
+default), so the logic (what is built where, what runs with which arguments, how results
+merge, what a failed group does) is tested with a fake runner and no installs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from harness import __version__
+from harness.adapters.registry import adapter_spec
+from harness.reporting import Report, load_report, merge_reports, write_report
+
+PINS_NAME: Final = "matrix.toml"
+MARKER: Final = ".stream-harness-env.json"
+
+Runner = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
+
+
+class MatrixError(ValueError):
+    """A problem the user must fix (bad pins file, unknown group); one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    name: str
+    requirements: tuple[str, ...]
+    adapters: tuple[str, ...]
+    description: str = ""
+
+    def key(self, project: Path) -> str:
+        """What the environment is built from: a change of pins, Python or harness rebuilds it."""
+        text = json.dumps(
+            [sorted(self.requirements), sys.version_info[:2], str(project.resolve()), __version__]
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def default_pins() -> Path:
+    from harness.specs import specs_dir
+
+    return specs_dir() / PINS_NAME
+
+
+def load_groups(path: Path) -> list[Group]:
+    """The groups of the pins file, in file order, checked for shape and duplicate adapters."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise MatrixError(f"{path}: {exc}") from None
+    raw = data.get("groups")
+    if not isinstance(raw, dict) or not raw:
+        raise MatrixError(f"{path}: needs at least one [groups.<name>] table")
+    groups = []
+    owner: dict[str, str] = {}
+    for name, entry in raw.items():
+        reqs = entry.get("requirements") if isinstance(entry, dict) else None
+        adapters = entry.get("adapters") if isinstance(entry, dict) else None
+        if not (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs)):
+            raise MatrixError(f"{path}: groups.{name}.requirements must be a list of strings")
+        if not (isinstance(adapters, list) and adapters and all(isinstance(a, str) for a in adapters)):
+            raise MatrixError(f"{path}: groups.{name}.adapters must be a non-empty list of strings")
+        for a in adapters:
+            if a in owner:
+                # The merge would refuse two rows for one adapter anyway; say it here, early.
+                raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
+            owner[a] = name
+        groups.append(Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", ""))))
+    return groups
+
+
+def select(groups: Sequence[Group], names: Sequence[str] | None) -> list[Group]:
+    if not names:
+        return list(groups)
+    known = {g.name: g for g in groups}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise MatrixError(f"unknown group(s) {unknown} (known: {', '.join(known)})")
+    return [known[n] for n in names]
+
+
+# ---------------------------------------------------------------------------------------
+# Environments
+# ---------------------------------------------------------------------------------------
+
+
+def find_uv() -> str | None:
+    """uv on PATH, else next to the running Python (a venv that pip-installed uv)."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    group: str
+    path: Path
+    cached: bool
+    seconds: float
+    installer: str
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    @property
+    def cli(self) -> Path:
+        return self.path / "bin" / "stream-harness"
+
+
+def build_commands(group: Group, path: Path, project: Path, *, uv: str | None, python: str) -> list[list[str]]:
+    """The commands that create ``path`` and install the project and the group's pins."""
+    if uv:
+        return [
+            [uv, "venv", "--quiet", "--python", python, str(path)],
+            [uv, "pip", "install", "--quiet", "--python", str(path / "bin" / "python"), "-e", str(project), *group.requirements],
+        ]
+    return [
+        [python, "-m", "venv", str(path)],
+        [str(path / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", str(project), *group.requirements],
+    ]
+
+
+def ensure_env(
+    group: Group,
+    cache: Path,
+    project: Path,
+    runner: Runner,
+    *,
+    uv: str | None,
+    python: str = sys.executable,
+    rebuild: bool = False,
+) -> Env:
+    """The group's environment, built unless a complete one with the same key is cached.
+
+    The marker file is written last, so an interrupted build is rebuilt, never reused.
+    """
+    key = group.key(project)
+    path = cache / f"{group.name}-{key}"
+    marker = path / MARKER
+    if not rebuild and marker.is_file():
+        return Env(group.name, path, cached=True, seconds=0.0, installer=json.loads(marker.read_text())["installer"])
+    if path.exists():
+        shutil.rmtree(path)
+    cache.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    for argv in build_commands(group, path, project, uv=uv, python=python):
+        done = runner(argv)
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+            raise MatrixError(f"group {group.name}: `{' '.join(argv[:3])} ...` failed: {' / '.join(tail)}")
+    seconds = time.monotonic() - started
+    installer = "uv" if uv else "venv+pip"
+    path.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"key": key, "requirements": list(group.requirements), "installer": installer}))
+    return Env(group.name, path, cached=False, seconds=seconds, installer=installer)
+
+
+# ---------------------------------------------------------------------------------------
+# Running and merging
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteOptions:
+    """What every group's ``stream-harness report`` gets: the same, so the reports merge."""
+
+    cassettes: tuple[str, ...] = ()
+    examples: int = 100
+    seed: int = 0
+    checks: tuple[str, ...] = ()
+
+    def argv(self, env: Env, group: Group, out: Path) -> list[str]:
+        argv = [str(env.cli), "report", "--out", str(out), "--examples", str(self.examples), "--seed", str(self.seed)]
+        for name in group.adapters:
+            argv += ["--adapter", adapter_spec(name)]
+        for c in self.cassettes:
+            argv += ["--cassettes", c]
+        for c in self.checks:
+            argv += ["--check", c]
+        return argv
+
+
+@dataclass
+class GroupRun:
+    group: Group
+    env: Env | None = None
+    report: Report | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class MatrixRun:
+    runs: list[GroupRun] = field(default_factory=list)
+    report: Report | None = None
+
+    @property
+    def failed_groups(self) -> list[GroupRun]:
+        return [r for r in self.runs if r.error]
+
+
+def run_group(group: Group, env: Env, options: SuiteOptions, scratch: Path, runner: Runner) -> GroupRun:
+    out = scratch / group.name
+    started = time.monotonic()
+    done = runner(options.argv(env, group, out))
+    seconds = time.monotonic() - started
+    # `report` exits 1 when it found new failures: that is a result, not a broken run.
+    if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+        return GroupRun(group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}")
+    return GroupRun(group, env, load_report(out / "report.jsonl"), seconds=seconds)
+
+
+def describe(run: GroupRun) -> str:
+    """One header line per group: its pins, and where the time went."""
+    env = run.env
+    build = "not built" if env is None else ("cached" if env.cached else f"built in {env.seconds:.0f} s with {env.installer}")
+    status = f"FAILED ({run.error})" if run.error else f"ran in {run.seconds:.0f} s"
+    return f"{', '.join(run.group.requirements) or 'no pins'}; env {build}; {status}"
+
+
+def merge_runs(runs: Sequence[GroupRun]) -> Report:
+    """The groups' reports as one, with each group's pins and timings in the header."""
+    reports = [r.report for r in runs if r.report is not None]
+    if not reports:
+        raise MatrixError("no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs))
+    merged = merge_reports(reports)
+    environment = {k: v for k, v in merged.environment.items()}
+    for run in runs:
+        environment[f"group {run.group.name}"] = describe(run)
+    return merged.model_copy(update={"environment": dict(sorted(environment.items()))})
+
+
+def run_matrix(
+    groups: Sequence[Group],
+    *,
+    options: SuiteOptions,
+    cache: Path,
+    project: Path,
+    runner: Runner,
+    uv: str | None,
+    python: str = sys.executable,
+    rebuild: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+) -> MatrixRun:
+    """Build (or reuse) every group's environment, run the suite in each, merge the reports.
+
+    A group whose environment fails to build or whose run fails is recorded and the
+    others go on: the merged report then lacks that group's adapters, and the header
+    says why.
+    """
+    matrix = MatrixRun()
+    with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
+        for group in groups:
+            progress(f"{group.name}: environment")
+            try:
+                env = ensure_env(group, cache, project, runner, uv=uv, python=python, rebuild=rebuild)
+            except MatrixError as exc:
+                matrix.runs.append(GroupRun(group, error=str(exc)))
+                continue
+            progress(f"{group.name}: running {', '.join(group.adapters)}")
+            matrix.runs.append(run_group(group, env, options, Path(tmp), runner))
+    matrix.report = merge_runs(matrix.runs)
+    return matrix
+
+
+def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
+
+
+# ---------------------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------------------
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "stream-harness" / "matrix"
+
+
+def add_matrix_parser(sub: Any) -> None:
+    from harness.conformance import bundled_cassettes
+
+    p = sub.add_parser("matrix", help="run the suite in one pinned environment per adapter group and merge the reports")
+    configure_parser(p, default_out=bundled_cassettes().parent / "conformance_report")
+    p.set_defaults(func=matrix_command)
+
+
+def configure_parser(p: argparse.ArgumentParser, *, default_out: Path) -> None:
+    p.add_argument("--pins", type=Path, default=None, help="pins file (default: specs/matrix.toml)")
+    p.add_argument("--group", action="append", dest="groups", help="only these groups (repeatable)")
+    p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: the bundled cassettes/)")
+    p.add_argument("--examples", type=int, default=100, help="random splits per split-sensitive check (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
+    p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
+    p.add_argument("--out", type=Path, default=default_out, help=f"report folder (default: {default_out})")
+    p.add_argument("--cache-dir", type=Path, default=None, help="where environments are kept (default: ~/.cache/stream-harness/matrix)")
+    p.add_argument("--python", default=sys.executable, help="the interpreter environments are built with (default: this one)")
+    p.add_argument("--rebuild", action="store_true", help="rebuild environments even when cached")
+    p.add_argument("--list", action="store_true", help="print the groups and exit")
+
+
+def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner) -> int:
+    project = Path(__file__).resolve().parent.parent
+    try:
+        groups = select(load_groups(args.pins or default_pins()), args.groups)
+    except MatrixError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        for g in groups:
+            print(f"{g.name}: {', '.join(g.adapters)}  [{', '.join(g.requirements)}]")
+        return 0
+    options = SuiteOptions(
+        cassettes=tuple(str(Path(c).resolve()) for c in args.cassettes or ()),
+        examples=args.examples,
+        seed=args.seed,
+        checks=tuple(args.checks or ()),
+    )
+    started = datetime.now(UTC)
+    try:
+        result = run_matrix(
+            groups, options=options, cache=args.cache_dir or default_cache(), project=project,
+            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild,
+            progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
+        )  # fmt: skip
+    except MatrixError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    assert result.report is not None
+    written = write_report(result.report, Path(args.out))
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    for run in result.runs:
+        print(f"{run.group.name}: {describe(run)}")
+    counts = result.report.counts
+    print(
+        f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s; {counts.total} results, "
+        f"{counts.failed} failed, {counts.errored} errored, {counts.known_failure} known)"
+    )
+    if result.failed_groups:
+        return 2
+    return 1 if result.report.did_fail else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m harness.matrix``: the same command, before it is wired into the CLI."""
+    from harness.conformance import bundled_cassettes
+
+    parser = argparse.ArgumentParser(prog="stream-harness matrix")
+    configure_parser(parser, default_out=bundled_cassettes().parent / "conformance_report")
+    return matrix_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The third-party library adapters, each on one plain and one tool-call cassette per protocol.
+
+Every adapter runs its library's real streaming code on the bundled cassette, whole and
+one byte per chunk, and must give what the cassette says (values read from the cassettes
+by hand and quoted here, not produced by the adapters). The libraries' pins conflict, so
+no environment holds them all: a test whose library is not installed is skipped, and
+``stream-harness matrix`` runs this file's adapters in their own environments. To run these
+tests for one library, install its group from specs/matrix.toml (or use the matrix's cached
+environment: ``~/.cache/stream-harness/matrix/<group>-*/bin/python -m pytest tests/test_adapters_third_party.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.adapters.registry import THIRD_PARTY, adapter_spec
+from harness.cassette import load_cassette
+from harness.conformance import bundled_cassettes
+from harness.conformance.adapters import Adapter, AdapterLoadError, AdapterResult, load_adapter
+from harness.events import TextBlock, ToolCall, Usage
+
+SPLITS = ["whole", "1byte"]
+
+# (protocol, cassette) -> (text blocks, tool calls as (id, name, arguments), raw stop, usage)
+# quoted from the cassettes (their golden files agree).
+CASES: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, dict[str, Any]]], str, Usage]] = {
+    ("anthropic-messages", "plain_text"): (
+        ["Hello! How can I help you today?"], [], "end_turn", Usage(input=14, output=12, total=26)
+    ),
+    ("anthropic-messages", "tool_call"): (
+        ["I'll look up the weather in Paris."],
+        [("toolu_01A9xQ3mW7kP2vN8cR5tY4bZ", "get_weather", {"city": "Paris", "unit": "c"})],
+        "tool_use",
+        Usage(input=402, output=58, total=460),
+    ),
+    ("openai-completions", "text_plain"): (
+        ["Bonjour ! Le café est prêt ☕."], [], "stop", Usage(input=12, output=9, total=21)
+    ),
+    ("openai-completions", "tool_call_single"): (
+        [],
+        [("call_Wq8rT2mXbN4kP7sZ1cV3dF6g", "get_weather", {"city": "São Paulo"})],
+        "tool_calls",
+        Usage(input=61, output=17, total=78),
+    ),
+    ("openai-responses", "plain_text"): (
+        ["Bonjour ! Comment ça va ?"], [], "completed", Usage(input=14, output=8, total=22)
+    ),
+    ("openai-responses", "function_call"): (
+        [],
+        [("call_6c70145d66f12bd25fb9c204", "get_weather", {"city": "Paris"})],
+        "completed",
+        Usage(input=61, output=15, total=76),
+    ),
+    ("google-generative-ai", "plain_text"): (
+        ["The capital of France is Paris."], [], "STOP", Usage(input=8, output=28, total=36)
+    ),
+    ("google-generative-ai", "tool_call"): (
+        [],
+        [("5yq0kd2m", "get_weather", {"location": "Paris", "unit": "C"})],
+        "STOP",
+        # 161 output tokens: candidates plus thoughts (the reference's arithmetic).
+        Usage(input=61, output=161, total=222),
+    ),
+}
+
+# Where a library's content differs from the cassette on these basic cases, it is a
+# finding (conformance_report/findings/), asserted here as what the library does, so a
+# fix upstream shows as a failing test to update.
+KNOWN: dict[tuple[str, str], str] = {
+    # langchain-anthropic reads usage from message_delta only; these cassettes send the
+    # input count in message_start (conformance_report/findings/langchain-anthropic-input-tokens.md).
+    ("langchain", "anthropic-messages/plain_text"): "input tokens lost",
+    ("langchain", "anthropic-messages/tool_call"): "input tokens lost",
+}
+
+_LOADED: dict[str, Adapter | str] = {}
+
+
+def _adapter(name: str) -> Adapter:
+    if name not in _LOADED:
+        try:
+            _LOADED[name] = load_adapter(adapter_spec(name))
+        except AdapterLoadError as exc:
+            _LOADED[name] = str(exc)
+    found = _LOADED[name]
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+def _run(adapter: Adapter, protocol: str, cassette: str, split: str) -> AdapterResult:
+    response = load_cassette(bundled_cassettes() / protocol / f"{cassette}.yaml").interactions[0].response
+    body = response.body
+    chunks = [body] if split == "whole" else [body[i : i + 1] for i in range(len(body))]
+    return adapter.run(protocol, chunks, status=response.status, headers=response.headers)
+
+
+PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "openai-sdk-create": ("openai-completions",),
+    "google-genai": ("google-generative-ai",),
+    "litellm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
+    "pydantic-ai": ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"),
+    "langchain": ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"),
+    "any-llm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
+    "aisuite": ("anthropic-messages", "openai-completions"),
+    "llm": ("openai-completions",),
+}
+
+PARAMS = [
+    pytest.param(name, protocol, cassette, split, id=f"{name}-{protocol}-{cassette}-{split}")
+    for name, protocols in PROTOCOLS.items()
+    for (protocol, cassette) in CASES
+    if protocol in protocols
+    for split in SPLITS
+]
+
+
+def test_every_registered_adapter_is_tested() -> None:
+    assert set(PROTOCOLS) == set(THIRD_PARTY)
+
+
+@pytest.mark.parametrize(("name", "protocol", "cassette", "split"), PARAMS)
+def test_adapter_gives_the_cassettes_message(name: str, protocol: str, cassette: str, split: str) -> None:
+    adapter = _adapter(name)
+    assert protocol in adapter.protocols
+    texts, calls, raw_stop, usage = CASES[(protocol, cassette)]
+    result = _run(adapter, protocol, cassette, split)
+    assert result.crashed is None
+    msg = result.message
+    assert msg is not None, result.raised
+    assert [b.content for b in msg.content if isinstance(b, TextBlock)] == texts
+    assert [(c.id, c.name, c.arguments) for c in msg.content if isinstance(c, ToolCall)] == calls
+    assert msg.provider_stop_reason == raw_stop
+    assert msg.stop_reason == ("tool_use" if calls else "stop")
+    if (name, f"{protocol}/{cassette}") not in KNOWN:
+        assert msg.usage == usage
+    # A library version is what the report records; it must be a real one.
+    assert adapter.version()[:1].isalnum()
+
+
+def test_pydantic_ai_is_event_level_and_its_events_close_every_block() -> None:
+    adapter = _adapter("pydantic-ai")
+    assert adapter.level == "event"
+    result = _run(adapter, "anthropic-messages", "tool_call", "1byte")
+    assert result.events is not None
+    kinds = [e.type for e in result.events]
+    assert kinds[0] == "start" and kinds[-1] == "done"
+    assert kinds.count("text_start") == kinds.count("text_end") == 1
+    assert kinds.count("toolcall_start") == kinds.count("toolcall_end") == 1
