@@ -267,3 +267,15 @@ def test_message_level_adapters_skip_event_checks(case_dir: Path) -> None:
     assert "contract" not in checks and "live-arguments" not in checks
     assert {"split-invariance", "expected", "error-surfacing"} <= checks
     assert all(r.outcome == "passed" for r in run.results)
+
+
+def test_parallel_run_gives_the_sequential_results_in_the_same_order(case_dir: Path) -> None:
+    from harness.conformance.runner import run_adapters
+
+    cases, _ = load_cases([case_dir])
+    adapters = [ReferenceAdapter(), ShoutsText("shouts")]
+    config = RunConfig(examples=3)
+    sequential = run_adapters(adapters, cases, config, [None, None], jobs=1)
+    parallel = run_adapters(adapters, cases, config, [None, None], jobs=2, slice_size=1)
+    assert [r.results for r in parallel] == [r.results for r in sequential]
+    assert any(r.outcome == "failed" for r in parallel[1].results)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 from collections import Counter
@@ -16,7 +17,6 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
-    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -26,7 +26,7 @@ from harness.conformance import CHECKS, CHECKS_BY_ID, bundled_cassettes
 from harness.conformance.adapters import Adapter, AdapterLoadError, available_adapters, load_adapter
 from harness.conformance.cases import Case, Skipped, load_cases
 from harness.conformance.expectations import ExpectationsError, expectations_for
-from harness.conformance.runner import AdapterRun, RunConfig, run_adapter
+from harness.conformance.runner import AdapterRun, RunConfig, run_adapters
 
 
 class CommandError(Exception):
@@ -39,6 +39,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--examples", type=int, default=100, help="random splits per split-sensitive check (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
+    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core; 1 runs in-process)")
 
 
 def add_parsers(sub: Any) -> None:
@@ -92,22 +93,23 @@ def run_suite(args: argparse.Namespace, *, default_all: bool, console: Console) 
     adapters = _adapters(args.adapter, default_all=default_all)
     config = _config(args)
     cases, skipped = _cases(args)
-    runs = []
+    expectations = []
+    for adapter in adapters:
+        try:
+            expectations.append(expectations_for(adapter.name))
+        except ExpectationsError as exc:
+            raise CommandError(str(exc)) from None
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=console, transient=True, disable=not console.is_terminal,
     ) as progress:  # fmt: skip
-        for adapter in adapters:
-            try:
-                expectations = expectations_for(adapter.name)
-            except ExpectationsError as exc:
-                raise CommandError(str(exc)) from None
-            task = progress.add_task(f"{adapter.name}", total=len(cases))
+        tasks = [progress.add_task(adapter.name, total=len(cases)) for adapter in adapters]
 
-            def advance(task_id: TaskID = task) -> None:
-                progress.advance(task_id)
+        def advance(adapter_index: int, done: int) -> None:
+            progress.advance(tasks[adapter_index], done)
 
-            runs.append(run_adapter(adapter, cases, config, expectations, progress=advance))
+        runs = run_adapters(adapters, cases, config, expectations, jobs=jobs, progress=advance)
     return runs, cases, skipped, config
 
 

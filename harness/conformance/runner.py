@@ -87,3 +87,83 @@ def _run_one(check: Check, ctx: CheckContext, adapter: str, case_id: str, expect
     if known is not None:
         return CaseResult(adapter, case_id, check.id, "fixed", (), known.issue)
     return CaseResult(adapter, case_id, check.id, "passed")
+
+
+# -- parallel runs -----------------------------------------------------------------------
+#
+# A run is (adapter x case x check) work with no shared state, so it spreads over
+# processes: each task is one adapter on a slice of the cases. Workers are forked, so they
+# inherit the loaded cases, adapters and checks instead of pickling them (functions in the
+# check catalogue do not pickle); where fork is unavailable the run stays sequential.
+
+_FORK_STATE: tuple[list[Adapter], list[Case], RunConfig, list[Expectations | None]] | None = None
+
+
+def _run_slice(adapter_index: int, start: int, stop: int) -> list[CaseResult]:
+    assert _FORK_STATE is not None, "worker started without the forked run state"
+    adapters, cases, config, expectations = _FORK_STATE
+    run = run_adapter(adapters[adapter_index], cases[start:stop], config, expectations[adapter_index])
+    return run.results
+
+
+def run_adapters(
+    adapters: Sequence[Adapter],
+    cases: Sequence[Case],
+    config: RunConfig,
+    expectations: Sequence[Expectations | None],
+    *,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    slice_size: int = 6,
+) -> list[AdapterRun]:
+    """Run every adapter on every case, on up to ``jobs`` processes.
+
+    ``progress(adapter_index, cases_done)`` is called as slices finish. The results are
+    the same as a sequential run's, in the same order.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    global _FORK_STATE
+    case_list = list(cases)
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        runs = []
+        for i, adapter in enumerate(adapters):
+            runs.append(
+                run_adapter(
+                    adapter, case_list, config, expectations[i],
+                    progress=(lambda i=i: progress(i, 1)) if progress else None,  # type: ignore[misc]
+                )
+            )  # fmt: skip
+        return runs
+    versions = []
+    for adapter in adapters:
+        try:
+            versions.append(adapter.version())
+        except Exception as exc:
+            versions.append(f"unknown ({type(exc).__name__})")
+    slices = [
+        (a, start, min(start + slice_size, len(case_list)))
+        for a in range(len(adapters))
+        for start in range(0, len(case_list), slice_size)
+    ]
+    by_slice: dict[tuple[int, int, int], list[CaseResult]] = {}
+    _FORK_STATE = (list(adapters), case_list, config, list(expectations))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {pool.submit(_run_slice, *s): s for s in slices}
+            for future in as_completed(futures):
+                key = futures[future]
+                by_slice[key] = future.result()
+                if progress:
+                    progress(key[0], key[2] - key[1])
+    finally:
+        _FORK_STATE = None
+    runs = []
+    for a, adapter in enumerate(adapters):
+        run = AdapterRun(adapter, versions[a])
+        for s in slices:
+            if s[0] == a:
+                run.results.extend(by_slice[s])
+        runs.append(run)
+    return runs

@@ -373,8 +373,9 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         return True
 
     def _run(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
+        acc = self.acc
         for item in items:
-            if self.acc.terminated:
+            if acc.terminated:
                 return
             if isinstance(item, FramingError):
                 self._fail(f"framing error at byte {item.offset}: {item.message}")
@@ -422,6 +423,8 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         first = candidates[0]
         if isinstance(first, dict):
             self._on_candidate(first)
+        if len(candidates) == 1:
+            return
         for extra in candidates[1:]:
             # Streaming gives one candidate; more are kept, not merged (spec: "Candidates").
             self.acc.provider_block(
@@ -515,7 +518,9 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
             self._close_call()
             self.acc.provider_block("part", {"value": part})
             return
-        signature = _str(part.get("thoughtSignature"))
+        signature = part.get("thoughtSignature")
+        if not (isinstance(signature, str) and signature):  # (_str, inlined: every part)
+            signature = None
         call = part.get("functionCall")
         if isinstance(call, dict):
             self._on_function_call(call, signature)
