@@ -103,3 +103,33 @@ def test_bad_split_specs_are_one_line_errors(spec: str) -> None:
     with pytest.raises(SplitSpecError) as info:
         apply_split(spec, BODY)
     assert "\n" not in str(info.value) and spec in str(info.value)
+
+
+def test_cassette_bodies_draws_streaming_interactions_of_a_folder() -> None:
+    from pathlib import Path
+
+    from harness.cassette import load_cassette
+    from harness.strategies import cassette_bodies
+
+    folder = Path(__file__).resolve().parent.parent / "cassettes" / "anthropic-messages"
+    seen: set[str] = set()
+
+    @settings(max_examples=40, database=None)
+    @given(cassette_bodies(folder))
+    def draw(item: tuple[str, int, bytes]) -> None:
+        path, index, body = item
+        inter = load_cassette(path).interactions[index]
+        assert inter.is_streaming and inter.response.status < 400
+        assert inter.response.body == body
+        seen.add(Path(path).name)
+
+    draw()
+    assert "http_429_rate_limit.yaml" not in seen  # error responses are not bodies to split
+    assert len(seen) > 3
+
+
+def test_cassette_bodies_refuses_an_empty_folder(tmp_path: object) -> None:
+    from harness.strategies import cassette_bodies
+
+    with pytest.raises(ValueError, match="no streaming interactions"):
+        cassette_bodies(str(tmp_path))
