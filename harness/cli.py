@@ -94,12 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_summary)
 
     from harness.conformance.cli import add_parsers as add_conformance
+    from harness.matrix import add_matrix_parser
     from harness.workflow.bless import add_bless_parser
     from harness.workflow.importing import add_import_parser
     from harness.workflow.lint import add_lint_parser
     from harness.workflow.record import add_record_parser
 
     add_conformance(sub)
+    add_matrix_parser(sub)
     for add in (add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
         add(sub)
     return parser

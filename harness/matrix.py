@@ -26,7 +26,8 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,7 +84,9 @@ def load_groups(path: Path) -> list[Group]:
         adapters = entry.get("adapters") if isinstance(entry, dict) else None
         if not (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs)):
             raise MatrixError(f"{path}: groups.{name}.requirements must be a list of strings")
-        if not (isinstance(adapters, list) and adapters and all(isinstance(a, str) for a in adapters)):
+        if not (
+            isinstance(adapters, list) and adapters and all(isinstance(a, str) for a in adapters)
+        ):
             raise MatrixError(f"{path}: groups.{name}.adapters must be a non-empty list of strings")
         for a in adapters:
             if a in owner:
@@ -135,16 +138,37 @@ class Env:
         return self.path / "bin" / "stream-harness"
 
 
-def build_commands(group: Group, path: Path, project: Path, *, uv: str | None, python: str) -> list[list[str]]:
+def build_commands(
+    group: Group, path: Path, project: Path, *, uv: str | None, python: str
+) -> list[list[str]]:
     """The commands that create ``path`` and install the project and the group's pins."""
     if uv:
         return [
             [uv, "venv", "--quiet", "--python", python, str(path)],
-            [uv, "pip", "install", "--quiet", "--python", str(path / "bin" / "python"), "-e", str(project), *group.requirements],
+            [
+                uv,
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                str(path / "bin" / "python"),
+                "-e",
+                str(project),
+                *group.requirements,
+            ],
         ]
     return [
         [python, "-m", "venv", str(path)],
-        [str(path / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", str(project), *group.requirements],
+        [
+            str(path / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "-e",
+            str(project),
+            *group.requirements,
+        ],
     ]
 
 
@@ -166,7 +190,13 @@ def ensure_env(
     path = cache / f"{group.name}-{key}"
     marker = path / MARKER
     if not rebuild and marker.is_file():
-        return Env(group.name, path, cached=True, seconds=0.0, installer=json.loads(marker.read_text())["installer"])
+        return Env(
+            group.name,
+            path,
+            cached=True,
+            seconds=0.0,
+            installer=json.loads(marker.read_text())["installer"],
+        )
     if path.exists():
         shutil.rmtree(path)
     cache.mkdir(parents=True, exist_ok=True)
@@ -175,11 +205,15 @@ def ensure_env(
         done = runner(argv)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
-            raise MatrixError(f"group {group.name}: `{' '.join(argv[:3])} ...` failed: {' / '.join(tail)}")
+            raise MatrixError(
+                f"group {group.name}: `{' '.join(argv[:3])} ...` failed: {' / '.join(tail)}"
+            )
     seconds = time.monotonic() - started
     installer = "uv" if uv else "venv+pip"
     path.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"key": key, "requirements": list(group.requirements), "installer": installer}))
+    marker.write_text(
+        json.dumps({"key": key, "requirements": list(group.requirements), "installer": installer})
+    )
     return Env(group.name, path, cached=False, seconds=seconds, installer=installer)
 
 
@@ -198,7 +232,16 @@ class SuiteOptions:
     checks: tuple[str, ...] = ()
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
-        argv = [str(env.cli), "report", "--out", str(out), "--examples", str(self.examples), "--seed", str(self.seed)]
+        argv = [
+            str(env.cli),
+            "report",
+            "--out",
+            str(out),
+            "--examples",
+            str(self.examples),
+            "--seed",
+            str(self.seed),
+        ]
         for name in group.adapters:
             argv += ["--adapter", adapter_spec(name)]
         for c in self.cassettes:
@@ -227,7 +270,9 @@ class MatrixRun:
         return [r for r in self.runs if r.error]
 
 
-def run_group(group: Group, env: Env, options: SuiteOptions, scratch: Path, runner: Runner) -> GroupRun:
+def run_group(
+    group: Group, env: Env, options: SuiteOptions, scratch: Path, runner: Runner
+) -> GroupRun:
     out = scratch / group.name
     started = time.monotonic()
     done = runner(options.argv(env, group, out))
@@ -235,14 +280,20 @@ def run_group(group: Group, env: Env, options: SuiteOptions, scratch: Path, runn
     # `report` exits 1 when it found new failures: that is a result, not a broken run.
     if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
-        return GroupRun(group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}")
+        return GroupRun(
+            group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}"
+        )
     return GroupRun(group, env, load_report(out / "report.jsonl"), seconds=seconds)
 
 
 def describe(run: GroupRun) -> str:
     """One header line per group: its pins, and where the time went."""
     env = run.env
-    build = "not built" if env is None else ("cached" if env.cached else f"built in {env.seconds:.0f} s with {env.installer}")
+    build = (
+        "not built"
+        if env is None
+        else ("cached" if env.cached else f"built in {env.seconds:.0f} s with {env.installer}")
+    )
     status = f"FAILED ({run.error})" if run.error else f"ran in {run.seconds:.0f} s"
     return f"{', '.join(run.group.requirements) or 'no pins'}; env {build}; {status}"
 
@@ -251,7 +302,9 @@ def merge_runs(runs: Sequence[GroupRun]) -> Report:
     """The groups' reports as one, with each group's pins and timings in the header."""
     reports = [r.report for r in runs if r.report is not None]
     if not reports:
-        raise MatrixError("no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs))
+        raise MatrixError(
+            "no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs)
+        )
     merged = merge_reports(reports)
     environment = {k: v for k, v in merged.environment.items()}
     for run in runs:
@@ -270,6 +323,7 @@ def run_matrix(
     python: str = sys.executable,
     rebuild: bool = False,
     progress: Callable[[str], None] = lambda _: None,
+    jobs: int = 1,
 ) -> MatrixRun:
     """Build (or reuse) every group's environment, run the suite in each, merge the reports.
 
@@ -279,15 +333,24 @@ def run_matrix(
     """
     matrix = MatrixRun()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
-        for group in groups:
+
+        def one(group: Group) -> GroupRun:
             progress(f"{group.name}: environment")
             try:
-                env = ensure_env(group, cache, project, runner, uv=uv, python=python, rebuild=rebuild)
+                env = ensure_env(
+                    group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
+                )
             except MatrixError as exc:
-                matrix.runs.append(GroupRun(group, error=str(exc)))
-                continue
+                return GroupRun(group, error=str(exc))
             progress(f"{group.name}: running {', '.join(group.adapters)}")
-            matrix.runs.append(run_group(group, env, options, Path(tmp), runner))
+            done = run_group(group, env, options, Path(tmp), runner)
+            progress(f"{group.name}: {describe(done)}")
+            return done
+
+        # Groups are independent processes in separate folders; `jobs` of them at once.
+        # Results keep the pins file's order whatever finishes first.
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            matrix.runs = list(pool.map(one, groups))
     matrix.report = merge_runs(matrix.runs)
     return matrix
 
@@ -310,7 +373,10 @@ def default_cache() -> Path:
 def add_matrix_parser(sub: Any) -> None:
     from harness.conformance import bundled_cassettes
 
-    p = sub.add_parser("matrix", help="run the suite in one pinned environment per adapter group and merge the reports")
+    p = sub.add_parser(
+        "matrix",
+        help="run the suite in one pinned environment per adapter group and merge the reports",
+    )
     configure_parser(p, default_out=bundled_cassettes().parent / "conformance_report")
     p.set_defaults(func=matrix_command)
 
@@ -318,14 +384,42 @@ def add_matrix_parser(sub: Any) -> None:
 def configure_parser(p: argparse.ArgumentParser, *, default_out: Path) -> None:
     p.add_argument("--pins", type=Path, default=None, help="pins file (default: specs/matrix.toml)")
     p.add_argument("--group", action="append", dest="groups", help="only these groups (repeatable)")
-    p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: the bundled cassettes/)")
-    p.add_argument("--examples", type=int, default=100, help="random splits per split-sensitive check (default 100)")
+    p.add_argument(
+        "--cassettes",
+        action="append",
+        help="cassette folder or file (repeatable; default: the bundled cassettes/)",
+    )
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=100,
+        help="random splits per split-sensitive check (default 100)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
-    p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
-    p.add_argument("--out", type=Path, default=default_out, help=f"report folder (default: {default_out})")
-    p.add_argument("--cache-dir", type=Path, default=None, help="where environments are kept (default: ~/.cache/stream-harness/matrix)")
-    p.add_argument("--python", default=sys.executable, help="the interpreter environments are built with (default: this one)")
+    p.add_argument(
+        "--check", action="append", dest="checks", help="only these check ids (repeatable)"
+    )
+    p.add_argument(
+        "--out", type=Path, default=default_out, help=f"report folder (default: {default_out})"
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where environments are kept (default: ~/.cache/stream-harness/matrix)",
+    )
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the interpreter environments are built with (default: this one)",
+    )
     p.add_argument("--rebuild", action="store_true", help="rebuild environments even when cached")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="groups run at once (default 1; each run is one process)",
+    )
     p.add_argument("--list", action="store_true", help="print the groups and exit")
 
 
@@ -350,7 +444,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     try:
         result = run_matrix(
             groups, options=options, cache=args.cache_dir or default_cache(), project=project,
-            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild,
+            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
             progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
         )  # fmt: skip
     except MatrixError as exc:

@@ -25,9 +25,14 @@ SPLITS = ["whole", "1byte"]
 
 # (protocol, cassette) -> (text blocks, tool calls as (id, name, arguments), raw stop, usage)
 # quoted from the cassettes (their golden files agree).
-CASES: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, dict[str, Any]]], str, Usage]] = {
+CASES: dict[
+    tuple[str, str], tuple[list[str], list[tuple[str, str, dict[str, Any]]], str, Usage]
+] = {
     ("anthropic-messages", "plain_text"): (
-        ["Hello! How can I help you today?"], [], "end_turn", Usage(input=14, output=12, total=26)
+        ["Hello! How can I help you today?"],
+        [],
+        "end_turn",
+        Usage(input=14, output=12, total=26),
     ),
     ("anthropic-messages", "tool_call"): (
         ["I'll look up the weather in Paris."],
@@ -36,7 +41,10 @@ CASES: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, dict[str, Any
         Usage(input=402, output=58, total=460),
     ),
     ("openai-completions", "text_plain"): (
-        ["Bonjour ! Le café est prêt ☕."], [], "stop", Usage(input=12, output=9, total=21)
+        ["Bonjour ! Le café est prêt ☕."],
+        [],
+        "stop",
+        Usage(input=12, output=9, total=21),
     ),
     ("openai-completions", "tool_call_single"): (
         [],
@@ -45,7 +53,10 @@ CASES: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, dict[str, Any
         Usage(input=61, output=17, total=78),
     ),
     ("openai-responses", "plain_text"): (
-        ["Bonjour ! Comment ça va ?"], [], "completed", Usage(input=14, output=8, total=22)
+        ["Bonjour ! Comment ça va ?"],
+        [],
+        "completed",
+        Usage(input=14, output=8, total=22),
     ),
     ("openai-responses", "function_call"): (
         [],
@@ -54,7 +65,10 @@ CASES: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, dict[str, Any
         Usage(input=61, output=15, total=76),
     ),
     ("google-generative-ai", "plain_text"): (
-        ["The capital of France is Paris."], [], "STOP", Usage(input=8, output=28, total=36)
+        ["The capital of France is Paris."],
+        [],
+        "STOP",
+        Usage(input=8, output=28, total=36),
     ),
     ("google-generative-ai", "tool_call"): (
         [],
@@ -93,7 +107,9 @@ def _adapter(name: str) -> Adapter:
 
 
 def _run(adapter: Adapter, protocol: str, cassette: str, split: str) -> AdapterResult:
-    response = load_cassette(bundled_cassettes() / protocol / f"{cassette}.yaml").interactions[0].response
+    response = (
+        load_cassette(bundled_cassettes() / protocol / f"{cassette}.yaml").interactions[0].response
+    )
     body = response.body
     chunks = [body] if split == "whole" else [body[i : i + 1] for i in range(len(body))]
     return adapter.run(protocol, chunks, status=response.status, headers=response.headers)
@@ -103,8 +119,18 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "openai-sdk-create": ("openai-completions",),
     "google-genai": ("google-generative-ai",),
     "litellm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
-    "pydantic-ai": ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"),
-    "langchain": ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"),
+    "pydantic-ai": (
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ),
+    "langchain": (
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ),
     "any-llm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "aisuite": ("anthropic-messages", "openai-completions"),
     "llm": ("openai-completions",),
@@ -124,7 +150,9 @@ def test_every_registered_adapter_is_tested() -> None:
 
 
 @pytest.mark.parametrize(("name", "protocol", "cassette", "split"), PARAMS)
-def test_adapter_gives_the_cassettes_message(name: str, protocol: str, cassette: str, split: str) -> None:
+def test_adapter_gives_the_cassettes_message(
+    name: str, protocol: str, cassette: str, split: str
+) -> None:
     adapter = _adapter(name)
     assert protocol in adapter.protocols
     texts, calls, raw_stop, usage = CASES[(protocol, cassette)]

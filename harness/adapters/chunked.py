@@ -42,14 +42,20 @@ class AnyLLMAdapter(LibraryAdapter):
         "google-generative-ai": ("gemini", "gemini-harness"),
     }
 
-    def _client_args(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> dict[str, Any]:
+    def _client_args(
+        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
+    ) -> dict[str, Any]:
         if protocol == "google-generative-ai":
             from google import genai
             from google.genai import types
 
             http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
             client = http.AsyncClient(transport=self.transport(http, chunks, status, headers))
-            return {"http_options": types.HttpOptions(httpx_async_client=client, retry_options=types.HttpRetryOptions(attempts=1))}
+            return {
+                "http_options": types.HttpOptions(
+                    httpx_async_client=client, retry_options=types.HttpRetryOptions(attempts=1)
+                )
+            }
         if protocol == "anthropic-messages":
             http = _anthropic_http(__import__("anthropic"))
         else:
@@ -86,7 +92,9 @@ class AnyLLMAdapter(LibraryAdapter):
         try:
             run_async(go())
         except Exception as exc:
-            return Driven(raised=exc, partial=joined if joined.chunks else None, raw={"chunks": joined.chunks})
+            return Driven(
+                raised=exc, partial=joined if joined.chunks else None, raw={"chunks": joined.chunks}
+            )
         return Driven(value=joined, raw={"chunks": joined.chunks})
 
     def collect(self, protocol: str, value: Any) -> Collected:
@@ -145,7 +153,9 @@ class AISuiteAdapter(LibraryAdapter):
             ):
                 joined.add(chunk)
         except Exception as exc:
-            return Driven(raised=exc, partial=joined if joined.chunks else None, raw={"chunks": joined.chunks})
+            return Driven(
+                raised=exc, partial=joined if joined.chunks else None, raw={"chunks": joined.chunks}
+            )
         return Driven(value=joined, raw={"chunks": joined.chunks})
 
     def collect(self, protocol: str, value: Any) -> Collected:
@@ -217,13 +227,17 @@ class LLMAdapter(LibraryAdapter):
         for i, call in enumerate(calls or []):
             args = call.arguments if isinstance(call.arguments, dict) else {}
             content.append(
-                ToolCall(id=call.tool_call_id or f"toolcall_{i}", name=call.name or "", arguments=args)
+                ToolCall(
+                    id=call.tool_call_id or f"toolcall_{i}", name=call.name or "", arguments=args
+                )
             )
         counted = None
         if usage is not None and (usage.input is not None or usage.output is not None):
             details = usage.details or {}
             cached = as_int((details.get("prompt_tokens_details") or {}).get("cached_tokens"))
-            counted = LibraryUsage(input=as_int(usage.input), output=as_int(usage.output), cache_read=cached)
+            counted = LibraryUsage(
+                input=as_int(usage.input), output=as_int(usage.output), cache_read=cached
+            )
         return Collected(
             content=content,
             stop=response_json.get("finish_reason"),

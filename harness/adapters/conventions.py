@@ -311,8 +311,8 @@ def align(
     if "block_order" in rules and len(blocks) == len(ref) and blocks != ref:
         remaining = list(blocks)
         ordered: list[ContentBlock] = []
-        for want in ref:
-            match = next((b for b in remaining if _same_content(b, want)), None)
+        for target in ref:
+            match = next((b for b in remaining if _same_content(b, target)), None)
             if match is None:
                 break
             remaining.remove(match)
@@ -322,7 +322,7 @@ def align(
     if "signatures" in rules or "tool_call_ids" in rules:
         fixed: list[ContentBlock] = []
         for i, b in enumerate(blocks):
-            want = ref[i] if i < len(ref) else None
+            want: ContentBlock | None = ref[i] if i < len(ref) else None
             if want is not None and _same_content(b, want):
                 update: dict[str, Any] = {}
                 if "signatures" in rules and b.signature != want.signature:

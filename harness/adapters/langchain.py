@@ -14,6 +14,7 @@ Conventions: ``specs/adapter_conventions.yaml``, section ``langchain``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -57,12 +58,13 @@ class LangChainAdapter(LibraryAdapter):
     def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
         if protocol in ("openai-completions", "openai-responses"):
             import httpx2
-            from langchain_openai import ChatOpenAI
+
+            chat_openai = importlib.import_module("langchain_openai").ChatOpenAI
 
             transport = self.transport(httpx2, chunks, status, headers)
-            return ChatOpenAI(
+            return chat_openai(
                 model="gpt-harness",
-                api_key="sk-test",  # type: ignore[arg-type]
+                api_key="sk-test",
                 base_url=f"{BASE_URL}/v1",
                 max_retries=0,
                 http_client=httpx2.Client(transport=transport),
@@ -72,21 +74,25 @@ class LangChainAdapter(LibraryAdapter):
         if protocol == "anthropic-messages":
             import anthropic
             import httpx2
-            from langchain_anthropic import ChatAnthropic
 
-            model = ChatAnthropic(model="claude-harness", api_key="test", max_retries=0)  # type: ignore[call-arg,arg-type]
+            chat_anthropic = importlib.import_module("langchain_anthropic").ChatAnthropic
+
+            model = chat_anthropic(model="claude-harness", api_key="test", max_retries=0)
             model.__dict__["_client"] = anthropic.Anthropic(
                 api_key="test",
                 base_url=BASE_URL,
                 max_retries=0,
-                http_client=httpx2.Client(transport=self.transport(httpx2, chunks, status, headers)),
+                http_client=httpx2.Client(
+                    transport=self.transport(httpx2, chunks, status, headers)
+                ),
             )
             return model
         from google import genai
-        from langchain_google_genai import ChatGoogleGenerativeAI
+
+        chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
 
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        return ChatGoogleGenerativeAI(
+        return chat_google(
             model="gemini-harness",
             google_api_key="test",
             max_retries=0,
@@ -126,7 +132,9 @@ class LangChainAdapter(LibraryAdapter):
                     content.append(TextBlock(content=block["text"]))
             elif kind == "reasoning":
                 signature = (block.get("extras") or {}).get("signature")
-                content.append(ThinkingBlock(content=block.get("reasoning") or "", signature=signature))
+                content.append(
+                    ThinkingBlock(content=block.get("reasoning") or "", signature=signature)
+                )
             elif kind in ("tool_call", "tool_call_chunk", "invalid_tool_call"):
                 call_id = block.get("id") or ""
                 args: Any = block.get("args")
@@ -167,5 +175,7 @@ def _usage(usage: Any) -> LibraryUsage | None:
         output=as_int(usage.get("output_tokens")),
         cache_read=as_int(details.get("cache_read")),
         cache_write=as_int(details.get("cache_creation")),
-        total=as_int(usage.get("total_tokens")) if isinstance(usage.get("total_tokens"), int) else None,
+        total=as_int(usage.get("total_tokens"))
+        if isinstance(usage.get("total_tokens"), int)
+        else None,
     )

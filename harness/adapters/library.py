@@ -111,7 +111,9 @@ class LibraryAdapter:
             driven = self.drive(protocol, chunks, status=status, headers=headers)
         return with_warnings(self.result(protocol, driven, reference), seen)
 
-    def result(self, protocol: str, driven: Driven, reference: AssistantMessage | None) -> AdapterResult:
+    def result(
+        self, protocol: str, driven: Driven, reference: AssistantMessage | None
+    ) -> AdapterResult:
         if driven.raised is None:
             message = finish(self.name, protocol, self.collect(protocol, driven.value), reference)
             return AdapterResult(message=message, raw=driven.raw)

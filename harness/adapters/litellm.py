@@ -143,7 +143,9 @@ def _thinking(msg: Any) -> list[ContentBlock]:
         if get("type") == "redacted_thinking":
             out.append(ThinkingBlock(content="", signature=get("data"), redacted=True))
         else:
-            out.append(ThinkingBlock(content=get("thinking") or "", signature=get("signature") or None))
+            out.append(
+                ThinkingBlock(content=get("thinking") or "", signature=get("signature") or None)
+            )
     if out:
         return out
     reasoning = getattr(msg, "reasoning_content", None)

@@ -107,7 +107,7 @@ class Joined:
         self.content = ""
         self.refusal = ""
         self.reasoning: dict[str, str] = {}
-        self.calls: dict[int, dict[str, Any]] = {}
+        self.calls: dict[int | None, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: Any = None
 

@@ -20,6 +20,7 @@ blocks. The conventions (its ``finish_reason`` vocabulary with the raw value kep
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -70,44 +71,61 @@ class PydanticAIAdapter(LibraryAdapter):
         if protocol in ("openai-completions", "openai-responses"):
             import httpx2
             import openai
-            from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
-            from pydantic_ai.providers.openai import OpenAIProvider
+
+            models = importlib.import_module("pydantic_ai.models.openai")
+            providers = importlib.import_module("pydantic_ai.providers.openai")
 
             client = openai.AsyncOpenAI(
                 api_key="sk-test",
                 base_url=f"{BASE_URL}/v1",
                 max_retries=0,
-                http_client=httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers)),
+                http_client=httpx2.AsyncClient(
+                    transport=self.transport(httpx2, chunks, status, headers)
+                ),
             )
-            cls = OpenAIChatModel if protocol == "openai-completions" else OpenAIResponsesModel
-            return cls("gpt-harness", provider=OpenAIProvider(openai_client=client))
+            cls = (
+                models.OpenAIChatModel
+                if protocol == "openai-completions"
+                else models.OpenAIResponsesModel
+            )
+            return cls("gpt-harness", provider=providers.OpenAIProvider(openai_client=client))
         if protocol == "anthropic-messages":
             import anthropic
             import httpx2
-            from pydantic_ai.models.anthropic import AnthropicModel
-            from pydantic_ai.providers.anthropic import AnthropicProvider
+
+            amodels = importlib.import_module("pydantic_ai.models.anthropic")
+            aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
 
             aclient = anthropic.AsyncAnthropic(
                 api_key="test",
                 base_url=BASE_URL,
                 max_retries=0,
-                http_client=httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers)),
+                http_client=httpx2.AsyncClient(
+                    transport=self.transport(httpx2, chunks, status, headers)
+                ),
             )
-            return AnthropicModel("claude-harness", provider=AnthropicProvider(anthropic_client=aclient))
+            return amodels.AnthropicModel(
+                "claude-harness", provider=aproviders.AnthropicProvider(anthropic_client=aclient)
+            )
         from google import genai
         from google.genai import types
-        from pydantic_ai.models.google import GoogleModel
-        from pydantic_ai.providers.google import GoogleProvider
+
+        gmodels = importlib.import_module("pydantic_ai.models.google")
+        gproviders = importlib.import_module("pydantic_ai.providers.google")
 
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
         gclient = genai.Client(
             api_key="test",
             http_options=types.HttpOptions(
-                httpx_async_client=http.AsyncClient(transport=self.transport(http, chunks, status, headers)),
+                httpx_async_client=http.AsyncClient(
+                    transport=self.transport(http, chunks, status, headers)
+                ),
                 retry_options=types.HttpRetryOptions(attempts=1),
             ),
         )
-        return GoogleModel("gemini-harness", provider=GoogleProvider(client=gclient))
+        return gmodels.GoogleModel(
+            "gemini-harness", provider=gproviders.GoogleProvider(client=gclient)
+        )
 
     def drive(
         self,
@@ -125,7 +143,9 @@ class PydanticAIAdapter(LibraryAdapter):
 
         async def go() -> Any:
             request = [messages.ModelRequest(parts=[messages.UserPromptPart("hi")])]
-            async with model.request_stream(request, None, models.ModelRequestParameters()) as stream:
+            async with model.request_stream(
+                request, None, models.ModelRequestParameters()
+            ) as stream:
                 state["stream"] = stream
                 async for event in stream:
                     seen.append(event)
@@ -151,7 +171,9 @@ class PydanticAIAdapter(LibraryAdapter):
         return _collected(events, response)
 
     # The event-level result: the part events as contract events, closed by the message.
-    def result(self, protocol: str, driven: Driven, reference: AssistantMessage | None) -> AdapterResult:
+    def result(
+        self, protocol: str, driven: Driven, reference: AssistantMessage | None
+    ) -> AdapterResult:
         value = driven.value if driven.raised is None else driven.partial
         events_in = value[0] if value is not None else []
         base = super().result(protocol, driven, reference)
@@ -161,7 +183,10 @@ class PydanticAIAdapter(LibraryAdapter):
         if driven.raised is not None or message.stop_reason in ("error", "aborted"):
             error_message = message.error_message or "error"
             message = message.model_copy(
-                update={"stop_reason": "error" if message.stop_reason != "aborted" else "aborted", "error_message": error_message}
+                update={
+                    "stop_reason": "error" if message.stop_reason != "aborted" else "aborted",
+                    "error_message": error_message,
+                }
             )
             events.append(
                 ErrorEvent(
@@ -171,7 +196,7 @@ class PydanticAIAdapter(LibraryAdapter):
                 )
             )
         else:
-            events.append(DoneEvent(reason=message.stop_reason, message=message))  # type: ignore[arg-type]
+            events.append(DoneEvent(reason=message.stop_reason, message=message))
         return AdapterResult(message=message, events=events, raised=base.raised, raw=base.raw)
 
 
@@ -246,7 +271,8 @@ def _collected(events: Sequence[Any], response: Any) -> Collected:
 def _jsonable(part: Any) -> dict[str, Any]:
     data = dump(part)
     if isinstance(data, dict):
-        return json.loads(json.dumps(data, default=str))
+        loaded: dict[str, Any] = json.loads(json.dumps(data, default=str))
+        return loaded
     return {"repr": str(data)}
 
 
@@ -270,11 +296,16 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
         ended.add(ci)
         block = message.content[ci]
         if isinstance(block, TextBlock):
-            out.append(TextEndEvent(content_index=ci, content=block.content, signature=block.signature))
+            out.append(
+                TextEndEvent(content_index=ci, content=block.content, signature=block.signature)
+            )
         elif isinstance(block, ThinkingBlock):
             out.append(
                 ThinkingEndEvent(
-                    content_index=ci, content=block.content, signature=block.signature, redacted=block.redacted
+                    content_index=ci,
+                    content=block.content,
+                    signature=block.signature,
+                    redacted=block.redacted,
                 )
             )
         else:
@@ -291,7 +322,9 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             args[ci] = args.get(ci, "") + text
             live = parse_partial(args[ci])
             out.append(
-                ToolCallDeltaEvent(content_index=ci, delta=text, arguments=live if isinstance(live, dict) else {})
+                ToolCallDeltaEvent(
+                    content_index=ci, delta=text, arguments=live if isinstance(live, dict) else {}
+                )
             )
 
     for event in events:
@@ -356,7 +389,11 @@ def _open(
     elif kind == "thinking":
         out.append(ThinkingStartEvent(content_index=ci))
     else:
-        out.append(ToolCallStartEvent(content_index=ci, id=part.tool_call_id or None, name=part.tool_name or None))
+        out.append(
+            ToolCallStartEvent(
+                content_index=ci, id=part.tool_call_id or None, name=part.tool_name or None
+            )
+        )
 
 
 __all__ = ["PydanticAIAdapter", "contract_events", "finish"]

@@ -155,7 +155,9 @@ def _instantiate(obj: object, spec: str) -> Adapter:
 
 def load_adapter(spec: str) -> Adapter:
     """An adapter by built-in name, entry-point name, or ``module:object``."""
-    target = BUILTIN.get(spec)
+    from harness.adapters.registry import THIRD_PARTY
+
+    target = BUILTIN.get(spec) or THIRD_PARTY.get(spec)
     if target is None:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             if ep.name == spec:
@@ -179,10 +181,16 @@ def load_adapter(spec: str) -> Adapter:
     return _instantiate(obj, spec)
 
 
+# What `stream-harness report` runs when no adapter is named: the reference and the
+# official SDKs' documented stream accumulation (variants such as anthropic-sdk-beta and
+# the third-party libraries run when named, or per environment by `stream-harness matrix`).
+DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "openai-sdk")
+
+
 def available_adapters() -> list[str]:
-    """Names of adapters that load here (built-ins whose library is installed, and plugins)."""
+    """Default adapters that load here (their library is installed), then plugins."""
     names = []
-    for name in [*BUILTIN, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))]:
+    for name in [*DEFAULT_ADAPTERS, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))]:
         try:
             load_adapter(name)
         except AdapterLoadError:

@@ -548,7 +548,12 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
             return  # "" parts (Gemini 3 sends one with the finishReason) carry nothing
         kind: Literal["text", "thinking"] = "thinking" if thought else "text"
         current = self._text
-        if signature is None and self._call is None and current is not None and current.kind == kind:
+        if (
+            signature is None
+            and self._call is None
+            and current is not None
+            and current.kind == kind
+        ):
             # The common case, a part continuing the open block, in one call.
             if kind == "thinking":
                 self.acc.thinking(current.key, text)

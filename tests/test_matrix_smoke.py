@@ -1,0 +1,67 @@
+"""CI's smoke subset of the matrix: the official SDKs on a few cassettes, whole and 1-byte chunks.
+
+The full ``stream-harness matrix`` builds seven environments and takes minutes
+(conformance_report/README.md gives the measured duration); CI runs only what its own
+environment holds, the SDKs of the test extra, on one plain and one tool-call cassette
+per protocol. Each run must give the golden file's final message exactly (the ``expected``
+check's comparison), whichever way the body is cut.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.adapters.registry import adapter_spec
+from harness.cassette import load_cassette
+from harness.conformance import bundled_cassettes
+from harness.conformance.adapters import Adapter, AdapterLoadError, load_adapter
+from harness.conformance.checks import compare_messages
+from harness.events import DoneEvent
+from harness.golden import expected_path, read_expected
+
+SMOKE: dict[str, list[tuple[str, str]]] = {
+    "anthropic-sdk": [
+        ("anthropic-messages", "plain_text"),
+        ("anthropic-messages", "tool_call"),
+        ("anthropic-messages", "thinking_signature"),
+    ],
+    "openai-sdk": [
+        ("openai-completions", "text_plain"),
+        ("openai-completions", "parallel_tool_calls_interleaved"),
+        ("openai-responses", "function_call"),
+        ("openai-responses", "reasoning_summary_encrypted"),
+    ],
+    "openai-sdk-create": [
+        ("openai-completions", "text_plain"),
+        ("openai-completions", "parallel_tool_calls_interleaved"),
+    ],
+    "google-genai": [
+        ("google-generative-ai", "plain_text"),
+        ("google-generative-ai", "tool_call"),
+        ("google-generative-ai", "thinking_signature"),
+    ],
+}
+
+
+def _adapter(name: str) -> Adapter:
+    try:
+        return load_adapter(adapter_spec(name))
+    except AdapterLoadError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize("split", ["whole", "1byte"])
+@pytest.mark.parametrize(
+    ("name", "protocol", "cassette"),
+    [(n, p, c) for n, cases in SMOKE.items() for p, c in cases],
+)
+def test_sdk_gives_the_golden_message(name: str, protocol: str, cassette: str, split: str) -> None:
+    adapter = _adapter(name)
+    path = bundled_cassettes() / protocol / f"{cassette}.yaml"
+    response = load_cassette(path).interactions[0].response
+    golden = read_expected(expected_path(path, 0))[-1]
+    assert isinstance(golden, DoneEvent)
+    body = response.body
+    chunks = [body] if split == "whole" else [body[i : i + 1] for i in range(len(body))]
+    result = adapter.run(protocol, chunks, status=response.status, headers=response.headers)
+    assert compare_messages(golden.message, result) == []
