@@ -56,8 +56,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.events import DoneEvent, Event, TextBlock, ToolCall
+from harness.events import DoneEvent, Event, TextBlock, TextDeltaEvent, ToolCall
 from harness.providers import get_normalizer
+from harness.providers.base import parse_json
+from harness.wire import SSEDecoder
 
 TEXT_DELTAS = 20_000
 TOOL_BYTES = 100_000
@@ -433,6 +435,7 @@ class Workload:
     expected: str | dict[str, Any]  # the text, or the tool arguments
     arguments: str = ""  # tool: the arguments' JSON text
     ends: tuple[int, ...] = ()  # tool: where each fragment of it ends
+    pieces: tuple[str, ...] = ()  # text: the deltas
 
     @property
     def events(self) -> int:
@@ -451,7 +454,7 @@ def workload(protocol: str, kind: str) -> Workload:
         return Workload(
             protocol, kind, make(kind, pieces), len(pieces), json.loads(args), args, tuple(ends)
         )
-    return Workload(protocol, kind, make(kind, pieces), len(pieces), expected)
+    return Workload(protocol, kind, make(kind, pieces), len(pieces), expected, pieces=tuple(pieces))
 
 
 # -- contenders -----------------------------------------------------------------------------
@@ -520,6 +523,30 @@ def normalizer(protocol: str, chunks: list[bytes], *, keep: bool) -> Callable[[]
         return last
 
     return run
+
+
+def stages(w: Workload) -> dict[str, Callable[[], object]]:
+    """Where the time of a text stream goes, fed whole: the SSE framing alone, framing
+    plus JSON parsing (as the normalizers parse), and building the delta events alone
+    (pydantic validation, as the accumulator builds them). The rest of the normalizer's
+    time is the protocol's translation and the accumulator's bookkeeping."""
+    body = w.body
+    make_event = TextDeltaEvent.__pydantic_validator__.validate_python
+
+    def sse() -> list[Any]:
+        decoder = SSEDecoder()
+        return decoder.feed(body) + decoder.close()
+
+    def sse_json() -> None:
+        for event in sse():
+            if event.data != "[DONE]":
+                parse_json(event.data)
+
+    def delta_events() -> None:
+        for piece in w.pieces:
+            make_event({"content_index": 0, "delta": piece})
+
+    return {"stage_sse": sse, "stage_sse_json": sse_json, "stage_delta_events": delta_events}
 
 
 def check_normalizer(w: Workload, terminal: Event | None) -> None:
@@ -639,6 +666,8 @@ def measure(w: Workload, repeat: int, sdk_repeat: int, *, keep: bool) -> dict[st
         run = normalizer(w.protocol, chunks, keep=keep)
         check_normalizer(w, run())
         cases[f"normalizer_{label}"] = (run, repeat)
+    if w.kind == "text":
+        cases.update({name: (run, repeat) for name, run in stages(w).items()})
     sdk_api = None
     for label, chunks in feeds.items():
         found = sdk(w.protocol, chunks) if sdk_repeat else None
@@ -667,6 +696,16 @@ def measure(w: Workload, repeat: int, sdk_repeat: int, *, keep: bool) -> dict[st
             row[f"x_c9_floor_{label}"] = round(ours / best[f"c9_floor_{label}"], 2)
         if f"sdk_{label}" in best:
             row[f"sdk_speedup_{label}"] = round(best[f"sdk_{label}"] / ours, 2)
+    if "stage_sse" in best:
+        whole = best["normalizer_whole"]
+        sse_s, json_s = best["stage_sse"], best["stage_sse_json"] - best["stage_sse"]
+        events_s = best["stage_delta_events"]
+        row["where_the_time_goes_whole_ms"] = {
+            "sse_framing": round(sse_s * 1e3, 1),
+            "json_parsing": round(json_s * 1e3, 1),
+            "delta_events_pydantic": round(events_s * 1e3, 1),
+            "translation_and_bookkeeping": round((whole - sse_s - json_s - events_s) * 1e3, 1),
+        }
     return row
 
 
@@ -731,6 +770,12 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print()
+    print("where the time of a text stream goes, whole body (ms; stages timed alone):")
+    for r in rows:
+        if "where_the_time_goes_whole_ms" in r:
+            parts = ", ".join(f"{k} {v}" for k, v in r["where_the_time_goes_whole_ms"].items())
+            print(f"  {r['protocol']:<21} {parts}")
     print()
     for target, ok in met.items():
         print(f"target {target}: {'met' if ok else 'NOT MET'}")

@@ -7,6 +7,7 @@ import itertools
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from harness.events import (
     DELTA_TYPES,
@@ -184,3 +185,74 @@ def test_coalescing_properties(
     forced = {t for t, e in delivered if e.type not in DELTA_TYPES}
     for earlier, later in itertools.pairwise(times):
         assert later == earlier or later - earlier >= window - 1e-9 or later in forced
+
+
+class CoalescingMachine(RuleBasedStateMachine):
+    """Push, let time pass, poll at the deadline (or not), end: L8 after every step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock = VirtualClock()
+        self.stream = CoalescingStream(self.clock, window=0.05)
+        self.pushed: list[Event] = []
+        self.delivered: list[Event] = []
+        self.ended = False
+
+    @initialize(events=streams)
+    def script(self, events: list[Event]) -> None:
+        self.todo = list(events)
+
+    @precondition(lambda self: bool(self.todo) and not self.ended)
+    @rule()
+    def push_next(self) -> None:
+        event = self.todo.pop(0)
+        out = self.stream.push(event)
+        self.pushed.append(event)
+        if event.type not in DELTA_TYPES:
+            # Everything pushed so far is out, this event last.
+            assert out and out[-1] == event
+            self.delivered += out
+            assert _joined(self.delivered) == _joined(self.pushed)
+        else:
+            self.delivered += out
+
+    @rule(seconds=st.sampled_from([0.0, 0.01, 0.049, 0.05, 0.3]))
+    def time_passes(self, seconds: float) -> None:
+        deadline = self.stream.deadline
+        self.clock.advance_to(self.clock.now() + seconds)
+        out = self.stream.poll()
+        if deadline is None or self.clock.now() < deadline:
+            assert out == []
+        else:
+            assert out and self.stream.deadline is None
+        self.delivered += out
+
+    @precondition(lambda self: not self.ended)
+    @rule()
+    def end(self) -> None:
+        self.ended = True
+        self.delivered += self.stream.end()
+        assert _joined(self.delivered) == _joined(self.pushed)
+
+    @invariant()
+    def nothing_lost_reordered_or_late(self) -> None:
+        others = [e for e in self.delivered if e.type not in DELTA_TYPES]
+        assert others == [e for e in self.pushed if e.type not in DELTA_TYPES]
+        delivered, pushed = _joined(self.delivered), _joined(self.pushed)
+        for key, text in delivered.items():
+            assert pushed[key].startswith(text)  # a prefix: the rest may still be buffered
+        terminal = [i for i, e in enumerate(self.delivered) if e.type in ("done", "error")]
+        assert not terminal or terminal == [len(self.delivered) - 1]
+        assert self.stream.resolutions == (1 if terminal or self.ended else 0)
+
+
+def _joined(seq: list[Event]) -> dict[tuple[str, int], str]:
+    acc: dict[tuple[str, int], str] = {}
+    for e in seq:
+        if isinstance(e, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
+            acc[(e.type, e.content_index)] = acc.get((e.type, e.content_index), "") + e.delta
+    return acc
+
+
+TestCoalescingMachine = CoalescingMachine.TestCase
+TestCoalescingMachine.settings = settings(max_examples=100, stateful_step_count=60, deadline=None)

@@ -421,3 +421,16 @@ def test_a_discarded_eager_attempt_leaves_no_result_behind() -> None:
     results = h.loop.history[2:4]
     assert [(r.tool_call_id, r.kind) for r in results] == [("z", "unknown_tool"), ("w", "ok")]  # type: ignore[union-attr]
     h.assert_consistent()
+
+
+def test_a_tool_mutating_its_inputs_changes_nothing_else() -> None:
+    h = Harness(LoopConfig(), context={"seen": ["x"]})
+    h.respond(
+        tool_calls=[{"id": "a", "name": "read", "arguments": {"path": "a", "opts": {"deep": [1]}}}]
+    )
+    start = h.last(StartTool)
+    start.call.arguments["opts"]["deep"].append(2)
+    start.context["seen"].append("y")
+    assert h.loop.history[1].content[0].arguments == {"path": "a", "opts": {"deep": [1]}}  # type: ignore[union-attr]
+    h.take(h.loop.tool_finished(start.key, ToolOutcome(value=1)))
+    assert h.loop.context == {"seen": ["x"]}

@@ -183,6 +183,7 @@ class AgentLoopMachine(RuleBasedStateMachine):
         self.steps = 0
         self.overloads = 0
         self.tools_started = 0
+        self.tools_at_request = 0
         self._apply(self.loop.start())
 
     @property
@@ -213,6 +214,7 @@ class AgentLoopMachine(RuleBasedStateMachine):
                 if self.turn_requests and output.messages != self.turn_requests[-1]:
                     self.problems.append("L7: a resend within the turn changed the history")
                 self.turn_requests.append(output.messages)
+                self.tools_at_request = self.tools_started
                 self.request, self.script = output, None
             elif isinstance(output, StartTool):
                 self._started(output)
@@ -300,17 +302,16 @@ class AgentLoopMachine(RuleBasedStateMachine):
         self._tick()
         batch, self.script = self.script[:n], self.script[n:]
         request = self.request
-        started_before = self.tools_started
         for event in batch:
+            started = self.tools_started > self.tools_at_request  # in this attempt (eager mode)
             out = self.loop.model_event(request.request_id, event)
             self._apply(out)
             if isinstance(event, DoneEvent | ErrorEvent):
-                self._check_fallback(event, out, started=self.tools_started > started_before)
+                self._check_fallback(event, out, request.model, started)
 
-    def _check_fallback(self, event: Event, out: list[Output], started: bool) -> None:
+    def _check_fallback(self, event: Event, out: list[Output], model: str, started: bool) -> None:
         """Oracle for the fallback rule: the N-th overload in a row (any other outcome resets
         the count) switches to the fallback model, unless a tool already started."""
-        assert self.request is not None
         overloaded = (
             isinstance(event, ErrorEvent)
             and event.error is not None
@@ -321,7 +322,7 @@ class AgentLoopMachine(RuleBasedStateMachine):
             overloaded
             and not started
             and self.config.fallback_model is not None
-            and self.request.model != self.config.fallback_model
+            and model != self.config.fallback_model
             and self.overloads >= self.config.fallback_after
         )
         fell_back = any(isinstance(o, Fallback) for o in out)
@@ -448,7 +449,7 @@ class AgentLoopMachine(RuleBasedStateMachine):
 
 TestAgentLoopMachine = AgentLoopMachine.TestCase
 TestAgentLoopMachine.settings = settings(
-    max_examples=150,
+    max_examples=200,
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -3,7 +3,7 @@
 - :class:`AgentLoop` (harness.loop.state): the sans-I/O state machine of one agent run.
 - :class:`Simulation` / :class:`Scheduler` (harness.loop.scheduler): drive it on virtual time.
 - Scenarios (harness.loop.scenario, specs/scenarios.md): YAML-scripted runs with expectations.
-- :func:`check_events` / :func:`check_history` (harness.loop.invariants): the invariants L1-L11.
+- :func:`check_events` / :func:`check_history` (harness.loop.invariants): the invariants L1-L7 and L11 on a log.
 - :class:`PolicyRunner` and example policies (harness.loop.policies): seed 001's stream policies.
 - :class:`CoalescingStream` (harness.loop.coalesce): seed 002's delta coalescing.
 """

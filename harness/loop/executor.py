@@ -25,6 +25,7 @@ Sans-I/O: the executor only says which calls start; the state machine runs them.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -125,7 +126,7 @@ class ToolExecutor:
         assert batch is not None
         for key in sorted(batch.modifiers, key=lambda k: self._order[k]):
             for modifier in batch.modifiers[key]:
-                self.context = modifier(dict(self.context))
+                self.context = modifier(copy.deepcopy(self.context))
         self._batch = None
 
     def _pump(self) -> list[Started]:
@@ -155,7 +156,9 @@ class ToolExecutor:
             current = self._batch
             assert current is not None
             current.members.append(head.key)
-            started.append(Started(job=head, batch=current.index, context=dict(self.context)))
+            started.append(
+                Started(job=head, batch=current.index, context=copy.deepcopy(self.context))
+            )
             if head.immediate:
                 current.finished.add(head.key)
             else:

@@ -757,7 +757,13 @@ class AgentLoop:
                     batch=item.batch,
                 )
             )
-            self._out.append(StartTool(key=key, call=call, context=item.context))
+            # Copies: a tool that mutates what it was given must not change history or the
+            # context the next batch sees.
+            self._out.append(
+                StartTool(
+                    key=key, call=call.model_copy(deep=True), context=copy.deepcopy(item.context)
+                )
+            )
 
     def _record(self, turn: _Turn, position: int, result: ToolResult) -> None:
         if position in turn.results:  # pragma: no cover - guarded by the callers

@@ -65,6 +65,22 @@ def excerpt(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+_FRAMING_SLICE = 64 * 1024
+
+
+def framing_slices(chunk: bytes) -> list[bytes]:
+    """``chunk`` cut into pieces of at most 64 KB for the framing decoder.
+
+    A whole body fed at once would have all its framed events exist at the same time
+    before the first is translated; a slice at a time they are made and dropped as they
+    go (15-20% faster on a 2.6 MB body, bench_normalizers.py). The decoders give the
+    same output for any split of their input, so the events are the same.
+    """
+    if len(chunk) <= _FRAMING_SLICE:
+        return [chunk]
+    return [chunk[i : i + _FRAMING_SLICE] for i in range(0, len(chunk), _FRAMING_SLICE)]
+
+
 class SSENormalizer(Normalizer):
     """Base for the SSE protocols: framing, JSON decoding and the EOF rule live here."""
 
@@ -77,16 +93,17 @@ class SSENormalizer(Normalizer):
         acc = self.acc
         if acc.terminated:
             return []
-        for item in self._sse.feed(chunk):
-            # _dispatch inlined for the common case: one call less per event (~3% of a
-            # text stream, bench_normalizers.py).
-            if isinstance(item, SSEEvent):
-                self.events_seen += 1
-                self.on_event(item)
-            else:
-                self.on_framing_error(item)
-            if acc.terminated:
-                break
+        for piece in framing_slices(chunk):
+            for item in self._sse.feed(piece):
+                # _dispatch inlined for the common case: one call less per event (~3% of
+                # a text stream, bench_normalizers.py).
+                if isinstance(item, SSEEvent):
+                    self.events_seen += 1
+                    self.on_event(item)
+                else:
+                    self.on_framing_error(item)
+                if acc.terminated:
+                    return acc.drain()
         return acc.drain()
 
     def close(self) -> list[Event]:

@@ -27,7 +27,7 @@ from typing import Any, Final, Literal
 
 from harness.events import Event
 from harness.providers.base import Normalizer as _BaseNormalizer
-from harness.providers.base import excerpt, parse_json
+from harness.providers.base import excerpt, framing_slices, parse_json
 from harness.stop_reasons import map_stop_reason
 from harness.wire import FramingError, JSONArrayDecoder, JSONLine, SSEDecoder, SSEEvent
 
@@ -332,7 +332,10 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
             else:
                 data = chunk
             assert self._decoder is not None
-            self._run(self._decoder.feed(data))
+            for piece in framing_slices(data):
+                self._run(self._decoder.feed(piece))
+                if self.acc.terminated:
+                    break
         except Exception as exc:  # the never-raise safety net (spec: "Errors")
             self._internal_error(exc)
         return self.acc.drain()
