@@ -482,9 +482,18 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         content = candidate.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
         if isinstance(parts, list):
+            acc = self.acc
             for part in parts:
-                if self.acc.terminated:
+                if acc.terminated:
                     return
+                current = self._text
+                if current is not None and current.kind == "text" and self._call is None:
+                    # Nearly every part of a text stream: {"text": ...} continuing the
+                    # open text block, which is all _on_part would find (two calls less).
+                    text = part.get("text") if type(part) is dict and len(part) == 1 else None
+                    if type(text) is str and text:
+                        acc.text(current.key, text)
+                        continue
                 self._on_part(part)
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
