@@ -34,7 +34,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
-    code, out, err = run(capsys, *argv)
+    code, _, err = run(capsys, *argv)
     assert code == 2
     assert needle in err
     assert len(err.strip().splitlines()) == 1, err
