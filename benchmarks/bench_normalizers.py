@@ -502,6 +502,18 @@ def live_floor(body: bytes, arguments: str, ends: list[int], *, keep: bool) -> C
     return run
 
 
+def whole_call_floor(body: bytes, arguments: Any) -> Callable[[], object]:
+    """The bare cost plus writing the one ``toolcall_delta`` of a call that arrives
+    parsed (Gemini): the contract's delta is JSON text, so the object is dumped."""
+    run_bare = bare(body)
+
+    def run() -> object:
+        run_bare()
+        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+    return run
+
+
 def normalizer(protocol: str, chunks: list[bytes], *, keep: bool) -> Callable[[], Event | None]:
     """Feed the chunks, consume every event; return the last one.
 
@@ -662,6 +674,9 @@ def measure(w: Workload, repeat: int, sdk_repeat: int, *, keep: bool) -> dict[st
         for label in feeds:
             floor = live_floor(w.body, w.arguments, list(w.ends), keep=label == "whole" or keep)
             cases[f"c9_floor_{label}"] = (floor, repeat)
+    elif w.ends:  # a call that arrives whole, parsed: the delta text must be written
+        for label in feeds:
+            cases[f"c9_floor_{label}"] = (whole_call_floor(w.body, w.expected), repeat)
     for label, chunks in feeds.items():
         run = normalizer(w.protocol, chunks, keep=keep)
         check_normalizer(w, run())
