@@ -6,8 +6,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-
 from conftest import corpus_dir
+
 from harness.cassette import load_cassette
 from harness.normalize import detect_protocol
 from harness.providers import UnknownProtocolError
