@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness import __version__
+from harness.conformance.checks import display_path
 
 if TYPE_CHECKING:
     from harness.conformance.cases import Case, Skipped
@@ -252,7 +253,9 @@ def build_report(
     case_infos = tuple(
         CaseInfo(
             id=c.id,
-            cassette=str(c.cassette),
+            # relative to the repository or working directory: a committed report must
+            # not depend on where it was generated
+            cassette=display_path(c.cassette),
             interaction=c.interaction,
             protocol=c.protocol,
             status=c.status,
