@@ -326,7 +326,12 @@ class Accumulator:
         arguments: dict[str, Any] | str | None,
         signature: str | None = None,
     ) -> None:
-        """A call that arrives complete (Gemini, Groq): start, one synthetic delta, end."""
+        """A call that arrives complete (Gemini, Groq): start, one synthetic delta, end.
+
+        ``arguments`` given as an object must be a value parsed from JSON (string keys,
+        JSON types): it becomes the live and final value as it is, without a parse of
+        its dumped text.
+        """
         if self._terminal is not None:
             return
         self.tool_call(key, id=id, name=name)

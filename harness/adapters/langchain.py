@@ -87,7 +87,7 @@ class LangChainAdapter(LibraryAdapter):
                 ),
             )
             return model
-        from google import genai
+        genai = importlib.import_module("google.genai")  # untyped; Any on purpose
 
         chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
 

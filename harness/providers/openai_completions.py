@@ -175,8 +175,8 @@ class OpenAICompletionsNormalizer(SSENormalizer):
 
     def _chunk(self, chunk: dict[str, Any]) -> None:
         # Speed: this runs once per chunk, so optional fields are looked up before any
-        # call is made for them; 35% of a text stream was calls that found nothing
-        # (bench_normalizers.py).
+        # call is made for them (with the same in _choice, _delta and _text_like: 29% of
+        # a text stream, bench_normalizers.py).
         acc = self.acc
         if not acc.model or not acc.response_id:
             # Model and id from the first chunk that has them: Groq compound sends a new

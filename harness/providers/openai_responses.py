@@ -434,7 +434,8 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _text_delta(self, etype: str, payload: dict[str, Any]) -> None:
         # output_text and refusal deltas both become text (seed 002); the refusal is also
         # remembered, because it ends the response in error (see _terminal).
-        # The hot path of a text stream: plain ints and strings skip the helper calls.
+        # The hot path of a text stream: plain ints and strings skip the helper calls
+        # (here and in _live: 22% of a text stream, bench_normalizers.py).
         delta = payload.get("delta")
         if not isinstance(delta, str):
             self._delta_text(etype, payload)  # ends the stream

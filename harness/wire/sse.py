@@ -65,10 +65,9 @@ class SSEEvent:
 
 SSEOutput: TypeAlias = SSEEvent | FramingError
 
-# A frozen dataclass sets each field through object.__setattr__ (about 1.5 us for four
-# fields); assigning through the slot descriptors of a bare instance gives the same
-# object (same fields, still frozen) in about half the time, which is 10-15 ms on a
-# 20,000-event stream (bench_normalizers.py).
+# A frozen dataclass sets each field through object.__setattr__; assigning through the
+# slot descriptors of a bare instance gives the same object (same fields, still frozen)
+# in 60% of the time (0.50 us -> 0.29 us, 4 ms on a 20,000-event stream).
 _new_event = SSEEvent.__new__
 _slot = vars(SSEEvent)  # the class's slot descriptors (typed Any)
 _set_data = _slot["data"].__set__
