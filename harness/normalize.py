@@ -59,11 +59,12 @@ def http_error_events(
 
 
 _PATH_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"/v1/messages(?:$|[?#/])|/v1/messages\b"), "anthropic-messages"),
+    (re.compile(r"/v1/messages(?:$|[?#/])"), "anthropic-messages"),
     (re.compile(r"/responses(?:$|[?#/])"), "openai-responses"),
     (re.compile(r"/chat/completions(?:$|[?#/])"), "openai-completions"),
     (re.compile(r":(?:stream)?[gG]enerateContent"), "google-generative-ai"),
-    (re.compile(r"/converse-stream(?:$|[?#/])"), "bedrock-converse-stream"),
+    # /converse (non-streaming) too: its error bodies answer the same API and are cases
+    (re.compile(r"/converse(?:-stream)?(?:$|[?#/])"), "bedrock-converse-stream"),
     (re.compile(r"/api/chat(?:$|[?#/])"), "ollama"),
 )
 

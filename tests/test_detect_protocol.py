@@ -81,3 +81,13 @@ def test_an_unknown_interaction_says_to_name_the_protocol() -> None:
     )
     with pytest.raises(UnknownProtocolError, match="--protocol"):
         detect_protocol(odd)
+
+
+def test_bedrock_converse_error_bodies_are_detected_by_url() -> None:
+    inter = load_cassette(BUNDLED[0]).interactions[0]
+    for uri in (
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude/converse",
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude/converse-stream",
+    ):
+        odd = dataclasses.replace(inter, request=dataclasses.replace(inter.request, uri=uri))
+        assert detect_protocol(odd) == "bedrock-converse-stream"
