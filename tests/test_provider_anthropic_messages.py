@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cassette_checks import assert_golden, replay_with_vcrpy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,6 @@ from harness.events import (
     ToolCallStartEvent,
     Usage,
 )
-from harness.golden import expected_path, interaction_events, read_expected
 from harness.providers.anthropic_messages import AnthropicMessagesNormalizer, Normalizer
 from harness.strategies import (
     chunkings,
@@ -886,30 +886,12 @@ def test_there_are_enough_bundled_cassettes() -> None:
 
 @pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
 def test_golden(path: Path) -> None:
-    cassette = load_cassette(path)
-    for inter in cassette.interactions:
-        expected = read_expected(expected_path(path, inter.index))
-        assert interaction_events(inter, "anthropic-messages") == expected, (
-            f"regenerate with: python -c \"from harness.golden import write_expected; write_expected('{path}')\""
-        )
+    assert_golden(path, "anthropic-messages")
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
 def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    vcr = pytest.importorskip("vcr")
-    import httpx
-
-    cassette = load_cassette(path)
-    inter = cassette.interactions[0]
-    recorder = vcr.VCR(record_mode="none")
-    with recorder.use_cassette(str(path)), httpx.Client() as client:
-        response = client.post(
-            inter.request.uri,
-            content=inter.request.body,
-            headers={"content-type": "application/json"},
-        )
-    assert response.status_code == inter.response.status
-    assert response.content == inter.response.body
+    inter, _ = replay_with_vcrpy(path)
     assert json.loads(inter.request.body)["stream"] is True
 
 
