@@ -12,11 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import assert_golden, replay_with_vcrpy
+from cassette_checks import (
+    assert_golden,
+    assert_split_invariant,
+    events_of,
+    replay_with_vcrpy,
+    sse_field_replaced,
+    streaming_bodies,
+)
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness.cassette import load_cassette
 from harness.conformance.contract import check_contract
 from harness.events import (
     DoneEvent,
@@ -37,7 +43,6 @@ from harness.events import (
 )
 from harness.providers.anthropic_messages import AnthropicMessagesNormalizer, Normalizer
 from harness.strategies import (
-    chunkings,
     dropped_events,
     duplicated_events,
     garbage_lines,
@@ -896,81 +901,20 @@ def test_cassette_replays_with_vcrpy(path: Path) -> None:
 
 
 def _events_of(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+    return events_of(Normalizer, chunks)
 
 
-def _streaming_bodies() -> list[tuple[str, bytes]]:
-    out = []
-    for path in CASSETTES:
-        for inter in load_cassette(path).interactions:
-            if inter.response.status < 400:
-                out.append((path.stem, inter.response.body))
-    return out
-
-
-BODIES = _streaming_bodies()
+BODIES = streaming_bodies(CASSETTES)
 
 
 @pytest.mark.parametrize(("name", "body"), BODIES, ids=[n for n, _ in BODIES])
 def test_split_invariance_on_bundled_cassettes(name: str, body: bytes) -> None:
-    reference = _events_of([body])
-    assert check_contract(reference) == []
-    assert _events_of(split_at(body, range(1, len(body)))) == reference  # one byte per chunk
-
-    @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body))
-    def check(chunks: list[bytes]) -> None:
-        assert b"".join(chunks) == body
-        assert _events_of(chunks) == reference
-
-    check()
+    assert_split_invariant(body, _events_of)
 
 
 # -- robustness: random mutations of real bodies ------------------------------------------
 
 _MUTATION_BASES = [body for _, body in BODIES]
-
-
-@st.composite
-def _json_value(draw: st.DrawFn) -> Any:
-    return draw(
-        st.recursive(
-            st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
-            lambda inner: (
-                st.lists(inner, max_size=3)
-                | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-            ),
-            max_leaves=5,
-        )
-    )
-
-
-@st.composite
-def _field_replaced(draw: st.DrawFn, body: bytes) -> bytes:
-    """One JSON field of one event replaced by a random JSON value."""
-    lines = body.split(b"\n")
-    data_lines = [i for i, line in enumerate(lines) if line.startswith(b"data: {")]
-    i = draw(st.sampled_from(data_lines))
-    obj = json.loads(lines[i][6:])
-    path: list[Any] = []
-    node: Any = obj
-    while isinstance(node, dict) and node:
-        key = draw(st.sampled_from(sorted(node)))
-        path.append(key)
-        if not draw(st.booleans()):
-            break
-        node = node[key]
-    target: Any = obj
-    for key in path[:-1]:
-        target = target[key]
-    if path and isinstance(target, dict):
-        target[path[-1]] = draw(_json_value())
-    lines[i] = b"data: " + json.dumps(obj).encode()
-    return b"\n".join(lines)
 
 
 @st.composite
@@ -985,7 +929,7 @@ def _mutated(draw: st.DrawFn) -> bytes:
         return draw(duplicated_events(body))
     if kind == "garbage":
         return draw(garbage_lines(body))
-    return draw(_field_replaced(body))
+    return draw(sse_field_replaced(body))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

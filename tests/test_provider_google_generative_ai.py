@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import assert_golden, replay_with_vcrpy
+from cassette_checks import assert_golden, events_of, replay_with_vcrpy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -1206,11 +1206,7 @@ def test_cassette_replays_with_vcrpy(path: Path) -> None:
 
 
 def _events_of(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+    return events_of(Normalizer, chunks)
 
 
 def _streaming_bodies() -> list[tuple[str, bytes]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import assert_golden, replay_with_vcrpy
+from cassette_checks import assert_golden, events_of, replay_with_vcrpy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -469,11 +469,7 @@ BODIES = _streaming_bodies()
 
 
 def _events_of(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+    return events_of(Normalizer, chunks)
 
 
 @pytest.mark.parametrize(("name", "data"), BODIES, ids=[n for n, _ in BODIES])
