@@ -62,6 +62,31 @@ def parse_json(text: str) -> Any:
     return json.loads(text)
 
 
+class CallIds:
+    """Unique tool-call ids for protocols whose wire may omit or repeat them.
+
+    A wire id is kept the first time it is seen; a missing or repeated one becomes
+    ``f"{name}_{n}"`` with ``n`` counting synthetic ids in this stream (provider-facts
+    case 36). pi appends ``Date.now()``, which a replay harness cannot have: a counter
+    keeps any split of the body giving the same ids.
+    """
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._synthetic = 0
+
+    def assign(self, wire_id: str | None, name: str | None) -> str:
+        if wire_id is not None and wire_id not in self._seen:
+            self._seen.add(wire_id)
+            return wire_id
+        while True:
+            self._synthetic += 1
+            candidate = f"{name or 'call'}_{self._synthetic}"
+            if candidate not in self._seen:
+                self._seen.add(candidate)
+                return candidate
+
+
 def excerpt(text: str, limit: int = 80) -> str:
     """A short, single-line rendering of wire text for error messages."""
     flat = text.replace("\r", "\\r").replace("\n", "\\n")

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from harness.events import Event
+from harness.providers.base import CallIds, excerpt, framing_slices, parse_json
 from harness.providers.base import Normalizer as _BaseNormalizer
-from harness.providers.base import excerpt, framing_slices, parse_json
 from harness.stop_reasons import map_stop_reason
 from harness.wire import FramingError, JSONArrayDecoder, JSONLine, SSEDecoder, SSEEvent
 
@@ -304,8 +304,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         self._keys = 0
         self._text: _OpenText | None = None
         self._call: _StreamedCall | None = None
-        self._ids: set[str] = set()
-        self._synthetic_ids = 0
+        self._call_ids = CallIds()
         self._usage: dict[str, int] = {}
         self._usage_changed = False  # counters the accumulator has not been given yet
         self._finish_reason: str | None = None
@@ -631,7 +630,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         if partial is None and not will_continue:
             self._whole_call(call, name, wire_id, signature)
             return
-        streamed = _StreamedCall(self._new_key("call"), self._call_id(wire_id, name), wire_id, name)
+        streamed = _StreamedCall(self._new_key("call"), self._call_ids.assign(wire_id, name), wire_id, name)
         self._call = streamed
         self.acc.tool_call(streamed.key, id=streamed.id, name=name)
         self._continue_call(streamed, call, partial, will_continue, signature)
@@ -653,7 +652,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
             return
         self.acc.whole_tool_call(
             self._new_key("call"),
-            id=self._call_id(wire_id, name),
+            id=self._call_ids.assign(wire_id, name),
             name=name,
             arguments=args,
             signature=signature,
@@ -724,19 +723,6 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
     def _new_key(self, prefix: str) -> tuple[str, int]:
         self._keys += 1
         return (prefix, self._keys)
-
-    def _call_id(self, wire_id: str | None, name: str | None) -> str:
-        # case 36: a missing or repeated id gets f"{name}_{n}" (n counts synthetic ids in
-        # this stream; pi adds Date.now(), which a replay harness cannot have).
-        if wire_id is not None and wire_id not in self._ids:
-            self._ids.add(wire_id)
-            return wire_id
-        while True:
-            self._synthetic_ids += 1
-            candidate = f"{name or 'call'}_{self._synthetic_ids}"
-            if candidate not in self._ids:
-                self._ids.add(candidate)
-                return candidate
 
     # -- the end -----------------------------------------------------------------
 

@@ -24,8 +24,8 @@ from collections.abc import Hashable, Iterable
 from typing import Any, Final, Literal
 
 from harness.events import Event
+from harness.providers.base import CallIds, excerpt
 from harness.providers.base import Normalizer as _BaseNormalizer
-from harness.providers.base import excerpt
 from harness.wire import FramingError, JSONLine, JSONLinesDecoder
 
 TextKind = Literal["text", "thinking"]
@@ -71,8 +71,7 @@ class OllamaNormalizer(_BaseNormalizer):
         self.lines_seen = 0
         self._keys = 0
         self._open: tuple[TextKind, Hashable] | None = None
-        self._ids: set[str] = set()
-        self._synthetic_ids = 0
+        self._call_ids = CallIds()
 
     # -- feed / close ------------------------------------------------------------
 
@@ -182,7 +181,7 @@ class OllamaNormalizer(_BaseNormalizer):
         name = _str(function.get("name"))
         self.acc.whole_tool_call(
             self._new_key("call"),
-            id=self._call_id(_str(call.get("id")), name),
+            id=self._call_ids.assign(_str(call.get("id")), name),
             name=name,
             arguments=arguments if arguments is not None else {},
         )
@@ -229,20 +228,6 @@ class OllamaNormalizer(_BaseNormalizer):
     def _new_key(self, prefix: str) -> tuple[str, int]:
         self._keys += 1
         return (prefix, self._keys)
-
-    def _call_id(self, wire_id: str | None, name: str | None) -> str:
-        # Servers before tool-call ids (and some now) send none: a missing or repeated id
-        # gets f"{name}_{n}", n counting synthetic ids in this stream (the Gemini
-        # normalizer's convention; deterministic, no clock).
-        if wire_id is not None and wire_id not in self._ids:
-            self._ids.add(wire_id)
-            return wire_id
-        while True:
-            self._synthetic_ids += 1
-            candidate = f"{name or 'call'}_{self._synthetic_ids}"
-            if candidate not in self._ids:
-                self._ids.add(candidate)
-                return candidate
 
     def _fail(self, message: str, *, body: Any = None) -> None:
         self._close_text()
