@@ -731,6 +731,89 @@ def padded_json() -> Interaction:
     return Interaction(0, req, sse_response(body, "req_011CPaddedJson0019"))
 
 
+def compaction_context_management() -> Interaction:
+    # Newer payloads (research/provider-facts.md 2.1; corpus-visible-notes.md section 6):
+    # server-side compaction streams a `compaction` block whose summary arrives whole in
+    # one `compaction_delta`; `message_start` carries `stop_details` and `inference_geo`;
+    # `message_delta` carries `usage.iterations` (one entry per model pass) and
+    # `context_management.applied_edits` (tool results cleared by the server). Usage in
+    # `message_delta` is cumulative and names the final pass: its input_tokens replace
+    # message_start's. The turn ends in a client tool call.
+    start_usage = usage(96, 5, cache_read=48_210)
+    start_usage["inference_geo"] = "global"
+    start = message_start("msg_01Cm3Pc5Tx7Mg9Mt1Ct3Ma5N", SONNET, start_usage).replace(
+        '"stop_sequence":null,', '"stop_sequence":null,"stop_details":null,', 1
+    )
+    summary = (
+        "The user is planning a trip to Lyon; earlier turns compared train times "
+        "(TGV, 2 h) and hotels near Part-Dieu.\n\nNext step: check the weather."
+    )
+    final_usage = {
+        "input_tokens": 212,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 61,
+        "iterations": [
+            {
+                "type": "compaction",
+                "input_tokens": 96,
+                "output_tokens": 74,
+                "cache_read_input_tokens": 48_210,
+                "cache_creation_input_tokens": 0,
+            },
+            {
+                "type": "message",
+                "input_tokens": 212,
+                "output_tokens": 61,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        ],
+    }
+    body = (
+        start
+        + block_start(0, {"type": "compaction", "content": None})
+        + PING
+        + delta(0, {"type": "compaction_delta", "content": summary})
+        + block_stop(0)
+        + text_block(1, ["Checking the forecast for Lyon."])
+        + tool_block(2, "toolu_01Lc7Mp9Ct1Xm3Gn5Tw7Ea9R", "get_weather", ['{"city": "Ly', 'on"}'])
+        + event(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None, "stop_details": None},
+                "usage": final_usage,
+                "context_management": {
+                    "applied_edits": [
+                        {
+                            "type": "clear_tool_uses_20250919",
+                            "cleared_tool_uses": 4,
+                            "cleared_input_tokens": 18_340,
+                        }
+                    ]
+                },
+            }
+        )
+        + MESSAGE_STOP
+    )
+    req = request(
+        {
+            "model": SONNET,
+            "max_tokens": 2048,
+            "tools": [WEATHER_TOOL],
+            "context_management": {
+                "edits": [
+                    {"type": "clear_tool_uses_20250919"},
+                    {"type": "compact_20260112"},
+                ]
+            },
+            "messages": [user("<a long trip-planning conversation> What's the weather there?")],
+        },
+        beta="context-management-2025-06-27,compact-2026-01-12",
+    )
+    return Interaction(0, req, sse_response(body, "req_011CCompaction0020"))
+
+
 CASSETTES = {
     "plain_text": plain_text,
     "thinking_signature": thinking_signature,
@@ -751,6 +834,7 @@ CASSETTES = {
     "pause_turn": pause_turn,
     "context_window_exceeded": context_window_exceeded,
     "padded_json": padded_json,
+    "compaction_context_management": compaction_context_management,
 }
 
 

@@ -1147,6 +1147,110 @@ def mistral_tool_null_id() -> list[Interaction]:
     ]
 
 
+def moderation_after_usage() -> list[Interaction]:
+    """Newer OpenAI payloads: after the usage-only chunk comes one more `choices: []` chunk
+    whose only news is a top-level `moderation` object (input moderation results) and
+    `usage: null` (OpenAI Python `types/chat/chat_completion_chunk.py` `moderation`;
+    research/corpus-visible-notes.md section 6). A consumer that takes the usage of the
+    *last* chunk loses the token counts; one that expects `choices[0]` crashes."""
+    cid, model = "chatcmpl-Fq2Lx0pModeration01", "gpt-5-2025-08-07"
+    categories = ["harassment", "hate", "illicit", "self-harm", "sexual", "violence"]
+    moderation = {
+        "input": {
+            "type": "moderation_results",
+            "model": "omni-moderation-latest",
+            "results": [
+                {
+                    "type": "moderation_result",
+                    "model": "omni-moderation-latest",
+                    "flagged": False,
+                    "categories": {c: False for c in categories},
+                    "category_scores": {c: 0.00012 for c in categories},
+                    "category_applied_input_types": {c: ["text"] for c in categories},
+                }
+            ],
+        }
+    }
+    body = sse(
+        chunk(cid, model, {"role": "assistant", "content": "", "refusal": None}, obfuscation="q1"),
+        chunk(cid, model, {"content": "Lyon est"}, obfuscation="w2e"),
+        chunk(cid, model, {"content": " à 465 km de Paris."}, obfuscation="r"),
+        chunk(cid, model, {}, finish="stop", obfuscation="t5y6"),
+        chunk(cid, model, choices=[], usage=openai_usage(21, 14, reasoning=0), obfuscation="u7"),
+        chunk(cid, model, choices=[], usage=None, moderation=moderation, obfuscation="i8o9p"),
+    )
+    req = request(
+        OPENAI_URL,
+        {
+            "model": "gpt-5",
+            "messages": user("How far is Lyon from Paris?"),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "moderation": {"input": True},
+        },
+    )
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_2b8e4f6a1c3d4e5f8a9b0c1d2e3f4a5b"))
+        )
+    ]
+
+
+def no_usage_tool_call() -> list[Interaction]:
+    """A stream requested without `stream_options.include_usage`: no chunk ever carries
+    usage (`usage` is absent, not null, as compatible servers send it), and the call
+    ends with `finish_reason: "tool_calls"` then [DONE] (OpenAI Python
+    `chat_completion_chunk.py`: usage "only present if include_usage"). The reference
+    reports zero counts (events.Usage defaults); what a library reports instead (None, an
+    estimate) is its convention, `usage.missing` in specs/adapter_conventions.yaml."""
+    cid, model = "chatcmpl-Fq2Lx0pNoUsage0001", "gpt-4.1-mini-2025-04-14"
+    body = sse(
+        chunk(cid, model, {"role": "assistant", "content": None}, openai_style=False),
+        chunk(
+            cid,
+            model,
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_NoUsage7Hq2Lm4Xc",
+                        "type": "function",
+                        "function": {"name": "search_docs", "arguments": ""},
+                    }
+                ]
+            },
+            openai_style=False,
+        ),
+        chunk(
+            cid,
+            model,
+            {"tool_calls": [{"index": 0, "function": {"arguments": '{"query":"stre'}}]},
+            openai_style=False,
+        ),
+        chunk(
+            cid,
+            model,
+            {"tool_calls": [{"index": 0, "function": {"arguments": 'aming","limit":3}'}}]},
+            openai_style=False,
+        ),
+        chunk(cid, model, {}, finish="tool_calls", openai_style=False),
+    )
+    req = request(
+        OPENAI_URL,
+        {
+            "model": "gpt-4.1-mini",
+            "messages": user("Find the docs about streaming."),
+            "tools": [SEARCH_TOOL],
+            "stream": True,
+        },
+    )
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_9d0c1b2a3f4e5d6c7b8a9f0e1d2c3b4a"))
+        )
+    ]
+
+
 CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
     f.__name__: f
     for f in (
@@ -1172,6 +1276,8 @@ CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
         rate_limit_429,
         mistral_thinking_array,
         mistral_tool_null_id,
+        moderation_after_usage,
+        no_usage_tool_call,
     )
 }
 

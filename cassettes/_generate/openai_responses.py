@@ -812,6 +812,43 @@ def http_429_rate_limit() -> Interaction:
     )
 
 
+def moderation_phase() -> Interaction:
+    """Newer payloads (research/corpus-visible-notes.md section 6): the response object
+    carries `moderation` (null while in progress, the input's moderation result at
+    `response.completed`) and the message item a `phase` ("final_answer"), after a
+    reasoning item whose summary streams. Neither changes the content; a strict model of
+    the response object must accept them."""
+    effort = {"effort": "low", "summary": "auto"}
+    s = Stream("moderation_phase", GPT5, reasoning=effort)
+    s.response["moderation"] = None
+    s.start()
+    rs = s.reasoning(0, [["**Answering directly**\n\nA short factual answer."]])
+    msg = s.message(1, ["Mount", " Everest", " is 8,849", " m", " high."], phase="final_answer")
+    categories = ["harassment", "hate", "illicit", "self-harm", "sexual", "violence"]
+    s.response["moderation"] = {
+        "input": {
+            "type": "moderation_result",
+            "categories": {c: False for c in categories},
+            "category_applied_input_types": {c: ["text"] for c in categories},
+            "category_scores": {c: 0.00021 for c in categories},
+            "flagged": False,
+            "model": "omni-moderation-latest",
+        }
+    }
+    s.end("response.completed", "completed", [rs, msg], usage(19, 88, reasoning=64))
+    return streamed(
+        request(
+            {
+                "model": "gpt-5",
+                "input": user("How high is Mount Everest?"),
+                "reasoning": effort,
+                "moderation": {"input": True},
+            }
+        ),
+        s,
+    )
+
+
 CASSETTES = {
     "plain_text": plain_text,
     "reasoning_summary_encrypted": reasoning_summary_encrypted,
@@ -830,6 +867,7 @@ CASSETTES = {
     "eof_without_terminal": eof_without_terminal,
     "http_400_context_overflow": http_400_context_overflow,
     "http_429_rate_limit": http_429_rate_limit,
+    "moderation_phase": moderation_phase,
 }
 
 
