@@ -526,11 +526,16 @@ def whole_call_floor(body: bytes, arguments: Any) -> Callable[[], object]:
     return run
 
 
-def normalizer(protocol: str, chunks: list[bytes], *, keep: bool) -> Callable[[], Event | None]:
+def normalizer(
+    protocol: str, chunks: list[bytes], *, keep: bool, read_arguments: bool = False
+) -> Callable[[], Event | None]:
     """Feed the chunks, consume every event; return the last one.
 
     As the SDK runs and the bare loop do, a streaming consumer handles each event and
     drops it; ``keep`` holds all of them instead (see ``--keep-events``).
+    ``read_arguments``: the consumer also reads the live arguments of every
+    ``toolcall_delta`` (built on read, events.DeferredArguments), as a UI showing the
+    call as it streams would.
     """
 
     def run() -> Event | None:
@@ -539,6 +544,8 @@ def normalizer(protocol: str, chunks: list[bytes], *, keep: bool) -> Callable[[]
         last: Event | None = None
         for chunk in chunks:
             for last in norm.feed(chunk):
+                if read_arguments and last.type == "toolcall_delta":
+                    last.arguments  # noqa: B018  # the read is the point
                 if keep:
                     kept.append(last)
         for last in norm.close():
@@ -699,6 +706,10 @@ def measure(w: Workload, repeat: int, sdk_repeat: int, *, keep: bool) -> dict[st
         run_ours = normalizer(w.protocol, chunks, keep=keep)
         check_normalizer(w, run_ours())
         cases[f"normalizer_{label}"] = (run_ours, repeat)
+        if w.kind == "tool":
+            run_read = normalizer(w.protocol, chunks, keep=keep, read_arguments=True)
+            check_normalizer(w, run_read())
+            cases[f"normalizer_reading_arguments_{label}"] = (run_read, repeat)
     if w.kind == "text":
         cases.update({name: (stage, repeat) for name, stage in stages(w).items()})
     sdk_api = None
@@ -727,6 +738,12 @@ def measure(w: Workload, repeat: int, sdk_repeat: int, *, keep: bool) -> dict[st
         row[f"x_bare_{label}"] = round(ours / best["bare"], 2)
         if f"c9_floor_{label}" in best:
             row[f"x_c9_floor_{label}"] = round(ours / best[f"c9_floor_{label}"], 2)
+        if f"normalizer_reading_arguments_{label}" in best:
+            reading = best[f"normalizer_reading_arguments_{label}"]
+            row[f"reading_arguments_x_bare_{label}"] = round(reading / best["bare"], 2)
+            row[f"reading_arguments_x_c9_floor_{label}"] = round(
+                reading / best[f"c9_floor_{label}"], 2
+            )
         if f"sdk_{label}" in best:
             row[f"sdk_speedup_{label}"] = round(best[f"sdk_{label}"] / ours, 2)
     if "stage_sse" in best:
@@ -848,6 +865,14 @@ def print_row(r: dict[str, Any], *, header: bool) -> None:
         f"{_pair(r, 'sdk_speedup', '.1f', 11)}",
         flush=True,
     )
+    if "reading_arguments_x_bare_whole" in r:
+        reading = {f"r_{k}": ms[f"normalizer_reading_arguments_{k}"] for k in ("whole", "4KB")}
+        print(
+            f"{'':<21} {'... reading every live value:':<44} "
+            f"{_pair(reading, 'r', '.1f', 13)} {_pair(r, 'reading_arguments_x_bare', '.2f', 11)} "
+            f"{_pair(r, 'reading_arguments_x_c9_floor', '.2f', 11)}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

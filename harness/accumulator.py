@@ -26,6 +26,7 @@ from typing import Any, Literal
 from harness.events import (
     AssistantMessage,
     ContentBlock,
+    DeferredArguments,
     DoneEvent,
     ErrorEvent,
     ErrorInfo,
@@ -48,7 +49,7 @@ from harness.events import (
     ToolCallStartEvent,
     Usage,
 )
-from harness.partial_json import IncrementalJSON
+from harness.partial_json import ArgumentsLog
 
 BlockKind = Literal["text", "thinking", "tool_call"]
 
@@ -68,12 +69,12 @@ _toolcall_delta_event = ToolCallDeltaEvent.__pydantic_validator__.validate_pytho
 class _Block:
     kind: BlockKind
     content_index: int
-    parts: list[str] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)  # text and thinking; a call's are in args
     signature: str | None = None
     redacted: bool = False
     id: str | None = None
     name: str | None = None
-    args: IncrementalJSON | None = None
+    args: ArgumentsLog | None = None
     final: ContentBlock | None = None
 
     def snapshot(self) -> ContentBlock:
@@ -93,6 +94,24 @@ class _Block:
             arguments=_as_object(self.args.value),
             signature=self.signature,
         )
+
+
+class _LiveArguments(DeferredArguments):
+    """A delta's live arguments: a position in its call's ArgumentsLog, built on read."""
+
+    __slots__ = ("_at", "_log", "_value")
+
+    def __init__(self, log: ArgumentsLog, at: int) -> None:
+        self._log: ArgumentsLog | None = log
+        self._at = at
+        self._value: dict[str, Any] | None = None
+
+    def resolve(self) -> dict[str, Any]:
+        if self._log is not None:
+            self._value = _as_object(self._log.value_at(self._at))
+            self._log = None  # the log may go once every reader has its value
+        assert self._value is not None
+        return self._value
 
 
 def _as_object(value: Any) -> dict[str, Any]:
@@ -298,7 +317,9 @@ class Accumulator:
 
     def tool_call_arguments(self, key: Hashable) -> str:
         block = self._open.get(key)
-        return "".join(block.parts) if block is not None and block.kind == "tool_call" else ""
+        if block is None or block.args is None:
+            return ""
+        return block.args.text
 
     def tool_call_done(self, key: Hashable, arguments: str | None) -> None:
         """Reconcile the streamed arguments with a final full copy, then close the call.
@@ -312,7 +333,8 @@ class Accumulator:
         if block is None or block.kind != "tool_call":
             return
         if arguments:
-            streamed = "".join(block.parts)
+            assert block.args is not None
+            streamed = block.args.text
             if arguments.startswith(streamed) and len(arguments) > len(streamed):
                 self._tool_delta(block, arguments[len(streamed) :])
         self.end(key)
@@ -547,22 +569,20 @@ class Accumulator:
         elif kind == "thinking":
             self._out.append(ThinkingStartEvent(content_index=i))
         else:
-            block.args = IncrementalJSON()
+            block.args = ArgumentsLog()
             self._out.append(ToolCallStartEvent(content_index=i, id=id, name=name))
         return block
 
     def _tool_delta(self, block: _Block, delta: str, *, whole: Any = _NOT_PARSED) -> None:
-        assert block.args is not None
-        block.parts.append(delta)
-        live = (
-            block.args.feed(delta) if whole is _NOT_PARSED else block.args.feed_whole(delta, whole)
-        )
+        log = block.args
+        assert log is not None
+        at = log.feed(delta) if whole is _NOT_PARSED else log.feed_whole(delta, whole)
         self._out.append(
             _toolcall_delta_event(
                 {
                     "content_index": block.content_index,
                     "delta": delta,
-                    "arguments": _as_object(live),
+                    "arguments": _LiveArguments(log, at),
                 }
             )
         )

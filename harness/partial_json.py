@@ -329,3 +329,77 @@ class IncrementalJSON:
         ):
             return values[0]
         return parse_partial(self.text)
+
+
+# "No parsed value was given" (None is a JSON value).
+_NOTHING: Any = object()
+
+
+class ArgumentsLog:
+    """One tool call's argument fragments, readable as the live value after any of them.
+
+    The accumulator feeds every fragment here and hands each ``toolcall_delta`` a
+    position instead of a built value (events.DeferredArguments), because most consumers
+    never read most live values, and building each one costs a parse of the fragment in
+    Python plus a copy of the text so far. Feeding only keeps the fragment. Reading parses
+    up to the position with one :class:`IncrementalJSON` that only moves forward (an
+    older position than the last read starts a new one), so reading every event in order,
+    during the stream or after it, stays linear in the text plus the values read. The
+    value at a position is the same however and whenever it is read: the parser is
+    pushed the same fragments. The final value is :func:`parse_partial` of the whole text
+    (json.loads first), which is what :meth:`IncrementalJSON.close` guarantees too.
+    """
+
+    __slots__ = ("_at", "_cursor", "_parsed", "_parts")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._cursor = IncrementalJSON()
+        self._at = 0
+        # The value of a call that arrived parsed (feed_whole as the first fragment).
+        self._parsed: Any = _NOTHING
+
+    def feed(self, fragment: str) -> int:
+        """Keep a fragment; return the position whose live value follows it."""
+        self._parts.append(fragment)
+        return len(self._parts)
+
+    def feed_whole(self, text: str, value: Any) -> int:
+        """Keep ``text``, a whole JSON value whose strict parse is ``value``.
+
+        As :meth:`IncrementalJSON.feed_whole`: when it is the call's first text, its live
+        and final values are ``value`` itself, never a parse of ``text``.
+        """
+        if not self._parts and text:
+            self._parsed = value
+        self._parts.append(text)
+        return len(self._parts)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)  # never joined in place: positions index the fragments
+
+    def value_at(self, position: int) -> Any:
+        """The live value after the first ``position`` fragments."""
+        if position == 1 and self._parsed is not _NOTHING:
+            return self._parsed
+        if position < self._at:
+            self._cursor, self._at = IncrementalJSON(), 0
+        cursor = self._cursor
+        for fragment in self._parts[self._at : position]:
+            cursor.push(fragment)
+        self._at = position
+        return cursor.value
+
+    @property
+    def value(self) -> Any:
+        """The live value after every fragment so far."""
+        return self.value_at(len(self._parts))
+
+    def close(self) -> Any:
+        """The final value: ``parse_partial`` of the whole text."""
+        if len(self._parts) == 1 and self._parsed is not _NOTHING:
+            return self._parsed
+        if self._at == len(self._parts):
+            return self._cursor.close()  # read to the end already: no second parse
+        return parse_partial(self.text)

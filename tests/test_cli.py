@@ -74,3 +74,28 @@ def test_summary_lists_every_bundled_cassette(capsys: pytest.CaptureFixture[str]
     assert code == 0
     assert "violations" not in out.split("interactions,")[0]
     assert "0 with contract violations" in out
+
+
+def test_report_keeps_the_rows_of_adapters_it_did_not_rerun(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The main job over a committed matrix refreshes its own rows and keeps the
+    third-party ones, unless the run differs or --fresh says otherwise."""
+    pytest.importorskip("openai")
+    from harness.reporting import load_report
+
+    common = ["--cassettes", str(ROOT / "cassettes" / "openai-completions" / "tool_call_single.yaml"), "--jobs", "1", "--out", str(tmp_path)]
+
+    def adapters() -> list[str]:
+        return [a.name for a in load_report(tmp_path / "report.jsonl").adapters]
+
+    # (openai-sdk fails truncation here: exit 1, with its rows written all the same)
+    run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
+    assert adapters() == ["reference", "openai-sdk"]
+    code, out, _ = run(capsys, "report", "--adapter", "reference", "--examples", "2", *common)
+    assert code == 0 and adapters() == ["reference", "openai-sdk"]
+    assert "kept the rows of openai-sdk" in out
+    code, out, _ = run(capsys, "report", "--adapter", "reference", "--examples", "3", *common)
+    assert code == 0 and adapters() == ["reference"]
+    assert "not keeping the other adapters" in out and "differ in examples (2, 3)" in " ".join(out.split())
+    run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
+    code, out, _ = run(capsys, "report", "--adapter", "reference", "--examples", "2", "--fresh", *common)
+    assert code == 0 and adapters() == ["reference"] and "kept" not in out

@@ -25,7 +25,7 @@ from report_fixtures import (
 
 from harness import __version__
 from harness.conformance import CaseResult
-from harness.reporting import ReportError, build_report, merge_reports
+from harness.reporting import ReportError, build_report, merge_reports, update_report
 from harness.reporting.report import matrix, problems
 
 
@@ -236,3 +236,37 @@ def test_a_real_engine_run_builds_a_report_that_round_trips(tmp_path: Path) -> N
     }
     write_report(report, tmp_path)
     assert load_report(tmp_path / "report.jsonl") == report
+
+
+# --- updating a report with a re-run of some adapters ----------------------------------
+
+
+def test_update_replaces_the_rerun_adapters_and_keeps_the_others_in_place() -> None:
+    previous = make_report([alpha_run(), beta_run()])
+    rerun = alpha_run()
+    rerun.results = [dataclasses.replace(r, outcome="passed", failures=(), issue=None) for r in rerun.results]
+    updated = update_report(previous, make_report([rerun]))
+    assert [a.name for a in updated.adapters] == ["alpha", "beta"]  # the previous order
+    alpha_rows = [r for r in updated.results if r.adapter == "alpha"]
+    assert {r.outcome for r in alpha_rows} == {"passed"} and len(alpha_rows) == 9
+    assert [r for r in updated.results if r.adapter == "beta"] == [
+        r for r in previous.results if r.adapter == "beta"
+    ]
+    # The same rows whichever way they came: equal to building the joint report directly.
+    assert updated == make_report([rerun, beta_run()])
+
+
+def test_update_with_every_adapter_rerun_is_the_new_report() -> None:
+    new = make_report([beta_run(), alpha_run()])
+    assert update_report(make_report(), new) == new
+
+
+def test_update_refuses_a_previous_report_of_other_cases_or_checks() -> None:
+    previous = make_report()
+    with pytest.raises(ReportError, match=r"the cases differ \(1 added, removed or changed\)"):
+        update_report(previous.model_copy(update={"cases": previous.cases[:2], "results": tuple(r for r in previous.results if r.case != C3)}), make_report([alpha_run()]))
+    changed = previous.cases[0].model_copy(update={"sha256": "f" * 64})
+    with pytest.raises(ReportError, match="the cases differ"):
+        update_report(previous.model_copy(update={"cases": (changed, *previous.cases[1:])}), make_report([alpha_run()]))
+    with pytest.raises(ReportError, match=r"differ in examples"):
+        update_report(previous.model_copy(update={"examples": 99}), make_report([alpha_run()]))

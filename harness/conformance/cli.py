@@ -27,6 +27,14 @@ from harness.conformance.adapters import Adapter, AdapterLoadError, available_ad
 from harness.conformance.cases import Case, Skipped, load_cases
 from harness.conformance.expectations import ExpectationsError, expectations_for
 from harness.conformance.runner import AdapterRun, RunConfig, run_adapters
+from harness.reporting import (
+    Report,
+    ReportError,
+    build_report,
+    load_report,
+    update_report,
+    write_report,
+)
 
 
 class CommandError(Exception):
@@ -50,6 +58,10 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("report", help="the main job: run the suite and write conformance_report/")
     _add_common(p)
     p.add_argument("--out", default=str(bundled_cassettes().parent / "conformance_report"), help="report folder (default: conformance_report/)")
+    p.add_argument(
+        "--fresh", action="store_true",
+        help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed and examples)",
+    )  # fmt: skip
     p.set_defaults(func=report_command)
 
 
@@ -159,7 +171,6 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from harness.reporting.report import build_report, write_report
 
     console = Console()
     started = datetime.now(UTC)
@@ -174,7 +185,31 @@ def report_command(args: argparse.Namespace) -> int:
         environment={"python": platform.python_version(), "platform": platform.platform(terse=True)},
     )  # fmt: skip
     out = Path(args.out)
+    previous_path = out / "report.jsonl"
+    if not args.fresh and previous_path.is_file():
+        report = _keep_other_adapters(report, previous_path, console)
     written = write_report(report, out)
     failures = print_summary(runs, console)
     console.print(f"wrote {', '.join(str(p) for p in written)} ({(finished - started).total_seconds():.1f} s)")
     return 1 if failures else 0
+
+
+def _keep_other_adapters(report: Report, previous_path: Path, console: Console) -> Report:
+    """The run's report, plus the rows of the adapters it did not run from the report it
+    replaces (the committed matrix keeps its third-party rows); says what it kept."""
+    try:
+        previous = load_report(previous_path)
+        updated = update_report(previous, report)
+    except (ReportError, ValueError, OSError) as exc:
+        console.print(
+            f"not keeping the other adapters of {previous_path}: {exc} (re-run them, e.g. with `stream-harness matrix`)",
+            highlight=False, markup=False,
+        )  # fmt: skip
+        return report
+    kept = [a.name for a in updated.adapters if a.name not in {b.name for b in report.adapters}]
+    if kept:
+        console.print(
+            f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them)",
+            highlight=False, markup=False,
+        )  # fmt: skip
+    return updated

@@ -394,6 +394,50 @@ def merge_reports(reports: Sequence[Report]) -> Report:
     )
 
 
+def update_report(previous: Report, new: Report) -> Report:
+    """``new`` plus the rows of ``previous`` for the adapters ``new`` did not run.
+
+    So that re-running the default adapters (``stream-harness report``) over a committed
+    matrix (``stream-harness matrix``) refreshes their rows without dropping the
+    third-party ones, which only their own environments can produce. The kept rows must
+    describe the same run: the same cases (bytes) and checks, plus what
+    :func:`merge_reports` requires; otherwise :class:`ReportError` says why.
+    """
+    ran = {a.name for a in new.adapters}
+    kept_adapters = tuple(a for a in previous.adapters if a.name not in ran)
+    if not kept_adapters:
+        return new
+    for what, ours, theirs in (
+        ("cases", {(c.id, c.sha256) for c in new.cases}, {(c.id, c.sha256) for c in previous.cases}),
+        ("checks", {c.id for c in new.checks}, {c.id for c in previous.checks}),
+    ):
+        if ours != theirs:
+            changed = len(ours ^ theirs)
+            raise ReportError(f"the {what} differ ({changed} added, removed or changed)")
+    kept_names = {a.name for a in kept_adapters}
+    rest = previous.model_copy(
+        update={
+            "adapters": kept_adapters,
+            "results": tuple(r for r in previous.results if r.adapter in kept_names),
+        }
+    )
+    merged = merge_reports([new, rest])
+    # Rows keep the previous report's order (a re-run changes no line it need not), and
+    # adapters it did not have come last.
+    place = {a.name: i for i, a in enumerate(previous.adapters)}
+    adapters = sorted(merged.adapters, key=lambda a: place.get(a.name, len(place)))
+    return merged.model_copy(
+        update={
+            "adapters": tuple(adapters),
+            "results": _sorted_results(
+                merged.results,
+                [a.name for a in adapters],
+                [c.id for c in merged.cases],
+                [c.id for c in merged.checks],
+            ),
+        }
+    )
+
 # ---------------------------------------------------------------------------
 # The matrix every human-facing renderer shows
 # ---------------------------------------------------------------------------
