@@ -279,3 +279,55 @@ def test_parallel_run_gives_the_sequential_results_in_the_same_order(case_dir: P
     parallel = run_adapters(adapters, cases, config, [None, None], jobs=2, slice_size=1)
     assert [r.results for r in parallel] == [r.results for r in sequential]
     assert any(r.outcome == "failed" for r in parallel[1].results)
+
+
+def _chat_chunk(choices: list[dict[str, object]], **extra: object) -> dict[str, object]:
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-x", "choices": choices, **extra}
+
+
+# Complete at its finish_reason, early on; then keep-alive comments (as OpenRouter sends
+# them) until [DONE]. Any cut among the comments leaves a complete stream.
+COMPLETE_EARLY = (
+    b"".join(
+        b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        for chunk in (
+            _chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": "Hi"}, "finish_reason": None}]),
+            _chat_chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+        )
+    )
+    + b": OPENROUTER PROCESSING\n\n" * 40
+    + b"data: [DONE]\n\n"
+)
+
+
+def _truncation_case(tmp_path: Path) -> CheckContext:
+    path = tmp_path / "openai-completions" / "complete_early.yaml"
+    path.parent.mkdir()
+    request = Request(method="POST", uri="https://api.openai.com/v1/chat/completions", headers={}, body=b"{}")
+    response = Response(status=200, reason="OK", headers={"content-type": ["text/event-stream"]}, body=COMPLETE_EARLY)
+    dump_cassette([Interaction(0, request, response)], path)
+    cases, _ = load_cases([tmp_path])
+    return cases[0]
+
+
+def test_truncation_cuts_only_where_the_stream_is_unfinished(tmp_path: Path) -> None:
+    """A body cut after its finish_reason but before [DONE] is complete (the reference
+    ends done there), so the check must cut before the finish: there the reference
+    passes and a client that takes any end of the body for success fails."""
+    case = _truncation_case(tmp_path)
+    finish_at = COMPLETE_EARLY.index(b'"finish_reason": "stop"')
+    n = len(COMPLETE_EARLY)
+    # Every offset the rule used to draw from, [n/4, n/2), leaves a complete stream.
+    assert all(
+        ReferenceAdapter().run("openai-completions", [COMPLETE_EARLY[:k]]).events[-1].type == "done"
+        for k in range(n // 4, n // 2)
+    )
+    check = CHECKS_BY_ID["truncation"]
+    assert check.run(CheckContext(case, ReferenceAdapter())) == []
+    failures = check.run(CheckContext(case, ErrorsBecomeDone("takes-any-end")))
+    assert len(failures) == 1
+    cut = int(failures[0].message.split("at byte ")[1].split()[0])
+    assert ReferenceAdapter().run("openai-completions", [COMPLETE_EARLY[:cut]]).events[-1].type == "error"
+    # A prefix that ends right after the finish chunk is complete: never used as a cut.
+    complete = COMPLETE_EARLY[: COMPLETE_EARLY.index(b"\n\n", finish_at) + 2]
+    assert ReferenceAdapter().run("openai-completions", [complete]).events[-1].type == "done"

@@ -25,6 +25,7 @@ from harness.conformance.adapters import Adapter, AdapterLevel, AdapterResult, s
 from harness.conformance.cases import Case
 from harness.conformance.contract import check_contract
 from harness.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
+from harness.normalize import normalize
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +300,16 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
     if n < 8:
         return []
     rng = random.Random(f"trunc:{ctx.seed}:{ctx.case.id}")
-    offsets = sorted({rng.randrange(n // 4, max(n // 4 + 1, n // 2)) for _ in range(3)})
+    offsets: list[int] = []
+    # A cut counts only where the reference says the stream is unfinished: a body may be
+    # complete long before its end (a finish_reason and then a large moderation chunk,
+    # before [DONE]), and ending `done` there is right. So the seeded offsets in
+    # [n/4, n/2) that the reference ends in error, else those in [1, n/4).
+    for low, high in ((n // 4, max(n // 4 + 1, n // 2)), (1, max(2, n // 4))):
+        drawn = sorted({rng.randrange(low, high) for _ in range(3)})
+        offsets = [k for k in drawn if _reference_is_unfinished(ctx.case, body[:k])]
+        if offsets:
+            break
     for k in offsets:
         result = ctx.run_body(body[:k])
         if result.crashed:
@@ -311,6 +321,11 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
             if bad:
                 return [Failure(f"body truncated at byte {k}: {bad[0]}")]
     return []
+
+
+def _reference_is_unfinished(case: Case, prefix: bytes) -> bool:
+    events = list(normalize(case.protocol, [prefix], status=case.status, headers=case.headers))
+    return isinstance(events[-1], ErrorEvent)
 
 
 def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
