@@ -331,3 +331,14 @@ def test_truncation_cuts_only_where_the_stream_is_unfinished(tmp_path: Path) -> 
     # A prefix that ends right after the finish chunk is complete: never used as a cut.
     complete = COMPLETE_EARLY[: COMPLETE_EARLY.index(b"\n\n", finish_at) + 2]
     assert ReferenceAdapter().run("openai-completions", [complete]).events[-1].type == "done"
+
+
+def test_overflow_classification_skips_adapters_that_do_not_classify(case_dir: Path) -> None:
+    """An event-level library that hands errors over unclassified is not failed for it;
+    the same adapter that claims to classify (the default) is."""
+    mutant = Unclassified("no-classes")
+    assert "failed" in _results(mutant, case_dir, "overflow-classification")
+    mutant.classifies_errors = False  # type: ignore[attr-defined]
+    cases, _ = load_cases([case_dir])
+    run = run_adapter(mutant, cases, RunConfig(examples=2, checks=[CHECKS_BY_ID["overflow-classification"]]))
+    assert run.results == []

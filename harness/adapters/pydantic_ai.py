@@ -63,6 +63,10 @@ class PydanticAIAdapter(LibraryAdapter):
 
     name = "pydantic-ai"
     level: AdapterLevel = "event"
+    # pydantic-ai raises ModelHTTPError / UnexpectedModelBehavior with the status and body
+    # and leaves telling an overflow from a rate limit to the caller: the
+    # overflow-classification check does not apply (specs/checks.md).
+    classifies_errors = False
     distribution = "pydantic-ai-slim"
     modules = ("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models")
     protocols = PROTOCOLS
@@ -265,7 +269,13 @@ def _collected(events: Sequence[Any], response: Any) -> Collected:
         model=response.model_name,
         response_id=response.provider_response_id,
         provider_blocks=provider,
+        # A refusal's text is kept only in provider_details (OpenAI chat and Responses).
+        refusal=_text_or_none(details.get("refusal")) if isinstance(details, Mapping) else None,
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _jsonable(part: Any) -> dict[str, Any]:
