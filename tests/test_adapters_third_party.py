@@ -181,3 +181,20 @@ def test_pydantic_ai_is_event_level_and_its_events_close_every_block() -> None:
     assert kinds[0] == "start" and kinds[-1] == "done"
     assert kinds.count("text_start") == kinds.count("text_end") == 1
     assert kinds.count("toolcall_start") == kinds.count("toolcall_end") == 1
+
+
+@pytest.mark.parametrize("split", ["whole", "1byte"])
+def test_litellm_turns_a_server_tool_use_into_a_client_tool_call(split: str) -> None:
+    """conformance_report/findings/litellm-server-tool-use-as-tool-call.md, asserted as
+    what LiteLLM does (a fix upstream shows here as a failure to update)."""
+    adapter = _adapter("litellm")
+    result = _run(adapter, "anthropic-messages", "web_search_citations", split)
+    msg = result.message
+    assert msg is not None, result.raised
+    calls = [(c.id, c.name, c.arguments) for c in msg.content if isinstance(c, ToolCall)]
+    assert calls == [("srvtoolu_01W3eB5sE7aR9cH1tO3oL5kS", "web_search", {"query": "Paris weather today"})]
+    assert msg.provider_stop_reason == "end_turn"
+    # The reference keeps the server tool use out of the content.
+    reference = _run(load_adapter("reference"), "anthropic-messages", "web_search_citations", split)
+    assert reference.message is not None
+    assert not [c for c in reference.message.content if isinstance(c, ToolCall)]
