@@ -35,7 +35,8 @@ from typing import Any, Final
 
 from harness import __version__
 from harness.adapters.registry import adapter_spec
-from harness.reporting import Report, load_report, merge_reports, write_report
+from harness.conformance.expectations import expectations_for
+from harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -305,7 +306,8 @@ def merge_runs(runs: Sequence[GroupRun]) -> Report:
         raise MatrixError(
             "no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs)
         )
-    merged = merge_reports(reports)
+    # The known/failed split follows the expectation files as they are at merge time.
+    merged = reclassify(merge_reports(reports), expectations_for)
     environment = {k: v for k, v in merged.environment.items()}
     for run in runs:
         environment[f"group {run.group.name}"] = describe(run)

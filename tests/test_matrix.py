@@ -31,7 +31,7 @@ from harness.matrix import (
     select,
 )
 from harness.reporting import Report, write_report
-from harness.reporting.report import AdapterInfo, CaseInfo, CheckInfo, Result
+from harness.reporting.report import AdapterInfo, CaseInfo, CheckInfo, FailureInfo, Result
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CHECK = CheckInfo(id="expected", title="final message", enforces="C6", level="message")
@@ -60,7 +60,16 @@ def _report(adapter: str, version: str, outcome: str) -> Report:
         ),
         cases=(CASE,),
         environment={"python": "3.11.7"},
-        results=(Result(adapter=adapter, case=CASE.id, check="expected", outcome=outcome),),  # type: ignore[arg-type]
+        results=(
+            Result(
+                adapter=adapter,
+                case=CASE.id,
+                check="expected",
+                outcome=outcome,  # type: ignore[arg-type]
+                # As the engine writes them: a failed check carries what it found.
+                failures=(FailureInfo(message="text differs"),) if outcome == "failed" else (),
+            ),
+        ),
     )
 
 

@@ -25,7 +25,7 @@ from report_fixtures import (
 
 from harness import __version__
 from harness.conformance import CaseResult
-from harness.reporting import ReportError, build_report, merge_reports, update_report
+from harness.reporting import ReportError, build_report, merge_reports, reclassify, update_report
 from harness.reporting.report import matrix, problems
 
 
@@ -270,3 +270,38 @@ def test_update_refuses_a_previous_report_of_other_cases_or_checks() -> None:
         update_report(previous.model_copy(update={"cases": (changed, *previous.cases[1:])}), make_report([alpha_run()]))
     with pytest.raises(ReportError, match=r"differ in examples"):
         update_report(previous.model_copy(update={"examples": 99}), make_report([alpha_run()]))
+
+
+# --- recomputing outcomes from the expectation files ---------------------------------
+
+
+def test_reclassify_follows_the_expectation_files_as_they_are_now() -> None:
+    from harness.conformance.expectations import Expectations, KnownFailure
+
+    report = make_report([alpha_run()])
+    before = {(r.case, r.check): r.outcome for r in report.results}
+    assert before[(C2, "contract")] == "failed"
+    assert before[(C2, "split-invariance")] == "known_failure"
+    assert before[(C3, "contract")] == "errored"
+    files = {
+        "alpha": Expectations(
+            "alpha",
+            (
+                KnownFailure("contract", C2, "https://github.com/x/y/issues/9"),  # now known
+                KnownFailure("truncation", C1, "https://github.com/x/y/issues/10"),  # passes: fixed
+                KnownFailure("truncation", "openai-*", "https://github.com/x/y/issues/11"),
+                KnownFailure("contract", "*", "https://github.com/x/y/issues/12"),  # errored stays
+            ),
+        )
+    }
+    after = reclassify(report, files.__getitem__)
+    outcome = {(r.case, r.check): (r.outcome, r.issue) for r in after.results}
+    assert outcome[(C2, "contract")] == ("known_failure", "https://github.com/x/y/issues/9")
+    # The entry that made it known is gone from the files: failed again, failures kept.
+    assert outcome[(C2, "split-invariance")] == ("failed", None)
+    assert next(r.failures for r in after.results if (r.case, r.check) == (C2, "split-invariance"))
+    assert outcome[(C1, "truncation")] == ("fixed", "https://github.com/x/y/issues/10")
+    # A pattern entry covers a class of cases: a passing member is not news.
+    assert outcome[(C3, "truncation")] == ("passed", None)
+    assert outcome[(C3, "contract")][0] == "errored"
+    assert outcome[(C1, "contract")] == ("passed", None)

@@ -32,6 +32,7 @@ from harness.reporting import (
     ReportError,
     build_report,
     load_report,
+    reclassify,
     update_report,
     write_report,
 )
@@ -198,9 +199,10 @@ def _keep_other_adapters(report: Report, previous_path: Path, console: Console) 
     """The run's report, plus the rows of the adapters it did not run from the report it
     replaces (the committed matrix keeps its third-party rows); says what it kept."""
     try:
-        previous = load_report(previous_path)
+        # The kept rows follow the expectation files as they are now (reclassify).
+        previous = reclassify(load_report(previous_path), expectations_for)
         updated = update_report(previous, report)
-    except (ReportError, ValueError, OSError) as exc:
+    except (ReportError, ExpectationsError, ValueError, OSError) as exc:
         console.print(
             f"not keeping the other adapters of {previous_path}: {exc} (re-run them, e.g. with `stream-harness matrix`)",
             highlight=False, markup=False,

@@ -10,6 +10,11 @@ ones and flags a known failure that now passes (time to drop the entry)::
         case: "openai-completions/in_band_error*"   # fnmatch pattern on the case id
         issue: https://github.com/openai/openai-python/issues/NNNN
         reason: the SDK accumulates the error chunk as content
+
+A case that passes is ``fixed`` only when an entry names it alone; a pattern entry
+(``openai-completions/*``) stands for a class of cases, and a member that passes is just
+``passed``. Outcomes are recomputed from these files whenever a report keeps rows of an
+earlier run (:func:`harness.reporting.report.reclassify`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import yaml
 
@@ -34,6 +40,24 @@ class KnownFailure:
 
     def matches(self, check: str, case_id: str) -> bool:
         return fnmatch.fnmatchcase(check, self.check) and fnmatch.fnmatchcase(case_id, self.case)
+
+    @property
+    def is_pattern(self) -> bool:
+        """An entry for a class of cases (``openai-completions/*``): a case of the class
+        that passes is not news, unlike a single listed case that passes (``fixed``)."""
+        return any(c in self.check + self.case for c in "*?[")
+
+
+def outcome_for(
+    failed: bool, known: KnownFailure | None
+) -> tuple[Literal["passed", "failed", "known_failure", "fixed"], str | None]:
+    """The outcome of a check that ran, and the issue it cites: the one rule, shared by
+    the runner and by :func:`harness.reporting.report.reclassify`."""
+    if failed:
+        return ("known_failure", known.issue) if known is not None else ("failed", None)
+    if known is not None and not known.is_pattern:
+        return "fixed", known.issue
+    return "passed", None
 
 
 @dataclass(frozen=True, slots=True)

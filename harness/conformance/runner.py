@@ -10,7 +10,7 @@ from typing import Literal
 from harness.conformance.adapters import Adapter
 from harness.conformance.cases import Case
 from harness.conformance.checks import CHECKS, Check, CheckContext, Failure
-from harness.conformance.expectations import Expectations
+from harness.conformance.expectations import Expectations, outcome_for
 
 Outcome = Literal["passed", "failed", "errored", "known_failure", "fixed"]
 
@@ -80,13 +80,8 @@ def _run_one(check: Check, ctx: CheckContext, adapter: str, case_id: str, expect
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return CaseResult(adapter, case_id, check.id, "errored", (Failure(f"the check raised: {tb}"),))
     known = expectations.lookup(check.id, case_id) if expectations else None
-    if failures:
-        if known is not None:
-            return CaseResult(adapter, case_id, check.id, "known_failure", failures, known.issue)
-        return CaseResult(adapter, case_id, check.id, "failed", failures)
-    if known is not None:
-        return CaseResult(adapter, case_id, check.id, "fixed", (), known.issue)
-    return CaseResult(adapter, case_id, check.id, "passed")
+    outcome, issue = outcome_for(bool(failures), known)
+    return CaseResult(adapter, case_id, check.id, outcome, failures, issue)
 
 
 # -- parallel runs -----------------------------------------------------------------------

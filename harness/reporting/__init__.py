@@ -14,8 +14,9 @@ from harness.reporting.report import (
     ReportError,
     build_report,
     merge_reports,
+    reclassify,
     update_report,
     write_report,
 )
 
-__all__ = ["Report", "ReportError", "build_report", "load_report", "merge_reports", "update_report", "write_report"]
+__all__ = ["Report", "ReportError", "build_report", "load_report", "merge_reports", "reclassify", "update_report", "write_report"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness import __version__
 from harness.conformance.checks import display_path
+from harness.conformance.expectations import Expectations, outcome_for
 
 if TYPE_CHECKING:
     from harness.conformance.cases import Case, Skipped
@@ -437,6 +438,24 @@ def update_report(previous: Report, new: Report) -> Report:
             ),
         }
     )
+
+def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> Report:
+    """The report with known failures and fixes recomputed from the expectation files.
+
+    An outcome is a function of the check's failures and of ``specs/expectations``
+    (:func:`harness.conformance.expectations.outcome_for`), so rows kept from an earlier
+    run (another environment's, for the matrix) follow the files as they are now, without
+    re-running anything. ``errored`` rows stay as they are.
+    """
+    files = {a.name: expectations(a.name) for a in report.adapters}
+    rows = []
+    for r in report.results:
+        if r.outcome == "errored":
+            rows.append(r)
+            continue
+        outcome, issue = outcome_for(bool(r.failures), files[r.adapter].lookup(r.check, r.case))
+        rows.append(r.model_copy(update={"outcome": outcome, "issue": issue}))
+    return report.model_copy(update={"results": tuple(rows)})
 
 # ---------------------------------------------------------------------------
 # The matrix every human-facing renderer shows
