@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from harness.accumulator import Accumulator
@@ -108,6 +108,58 @@ def framing_slices(chunk: bytes) -> list[bytes]:
     if len(chunk) <= _FRAMING_SLICE:
         return [chunk]
     return [chunk[i : i + _FRAMING_SLICE] for i in range(0, len(chunk), _FRAMING_SLICE)]
+
+
+class FramedNormalizer(Normalizer):
+    """Base for the protocols not framed by SSE alone (AWS event-stream, JSON lines,
+    Gemini's SSE-or-JSON-array): the feed / close shape and the never-raise safety net.
+
+    A subclass says how bytes become frames (:meth:`frames`, :meth:`final_frames`), how
+    frames become accumulator calls (:meth:`dispatch`, which stops once the stream is
+    terminated) and what a body that ends early means (:meth:`on_eof`). An exception
+    anywhere in them is a bug of ours, not of the input: it ends the stream in an error
+    event that keeps what was received (:meth:`internal_error`), never a traceback.
+    """
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        if self.acc.terminated:
+            return []
+        try:
+            self.dispatch(self.frames(chunk))
+        except Exception as exc:  # the never-raise safety net
+            self.internal_error(exc)
+        return self.acc.drain()
+
+    def close(self) -> list[Event]:
+        if not self.acc.terminated:
+            try:
+                self.dispatch(self.final_frames())
+                if not self.acc.terminated:
+                    self.on_eof()
+            except Exception as exc:  # the never-raise safety net
+                self.internal_error(exc)
+        if not self.acc.terminated:  # pragma: no cover - every path above terminates
+            self.acc.fail("stream ended without a terminal event")
+        return self.acc.drain()
+
+    @abstractmethod
+    def frames(self, chunk: bytes) -> Iterable[Any]:
+        """The frames (or FramingErrors) the next piece of the body completes."""
+
+    @abstractmethod
+    def final_frames(self) -> Iterable[Any]:
+        """The frames left in the decoder at the end of the body."""
+
+    @abstractmethod
+    def dispatch(self, items: Iterable[Any]) -> None:
+        """Translate frames into accumulator calls, stopping once the stream ended."""
+
+    @abstractmethod
+    def on_eof(self) -> None:
+        """The body ended before the protocol's terminal signal."""
+
+    def internal_error(self, exc: Exception) -> None:
+        self.acc.fail(f"internal error in the {self.protocol} normalizer: {exc!r}")
 
 
 class SSENormalizer(Normalizer):

@@ -28,10 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from harness.events import Event
 from harness.partial_json import parse_partial
-from harness.providers.base import Normalizer as _BaseNormalizer
-from harness.providers.base import excerpt
+from harness.providers.base import FramedNormalizer, excerpt
 from harness.wire import EventStreamDecoder, EventStreamMessage, FramingError
 
 # metadata.usage -> Accumulator.set_usage keywords. Bedrock reports inputTokens without the
@@ -93,7 +91,7 @@ class _Index:
     citations: list[Any] = field(default_factory=list)
 
 
-class BedrockConverseStreamNormalizer(_BaseNormalizer):
+class BedrockConverseStreamNormalizer(FramedNormalizer):
     protocol = "bedrock-converse-stream"
 
     def __init__(self) -> None:
@@ -110,29 +108,14 @@ class BedrockConverseStreamNormalizer(_BaseNormalizer):
 
     # -- feed / close ------------------------------------------------------------
 
-    def feed(self, chunk: bytes) -> list[Event]:
-        if self.acc.terminated:
-            return []
-        try:
-            self._run(self._decoder.feed(chunk))
-        except Exception as exc:  # the never-raise safety net (spec: "Errors")
-            self._internal_error(exc)
-        return self.acc.drain()
+    def frames(self, chunk: bytes) -> Iterable[EventStreamMessage | FramingError]:
+        return self._decoder.feed(chunk)
 
-    def close(self) -> list[Event]:
-        if not self.acc.terminated:
-            try:
-                # case 43: bytes left in the decoder are an incomplete frame, an error.
-                self._run(self._decoder.close())
-                if not self.acc.terminated:
-                    self._on_eof()
-            except Exception as exc:  # the never-raise safety net
-                self._internal_error(exc)
-        if not self.acc.terminated:  # pragma: no cover - every path above terminates
-            self.acc.fail("stream ended without a terminal event")
-        return self.acc.drain()
+    def final_frames(self) -> Iterable[EventStreamMessage | FramingError]:
+        # case 43: bytes left in the decoder are an incomplete frame, an error.
+        return self._decoder.close()
 
-    def _run(self, items: Iterable[EventStreamMessage | FramingError]) -> None:
+    def dispatch(self, items: Iterable[EventStreamMessage | FramingError]) -> None:
         for item in items:
             if self.acc.terminated:
                 return
@@ -374,7 +357,7 @@ class BedrockConverseStreamNormalizer(_BaseNormalizer):
 
     # -- ending ---------------------------------------------------------------------
 
-    def _on_eof(self) -> None:
+    def on_eof(self) -> None:
         if not self._message_stopped:
             # EOF without messageStop: the stream was cut; keep what came (bugs 27-29).
             empty = " (no frames received)" if self.frames_seen == 0 else ""
@@ -429,10 +412,6 @@ class BedrockConverseStreamNormalizer(_BaseNormalizer):
 
     def _malformed(self, what: str) -> None:
         self._fail(f"malformed frame #{self.frames_seen}: {what}")
-
-    def _internal_error(self, exc: Exception) -> None:
-        # Nothing of ours runs here: the fault may be in it.
-        self.acc.fail(f"internal error in the {self.protocol} normalizer: {exc!r}")
 
     def _block_index(self, payload: dict[str, Any], what: str) -> int | None:
         index = payload.get("contentBlockIndex")

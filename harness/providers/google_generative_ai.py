@@ -25,9 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from harness.events import Event
-from harness.providers.base import CallIds, excerpt, framing_slices, parse_json
-from harness.providers.base import Normalizer as _BaseNormalizer
+from harness.providers.base import CallIds, FramedNormalizer, excerpt, framing_slices, parse_json
 from harness.stop_reasons import map_stop_reason
 from harness.wire import FramingError, JSONArrayDecoder, JSONLine, SSEDecoder, SSEEvent
 
@@ -291,7 +289,7 @@ class _StreamedCall:
     writer: ArgsWriter = field(default_factory=ArgsWriter)
 
 
-class GoogleGenerativeAINormalizer(_BaseNormalizer):
+class GoogleGenerativeAINormalizer(FramedNormalizer):
     protocol = "google-generative-ai"
 
     def __init__(self) -> None:
@@ -319,44 +317,26 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
 
     # -- feed / close ------------------------------------------------------------
 
-    def feed(self, chunk: bytes) -> list[Event]:
-        if self.acc.terminated:
-            return []
-        try:
-            if self._decoder is None:
-                self._head += chunk
-                if not self._pick_framing(final=False):
-                    return self.acc.drain()
-                data, self._head = bytes(self._head), bytearray()
-            else:
-                data = chunk
-            assert self._decoder is not None
-            for piece in framing_slices(data):
-                self._run(self._decoder.feed(piece))
-                if self.acc.terminated:
-                    break
-        except Exception as exc:  # the never-raise safety net (spec: "Errors")
-            self._internal_error(exc)
-        return self.acc.drain()
+    def frames(self, chunk: bytes) -> Iterator[SSEEvent | JSONLine | FramingError]:
+        if self._decoder is None:
+            self._head += chunk
+            if not self._pick_framing(final=False):
+                return
+            data, self._head = bytes(self._head), bytearray()
+        else:
+            data = chunk
+        decoder = self._decoder
+        assert decoder is not None
+        for piece in framing_slices(data):
+            yield from decoder.feed(piece)
 
-    def close(self) -> list[Event]:
-        if not self.acc.terminated:
-            try:
-                if self._decoder is None:
-                    self._pick_framing(final=True)
-                    assert self._decoder is not None
-                    data, self._head = bytes(self._head), bytearray()
-                    self._run(self._decoder.feed(data))
-                if not self.acc.terminated:
-                    self._run(self._decoder.close())
-                if not self.acc.terminated:
-                    self._on_eof()
-            except Exception as exc:  # the never-raise safety net
-                self._internal_error(exc)
-        if not self.acc.terminated:  # pragma: no cover - every path above terminates
-            self._report_usage()
-            self.acc.fail("stream ended without a terminal event")
-        return self.acc.drain()
+    def final_frames(self) -> Iterator[SSEEvent | JSONLine | FramingError]:
+        if self._decoder is None:
+            self._pick_framing(final=True)
+            data, self._head = bytes(self._head), bytearray()
+            assert self._decoder is not None
+            yield from self._decoder.feed(data)
+        yield from self._decoder.close()
 
     def _pick_framing(self, *, final: bool) -> bool:
         """Choose the decoder from the first significant byte; False while undecided."""
@@ -375,7 +355,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
             self.framing, self._decoder = "sse", SSEDecoder()
         return True
 
-    def _run(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
+    def dispatch(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
         acc = self.acc
         for item in items:
             if acc.terminated:
@@ -726,7 +706,7 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
 
     # -- the end -----------------------------------------------------------------
 
-    def _on_eof(self) -> None:
+    def on_eof(self) -> None:
         # Whatever the outcome, a streamed call still open is closed with the values it
         # received (its closing brackets are ours to write, see _fail), then the
         # metadata is kept, then the terminal event.
@@ -779,14 +759,14 @@ class GoogleGenerativeAINormalizer(_BaseNormalizer):
         self._report_usage()
         self.acc.fail(message, status=status, body=body)
 
-    def _internal_error(self, exc: Exception) -> None:
+    def internal_error(self, exc: Exception) -> None:
         # Nothing of ours runs here but the usage report (integer arithmetic), guarded:
         # the fault may be anywhere, and the terminal event must come.
         try:
             self._report_usage()
         except Exception:  # pragma: no cover - defensive
             pass
-        self.acc.fail(f"internal error in the {self.protocol} normalizer: {exc!r}")
+        super().internal_error(exc)
 
 
 Normalizer = GoogleGenerativeAINormalizer

@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any, Final, Literal
 
-from harness.events import Event
-from harness.providers.base import CallIds, excerpt
-from harness.providers.base import Normalizer as _BaseNormalizer
+from harness.providers.base import CallIds, FramedNormalizer, excerpt
 from harness.wire import FramingError, JSONLine, JSONLinesDecoder
 
 TextKind = Literal["text", "thinking"]
@@ -62,7 +60,7 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class OllamaNormalizer(_BaseNormalizer):
+class OllamaNormalizer(FramedNormalizer):
     protocol = "ollama"
 
     def __init__(self) -> None:
@@ -75,31 +73,19 @@ class OllamaNormalizer(_BaseNormalizer):
 
     # -- feed / close ------------------------------------------------------------
 
-    def feed(self, chunk: bytes) -> list[Event]:
-        if self.acc.terminated:
-            return []
-        try:
-            self._run(self._decoder.feed(chunk))
-        except Exception as exc:  # the never-raise safety net (spec: "Errors")
-            self._internal_error(exc)
-        return self.acc.drain()
+    def frames(self, chunk: bytes) -> Iterable[JSONLine | FramingError]:
+        return self._decoder.feed(chunk)
 
-    def close(self) -> list[Event]:
-        if not self.acc.terminated:
-            try:
-                self._run(self._decoder.close())
-                if not self.acc.terminated:
-                    # `done: true` is the only end marker (PF 1.3): without it the stream
-                    # was cut; what came is kept (bugs 27-29).
-                    empty = " (no lines received)" if self.lines_seen == 0 else ""
-                    self._fail(f"stream ended without done: true{empty}")
-            except Exception as exc:  # the never-raise safety net
-                self._internal_error(exc)
-        if not self.acc.terminated:  # pragma: no cover - every path above terminates
-            self.acc.fail("stream ended without a terminal event")
-        return self.acc.drain()
+    def final_frames(self) -> Iterable[JSONLine | FramingError]:
+        return self._decoder.close()
 
-    def _run(self, items: Iterable[JSONLine | FramingError]) -> None:
+    def on_eof(self) -> None:
+        # `done: true` is the only end marker (PF 1.3): without it the stream was cut;
+        # what came is kept (bugs 27-29).
+        empty = " (no lines received)" if self.lines_seen == 0 else ""
+        self._fail(f"stream ended without done: true{empty}")
+
+    def dispatch(self, items: Iterable[JSONLine | FramingError]) -> None:
         for item in items:
             if self.acc.terminated:
                 return
@@ -235,9 +221,6 @@ class OllamaNormalizer(_BaseNormalizer):
 
     def _malformed(self, what: str) -> None:
         self._fail(f"malformed line #{self.lines_seen}: {what}")
-
-    def _internal_error(self, exc: Exception) -> None:
-        self.acc.fail(f"internal error in the {self.protocol} normalizer: {exc!r}")
 
 
 Normalizer = OllamaNormalizer
