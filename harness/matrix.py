@@ -37,6 +37,7 @@ from harness import __version__
 from harness.adapters.registry import adapter_spec
 from harness.conformance.expectations import expectations_for
 from harness.reporting import Report, load_report, merge_reports, reclassify, write_report
+from harness.reporting.keep import keep_previous
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -417,6 +418,12 @@ def configure_parser(p: argparse.ArgumentParser, *, default_out: Path) -> None:
     )
     p.add_argument("--rebuild", action="store_true", help="rebuild environments even when cached")
     p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="drop the rows of adapters this run did not run (default: keep them from the "
+        "report in --out when it describes the same cases, checks, seed and examples)",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -453,18 +460,23 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     assert result.report is not None
-    written = write_report(result.report, Path(args.out))
+    report = result.report
+    if not args.fresh:
+        report, note = keep_previous(report, Path(args.out))
+        if note:
+            print(f"matrix: {note}", file=sys.stderr)
+    written = write_report(report, Path(args.out))
     seconds = (datetime.now(UTC) - started).total_seconds()
     for run in result.runs:
         print(f"{run.group.name}: {describe(run)}")
-    counts = result.report.counts
+    counts = report.counts
     print(
         f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s; {counts.total} results, "
         f"{counts.failed} failed, {counts.errored} errored, {counts.known_failure} known)"
     )
     if result.failed_groups:
         return 2
-    return 1 if result.report.did_fail else 0
+    return 1 if report.did_fail else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -269,3 +269,29 @@ def test_no_report_at_all_is_an_error() -> None:
 
     with pytest.raises(MatrixError, match="no group produced a report"):
         merge_runs([GroupRun(Group("g", (), ("a",)), error="exit 2")])
+
+
+def test_one_group_rerun_updates_its_rows_and_keeps_the_others(
+    tmp_path: Path, pins: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`stream-harness matrix --group two` over the committed matrix: two's rows are the
+    new run's, one's are kept (what specs/matrix.toml says to do when moving a pin)."""
+    import argparse
+
+    from harness.matrix import configure_parser, matrix_command
+    from harness.reporting import load_report, merge_reports
+
+    monkeypatch.setattr("harness.matrix.find_uv", lambda: None)
+    out = tmp_path / "report"
+    write_report(merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out)
+    parser = argparse.ArgumentParser()
+    configure_parser(parser, default_out=out)
+    runner = FakeRunner({"two": _report("two", "2.0", "passed")})
+    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache")])
+    assert matrix_command(args, runner=runner) == 1  # one's kept row still fails
+    report = load_report(out / "report.jsonl")
+    assert [(r.adapter, r.outcome) for r in report.results] == [("one", "failed"), ("two", "passed")]
+    assert "kept the rows of one" in capsys.readouterr().err
+    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--fresh"])
+    assert matrix_command(args, runner=runner) == 0
+    assert [a.name for a in load_report(out / "report.jsonl").adapters] == ["two"]

@@ -115,7 +115,10 @@ class LiteLLMAdapter(LibraryAdapter):
             stop=stop,
             usage=_usage(getattr(value, "usage", None)),
             model=getattr(value, "model", None),
-            response_id=getattr(value, "id", None),
+            # For Anthropic and Gemini, LiteLLM makes up a fresh "chatcmpl-<uuid>" per call
+            # (the wire's message id is not kept): not the response's id, and different
+            # on every run, so it is not reported as one.
+            response_id=getattr(value, "id", None) if protocol == "openai-completions" else None,
         )
 
 

@@ -27,15 +27,8 @@ from harness.conformance.adapters import Adapter, AdapterLoadError, available_ad
 from harness.conformance.cases import Case, Skipped, load_cases
 from harness.conformance.expectations import ExpectationsError, expectations_for
 from harness.conformance.runner import AdapterRun, RunConfig, run_adapters
-from harness.reporting import (
-    Report,
-    ReportError,
-    build_report,
-    load_report,
-    reclassify,
-    update_report,
-    write_report,
-)
+from harness.reporting import build_report, write_report
+from harness.reporting.keep import keep_previous
 
 
 class CommandError(Exception):
@@ -186,32 +179,12 @@ def report_command(args: argparse.Namespace) -> int:
         environment={"python": platform.python_version(), "platform": platform.platform(terse=True)},
     )  # fmt: skip
     out = Path(args.out)
-    previous_path = out / "report.jsonl"
-    if not args.fresh and previous_path.is_file():
-        report = _keep_other_adapters(report, previous_path, console)
+    if not args.fresh:
+        report, note = keep_previous(report, out)
+        if note:
+            console.print(note, highlight=False, markup=False)
     written = write_report(report, out)
     failures = print_summary(runs, console)
     console.print(f"wrote {', '.join(str(p) for p in written)} ({(finished - started).total_seconds():.1f} s)")
     return 1 if failures else 0
 
-
-def _keep_other_adapters(report: Report, previous_path: Path, console: Console) -> Report:
-    """The run's report, plus the rows of the adapters it did not run from the report it
-    replaces (the committed matrix keeps its third-party rows); says what it kept."""
-    try:
-        # The kept rows follow the expectation files as they are now (reclassify).
-        previous = reclassify(load_report(previous_path), expectations_for)
-        updated = update_report(previous, report)
-    except (ReportError, ExpectationsError, ValueError, OSError) as exc:
-        console.print(
-            f"not keeping the other adapters of {previous_path}: {exc} (re-run them, e.g. with `stream-harness matrix`)",
-            highlight=False, markup=False,
-        )  # fmt: skip
-        return report
-    kept = [a.name for a in updated.adapters if a.name not in {b.name for b in report.adapters}]
-    if kept:
-        console.print(
-            f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them)",
-            highlight=False, markup=False,
-        )  # fmt: skip
-    return updated

@@ -1,0 +1,36 @@
+"""A new run written over a committed report keeps the rows it did not re-run.
+
+``stream-harness report`` re-runs the default adapters and ``stream-harness matrix
+--group X`` one library's; the committed ``conformance_report/`` holds the whole matrix.
+Both keep the other adapters' rows when they describe the same run, with their known
+failures recomputed from the expectation files as they are now.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.conformance.expectations import ExpectationsError, expectations_for
+from harness.reporting.jsonl import load_report
+from harness.reporting.report import Report, ReportError, reclassify, update_report
+
+
+def keep_previous(report: Report, out: Path) -> tuple[Report, str | None]:
+    """``report`` plus the rows of ``out/report.jsonl`` for adapters it did not run,
+    and one line saying what was kept or why nothing was (None: no previous report)."""
+    previous_path = out / "report.jsonl"
+    if not previous_path.is_file():
+        return report, None
+    try:
+        previous = reclassify(load_report(previous_path), expectations_for)
+        updated = update_report(previous, report)
+    except (ReportError, ExpectationsError, ValueError, OSError) as exc:
+        return report, (
+            f"not keeping the other adapters of {previous_path}: {exc} "
+            "(re-run them, e.g. with `stream-harness matrix`)"
+        )
+    ran = {a.name for a in report.adapters}
+    kept = [a.name for a in updated.adapters if a.name not in ran]
+    if not kept:
+        return updated, None
+    return updated, f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them)"
