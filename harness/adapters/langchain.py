@@ -161,9 +161,18 @@ class LangChainAdapter(LibraryAdapter):
             stop=stop,
             usage=_usage(getattr(value, "usage_metadata", None)),
             model=meta.get("model_name") or meta.get("model"),
-            response_id=getattr(value, "id", None),
+            response_id=_wire_id(getattr(value, "id", None)),
             provider_blocks=provider,
         )
+
+
+def _wire_id(message_id: Any) -> str | None:
+    # LangChain names a streamed message after its run ("lc_run--<uuid>", earlier
+    # "run-<uuid>") unless the provider's id reached it (Responses): a fresh id on every
+    # call, not the response's, so it is not reported as one.
+    if not isinstance(message_id, str) or message_id.startswith(("lc_run-", "run-")):
+        return None
+    return message_id
 
 
 def _usage(usage: Any) -> LibraryUsage | None:
