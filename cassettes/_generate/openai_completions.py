@@ -1150,13 +1150,15 @@ def mistral_tool_null_id() -> list[Interaction]:
 def moderation_after_usage() -> list[Interaction]:
     """Newer OpenAI payloads: after the usage-only chunk comes one more `choices: []` chunk
     whose only news is a top-level `moderation` object (input moderation results) and
-    `usage: null` (OpenAI Python `types/chat/chat_completion_chunk.py` `moderation`;
+    `usage: null`, results for the input and for the output (OpenAI Python
+    `types/chat/chat_completion_chunk.py` `moderation`;
     research/corpus-visible-notes.md section 6). A consumer that takes the usage of the
     *last* chunk loses the token counts; one that expects `choices[0]` crashes."""
     cid, model = "chatcmpl-Fq2Lx0pModeration01", "gpt-5-2025-08-07"
     categories = ["harassment", "hate", "illicit", "self-harm", "sexual", "violence"]
-    moderation = {
-        "input": {
+
+    def results(score: float) -> dict[str, Any]:
+        return {
             "type": "moderation_results",
             "model": "omni-moderation-latest",
             "results": [
@@ -1165,12 +1167,14 @@ def moderation_after_usage() -> list[Interaction]:
                     "model": "omni-moderation-latest",
                     "flagged": False,
                     "categories": {c: False for c in categories},
-                    "category_scores": {c: 0.00012 for c in categories},
+                    "category_scores": {c: score for c in categories},
                     "category_applied_input_types": {c: ["text"] for c in categories},
                 }
             ],
         }
-    }
+
+    # Both halves, as the recorded stream has them: the input's results and the output's.
+    moderation = {"input": results(0.00012), "output": results(0.00003)}
     body = sse(
         chunk(cid, model, {"role": "assistant", "content": "", "refusal": None}, obfuscation="q1"),
         chunk(cid, model, {"content": "Lyon est"}, obfuscation="w2e"),
@@ -1186,7 +1190,7 @@ def moderation_after_usage() -> list[Interaction]:
             "messages": user("How far is Lyon from Paris?"),
             "stream": True,
             "stream_options": {"include_usage": True},
-            "moderation": {"input": True},
+            "moderation": {"input": True, "output": True},
         },
     )
     return [

@@ -11,6 +11,7 @@ are in ``specs/adapter_conventions.yaml``, sections ``any-llm``, ``aisuite`` and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -98,7 +99,12 @@ class AnyLLMAdapter(LibraryAdapter):
         return Driven(value=joined, raw={"chunks": joined.chunks})
 
     def collect(self, protocol: str, value: Any) -> Collected:
-        return joined_collected(value)
+        collected = joined_collected(value)
+        if protocol == "google-generative-ai":
+            # any-llm names a Gemini response "chatcmpl-<time.time()>" (the wire's
+            # responseId is not kept): a fresh id per call, not the response's.
+            return dataclasses.replace(collected, response_id=None)
+        return collected
 
 
 class AISuiteAdapter(LibraryAdapter):
