@@ -198,3 +198,16 @@ def test_litellm_turns_a_server_tool_use_into_a_client_tool_call(split: str) -> 
     reference = _run(load_adapter("reference"), "anthropic-messages", "web_search_citations", split)
     assert reference.message is not None
     assert not [c for c in reference.message.content if isinstance(c, ToolCall)]
+
+
+def test_llm_drops_a_tool_name_that_arrives_late() -> None:
+    """conformance_report/findings/llm-late-tool-name-lost.md, asserted as what llm does."""
+    adapter = _adapter("llm")
+    for split in ("whole", "1byte"):
+        result = _run(adapter, "openai-completions", "late_tool_name", split)
+        assert result.message is not None, result.raised
+        calls = [c for c in result.message.content if isinstance(c, ToolCall)]
+        assert [c.name for c in calls] == [""]  # the wire's name arrives in the second delta
+        reference = _run(load_adapter("reference"), "openai-completions", "late_tool_name", split)
+        assert reference.message is not None
+        assert [c.name for c in reference.message.content if isinstance(c, ToolCall)] != [""]
