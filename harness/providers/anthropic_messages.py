@@ -271,7 +271,10 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                     self.acc.open_thinking(index)
                 self.acc.signature(index, signature)
         elif delta_type == "input_json_delta" and wire.kind in ("tool_use", "provider"):
-            partial = self._field(delta, "partial_json", index)
+            partial = delta.get("partial_json")  # _field inlined: the tool stream's hot path
+            if type(partial) is not str:
+                self._field(delta, "partial_json", index)  # ends the stream
+                return
             if not partial:
                 return  # case 22: empty partial_json is skipped
             if wire.kind == "tool_use":
