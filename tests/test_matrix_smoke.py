@@ -1,7 +1,7 @@
 """CI's smoke subset of the matrix: the official SDKs on a few cassettes, whole and 1-byte chunks.
 
-The full ``stream-harness matrix`` builds seven environments and takes minutes
-(conformance_report/README.md gives the measured duration); CI runs only what its own
+The full ``stream-harness matrix`` builds seven environments and takes about half an hour
+(README.md, "The third-party matrix", gives the measured duration); CI runs only what its own
 environment holds, the SDKs of the test extra, on one plain and one tool-call cassette
 per protocol. Each run must give the golden file's final message exactly (the ``expected``
 check's comparison), whichever way the body is cut.
