@@ -279,11 +279,15 @@ def _text_or_none(value: Any) -> str | None:
 
 
 def _jsonable(part: Any) -> dict[str, Any]:
-    data = dump(part)
-    if isinstance(data, dict):
-        loaded: dict[str, Any] = json.loads(json.dumps(data, default=str))
-        return loaded
-    return {"repr": str(data)}
+    # The part's content fields only: pydantic-ai stamps native tool parts with a
+    # timestamp and, where the wire had no id, a fresh "pyd_ai_<uuid>" id, which would
+    # make every run's message differ (split-invariance would flag pydantic-ai for it).
+    fields = ("part_kind", "tool_name", "args", "content", "provider_name", "tool_call_id")
+    data = {f: getattr(part, f) for f in fields if getattr(part, f, None) is not None}
+    if str(data.get("tool_call_id", "")).startswith("pyd_ai_"):
+        del data["tool_call_id"]
+    loaded: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    return loaded
 
 
 def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Event]:
@@ -372,6 +376,15 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             end(index_of[event.index])
     for ci in sorted(index_of.values()):
         end(ci)
+    # A call's start carries the id its end carries: the message's, where the
+    # tool_call_ids alignment replaced an id pydantic-ai invented (Gemini calls without an
+    # id or with a repeated one) by the reference's. Left as it was, C10 would flag the
+    # alignment, not pydantic-ai.
+    for i, event in enumerate(out):
+        if isinstance(event, ToolCallStartEvent) and event.content_index < len(message.content):
+            block = message.content[event.content_index]
+            if isinstance(block, ToolCall) and event.id is not None and event.id != block.id:
+                out[i] = event.model_copy(update={"id": block.id})
     return out
 
 
