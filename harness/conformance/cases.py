@@ -31,6 +31,10 @@ class Case:
     body: bytes = field(repr=False)
     sha256: str
     golden: Path | None = None
+    # What the reference makes of body[:n], by n: the same for every adapter under test.
+    _cut_ends_in_error: dict[int, bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def is_error_response(self) -> bool:
@@ -41,6 +45,15 @@ class Case:
         if self.golden is not None and self.golden.is_file():
             return read_expected(self.golden)
         return list(normalize(self.protocol, [self.body], status=self.status, headers=self.headers))
+
+    def cut_ends_in_error(self, n: int) -> bool:
+        """Whether the reference ends the body cut after ``n`` bytes in an error: a cut
+        that leaves the stream unfinished (the truncation check counts no other)."""
+        found = self._cut_ends_in_error.get(n)
+        if found is None:
+            events = normalize(self.protocol, [self.body[:n]], status=self.status, headers=self.headers)
+            found = self._cut_ends_in_error[n] = isinstance(list(events)[-1], ErrorEvent)
+        return found
 
     def expected_terminal(self) -> DoneEvent | ErrorEvent:
         last = self.expected_events()[-1]

@@ -25,7 +25,6 @@ from harness.conformance.adapters import Adapter, AdapterLevel, AdapterResult, s
 from harness.conformance.cases import Case
 from harness.conformance.contract import check_contract
 from harness.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
-from harness.normalize import normalize
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +312,7 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
     # [n/4, n/2) that the reference ends in error, else those in [1, n/4).
     for low, high in ((n // 4, max(n // 4 + 1, n // 2)), (1, max(2, n // 4))):
         drawn = sorted({rng.randrange(low, high) for _ in range(3)})
-        offsets = [k for k in drawn if _reference_is_unfinished(ctx.case, body[:k])]
+        offsets = [k for k in drawn if ctx.case.cut_ends_in_error(k)]
         if offsets:
             break
     for k in offsets:
@@ -327,11 +326,6 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
             if bad:
                 return [Failure(f"body truncated at byte {k}: {bad[0]}")]
     return []
-
-
-def _reference_is_unfinished(case: Case, prefix: bytes) -> bool:
-    events = list(normalize(case.protocol, [prefix], status=case.status, headers=case.headers))
-    return isinstance(events[-1], ErrorEvent)
 
 
 def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
