@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from harness.conformance import bundled_cassettes, load_adapter, load_cases
-from harness.conformance.adapters import AdapterLoadError
+from harness.adapter import AdapterLoadError
 from harness.conformance.expectations import expectations_for
 from harness.conformance.runner import RunConfig, run_adapters
 

@@ -42,7 +42,7 @@ def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, hea
     """Replay through an adapter under test: its events, or its final message as one line."""
     import json
 
-    from harness.conformance.adapters import AdapterLoadError, load_adapter, safe_run
+    from harness.adapter import AdapterLoadError, load_adapter, safe_run
     from harness.events import event_to_json
 
     try:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import httpx
 
     from harness.cassette import Interaction
-    from harness.conformance.adapters import Adapter
+    from harness.adapter import Adapter
     from harness.conformance.cases import Case
     from harness.conformance.checks import Check, Failure
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from harness.cassette import Interaction, load_cassette
 from harness.chunking import split_at
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import Event
 from harness.golden import expected_path, interaction_events, read_expected
 from harness.providers.base import Normalizer

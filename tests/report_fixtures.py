@@ -24,7 +24,7 @@ from harness.conformance import (
     Failure,
     RunConfig,
 )
-from harness.conformance.adapters import AdapterLevel
+from harness.adapter import AdapterLevel
 from harness.conformance.cases import Skipped
 from harness.reporting import Report, build_report
 

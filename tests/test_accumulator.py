@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.accumulator import Accumulator
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import (
     DoneEvent,
     ErrorEvent,

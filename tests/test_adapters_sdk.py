@@ -26,7 +26,7 @@ from harness.adapters import (
 )
 from harness.cassette import load_cassette
 from harness.conformance import bundled_cassettes, run_conformance
-from harness.conformance.adapters import Adapter, AdapterLoadError, AdapterResult, load_adapter
+from harness.adapter import Adapter, AdapterLoadError, AdapterResult, load_adapter
 from harness.conformance.expectations import expectations_dir, expectations_for
 from harness.events import TextBlock, ThinkingBlock, ToolCall, Usage
 
@@ -144,7 +144,7 @@ def test_the_adapter_modules_import_without_the_sdks() -> None:
         for name in ("anthropic", "openai", "httpx2"):
             sys.modules[name] = None
         import harness.adapters.anthropic_sdk, harness.adapters.openai_sdk
-        from harness.conformance.adapters import AdapterLoadError, available_adapters, load_adapter
+        from harness.adapter import AdapterLoadError, available_adapters, load_adapter
         for name in ("anthropic-sdk", "openai-sdk"):
             try:
                 load_adapter(name)

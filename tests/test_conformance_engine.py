@@ -23,7 +23,7 @@ from harness.conformance import (
     run_adapter,
     run_conformance,
 )
-from harness.conformance.adapters import AdapterLevel, AdapterResult
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.conformance.checks import CheckContext, shrink_cuts
 from harness.events import (
     AssistantMessage,

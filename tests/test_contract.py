@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.conformance.contract import check_contract, is_prefix_value
+from harness.contract import check_contract, is_prefix_value
 from harness.events import (
     AssistantMessage,
     DoneEvent,

@@ -25,7 +25,7 @@ from conftest import corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
 
 from harness.cassette import Interaction, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import AssistantMessage, DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
 from harness.normalize import detect_protocol
 from harness.providers.anthropic_messages import Normalizer

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from test_provider_bedrock_converse_stream import assert_robust, frame_cuts, mutated_eventstream
 
 from harness.cassette import Interaction, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
 from harness.golden import interaction_events
 from harness.normalize import detect_protocol

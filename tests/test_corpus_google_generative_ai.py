@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from test_provider_google_generative_ai import _field_replaced
 
 from harness.cassette import Interaction, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
 from harness.golden import interaction_events
 from harness.normalize import detect_protocol

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from test_provider_ollama import assert_robust, mutated_ndjson
 
 from harness.cassette import Interaction, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
 from harness.normalize import detect_protocol
 from harness.providers.ollama import Normalizer

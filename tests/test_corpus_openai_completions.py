@@ -20,7 +20,7 @@ from conftest import corpus_cassettes, corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
 
 from harness.cassette import Interaction, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import (
     DoneEvent,
     ErrorEvent,

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from test_provider_openai_responses import assert_robust, mutated
 
 from harness.cassette import Interaction, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import AssistantMessage, DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
 from harness.normalize import detect_protocol
 from harness.providers.openai_responses import Normalizer

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cassette import load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import Event
 from harness.loop.policies import (
     BufferingPolicy,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.adapters.registry import THIRD_PARTY
-from harness.conformance.adapters import BUILTIN
+from harness.adapter import BUILTIN
 from harness.matrix import (
     Env,
     Group,

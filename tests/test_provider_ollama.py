@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from harness.cassette import load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import (
     AssistantMessage,
     DoneEvent,

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cassette import load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import (
     DoneEvent,
     ErrorEvent,

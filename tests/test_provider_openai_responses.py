@@ -24,7 +24,7 @@ from cassette_checks import (
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import (
     DoneEvent,
     ErrorEvent,

@@ -47,7 +47,7 @@ def test_harness_option_adds_one_item_per_case_and_check(pytester: pytest.Pytest
 
 
 MUTANT = '''
-from harness.conformance.adapters import AdapterResult, ReferenceAdapter
+from harness.adapter import AdapterResult, ReferenceAdapter
 from harness.events import DoneEvent
 
 

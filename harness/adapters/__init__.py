@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from harness.cassette import Response
-from harness.conformance.adapters import AdapterLoadError, AdapterResult
+from harness.adapter import AdapterLoadError, AdapterResult
 from harness.events import AssistantMessage, Usage
 from harness.replay import replay_transport
 from harness.stop_reasons import StopMapping, map_stop_reason

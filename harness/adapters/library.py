@@ -29,7 +29,7 @@ from harness.adapters import (
     with_warnings,
 )
 from harness.adapters.conventions import Collected, finish, reference_message
-from harness.conformance.adapters import AdapterLevel, AdapterLoadError, AdapterResult
+from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
 from harness.events import AssistantMessage
 
 T = TypeVar("T")

@@ -28,7 +28,7 @@ from harness.adapters import (
 from harness.adapters.conventions import Collected, LibraryUsage
 from harness.adapters.library import import_all
 from harness.adapters.openai_sdk import chat_message
-from harness.conformance.adapters import AdapterLevel, AdapterResult
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 
 CHAT: Final = "openai-completions"

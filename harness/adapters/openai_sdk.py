@@ -25,7 +25,7 @@ from harness.adapters import (
     tool_arguments,
     with_warnings,
 )
-from harness.conformance.adapters import AdapterLevel, AdapterResult
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.events import (
     AssistantMessage,
     ContentBlock,

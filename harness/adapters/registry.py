@@ -1,6 +1,6 @@
 """The third-party adapters by name, for ``load_adapter`` and ``stream-harness matrix``.
 
-Kept apart from ``harness.conformance.adapters.BUILTIN`` (the reference and the official
+Kept apart from ``harness.adapter.BUILTIN`` (the reference and the official
 SDK adapters, which the test extra installs) because no single environment can hold these
 libraries together: their pins conflict (third-party-adapters.md, section 1), so each runs
 in its own environment built by ``stream-harness matrix`` from ``specs/matrix.toml``.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from harness.conformance.adapters import (
+from harness.adapter import (
     Adapter,
     AdapterLoadError,
     AdapterResult,

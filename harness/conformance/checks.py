@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.chunking import format_cuts, split_at, trouble_spots
-from harness.conformance.adapters import Adapter, AdapterLevel, AdapterResult, safe_run
+from harness.adapter import Adapter, AdapterLevel, AdapterResult, safe_run
 from harness.conformance.cases import Case
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
 
 

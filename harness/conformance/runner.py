@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.conformance.adapters import Adapter
+from harness.adapter import Adapter
 from harness.conformance.cases import Case
 from harness.conformance.checks import CHECKS, Check, CheckContext, Failure
 from harness.conformance.expectations import Expectations, outcome_for

@@ -2,7 +2,7 @@
 
 Only the agent events are needed (and the final history for L1 on history), so every
 scenario and every step of the stateful tests runs the same checker. Like
-harness.conformance.contract, it never raises on a malformed log: finding them is its job.
+harness.contract, it never raises on a malformed log: finding them is its job.
 ``complete=False`` checks a prefix of a run that is still going.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from harness.conformance.contract import Violation, check_contract
+from harness.contract import Violation, check_contract
 from harness.events import TERMINAL_TYPES, AssistantMessage, Event
 from harness.loop.events import (
     AgentEnd,

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.cassette import CassetteError, load_cassette
-from harness.conformance.contract import check_contract
+from harness.contract import check_contract
 from harness.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
 from harness.golden import interaction_events
 from harness.providers import UnknownProtocolError

@@ -91,7 +91,7 @@ def plan_bless(
     cassette_path: Path, *, protocol: str | None = None, root: Path | None = None
 ) -> tuple[list[GoldenChange], list[str]]:
     """The changes blessing would make, and contract warnings; raises BlessError."""
-    from harness.conformance.contract import check_contract
+    from harness.contract import check_contract
     from harness.events import events_from_jsonl
     from harness.providers import UnknownProtocolError
 

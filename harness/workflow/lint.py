@@ -156,7 +156,7 @@ def normalize_findings(
     raises, or its events break the contract), and notes on those it could not check
     (a protocol it cannot tell, or one without a reference normalizer) and on bodies
     whose wire bytes are broken."""
-    from harness.conformance.contract import check_contract
+    from harness.contract import check_contract
     from harness.events import ErrorEvent
     from harness.normalize import normalize
     from harness.providers import UnknownProtocolError, protocols

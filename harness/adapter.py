@@ -132,7 +132,7 @@ class AdapterLoadError(ValueError):
 
 
 BUILTIN: dict[str, str] = {
-    "reference": "harness.conformance.adapters:ReferenceAdapter",
+    "reference": "harness.adapter:ReferenceAdapter",
     "anthropic-sdk": "harness.adapters.anthropic_sdk:AnthropicSDKAdapter",
     "anthropic-sdk-beta": "harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
     "openai-sdk": "harness.adapters.openai_sdk:OpenAISDKAdapter",
