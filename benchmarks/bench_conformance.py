@@ -15,8 +15,8 @@ import resource
 import time
 from pathlib import Path
 
-from harness.conformance import bundled_cassettes, load_adapter, load_cases
 from harness.adapter import AdapterLoadError
+from harness.conformance import bundled_cassettes, load_adapter, load_cases
 from harness.conformance.expectations import expectations_for
 from harness.conformance.runner import RunConfig, run_adapters
 

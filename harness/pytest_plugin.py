@@ -28,8 +28,8 @@ import pytest
 if TYPE_CHECKING:
     import httpx
 
-    from harness.cassette import Interaction
     from harness.adapter import Adapter
+    from harness.cassette import Interaction
     from harness.conformance.cases import Case
     from harness.conformance.checks import Check, Failure
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness.adapter import AdapterLevel
 from harness.conformance import (
     CHECKS_BY_ID,
     AdapterResult,
@@ -24,7 +25,6 @@ from harness.conformance import (
     Failure,
     RunConfig,
 )
-from harness.adapter import AdapterLevel
 from harness.conformance.cases import Skipped
 from harness.reporting import Report, build_report
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.adapter import Adapter, AdapterLoadError, AdapterResult, load_adapter
 from harness.adapters import (
     RAW_ARGUMENTS_KEY,
     SDKMissingError,
@@ -26,7 +27,6 @@ from harness.adapters import (
 )
 from harness.cassette import load_cassette
 from harness.conformance import bundled_cassettes, run_conformance
-from harness.adapter import Adapter, AdapterLoadError, AdapterResult, load_adapter
 from harness.conformance.expectations import expectations_dir, expectations_for
 from harness.events import TextBlock, ThinkingBlock, ToolCall, Usage
 

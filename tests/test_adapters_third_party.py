@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from harness.adapter import Adapter, AdapterLoadError, AdapterResult, load_adapter
 from harness.adapters.registry import THIRD_PARTY, adapter_spec
 from harness.cassette import load_cassette
 from harness.conformance import bundled_cassettes
-from harness.adapter import Adapter, AdapterLoadError, AdapterResult, load_adapter
 from harness.events import TextBlock, ToolCall, Usage
 
 SPLITS = ["whole", "1byte"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.cassette import Interaction, Request, Response, dump_cassette
 from harness.conformance import (
     CHECKS_BY_ID,
@@ -23,7 +24,6 @@ from harness.conformance import (
     run_adapter,
     run_conformance,
 )
-from harness.adapter import AdapterLevel, AdapterResult
 from harness.conformance.checks import CheckContext, shrink_cuts
 from harness.events import (
     AssistantMessage,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.adapters.registry import THIRD_PARTY
 from harness.adapter import BUILTIN
+from harness.adapters.registry import THIRD_PARTY
 from harness.matrix import (
     Env,
     Group,

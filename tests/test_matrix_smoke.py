@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness.adapter import Adapter, AdapterLoadError, load_adapter
 from harness.adapters.registry import adapter_spec
 from harness.cassette import load_cassette
 from harness.conformance import bundled_cassettes
-from harness.adapter import Adapter, AdapterLoadError, load_adapter
 from harness.conformance.checks import compare_messages
 from harness.events import DoneEvent
 from harness.golden import expected_path, read_expected

@@ -27,8 +27,8 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any, Final
 
-from harness.cassette import Response
 from harness.adapter import AdapterLoadError, AdapterResult
+from harness.cassette import Response
 from harness.events import AssistantMessage, Usage
 from harness.replay import replay_transport
 from harness.stop_reasons import StopMapping, map_stop_reason

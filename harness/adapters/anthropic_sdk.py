@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.adapters import (
     error_message,
     exception_summary,
@@ -25,7 +26,6 @@ from harness.adapters import (
     tool_arguments,
     with_warnings,
 )
-from harness.adapter import AdapterLevel, AdapterResult
 from harness.events import (
     AssistantMessage,
     ContentBlock,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
+from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
 from harness.adapters import (
     error_message,
     exception_summary,
@@ -29,7 +30,6 @@ from harness.adapters import (
     with_warnings,
 )
 from harness.adapters.conventions import Collected, finish, reference_message
-from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
 from harness.events import AssistantMessage
 
 T = TypeVar("T")

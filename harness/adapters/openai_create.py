@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.adapters import (
     error_message,
     exception_summary,
@@ -28,7 +29,6 @@ from harness.adapters import (
 from harness.adapters.conventions import Collected, LibraryUsage
 from harness.adapters.library import import_all
 from harness.adapters.openai_sdk import chat_message
-from harness.adapter import AdapterLevel, AdapterResult
 from harness.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 
 CHAT: Final = "openai-completions"

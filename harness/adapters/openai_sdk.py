@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.adapters import (
     error_message,
     exception_summary,
@@ -25,7 +26,6 @@ from harness.adapters import (
     tool_arguments,
     with_warnings,
 )
-from harness.adapter import AdapterLevel, AdapterResult
 from harness.events import (
     AssistantMessage,
     ContentBlock,

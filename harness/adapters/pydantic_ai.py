@@ -25,11 +25,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from harness.adapter import AdapterLevel, AdapterResult
 from harness.adapters import tool_arguments
 from harness.adapters.conventions import Collected, LibraryUsage, finish
 from harness.adapters.google_genai import signature_text, uses_httpx2
 from harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
-from harness.adapter import AdapterLevel, AdapterResult
 from harness.events import (
     AssistantMessage,
     ContentBlock,

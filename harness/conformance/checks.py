@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.chunking import format_cuts, split_at, trouble_spots
 from harness.adapter import Adapter, AdapterLevel, AdapterResult, safe_run
+from harness.chunking import format_cuts, split_at, trouble_spots
 from harness.conformance.cases import Case
 from harness.contract import check_contract
 from harness.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall

@@ -22,8 +22,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from harness.conformance import CHECKS, CHECKS_BY_ID, bundled_cassettes
 from harness.adapter import Adapter, AdapterLoadError, available_adapters, load_adapter
+from harness.conformance import CHECKS, CHECKS_BY_ID, bundled_cassettes
 from harness.conformance.cases import Case, Skipped, load_cases
 from harness.conformance.expectations import ExpectationsError, expectations_for
 from harness.conformance.runner import AdapterRun, RunConfig, run_adapters
