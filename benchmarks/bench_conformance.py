@@ -37,7 +37,7 @@ def main() -> None:
             adapters.append(load_adapter(name))
         except AdapterLoadError as exc:
             print(f"skipping {name}: {exc}")
-    cases, _ = load_cases([bundled_cassettes()], bundled_root=bundled_cassettes())
+    cases, _ = load_cases([bundled_cassettes()])
     expectations = [expectations_for(a.name) for a in adapters]
     config = RunConfig(examples=EXAMPLES)
     rows = {}

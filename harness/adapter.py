@@ -14,6 +14,8 @@ an adapter class, or a zero-argument factory.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -167,6 +169,10 @@ def load_adapter(spec: str) -> Adapter:
                     raise AdapterLoadError(f"adapter {spec!r}: cannot import {ep.value}: {exc}") from None
         target = spec
     module_name, _, attr = target.partition(":")
+    # As `python -m` does: a module of the user's project, named from the project folder,
+    # imports although the console script's own folder is first on sys.path.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     if not attr:
         known = ", ".join(sorted({*BUILTIN, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))}))
         raise AdapterLoadError(f"unknown adapter {spec!r} (known: {known}; or give module:object)")
@@ -181,10 +187,10 @@ def load_adapter(spec: str) -> Adapter:
     return _instantiate(obj, spec)
 
 
-# What `stream-harness report` runs when no adapter is named: the reference and the
-# official SDKs' documented stream accumulation (variants such as anthropic-sdk-beta and
-# the third-party libraries run when named, or per environment by `stream-harness matrix`).
-DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "openai-sdk")
+# What `stream-harness report` runs when no adapter is named: the reference and every
+# official SDK adapter (the `sdk` extra); the third-party libraries run when named, or
+# per environment by `stream-harness matrix`.
+DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "google-genai")
 
 
 def available_adapters() -> list[str]:

@@ -80,6 +80,11 @@ class CassetteError(Exception):
         return where + self.problem
 
 
+class NotACassette(CassetteError):
+    """A YAML file of ours that is not a cassette (an agent-loop scenario): folders of
+    cassettes may hold them, so callers pass over it instead of reporting it as broken."""
+
+
 def _first(headers: Headers, name: str) -> str | None:
     values = headers.get(name.lower())
     return values[0] if values else None
@@ -282,6 +287,8 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     if not isinstance(data, dict):
         raise CassetteError(path, f"not a cassette: top level is {_kind(data)}, not a mapping")
     if "interactions" not in data:
+        if {"responses", "expect"} <= data.keys():
+            raise NotACassette(path, "an agent-loop scenario (for `stream-harness loop`), not a cassette")
         raise CassetteError(path, "not a cassette: no 'interactions' key")
     version = data.get("version")
     if version is None:

@@ -67,12 +67,35 @@ def apply_split(spec: str, body: bytes) -> list[bytes]:
         if kind == "random":
             return split_at(body, random_cuts(body, int(arg)))
         if kind == "cuts":
-            return split_at(body, [int(x) for x in arg.split(",") if x.strip()])
+            return split_at(body, parse_cuts(arg, len(body)))
+    except SplitSpecError:
+        raise
     except ValueError:
         pass
     raise SplitSpecError(
         f"bad --split {spec!r}: expected whole, bytes:N (N >= 1), random:SEED or cuts:A,B,..."
     )
+
+
+def parse_cuts(arg: str, size: int) -> list[int]:
+    """The offsets of ``cuts:A,B,...``: at least one, increasing, each inside the body.
+
+    A cut outside the body would silently change nothing, so a reproduce command pasted
+    against another body (an edited cassette) must say so instead of passing.
+    """
+    parts = [p.strip() for p in arg.split(",")]
+    if not arg.strip() or any(not p.isdigit() for p in parts):
+        raise SplitSpecError(f"bad --split cuts:{arg}: expected cuts:A,B,... with whole numbers")
+    cuts = [int(p) for p in parts]
+    for before, after in pairwise(cuts):
+        if after <= before:
+            raise SplitSpecError(f"bad --split cuts:{arg}: offsets must increase ({before} then {after})")
+    outside = [c for c in cuts if not 0 < c < size]
+    if outside:
+        raise SplitSpecError(
+            f"bad --split cuts:{arg}: offset {outside[0]} is outside the body (1 to {size - 1} for {size} bytes)"
+        )
+    return cuts
 
 
 _MARKERS = re.compile(rb"data:|event:|\[DONE\]|\\u[0-9a-fA-F]{4}|\\.|\r\n|\n\n|\r\r|\"[a-z_]+\":")

@@ -69,8 +69,9 @@ def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, hea
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from harness.reporting.summary import run_summary
+    from harness.specs import bundled_cassettes
 
-    return run_summary(Path(args.cassettes))
+    return run_summary(Path(args.cassettes) if args.cassettes else bundled_cassettes())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_normalize)
 
     p = sub.add_parser("summary", help="one line per cassette interaction: what the reference normalizer makes of it")
-    p.add_argument("--cassettes", default=str(_default_cassettes()), help="cassette directory (default: the bundled cassettes/)")
+    p.add_argument("--cassettes", default=None, help="cassette directory (default: the bundled cassettes)")
     p.set_defaults(func=_cmd_summary)
 
     from harness.conformance.cli import add_parsers as add_conformance
@@ -98,19 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.matrix import add_matrix_parser
     from harness.workflow.bless import add_bless_parser
     from harness.workflow.importing import add_import_parser
+    from harness.workflow.init import add_init_parser
     from harness.workflow.lint import add_lint_parser
     from harness.workflow.record import add_record_parser
 
     add_conformance(sub)
     add_matrix_parser(sub)
     add_loop_parser(sub)
-    for add in (add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
+    for add in (add_init_parser, add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
         add(sub)
     return parser
-
-
-def _default_cassettes() -> Path:
-    return Path(__file__).resolve().parent.parent / "cassettes"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

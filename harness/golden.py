@@ -14,16 +14,32 @@ from pathlib import Path
 from harness.cassette import Cassette, Interaction, load_cassette
 from harness.events import Event, event_to_json, events_from_jsonl
 from harness.normalize import detect_protocol, normalize
-from harness.specs import specs_dir
+from harness.specs import bundled_cassettes, specs_dir
 
 
 def expected_path(cassette_path: Path, interaction: int = 0, *, root: Path | None = None) -> Path:
-    """Where the golden file of one interaction of a bundled cassette lives."""
+    """Where the expected events of one interaction of a cassette live.
+
+    A bundled cassette's are under ``specs/expected/<protocol>/<name>.jsonl`` (``root``
+    replaces ``specs/expected``); a user's cassette keeps them beside it, as
+    ``<name>.expected.jsonl`` (``<name>.expected.<i>.jsonl`` for interaction i > 0), so a
+    project's cassettes and their reviewed events travel together and nothing is ever
+    written into the installed package.
+    """
     cassette_path = Path(cassette_path)
-    protocol_dir = cassette_path.parent.name
     suffix = ".jsonl" if interaction == 0 else f".{interaction}.jsonl"
+    if root is None and not is_bundled(cassette_path):
+        return cassette_path.parent / (cassette_path.stem + ".expected" + suffix)
     base = root if root is not None else specs_dir() / "expected"
-    return base / protocol_dir / (cassette_path.stem + suffix)
+    return base / cassette_path.parent.name / (cassette_path.stem + suffix)
+
+
+def is_bundled(path: Path) -> bool:
+    """Whether ``path`` is one of the cassettes that ship with stream-harness."""
+    try:
+        return Path(path).resolve().is_relative_to(bundled_cassettes().resolve())
+    except OSError:
+        return False
 
 
 def interaction_events(interaction: Interaction, protocol: str | None = None) -> list[Event]:

@@ -35,9 +35,13 @@ from typing import Any, Final
 
 from harness import __version__
 from harness.adapters.registry import adapter_spec
+from harness.config import ConfigError, load_config
 from harness.conformance.expectations import expectations_for
+from harness.conformance.suite import expectations_for_adapter
 from harness.reporting import Report, load_report, merge_reports, reclassify, write_report
+from harness.reporting.console import FORMATS, choose_format, render
 from harness.reporting.keep import keep_previous
+from harness.specs import origin, spec_path
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -56,18 +60,25 @@ class Group:
     adapters: tuple[str, ...]
     description: str = ""
 
-    def key(self, project: Path) -> str:
+    def key(self, project: Sequence[str]) -> str:
         """What the environment is built from: a change of pins, Python or harness rebuilds it."""
-        text = json.dumps(
-            [sorted(self.requirements), sys.version_info[:2], str(project.resolve()), __version__]
-        )
+        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), __version__])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def default_pins() -> Path:
-    from harness.specs import specs_dir
+    return spec_path(PINS_NAME)
 
-    return specs_dir() / PINS_NAME
+
+def harness_requirement() -> list[str]:
+    """How a group environment gets this same stream-harness: the checkout it was installed
+    from (editable), the wheel file it was installed from, else this version from the index."""
+    found = origin()
+    if found.path is not None and found.path.is_dir():
+        return ["-e", str(found.path)] if found.editable else [str(found.path)]
+    if found.path is not None and found.path.is_file():
+        return [str(found.path)]
+    return [f"stream-harness=={found.version}"]
 
 
 def load_groups(path: Path) -> list[Group]:
@@ -141,7 +152,7 @@ class Env:
 
 
 def build_commands(
-    group: Group, path: Path, project: Path, *, uv: str | None, python: str
+    group: Group, path: Path, project: Sequence[str], *, uv: str | None, python: str
 ) -> list[list[str]]:
     """The commands that create ``path`` and install the project and the group's pins."""
     if uv:
@@ -154,8 +165,7 @@ def build_commands(
                 "--quiet",
                 "--python",
                 str(path / "bin" / "python"),
-                "-e",
-                str(project),
+                *project,
                 *group.requirements,
             ],
         ]
@@ -167,8 +177,7 @@ def build_commands(
             "pip",
             "install",
             "--quiet",
-            "-e",
-            str(project),
+            *project,
             *group.requirements,
         ],
     ]
@@ -177,7 +186,7 @@ def build_commands(
 def ensure_env(
     group: Group,
     cache: Path,
-    project: Path,
+    project: Sequence[str],
     runner: Runner,
     *,
     uv: str | None,
@@ -320,7 +329,7 @@ def run_matrix(
     *,
     options: SuiteOptions,
     cache: Path,
-    project: Path,
+    project: Sequence[str],
     runner: Runner,
     uv: str | None,
     python: str = sys.executable,
@@ -374,17 +383,15 @@ def default_cache() -> Path:
 
 
 def add_matrix_parser(sub: Any) -> None:
-    from harness.conformance import bundled_cassettes
-
     p = sub.add_parser(
         "matrix",
         help="run the suite in one pinned environment per adapter group and merge the reports",
     )
-    configure_parser(p, default_out=bundled_cassettes().parent / "conformance_report")
+    configure_parser(p)
     p.set_defaults(func=matrix_command)
 
 
-def configure_parser(p: argparse.ArgumentParser, *, default_out: Path) -> None:
+def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pins", type=Path, default=None, help="pins file (default: specs/matrix.toml)")
     p.add_argument("--group", action="append", dest="groups", help="only these groups (repeatable)")
     p.add_argument(
@@ -395,15 +402,15 @@ def configure_parser(p: argparse.ArgumentParser, *, default_out: Path) -> None:
     p.add_argument(
         "--examples",
         type=int,
-        default=100,
-        help="random splits per split-sensitive check (default 100)",
+        default=None,
+        help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the random splits (default 0)")
     p.add_argument(
         "--check", action="append", dest="checks", help="only these check ids (repeatable)"
     )
     p.add_argument(
-        "--out", type=Path, default=default_out, help=f"report folder (default: {default_out})"
+        "--out", default=None, help="report folder (default: [tool.stream-harness] out, else ./conformance_report)"
     )
     p.add_argument(
         "--cache-dir",
@@ -430,10 +437,11 @@ def configure_parser(p: argparse.ArgumentParser, *, default_out: Path) -> None:
         help="groups run at once (default 1; each run is one process)",
     )
     p.add_argument("--list", action="store_true", help="print the groups and exit")
+    p.add_argument("--format", choices=FORMATS, default="auto", help="console output (default: auto)")
 
 
 def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner) -> int:
-    project = Path(__file__).resolve().parent.parent
+    project = harness_requirement()
     try:
         groups = select(load_groups(args.pins or default_pins()), args.groups)
     except MatrixError as exc:
@@ -443,11 +451,22 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         for g in groups:
             print(f"{g.name}: {', '.join(g.adapters)}  [{', '.join(g.requirements)}]")
         return 0
+    try:
+        config = load_config().with_overrides(
+            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out
+        )
+    except ConfigError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    missing = [c for c in config.cassettes if not c.exists()]
+    if missing:
+        print(f"stream-harness: {missing[0]}: no such cassette folder or file", file=sys.stderr)
+        return 2
     options = SuiteOptions(
-        cassettes=tuple(str(Path(c).resolve()) for c in args.cassettes or ()),
-        examples=args.examples,
-        seed=args.seed,
-        checks=tuple(args.checks or ()),
+        cassettes=tuple(str(c) for c in config.cassettes),
+        examples=config.examples,
+        seed=config.seed,
+        checks=config.checks,
     )
     started = datetime.now(UTC)
     try:
@@ -462,18 +481,17 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     assert result.report is not None
     report = result.report
     if not args.fresh:
-        report, note = keep_previous(report, Path(args.out))
+        report, note = keep_previous(
+            report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
+        )
         if note:
             print(f"matrix: {note}", file=sys.stderr)
-    written = write_report(report, Path(args.out))
+    written = write_report(report, config.out)
     seconds = (datetime.now(UTC) - started).total_seconds()
     for run in result.runs:
         print(f"{run.group.name}: {describe(run)}")
-    counts = report.counts
-    print(
-        f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s; {counts.total} results, "
-        f"{counts.failed} failed, {counts.errored} errored, {counts.known_failure} known)"
-    )
+    render(report, choose_format(args.format))
+    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
     if result.failed_groups:
         return 2
     return 1 if report.did_fail else 0
@@ -481,10 +499,8 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m harness.matrix``: the same command, before it is wired into the CLI."""
-    from harness.conformance import bundled_cassettes
-
     parser = argparse.ArgumentParser(prog="stream-harness matrix")
-    configure_parser(parser, default_out=bundled_cassettes().parent / "conformance_report")
+    configure_parser(parser)
     return matrix_command(parser.parse_args(argv))
 
 

@@ -19,6 +19,7 @@ project that installs stream-harness, so it must cost nothing unless used.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,10 +29,12 @@ import pytest
 if TYPE_CHECKING:
     import httpx
 
-    from harness.adapter import Adapter
     from harness.cassette import Interaction
+    from harness.config import Config
     from harness.conformance.cases import Case
     from harness.conformance.checks import Check, Failure
+    from harness.conformance.runner import RunConfig
+    from harness.conformance.suite import LoadedAdapter
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,12 +44,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--harness-adapter",
         action="append",
         default=None,
-        help="adapter to check: a built-in name, an entry-point name or module:object (repeatable; default: reference)",
+        help="adapter to check: a built-in name, an entry-point name or module:object (repeatable; default: [tool.stream-harness] adapters, else reference)",
     )
-    group.addoption("--harness-cassettes", action="append", default=None, help="cassette folder (repeatable; default: the bundled cassettes)")
-    group.addoption("--harness-examples", type=int, default=20, help="random splits per split-sensitive check (default 20)")
-    group.addoption("--harness-seed", type=int, default=0, help="seed for the random splits (default 0)")
+    group.addoption("--harness-cassettes", action="append", default=None, help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
+    group.addoption("--harness-examples", type=int, default=None, help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)")
+    group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
     group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
+    group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,11 +61,18 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _cassette_roots(config: pytest.Config) -> list[Path]:
-    from harness.conformance import bundled_cassettes
+def _config(config: pytest.Config) -> Config:
+    """[tool.stream-harness] with the --harness-* options laid over it."""
+    from harness.config import load_config
 
-    given = config.getoption("--harness-cassettes")
-    return [Path(p) for p in given] if given else [bundled_cassettes()]
+    return load_config(config.rootpath).with_overrides(
+        cassettes=config.getoption("--harness-cassettes"),
+        adapters=config.getoption("--harness-adapter"),
+        examples=config.getoption("--harness-examples"),
+        seed=config.getoption("--harness-seed"),
+        checks=config.getoption("--harness-check"),
+        expectations=config.getoption("--harness-expectations"),
+    )
 
 
 # -- the suite as items ----------------------------------------------------------------
@@ -74,85 +85,86 @@ class HarnessFailure(Exception):
 
 
 class HarnessItem(pytest.Item):
-    def __init__(self, *, adapter: Adapter, case: Case, check: Check, examples: int, seed: int, **kw: Any) -> None:
+    def __init__(self, *, loaded: LoadedAdapter, case: Case, check: Check, run_config: RunConfig, **kw: Any) -> None:
         super().__init__(**kw)
-        self.adapter = adapter
+        self.loaded = loaded
         self.case = case
         self.check = check
-        self.examples = examples
-        self.seed = seed
+        self.run_config = run_config
 
     def runtest(self) -> None:
         from harness.conformance.checks import CheckContext
+        from harness.conformance.runner import run_one
 
-        ctx = CheckContext(self.case, self.adapter, examples=self.examples, seed=self.seed)
-        failures = tuple(self.check.run(ctx))
-        if failures:
-            raise HarnessFailure(failures)
+        cfg = self.run_config
+        ctx = CheckContext(self.case, self.loaded.adapter, examples=cfg.examples, seed=cfg.seed, adapter_spec=self.loaded.spec)
+        result = run_one(self.check, ctx, self.loaded.expectations)
+        if result.outcome in ("failed", "errored"):
+            raise HarnessFailure(result.failures)
+        if result.outcome == "known_failure":
+            pytest.xfail(f"known failure: {result.issue}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, HarnessFailure):
-            lines = [f"{self.check.id} ({self.check.enforces}) failed for adapter {self.adapter.name!r} on {self.case.id}:"]
+            from harness.diff import short_diff_of_texts
+
+            lines = [f"{self.check.id} ({self.check.enforces}) failed for adapter {self.loaded.spec!r} on {self.case.id}:"]
             for f in excinfo.value.failures:
                 lines.append(f"  - {f.message}")
-                if f.expected or f.observed:
-                    lines.append(f"      expected: {f.expected}\n      observed: {f.observed}")
+                diff = short_diff_of_texts(f.expected, f.observed)
+                if diff:
+                    lines.append(f"      {diff}")
                 if f.command:
                     lines.append(f"      reproduce: {f.command}")
             return "\n".join(lines)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.case.cassette, None, f"[{self.adapter.name}] {self.check.id} :: {self.case.id}"
+        return self.case.cassette, None, f"[{self.loaded.spec}] {self.check.id} :: {self.case.id}"
 
 
 class HarnessCollector(pytest.Collector):
-    def collect(self) -> Iterator[pytest.Item]:
-        from harness.conformance import (
-            CHECKS,
-            CHECKS_BY_ID,
-            bundled_cassettes,
-            load_adapter,
-            load_cases,
-        )
+    """The suite as one collector, so that bad input is a collection error, never a pass."""
 
-        config = self.config
-        names = config.getoption("--harness-adapter") or ["reference"]
-        wanted = config.getoption("--harness-check")
-        unknown = sorted(set(wanted or []) - set(CHECKS_BY_ID))
-        if unknown:
-            raise pytest.UsageError(f"--harness-check: unknown check id(s) {unknown} (known: {sorted(CHECKS_BY_ID)})")
-        checks = [CHECKS_BY_ID[c] for c in wanted] if wanted else list(CHECKS)
-        cases, _ = load_cases(_cassette_roots(config), bundled_root=bundled_cassettes())
-        examples = config.getoption("--harness-examples")
-        seed = config.getoption("--harness-seed")
-        for name in names:
-            try:
-                adapter = load_adapter(name)
-            except ValueError as exc:
-                raise pytest.UsageError(f"--harness-adapter: {exc}") from None
-            for case in cases:
-                if case.protocol not in adapter.protocols:
+    def collect(self) -> Iterator[pytest.Item]:
+        from harness.conformance.suite import prepare
+
+        suite = prepare(_config(self.config))
+        for loaded in suite.adapters:
+            for case in suite.cases:
+                if case.protocol not in loaded.adapter.protocols:
                     continue
                 expected = case.expected_events()
-                for check in checks:
-                    if check.applicable(adapter, case, expected):
+                for check in suite.run_config.checks:
+                    if check.applicable(loaded.adapter, case, expected):
                         yield HarnessItem.from_parent(
                             self,
-                            name=f"[{adapter.name}] {check.id} :: {case.id}",
-                            adapter=adapter,
+                            name=f"[{loaded.spec}] {check.id} :: {case.id}",
+                            loaded=loaded,
                             case=case,
                             check=check,
-                            examples=examples,
-                            seed=seed,
+                            run_config=suite.run_config,
                         )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        from harness.config import ConfigError
+        from harness.conformance.suite import SuiteError
+
+        if isinstance(excinfo.value, SuiteError | ConfigError):
+            return f"stream-harness: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption("--harness"):
         return
     collector = HarnessCollector.from_parent(session, name="stream-harness")
-    items.extend(collector.collect())
+    # Collected through pytest's own hooks, so a SuiteError is reported as a collection
+    # error and the run stops ("1 error during collection"), as a broken test module does.
+    report = session.ihook.pytest_make_collect_report(collector=collector)
+    session.ihook.pytest_collectreport(report=report)
+    if report.passed:
+        items.extend(item for node in report.result for item in session.genitems(node))
 
 
 # -- fixtures and marker for users' own tests ------------------------------------------
@@ -162,24 +174,42 @@ def _marker_interactions(item: pytest.Function) -> list[tuple[str, Interaction]]
     marker = item.get_closest_marker("harness_cassettes")
     if marker is None:
         return None
-    from harness.cassette import load_cassette
+    from harness.cassette import NotACassette, load_cassette
+    from harness.conformance.cases import cassette_files
+    from harness.conformance.suite import cassette_roots
     from harness.normalize import detect_protocol
 
-    paths = [Path(p) for p in marker.args] or _cassette_roots(item.config)
+    paths = [_marker_path(item, p) for p in marker.args] or list(cassette_roots(_config(item.config)))
     protocol = marker.kwargs.get("protocol")
     found: list[tuple[str, Interaction]] = []
     for root in paths:
-        files = [root] if root.is_file() else sorted(root.rglob("*.yaml"))
-        for path in files:
-            if any(part.startswith("_") or part == "scenarios" for part in path.parts):
+        if not root.exists():
+            raise HarnessMarkerError(f"harness_cassettes: {root}: no such cassette folder or file")
+        for path in cassette_files(root):
+            try:
+                cassette = load_cassette(path)
+            except NotACassette:
                 continue
-            for inter in load_cassette(path).interactions:
+            for inter in cassette.interactions:
                 if not inter.is_streaming:
                     continue
                 if protocol and detect_protocol(inter) != protocol:
                     continue
                 found.append((f"{path.name}#{inter.index}", inter))
     return found
+
+
+class HarnessMarkerError(Exception):
+    """A ``harness_cassettes`` marker that names nothing to test: a collection error."""
+
+
+def _marker_path(item: pytest.Function, given: str | Path) -> Path:
+    """A marker path: absolute, or relative to the test file's folder, else to the rootdir."""
+    path = Path(given)
+    if path.is_absolute():
+        return path
+    beside = item.path.parent / path
+    return beside if beside.exists() else item.config.rootpath / path
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -189,8 +219,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if found is None:
         return
     if not found:
-        metafunc.parametrize("harness_cassette", [pytest.param(None, marks=pytest.mark.skip(reason="no streaming interactions in the harness_cassettes paths"))])
-        return
+        raise HarnessMarkerError(
+            f"harness_cassettes: no streaming interactions in {', '.join(map(str, metafunc.definition.get_closest_marker('harness_cassettes').args)) or 'the configured cassettes'}"  # type: ignore[union-attr]
+        )
     metafunc.parametrize("harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found])
 
 
@@ -210,7 +241,8 @@ def harness_chunks(harness_cassette: Interaction, request: pytest.FixtureRequest
     from harness.chunking import random_cuts, split_at
 
     body = harness_cassette.response.body
-    seed = hash((request.config.getoption("--harness-seed"), request.node.nodeid)) & 0xFFFFFFFF
+    # crc32, not hash(): str hashes change per process, and a failing split must replay.
+    seed = zlib.crc32(f"{request.config.getoption('--harness-seed') or 0}:{request.node.nodeid}".encode())
     return split_at(body, random_cuts(body, seed))
 
 

@@ -88,14 +88,18 @@ def test_report_keeps_the_rows_of_adapters_it_did_not_rerun(tmp_path: Path, caps
         return [a.name for a in load_report(tmp_path / "report.jsonl").adapters]
 
     # (openai-sdk fails truncation here: exit 1, with its rows written all the same)
-    run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
+    first, _, _ = run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
     assert adapters() == ["reference", "openai-sdk"]
-    code, out, _ = run(capsys, "report", "--adapter", "reference", "--examples", "2", *common)
-    assert code == 0 and adapters() == ["reference", "openai-sdk"]
-    assert "kept the rows of openai-sdk" in out
-    code, out, _ = run(capsys, "report", "--adapter", "reference", "--examples", "3", *common)
+    failed = load_report(tmp_path / "report.jsonl").did_fail
+    assert first == (1 if failed else 0)
+    # The kept rows count in the verdict: the exit status follows the report written.
+    code, out, err = run(capsys, "report", "--adapter", "reference", "--examples", "2", *common)
+    assert code == first and adapters() == ["reference", "openai-sdk"]
+    assert "kept the rows of openai-sdk" in err
+    assert f"verdict: {load_report(tmp_path / 'report.jsonl').verdict}" in out
+    code, out, err = run(capsys, "report", "--adapter", "reference", "--examples", "3", *common)
     assert code == 0 and adapters() == ["reference"]
-    assert "not keeping the other adapters" in out and "differ in examples (2, 3)" in " ".join(out.split())
+    assert "not keeping the other adapters" in err and "differ in examples (2, 3)" in " ".join(err.split())
     run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
-    code, out, _ = run(capsys, "report", "--adapter", "reference", "--examples", "2", "--fresh", *common)
-    assert code == 0 and adapters() == ["reference"] and "kept" not in out
+    code, out, err = run(capsys, "report", "--adapter", "reference", "--examples", "2", "--fresh", *common)
+    assert code == 0 and adapters() == ["reference"] and "kept" not in err

@@ -159,11 +159,11 @@ def test_the_committed_pins_name_known_adapters_with_exact_versions() -> None:
 def test_build_commands_use_uv_when_present_else_venv_and_pip(tmp_path: Path) -> None:
     group = Group("g", ("lib==1",), ("a",))
     env = tmp_path / "env"
-    with_uv = build_commands(group, env, Path("/repo"), uv="/bin/uv", python="/usr/bin/python3")
+    with_uv = build_commands(group, env, ["-e", "/repo"], uv="/bin/uv", python="/usr/bin/python3")
     assert with_uv[0][:2] == ["/bin/uv", "venv"]
     assert with_uv[1][:3] == ["/bin/uv", "pip", "install"]
     assert with_uv[1][-3:] == ["-e", "/repo", "lib==1"]
-    plain = build_commands(group, env, Path("/repo"), uv=None, python="/usr/bin/python3")
+    plain = build_commands(group, env, ["-e", "/repo"], uv=None, python="/usr/bin/python3")
     assert plain[0] == ["/usr/bin/python3", "-m", "venv", str(env)]
     assert plain[1][:4] == [str(env / "bin" / "python"), "-m", "pip", "install"]
     assert plain[1][-3:] == ["-e", "/repo", "lib==1"]
@@ -172,13 +172,13 @@ def test_build_commands_use_uv_when_present_else_venv_and_pip(tmp_path: Path) ->
 def test_an_environment_is_built_once_and_rebuilt_when_its_pins_change(tmp_path: Path) -> None:
     runner = FakeRunner({})
     group = Group("g", ("lib==1",), ("a",))
-    first = ensure_env(group, tmp_path, Path("/repo"), runner, uv=None)
+    first = ensure_env(group, tmp_path, ["-e", "/repo"], runner, uv=None)
     assert not first.cached and first.installer == "venv+pip"
     assert len(runner.calls) == 2
-    again = ensure_env(group, tmp_path, Path("/repo"), runner, uv=None)
+    again = ensure_env(group, tmp_path, ["-e", "/repo"], runner, uv=None)
     assert again.cached and again.path == first.path
     assert len(runner.calls) == 2  # nothing ran
-    moved = ensure_env(Group("g", ("lib==2",), ("a",)), tmp_path, Path("/repo"), runner, uv=None)
+    moved = ensure_env(Group("g", ("lib==2",), ("a",)), tmp_path, ["-e", "/repo"], runner, uv=None)
     assert not moved.cached and moved.path != first.path
     assert len(runner.calls) == 4
 
@@ -187,10 +187,10 @@ def test_an_interrupted_build_is_not_reused(tmp_path: Path) -> None:
     runner = FakeRunner({}, fail=["pip install"])
     group = Group("g", ("lib==1",), ("a",))
     with pytest.raises(MatrixError, match="no solution"):
-        ensure_env(group, tmp_path, Path("/repo"), runner, uv=None)
+        ensure_env(group, tmp_path, ["-e", "/repo"], runner, uv=None)
     # The venv folder exists but has no marker: the next run builds again.
     ok = FakeRunner({})
-    assert not ensure_env(group, tmp_path, Path("/repo"), ok, uv=None).cached
+    assert not ensure_env(group, tmp_path, ["-e", "/repo"], ok, uv=None).cached
 
 
 def test_suite_options_reach_every_group_the_same(tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ def test_the_matrix_merges_every_groups_report(tmp_path: Path, pins: Path) -> No
         load_groups(pins),
         options=SuiteOptions(examples=5),
         cache=tmp_path / "cache",
-        project=Path("/repo"),
+        project=["-e", "/repo"],
         runner=runner,
         uv=None,
     )
@@ -240,7 +240,7 @@ def test_a_group_that_cannot_build_is_reported_and_the_others_still_run(
         load_groups(pins),
         options=SuiteOptions(examples=5),
         cache=tmp_path / "cache",
-        project=Path("/repo"),
+        project=["-e", "/repo"],
         runner=runner,
         uv="/bin/uv",
     )
@@ -258,7 +258,7 @@ def test_reports_that_disagree_on_the_seed_do_not_merge(tmp_path: Path, pins: Pa
             load_groups(pins),
             options=SuiteOptions(examples=5),
             cache=tmp_path / "cache",
-            project=Path("/repo"),
+            project=["-e", "/repo"],
             runner=runner,
             uv=None,
         )
@@ -285,13 +285,28 @@ def test_one_group_rerun_updates_its_rows_and_keeps_the_others(
     out = tmp_path / "report"
     write_report(merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out)
     parser = argparse.ArgumentParser()
-    configure_parser(parser, default_out=out)
+    configure_parser(parser)
     runner = FakeRunner({"two": _report("two", "2.0", "passed")})
-    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache")])
+    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)])
     assert matrix_command(args, runner=runner) == 1  # one's kept row still fails
     report = load_report(out / "report.jsonl")
     assert [(r.adapter, r.outcome) for r in report.results] == [("one", "failed"), ("two", "passed")]
     assert "kept the rows of one" in capsys.readouterr().err
-    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--fresh"])
+    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--fresh"])
     assert matrix_command(args, runner=runner) == 0
     assert [a.name for a in load_report(out / "report.jsonl").adapters] == ["two"]
+
+
+def test_group_environments_get_this_harness_from_where_it_was_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import harness.matrix as matrix_module
+    from harness.specs import Origin
+
+    wheel = tmp_path / "stream_harness-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    for found, want in (
+        (Origin(editable=True, path=tmp_path, version="0.1.0"), ["-e", str(tmp_path)]),
+        (Origin(editable=False, path=wheel, version="0.1.0"), [str(wheel)]),
+        (Origin(editable=False, path=None, version="0.1.0"), ["stream-harness==0.1.0"]),
+    ):
+        monkeypatch.setattr(matrix_module, "origin", lambda found=found: found)
+        assert matrix_module.harness_requirement() == want

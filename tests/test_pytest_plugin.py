@@ -77,16 +77,50 @@ def test_a_broken_adapter_fails_with_rule_ids_and_a_reproduce_command(pytester: 
         "--harness-check", "contract", "--harness-check", "split-invariance", "--harness-examples", "3",
     )  # fmt: skip
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*C1*first event is 'text_start'*", "*reproduce: stream-harness normalize *--split cuts:*--adapter drops-start*"])
+    result.stdout.fnmatch_lines([
+        "*C1*first event is 'text_start'*",
+        "*reproduce: stream-harness check --adapter mutant_adapter:DropsStart --cassettes * --interaction 0 --check split-invariance --split cuts:*",
+    ])  # fmt: skip
 
 
-def test_unknown_check_and_adapter_are_usage_errors(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--harness", "--harness-check", "nope")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown check id*nope*"])
-    result = pytester.runpytest("--harness", "--harness-adapter", "no_such_module:X")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot import no_such_module*"])
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--harness-check", "nope"], "*unknown check id*nope*"),
+        (["--harness-adapter", "no_such_module:X"], "*cannot import no_such_module*"),
+        (["--harness-cassettes", "does-not-exist"], "*does-not-exist: no such cassette folder or file*"),
+        (["--harness-cassettes", "empty"], "*empty: no cassettes in it*"),
+        (["--harness-cassettes", "garbage.yaml"], "*garbage.yaml*"),
+        (["--harness-check", "overflow-classification", "--harness-cassettes", "ok"], "*no check applies*"),
+    ],
+)
+def test_bad_input_is_a_collection_error_never_a_pass(pytester: pytest.Pytester, argv: list[str], needle: str) -> None:
+    (pytester.path / "empty").mkdir()
+    (pytester.path / "garbage.yaml").write_text("{not: [valid", encoding="utf-8")
+    _write_cassettes(pytester.path / "ok")
+    result = pytester.runpytest("--harness", *argv)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([needle, "*1 error during collection*"])
+
+
+def test_a_marker_naming_nothing_is_an_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "empty").mkdir()
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.harness_cassettes("missing")
+        def test_a(harness_cassette):
+            pass
+
+        @pytest.mark.harness_cassettes("empty")
+        def test_b(harness_cassette):
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*missing: no such cassette folder or file*"])
 
 
 def test_marker_parametrizes_a_users_test_and_the_transport_serves_the_body(pytester: pytest.Pytester) -> None:

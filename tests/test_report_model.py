@@ -221,7 +221,7 @@ def test_a_real_engine_run_builds_a_report_that_round_trips(tmp_path: Path) -> N
 
     if not bundled_cassettes().is_dir():
         pytest.skip("no bundled cassettes")
-    cases, skipped = load_cases([bundled_cassettes()], bundled_root=bundled_cassettes())
+    cases, skipped = load_cases([bundled_cassettes()])
     config = RunConfig(
         examples=1,
         seed=3,

@@ -21,44 +21,55 @@ from harness.adapter import (
     ReferenceAdapter,
     load_adapter,
 )
-from harness.conformance.cases import Case, load_cases
+from harness.config import Config, load_config
+from harness.conformance.cases import Case, CaseLoadError, load_cases
 from harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check, Failure
 from harness.conformance.expectations import Expectations, expectations_for
 from harness.conformance.runner import AdapterRun, CaseResult, RunConfig, run_adapter
-
-
-def bundled_cassettes() -> Path:
-    return Path(__file__).resolve().parent.parent.parent / "cassettes"
+from harness.conformance.suite import Suite, SuiteError, prepare
+from harness.diff import short_diff_of_texts
+from harness.specs import bundled_cassettes
 
 
 def run_conformance(
-    adapter: Adapter,
+    adapter: Adapter | str,
     *,
     cassettes: Iterable[str | Path] | None = None,
     checks: Sequence[str] | None = None,
-    examples: int = 20,
-    seed: int = 0,
-    expectations: Expectations | None = None,
+    examples: int | None = None,
+    seed: int | None = None,
+    expectations: str | Path | None = None,
+    config: Config | None = None,
 ) -> AdapterRun:
     """Run every applicable check on every case; raise AssertionError on new failures.
 
-    ``cassettes`` defaults to the bundled ones; ``checks`` to the whole catalogue. Known
-    failures from ``expectations`` (default: ``specs/expectations/<adapter.name>.yaml``)
-    do not fail the call.
+    Arguments left out come from ``[tool.stream-harness]`` in the nearest pyproject.toml
+    (``config`` replaces that lookup), then the defaults: the bundled cassettes, the whole
+    catalogue, 100 random splits. ``adapter`` is an adapter object or a spec string
+    (``module:object``). Raises :class:`SuiteError` when nothing would be checked (no
+    cassettes, none loads, no check applies) and AssertionError listing every new
+    failure with its difference and reproduce command.
     """
-    roots = [Path(p) for p in cassettes] if cassettes is not None else [bundled_cassettes()]
-    cases, _ = load_cases(roots, bundled_root=bundled_cassettes())
-    chosen = [CHECKS_BY_ID[c] for c in checks] if checks is not None else list(CHECKS)
-    exp = expectations if expectations is not None else expectations_for(adapter.name)
-    run = run_adapter(adapter, cases, RunConfig(examples=examples, seed=seed, checks=chosen), exp)
+    base = config if config is not None else load_config()
+    merged = base.with_overrides(
+        cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations
+    )
+    suite = prepare(merged, [adapter])
+    loaded = suite.adapters[0]
+    run = run_adapter(loaded.adapter, suite.cases, suite.run_config, loaded.expectations, spec=loaded.spec)
     bad = [r for r in run.results if not r.ok]
     if bad:
-        lines = [f"{len(bad)} conformance failure(s) for adapter {adapter.name!r}:"]
+        lines = [f"{len(bad)} conformance failure(s) for adapter {loaded.spec!r} ({suite.describe()}):"]
         for r in bad[:50]:
             first = r.failures[0] if r.failures else None
             lines.append(f"- [{r.check}] {r.case}: {first.message if first else r.outcome}")
+            diff = short_diff_of_texts(first.expected, first.observed) if first else None
+            if diff:
+                lines.append(f"    {diff}")
             if first and first.command:
                 lines.append(f"    reproduce: {first.command}")
+        if len(bad) > 50:
+            lines.append(f"... and {len(bad) - 50} more")
         raise AssertionError("\n".join(lines))
     return run
 
@@ -71,15 +82,21 @@ __all__ = [
     "AdapterResult",
     "AdapterRun",
     "Case",
+    "CaseLoadError",
     "CaseResult",
     "Check",
+    "Config",
     "Expectations",
     "Failure",
     "ReferenceAdapter",
     "RunConfig",
+    "Suite",
+    "SuiteError",
     "bundled_cassettes",
+    "expectations_for",
     "load_adapter",
     "load_cases",
+    "prepare",
     "run_adapter",
     "run_conformance",
 ]

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cassette import CassetteError, load_cassette
+from harness.cassette import CassetteError, NotACassette, load_cassette
 from harness.events import DoneEvent, ErrorEvent, Event
 from harness.golden import expected_path, read_expected
 from harness.normalize import detect_protocol, normalize
@@ -67,31 +67,54 @@ class Skipped:
     reason: str
 
 
-def _cassette_files(root: Path) -> list[Path]:
+class CaseLoadError(ValueError):
+    """Input that leaves nothing, or something unreadable, to check: one line naming the file."""
+
+
+def cassette_files(root: Path) -> list[Path]:
+    """The YAML files given or below a folder, sorted; hidden and ``_``-prefixed folders
+    (generators, virtual environments) are not looked into."""
     if root.is_file():
         return [root]
     return sorted(
         p
-        for p in root.rglob("*.yaml")
-        if not any(part.startswith("_") or part == "scenarios" for part in p.relative_to(root).parts[:-1])
+        for p in [*root.rglob("*.yaml"), *root.rglob("*.yml")]
+        if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts[:-1])
     )
 
 
-def load_cases(roots: Iterable[Path], *, bundled_root: Path | None = None) -> tuple[list[Case], list[Skipped]]:
-    """Cases under the given cassette folders (or files), plus what was passed over and why."""
+def load_cases(
+    roots: Iterable[Path], *, skip_unusable: bool = False
+) -> tuple[list[Case], list[Skipped]]:
+    """Cases under the given cassette folders (or files), plus what was passed over and why.
+
+    Never quietly empty: a path that does not exist, a folder without cassettes, or a file
+    that does not load raises :class:`CaseLoadError`; so does a cassette from which no case
+    comes (no stream or error response of a protocol we know), unless ``skip_unusable``,
+    which lists it in the skipped instead (a folder of another project's recordings mixes
+    streams with token exchanges). Interactions that are neither a stream nor an error
+    response are not cases and are listed as skipped. Agent-loop scenarios are passed over.
+    """
     known = set(protocols())
     cases: list[Case] = []
     skipped: list[Skipped] = []
-    bundled = bundled_root.resolve() if bundled_root is not None else None
     for root in roots:
         root = Path(root)
-        for path in _cassette_files(root):
+        if not root.exists():
+            raise CaseLoadError(f"{root}: no such cassette folder or file")
+        files = cassette_files(root)
+        found_cassette = False
+        for path in files:
             rel = path.relative_to(root) if path != root else Path(path.name)
             try:
                 cassette = load_cassette(path)
-            except CassetteError as exc:
-                skipped.append(Skipped(str(path), str(exc)))
+            except NotACassette:
                 continue
+            except CassetteError as exc:
+                raise CaseLoadError(str(exc)) from None
+            found_cassette = True
+            before = len(cases)
+            reasons: list[str] = []
             for inter in cassette.interactions:
                 where = f"{rel}#{inter.index}"
                 if not (inter.is_streaming or inter.response.status >= 400):
@@ -100,15 +123,15 @@ def load_cases(roots: Iterable[Path], *, bundled_root: Path | None = None) -> tu
                 try:
                     protocol = detect_protocol(inter)
                 except UnknownProtocolError as exc:
+                    reasons.append(str(exc))
                     skipped.append(Skipped(where, str(exc)))
                     continue
                 if protocol not in known:
+                    reasons.append(f"no reference normalizer for {protocol}")
                     skipped.append(Skipped(where, f"no reference normalizer for {protocol}"))
                     continue
-                golden = None
-                if bundled is not None and path.resolve().is_relative_to(bundled):
-                    golden = expected_path(path, inter.index)
                 body = inter.response.body
+                golden = expected_path(path, inter.index)
                 cases.append(
                     Case(
                         id=where,
@@ -119,7 +142,12 @@ def load_cases(roots: Iterable[Path], *, bundled_root: Path | None = None) -> tu
                         headers=dict(inter.response.headers),
                         body=body,
                         sha256=hashlib.sha256(body).hexdigest(),
-                        golden=golden,
+                        golden=golden if golden.is_file() else None,
                     )
                 )
+            if len(cases) == before and not skip_unusable:
+                why = reasons[0] if reasons else "no stream or error response in it"
+                raise CaseLoadError(f"{path}: nothing to check: {why}")
+        if not found_cassette:
+            raise CaseLoadError(f"{root}: no cassettes in it (vcrpy *.yaml files)")
     return cases, skipped

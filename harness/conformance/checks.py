@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,17 +24,38 @@ from typing import Any
 from harness.adapter import Adapter, AdapterLevel, AdapterResult, safe_run
 from harness.chunking import format_cuts, split_at, trouble_spots
 from harness.conformance.cases import Case
-from harness.contract import check_contract
+from harness.contract import Violation, check_contract
+from harness.diff import first_difference
 from harness.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
+    """One violation. ``expected`` and ``observed`` are JSON texts, in full; ``path`` is where
+    they first differ (:func:`harness.diff.first_difference`); ``command`` replays it."""
+
     message: str
     split: str | None = None  # the --split spec that reproduces it
     command: str | None = None
     expected: str | None = None
     observed: str | None = None
+    path: str | None = None
+
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def differing(message: str, expected: Any, observed: Any, **extra: Any) -> Failure:
+    """A failure carrying both values in full and the path where they first differ."""
+    return Failure(
+        message,
+        expected=as_json(expected),
+        observed=as_json(observed),
+        path=first_difference(expected, observed),
+        **extra,
+    )
 
 
 @dataclass
@@ -45,6 +67,12 @@ class CheckContext:
     examples: int = 100
     seed: int = 0
     single_cut_limit: int = 1024
+    # How a reproduce command names the adapter and the cassette: as the user gave them.
+    adapter_spec: str | None = None
+    cassette_arg: str | None = None
+    # A reproduce command pins the one split (or truncation offset) that failed.
+    only_cuts: tuple[int, ...] | None = None
+    only_truncate: int | None = None
     _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
     _expected: list[Event] | None = None
 
@@ -75,14 +103,25 @@ class CheckContext:
         last = self.expected[-1]
         return last.message  # type: ignore[union-attr]
 
-    def command(self, cuts: Sequence[int]) -> str:
+    def command(self, check: str, cuts: Sequence[int] = (), *, truncate: int | None = None) -> str:
+        """The line that replays one check on this case, as the user can paste it back."""
         c = self.case
-        split = format_cuts(split_at(c.body, cuts)) if cuts else "whole"
-        adapter = "" if self.adapter.name == "reference" else f" --adapter {self.adapter.name}"
-        return f"stream-harness normalize {display_path(c.cassette)} --interaction {c.interaction} --split {split}{adapter}"
+        parts = ["stream-harness", "check"]
+        spec = self.adapter_spec or self.adapter.name
+        if spec != "reference":
+            parts += ["--adapter", spec]
+        parts += ["--cassettes", self.cassette_arg or display_path(c.cassette), "--interaction", str(c.interaction)]
+        parts += ["--check", check]
+        if cuts:
+            parts += ["--split", format_cuts(split_at(c.body, cuts))]
+        if truncate is not None:
+            parts += ["--truncate", str(truncate)]
+        return " ".join(shlex.quote(p) for p in parts)
 
     def splits(self) -> list[list[int]]:
         """The splits a split-sensitive check tries, cheapest to read first."""
+        if self.only_cuts is not None:
+            return [list(self.only_cuts)]
         n = len(self.case.body)
         if n < 2:
             return []
@@ -104,14 +143,13 @@ class CheckContext:
 
 
 def display_path(path: Path) -> str:
-    """A path as a user would type it: relative to the working directory or the repository."""
-    from harness.conformance import bundled_cassettes
-
-    resolved = path.resolve()
-    for base in (Path.cwd(), bundled_cassettes().parent):
-        if resolved.is_relative_to(base):
-            return str(resolved.relative_to(base))
-    return str(path)
+    """A path as the user typed it; an absolute one under the working directory, relative."""
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def shrink_cuts(cuts: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
@@ -189,9 +227,9 @@ def _stop_reason_decides(case: Case, expected: list[Event]) -> bool:
 
 def _no_events(result: AdapterResult) -> Failure | None:
     if result.crashed:
-        return Failure(f"the adapter crashed: {result.crashed}")
+        return differing(f"the adapter crashed: {result.crashed}", {"events": "a sequence"}, outcome_of(result))
     if result.events is None:
-        return Failure("an event-level adapter returned no events")
+        return differing("an event-level adapter returned no events", {"events": "a sequence"}, {"events": None})
     return None
 
 
@@ -201,7 +239,20 @@ def check_contract_rules(ctx: CheckContext) -> list[Failure]:
     if problem:
         return [problem]
     assert result.events is not None
-    return [Failure(str(v)) for v in check_contract(result.events)]
+    return [_violation(v, result.events) for v in check_contract(result.events)]
+
+
+def _violation(v: Violation, events: Sequence[Event], **extra: Any) -> Failure:
+    """A contract violation: what the rule allows there against the event that came."""
+    at = v.index if v.index is not None and 0 <= v.index < len(events) else None
+    observed = events[at].model_dump(mode="json") if at is not None else [e.type for e in events]
+    return Failure(
+        str(v),
+        expected=as_json({"event": at, "is": f"allowed here by {v.rule} (specs/contract.md)"}),
+        observed=as_json({"event": at, "is": observed}),
+        path="is",
+        **extra,
+    )
 
 
 def _message_key(result: AdapterResult) -> Any:
@@ -211,10 +262,28 @@ def _message_key(result: AdapterResult) -> Any:
     return (result.terminal, msg.model_dump() if msg is not None else None)
 
 
+def outcome_of(result: AdapterResult) -> dict[str, Any]:
+    """What an adapter made of a body, as one JSON document (for expected / observed)."""
+    out: dict[str, Any] = {"terminal": result.terminal}
+    if result.crashed:
+        out["crashed"] = result.crashed
+    if result.raised:
+        out["raised"] = result.raised
+    out["message"] = result.message.model_dump(mode="json") if result.message is not None else None
+    return out
+
+
+def outcome_of_events(events: Sequence[Event]) -> dict[str, Any]:
+    """The reference's outcome in the shape of :func:`outcome_of`."""
+    last = events[-1] if events else None
+    message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+    return {"terminal": last.type if last is not None else "none", "message": message.model_dump(mode="json") if message else None}
+
+
 def check_split_invariance(ctx: CheckContext) -> list[Failure]:
     whole = ctx.whole()
     if whole.crashed:
-        return [Failure(f"the adapter crashed on the whole body: {whole.crashed}")]
+        return [differing(f"the adapter crashed on the whole body: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
     baseline = _message_key(whole)
 
     def fails(cuts: list[int]) -> bool:
@@ -222,26 +291,43 @@ def check_split_invariance(ctx: CheckContext) -> list[Failure]:
 
     for cuts in ctx.splits():
         if fails(cuts):
-            small = shrink_cuts(cuts, fails)
+            small = cuts if ctx.only_cuts is not None else shrink_cuts(cuts, fails)
             observed = ctx.run_cuts(small)
             return [
-                Failure(
-                    f"split at {small} gives a different final message than the whole body",
+                differing(
+                    f"split at {small} gives a different final message than the whole body "
+                    f"({_summary(observed)} instead of {_summary(whole)})",
+                    outcome_of(whole),
+                    outcome_of(observed),
                     split=format_cuts(split_at(ctx.case.body, small)),
-                    command=ctx.command(small),
-                    expected=_summary(ctx.whole()),
-                    observed=_summary(observed),
+                    command=ctx.command("split-invariance", small),
                 )
             ]
     return []
 
 
+def comparable_message(message: AssistantMessage | None) -> Any:
+    """The parts of a message the ``expected`` check compares, as JSON."""
+    if message is None:
+        return None
+    return {
+        "content": [_comparable(b) for b in message.content],
+        "stop_reason": message.stop_reason,
+        "provider_stop_reason": message.provider_stop_reason,
+        "usage": message.usage.model_dump(mode="json") if message.usage is not None else None,
+        "has_error_message": message.error_message is not None,
+    }
+
+
 def check_expected(ctx: CheckContext) -> list[Failure]:
     result = ctx.whole()
+    want = comparable_message(ctx.expected_message)
     if result.crashed:
-        return [Failure(f"the adapter crashed: {result.crashed}")]
+        return [differing(f"the adapter crashed: {result.crashed}", want, outcome_of(result))]
     diffs = compare_messages(ctx.expected_message, result)
-    return [Failure(d, expected=None, observed=None) for d in diffs]
+    if not diffs:
+        return []
+    return [differing("; ".join(diffs), want, comparable_message(result.message))]
 
 
 def check_live_arguments(ctx: CheckContext) -> list[Failure]:
@@ -253,7 +339,13 @@ def check_live_arguments(ctx: CheckContext) -> list[Failure]:
         assert result.events is not None
         bad = [v for v in check_contract(result.events) if v.rule in ("C7", "C9")]
         if bad:
-            return [Failure(str(bad[0]), split=format_cuts(split_at(ctx.case.body, cuts)), command=ctx.command(cuts))]
+            return [
+                _violation(
+                    bad[0], result.events,
+                    split=format_cuts(split_at(ctx.case.body, cuts)) if cuts else None,
+                    command=ctx.command("live-arguments", cuts),
+                )
+            ]  # fmt: skip
     return []
 
 
@@ -264,39 +356,63 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
     msg = result.message
     want = ctx.expected_message
     if msg is None:
-        return [Failure(f"no message (terminal: {result.terminal}; {result.raised or result.crashed or ''})".strip())]
-    out = []
-    if msg.provider_stop_reason != want.provider_stop_reason:
-        out.append(Failure(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}"))
+        return [
+            differing(
+                f"no message (terminal: {result.terminal}; {result.raised or result.crashed or ''})".strip(),
+                {"provider_stop_reason": want.provider_stop_reason, "stop_reason": want.stop_reason},
+                outcome_of(result),
+            )
+        ]
     has_calls = any(isinstance(b, ToolCall) for b in msg.content)
     # Whether the wire carried a refusal is a fact of the case, read from the reference.
     ref = ctx.expected[-1]
     refusal = isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.provider_type == "refusal"
     mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+    problems = []
+    if msg.provider_stop_reason != want.provider_stop_reason:
+        problems.append(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}")
     if msg.stop_reason != mapped:
-        out.append(Failure(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}"))
-    return out
+        problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}")
+    if not problems:
+        return []
+    return [
+        differing(
+            "; ".join(problems),
+            {"provider_stop_reason": want.provider_stop_reason, "stop_reason": mapped},
+            {"provider_stop_reason": msg.provider_stop_reason, "stop_reason": msg.stop_reason},
+        )
+    ]
 
 
 def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
     result = ctx.whole()
     want = ctx.expected_message
+    expected_doc = {"terminal": "error", "error_message": want.error_message, "content": [_comparable(b) for b in want.content]}
     if result.crashed:
-        return [Failure(f"the adapter crashed: {result.crashed}")]
-    if result.terminal == "done":
-        return [Failure(f"ended in done, but the response is an error: {want.error_message}")]
-    out = []
+        return [differing(f"the adapter crashed: {result.crashed}", expected_doc, outcome_of(result))]
     got_text = (result.message.error_message if result.message else None) or result.raised or ""
+    observed_doc = {
+        "terminal": result.terminal,
+        "error_message": got_text or None,
+        "content": [_comparable(b) for b in result.message.content] if result.message else [],
+    }
+    if result.terminal == "done":
+        return [differing(f"ended in done, but the response is an error: {want.error_message}", expected_doc, observed_doc)]
+    out = []
     ref = ctx.expected[-1]
     provider_spoke = not (isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.origin == "stream")
     # When the stream itself was broken (cut, malformed) the reference's message is its own
     # wording, which no other adapter can be asked to repeat: ending in error is enough.
     if provider_spoke and want.error_message and want.error_message not in got_text:
-        out.append(Failure(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}"))
+        out.append(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}")
     if want.content and (result.message is None or result.message.content != want.content):
         have = len(result.message.content) if result.message else 0
-        out.append(Failure(f"content received before the error was lost: {len(want.content)} blocks expected, {have} kept"))
-    return out
+        out.append(f"content received before the error was lost: {len(want.content)} blocks expected, {have} kept")
+    if not out:
+        return []
+    if not provider_spoke:
+        expected_doc["error_message"] = observed_doc["error_message"]
+    return [differing("; ".join(out), expected_doc, observed_doc)]
 
 
 def check_truncation(ctx: CheckContext) -> list[Failure]:
@@ -304,33 +420,38 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
     n = len(body)
     if n < 8:
         return []
-    rng = random.Random(f"trunc:{ctx.seed}:{ctx.case.id}")
     offsets: list[int] = []
-    # A cut counts only where the reference says the stream is unfinished: a body may be
-    # complete long before its end (a finish_reason and then a large moderation chunk,
-    # before [DONE]), and ending `done` there is right. So the seeded offsets in
-    # [n/4, n/2) that the reference ends in error, else those in [1, n/4).
-    for low, high in ((n // 4, max(n // 4 + 1, n // 2)), (1, max(2, n // 4))):
-        drawn = sorted({rng.randrange(low, high) for _ in range(3)})
-        offsets = [k for k in drawn if ctx.case.cut_ends_in_error(k)]
-        if offsets:
-            break
+    if ctx.only_truncate is not None:
+        offsets = [ctx.only_truncate]
+    else:
+        rng = random.Random(f"trunc:{ctx.seed}:{ctx.case.id}")
+        # A cut counts only where the reference says the stream is unfinished: a body may be
+        # complete long before its end (a finish_reason and then a large moderation chunk,
+        # before [DONE]), and ending `done` there is right. So the seeded offsets in
+        # [n/4, n/2) that the reference ends in error, else those in [1, n/4).
+        for low, high in ((n // 4, max(n // 4 + 1, n // 2)), (1, max(2, n // 4))):
+            drawn = sorted({rng.randrange(low, high) for _ in range(3)})
+            offsets = [k for k in drawn if ctx.case.cut_ends_in_error(k)]
+            if offsets:
+                break
     for k in offsets:
         result = ctx.run_body(body[:k])
+        command = ctx.command("truncation", truncate=k)
         if result.crashed:
-            return [Failure(f"body truncated at byte {k}: the adapter crashed: {result.crashed}")]
+            return [differing(f"body truncated at byte {k}: the adapter crashed: {result.crashed}", {"terminal": "error"}, outcome_of(result), command=command)]
         if result.terminal == "done":
-            return [Failure(f"body truncated at byte {k} of {n} ended in done; a cut stream must end in error")]
+            return [differing(f"body truncated at byte {k} of {n} ended in done; a cut stream must end in error", {"terminal": "error"}, outcome_of(result), command=command)]
         if ctx.adapter.level == "event" and result.events is not None:
             bad = check_contract(result.events)
             if bad:
-                return [Failure(f"body truncated at byte {k}: {bad[0]}")]
+                return [_violation(bad[0], result.events, command=command)]
     return []
 
 
 def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
     want = ctx.expected[-1]
     assert isinstance(want, ErrorEvent)
+    expected_doc = {"terminal": "error", "kind": want.error.kind if want.error else None, "retryable": want.error.retryable if want.error else None}
     result = ctx.whole()
     problem = _no_events(result)
     if problem:
@@ -338,11 +459,17 @@ def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
     assert result.events is not None
     got = result.events[-1]
     if not isinstance(got, ErrorEvent):
-        return [Failure(f"ended in {got.type}, not error")]
+        return [differing(f"ended in {got.type}, not error", expected_doc, {"terminal": got.type})]
     if got.error is None:
-        return [Failure("the error event carries no classification")]
+        return [differing("the error event carries no classification", expected_doc, {"terminal": "error", "kind": None, "retryable": None})]
     if want.error is not None and (got.error.kind, got.error.retryable) != (want.error.kind, want.error.retryable):
-        return [Failure(f"classified {got.error.kind} (retryable={got.error.retryable}), expected {want.error.kind} (retryable={want.error.retryable})")]
+        return [
+            differing(
+                f"classified {got.error.kind} (retryable={got.error.retryable}), expected {want.error.kind} (retryable={want.error.retryable})",
+                expected_doc,
+                {"terminal": "error", "kind": got.error.kind, "retryable": got.error.retryable},
+            )
+        ]
     return []
 
 

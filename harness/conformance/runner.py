@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from harness.adapter import Adapter
 from harness.conformance.cases import Case
-from harness.conformance.checks import CHECKS, Check, CheckContext, Failure
+from harness.conformance.checks import (
+    CHECKS,
+    Check,
+    CheckContext,
+    Failure,
+    as_json,
+    outcome_of,
+    outcome_of_events,
+)
 from harness.conformance.expectations import Expectations, outcome_for
+from harness.diff import first_difference
 
 Outcome = Literal["passed", "failed", "errored", "known_failure", "fixed"]
 
@@ -36,6 +45,9 @@ class RunConfig:
     seed: int = 0
     checks: Sequence[Check] = CHECKS
     single_cut_limit: int = 1024
+    # A reproduce command replays one split or one truncation offset instead of drawing them.
+    only_cuts: tuple[int, ...] | None = None
+    only_truncate: int | None = None
 
 
 @dataclass
@@ -43,6 +55,7 @@ class AdapterRun:
     adapter: Adapter
     version: str
     results: list[CaseResult] = field(default_factory=list)
+    spec: str | None = None  # how the user named the adapter (reproduce commands repeat it)
 
 
 def run_adapter(
@@ -51,37 +64,62 @@ def run_adapter(
     config: RunConfig,
     expectations: Expectations | None = None,
     progress: Callable[[], None] | None = None,
+    *,
+    spec: str | None = None,
 ) -> AdapterRun:
     try:
         version = adapter.version()
     except Exception as exc:  # a broken version() is still a result, not a crash of the run
         version = f"unknown ({type(exc).__name__})"
-    run = AdapterRun(adapter, version)
+    run = AdapterRun(adapter, version, spec=spec)
     for case in cases:
         if case.protocol not in adapter.protocols:
             if progress:
                 progress()
             continue
-        ctx = CheckContext(case, adapter, examples=config.examples, seed=config.seed, single_cut_limit=config.single_cut_limit)
+        ctx = CheckContext(
+            case, adapter, examples=config.examples, seed=config.seed,
+            single_cut_limit=config.single_cut_limit, adapter_spec=spec,
+            only_cuts=config.only_cuts, only_truncate=config.only_truncate,
+        )  # fmt: skip
         expected = ctx.expected
         for check in config.checks:
             if not check.applicable(adapter, case, expected):
                 continue
-            run.results.append(_run_one(check, ctx, adapter.name, case.id, expectations))
+            run.results.append(run_one(check, ctx, expectations))
         if progress:
             progress()
     return run
 
 
-def _run_one(check: Check, ctx: CheckContext, adapter: str, case_id: str, expectations: Expectations | None) -> CaseResult:
+def run_one(check: Check, ctx: CheckContext, expectations: Expectations | None) -> CaseResult:
+    """One check on one case, its failures made complete, its outcome decided."""
+    adapter, case_id = ctx.adapter.name, ctx.case.id
     try:
-        failures = tuple(check.run(ctx))
+        failures = tuple(complete(f, check, ctx) for f in check.run(ctx))
     except Exception as exc:
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CaseResult(adapter, case_id, check.id, "errored", (Failure(f"the check raised: {tb}"),))
+        failure = complete(Failure(f"the check raised: {tb}"), check, ctx)
+        return CaseResult(adapter, case_id, check.id, "errored", (failure,))
     known = expectations.lookup(check.id, case_id) if expectations else None
     outcome, issue = outcome_for(bool(failures), known)
     return CaseResult(adapter, case_id, check.id, outcome, failures, issue)
+
+
+def complete(failure: Failure, check: Check, ctx: CheckContext) -> Failure:
+    """Every failure, wherever it is shown, says how to replay it and what differed."""
+    if failure.command is None:
+        failure = replace(failure, command=ctx.command(check.id))
+    if failure.expected is None or failure.observed is None:
+        expected = outcome_of_events(ctx.expected)
+        observed = outcome_of(ctx.whole())
+        failure = replace(
+            failure,
+            expected=as_json(expected),
+            observed=as_json(observed),
+            path=first_difference(expected, observed),
+        )
+    return failure
 
 
 # -- parallel runs -----------------------------------------------------------------------
@@ -91,13 +129,13 @@ def _run_one(check: Check, ctx: CheckContext, adapter: str, case_id: str, expect
 # inherit the loaded cases, adapters and checks instead of pickling them (functions in the
 # check catalogue do not pickle); where fork is unavailable the run stays sequential.
 
-_FORK_STATE: tuple[list[Adapter], list[Case], RunConfig, list[Expectations | None]] | None = None
+_FORK_STATE: tuple[list[Adapter], list[Case], RunConfig, list[Expectations | None], list[str | None]] | None = None
 
 
 def _run_slice(adapter_index: int, start: int, stop: int) -> list[CaseResult]:
     assert _FORK_STATE is not None, "worker started without the forked run state"
-    adapters, cases, config, expectations = _FORK_STATE
-    run = run_adapter(adapters[adapter_index], cases[start:stop], config, expectations[adapter_index])
+    adapters, cases, config, expectations, specs = _FORK_STATE
+    run = run_adapter(adapters[adapter_index], cases[start:stop], config, expectations[adapter_index], spec=specs[adapter_index])
     return run.results
 
 
@@ -110,6 +148,7 @@ def run_adapters(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     slice_size: int = 6,
+    specs: Sequence[str | None] | None = None,
 ) -> list[AdapterRun]:
     """Run every adapter on every case, on up to ``jobs`` processes.
 
@@ -121,6 +160,7 @@ def run_adapters(
 
     global _FORK_STATE
     case_list = list(cases)
+    spec_list: list[str | None] = list(specs) if specs is not None else [None] * len(adapters)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         runs = []
         for i, adapter in enumerate(adapters):
@@ -128,6 +168,7 @@ def run_adapters(
                 run_adapter(
                     adapter, case_list, config, expectations[i],
                     progress=(lambda i=i: progress(i, 1)) if progress else None,  # type: ignore[misc]
+                    spec=spec_list[i],
                 )
             )  # fmt: skip
         return runs
@@ -143,7 +184,7 @@ def run_adapters(
         for start in range(0, len(case_list), slice_size)
     ]
     by_slice: dict[tuple[int, int, int], list[CaseResult]] = {}
-    _FORK_STATE = (list(adapters), case_list, config, list(expectations))
+    _FORK_STATE = (list(adapters), case_list, config, list(expectations), spec_list)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
             futures = {pool.submit(_run_slice, *s): s for s in slices}
@@ -156,7 +197,7 @@ def run_adapters(
         _FORK_STATE = None
     runs = []
     for a, adapter in enumerate(adapters):
-        run = AdapterRun(adapter, versions[a])
+        run = AdapterRun(adapter, versions[a], spec=spec_list[a])
         for s in slices:
             if s[0] == a:
                 run.results.extend(by_slice[s])

@@ -102,6 +102,8 @@ def _failure(f: FailureInfo) -> str:
         parts.append(f"<p>smallest split: <code>{_e(f.split)}</code></p>")
     if f.command:
         parts.append(f'<p>reproduce:</p><pre class="command">{_e(f.command)}</pre>')
+    if f.path:
+        parts.append(f"<p>first difference at <code>{_e(f.path)}</code></p>")
     for label, value in (("expected", f.expected), ("observed", f.observed)):
         if value is not None:
             parts.append(f"<details><summary>{label}</summary><pre>{_e(value)}</pre></details>")
@@ -130,12 +132,7 @@ def _details(report: Report, links: dict[tuple[str, str], str]) -> str:
 
 
 def _metadata(report: Report) -> str:
-    counts = report.counts
-    verdict = (
-        f"FAILED: {counts.failed} new failure(s), {counts.errored} errored"
-        if counts.did_fail
-        else "passed"
-    )
+    verdict = report.verdict
     adapters = ", ".join(f"{_e(a.name)} {_e(a.version)} ({a.level} level)" for a in report.adapters)
     rows = [
         ("tool", f"stream-harness {_e(report.tool_version)}"),
@@ -143,7 +140,7 @@ def _metadata(report: Report) -> str:
         ("seed", str(report.seed)),
         ("random splits per check", str(report.examples)),
         ("adapters", adapters or "none"),
-        ("cases", f"{len(report.cases)} (skipped inputs: {len(report.skipped)})"),
+        ("checked", f"{_e(report.scope)} (skipped inputs: {len(report.skipped)})"),
         *((_e(k), _e(v)) for k, v in report.environment.items()),
         ("verdict", _e(verdict)),
     ]

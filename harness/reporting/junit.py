@@ -31,6 +31,8 @@ def _details(r: Result) -> str:
             lines.append(f"split: {f.split}")
         if f.command:
             lines.append(f"reproduce: {f.command}")
+        if f.path:
+            lines.append(f"first difference at: {f.path}")
         if f.expected is not None:
             lines.append(f"expected: {f.expected}")
         if f.observed is not None:
@@ -79,6 +81,8 @@ def render(report: Report) -> str:
             ("seed", str(report.seed)),
             ("examples", str(report.examples)),
             ("tool_version", report.tool_version),
+            ("scope", report.scope),
+            ("verdict", report.verdict),
         ):
             ET.SubElement(props, "property", name=key, value=xml_safe(value))
         for r in rows:

@@ -8,21 +8,24 @@ failures recomputed from the expectation files as they are now.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from harness.conformance.expectations import ExpectationsError, expectations_for
+from harness.conformance.expectations import Expectations, ExpectationsError, expectations_for
 from harness.reporting.jsonl import load_report
 from harness.reporting.report import Report, ReportError, reclassify, update_report
 
 
-def keep_previous(report: Report, out: Path) -> tuple[Report, str | None]:
+def keep_previous(
+    report: Report, out: Path, expectations: Callable[[str], Expectations] = expectations_for
+) -> tuple[Report, str | None]:
     """``report`` plus the rows of ``out/report.jsonl`` for adapters it did not run,
     and one line saying what was kept or why nothing was (None: no previous report)."""
     previous_path = out / "report.jsonl"
     if not previous_path.is_file():
         return report, None
     try:
-        previous = reclassify(load_report(previous_path), expectations_for)
+        previous = reclassify(load_report(previous_path), expectations)
         updated = update_report(previous, report)
     except (ReportError, ExpectationsError, ValueError, OSError) as exc:
         return report, (

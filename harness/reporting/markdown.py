@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from harness.diff import short_diff_of_texts
 from harness.reporting.report import (
     OUTCOME_MEANING,
     Cell,
@@ -55,11 +56,9 @@ def _cell(cell: Cell) -> str:
 
 
 def _metadata(report: Report) -> list[str]:
-    counts = report.counts
-    if counts.did_fail:
-        verdict = f"**FAILED**: {counts.failed} new failure(s), {counts.errored} errored"
-    else:
-        verdict = "passed"
+    verdict = report.verdict
+    if report.did_fail:
+        verdict = "**FAILED**" + verdict[len("FAILED") :]
     adapters = ", ".join(
         f"{text(a.name)} {text(a.version)} ({a.level} level)" for a in report.adapters
     )
@@ -69,10 +68,9 @@ def _metadata(report: Report) -> list[str]:
         f"- Run: {timestamp(report.started)} to {timestamp(report.finished)}",
         f"- Seed: {report.seed}; random splits per check: {report.examples}",
         f"- Adapters: {adapters or 'none'}",
-        f"- Cases: {len(report.cases)}; skipped inputs: {len(report.skipped)}",
+        f"- Checked: {text(report.scope)}; skipped inputs: {len(report.skipped)}",
         f"- Environment: {env or 'not recorded'}",
-        f"- Verdict: {verdict} ({counts.total} results: {counts.passed} passed, "
-        f"{counts.known_failure} known failures, {counts.fixed} fixed)",
+        f"- Verdict: {verdict}",
     ]
 
 
@@ -124,6 +122,9 @@ def _result(r: Result) -> list[str]:
         message = "(no message)"
     more = f" (+{len(r.failures) - 1} more)" if len(r.failures) > 1 else ""
     lines = [f"- {code(r.case)}: **{r.outcome}**: {message}{more}"]
+    diff = short_diff_of_texts(first.expected, first.observed) if first else None
+    if diff:
+        lines.append(f"  - {text(diff)}")
     if first and first.command:
         lines.append(f"  - reproduce: {code(first.command)}")
     if r.issue:

@@ -86,8 +86,9 @@ class FailureInfo(ReportModel):
     message: str
     split: str | None = None
     command: str | None = None
-    expected: str | None = None
-    observed: str | None = None
+    expected: str | None = None  # JSON text, in full
+    observed: str | None = None  # JSON text, in full
+    path: str | None = None  # where expected and observed first differ
 
 
 class Result(ReportModel):
@@ -179,6 +180,26 @@ class Report(ReportModel):
     @property
     def did_fail(self) -> bool:
         return self.counts.did_fail
+
+    @property
+    def verdict(self) -> str:
+        """The one verdict every renderer prints, and the exit status follows (1 iff FAILED)."""
+        c = self.counts
+        head = f"FAILED: {c.failed} new failure(s), {c.errored} errored" if c.did_fail else "passed"
+        return (
+            f"{head} ({c.total} results: {c.passed} passed, {c.known_failure} known failures, "
+            f"{c.fixed} fixed)"
+        )
+
+    @property
+    def scope(self) -> str:
+        """How much was checked: a verdict means nothing without it."""
+        cassettes = len({c.cassette for c in self.cases})
+        return (
+            f"{cassettes} cassette(s), {len(self.cases)} case(s), {len(self.checks)} check(s), "
+            f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "
+            f"split-sensitive check, seed {self.seed}"
+        )
 
 
 def _first_duplicate(names: Iterable[str]) -> str | None:
@@ -277,6 +298,7 @@ def build_report(
                     command=f.command,
                     expected=f.expected,
                     observed=f.observed,
+                    path=f.path,
                 )
                 for f in r.failures
             ),

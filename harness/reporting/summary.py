@@ -83,6 +83,9 @@ def run_summary(root: Path, console: Console | None = None) -> int:
         console.print(f"stream-harness: {root}: no such cassette directory", style="red")
         return 2
     rows = summarise(root)
+    if not rows:
+        console.print(f"stream-harness: {root}: no cassettes in it: nothing was checked", style="red")
+        return 2
     table = Table(title=f"Reference normalizer over {root}", show_lines=False)
     for col in ("cassette", "#", "protocol", "http", "terminal", "stop (raw)", "blocks", "contract", "note"):
         table.add_column(col, overflow="fold")

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cassette import Cassette, CassetteError, Interaction, load_cassette
+from harness.cassette import Cassette, CassetteError, Interaction, NotACassette, load_cassette
 from harness.workflow.secrets import Hit, SecretTable, load_table
 
 __all__ = [
@@ -80,6 +80,8 @@ class LintReport:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Things not checked, and why (e.g. no reference normalizer for a protocol)."""
+    passed_over: list[str] = field(default_factory=list)
+    """YAML files that are ours but not cassettes (agent-loop scenarios)."""
 
 
 # ---------------------------------------------------------------------------
@@ -251,18 +253,23 @@ def lint_file(
     report: LintReport | None = None,
 ) -> LintReport:
     report = report if report is not None else LintReport()
-    report.files += 1
     try:
         raw = path.read_bytes()
         cassette = load_cassette(path)
+    except NotACassette as exc:
+        report.passed_over.append(str(exc.path))
+        return report
     except OSError as exc:
+        report.files += 1
         report.findings.append(
             Finding(str(path), None, "malformed", "", f"cannot read file: {exc.strerror or exc}")
         )
         return report
     except CassetteError as exc:
+        report.files += 1
         report.findings.append(Finding(exc.path, exc.index, "malformed", "", exc.problem))
         return report
+    report.files += 1
     report.interactions += len(cassette.interactions)
     findings, notes = lint_cassette(
         cassette, raw=raw, protocol=protocol, check_normalize=check_normalize, literals=literals
@@ -365,6 +372,11 @@ def lint_command(args: argparse.Namespace) -> int:
         print(finding)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
+    if report.passed_over:
+        print(f"note: passed over {len(report.passed_over)} agent-loop scenario file(s), e.g. {report.passed_over[0]}", file=sys.stderr)
+    if report.files == 0:
+        print(f"stream-harness: no cassettes in {', '.join(map(str, paths))}: nothing was checked", file=sys.stderr)
+        return 2
     print(
         f"lint: {report.files} file(s), {report.interactions} interaction(s), {len(report.findings)} finding(s)",
         file=sys.stderr,

@@ -1,0 +1,172 @@
+"""The user's configuration: one ``[tool.stream-harness]`` table, read the same way by all.
+
+The CLI, the pytest plugin and ``run_conformance`` each start from :func:`load_config`,
+then lay their own flags or arguments over it (:meth:`Config.with_overrides`), so that a
+project states its cassette folders, adapters, expectations and output folder once.
+
+Relative paths in the table are relative to the ``pyproject.toml`` that holds it (so a
+test run from a sub-folder finds the same cassettes); relative paths given on the command
+line or to the API are relative to the current directory, and are kept as the user typed
+them so that reproduce commands can be pasted back. The table is found by walking up from
+the current directory to the first ``pyproject.toml``; ``STREAM_HARNESS_CONFIG`` names a
+file instead (any TOML file with that table), and ``STREAM_HARNESS_CONFIG=`` (empty)
+turns the lookup off.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+CONFIG_ENV = "STREAM_HARNESS_CONFIG"
+TABLE = "stream-harness"
+DEFAULT_OUT = Path("conformance_report")
+DEFAULT_EXAMPLES = 100
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message is one line naming file and key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """What a run is about. An empty ``cassettes`` means the bundled cassettes."""
+
+    cassettes: tuple[Path, ...] = ()
+    adapters: tuple[str, ...] = ()
+    expectations: Path | None = None
+    examples: int = DEFAULT_EXAMPLES
+    seed: int = 0
+    checks: tuple[str, ...] = ()
+    out: Path = DEFAULT_OUT
+    source: Path | None = field(default=None, compare=False)  # the file the table came from
+
+    def with_overrides(self, **given: Any) -> Config:
+        """Flags over the table: a value of None (flag not given) keeps the table's."""
+        changes: dict[str, Any] = {}
+        for name, value in given.items():
+            if value is None:
+                continue
+            if name == "cassettes":
+                value = tuple(Path(p) for p in value)
+            elif name in ("adapters", "checks"):
+                value = tuple(value)
+            elif name in ("out", "expectations"):
+                value = Path(value)
+            changes[name] = value
+        return replace(self, **changes)
+
+
+_KEYS: Mapping[str, str] = {
+    "cassettes": "a list of folders or files",
+    "adapters": "a list of adapter specs (built-in name, entry-point name or module:object)",
+    "expectations": "a folder of <adapter>.yaml known-failure files",
+    "examples": "a whole number >= 0",
+    "seed": "a whole number",
+    "checks": "a list of check ids",
+    "out": "the report folder",
+}
+
+
+def find_config_file(start: Path | None = None) -> Path | None:
+    """The file the table is read from: ``$STREAM_HARNESS_CONFIG``, else the nearest pyproject.toml."""
+    named = os.environ.get(CONFIG_ENV)
+    if named is not None:
+        return Path(named) if named else None
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The configuration in force here; defaults when there is no table."""
+    path = find_config_file(start)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
+    if table is None:
+        return Config(source=None)
+    return parse_table(table, path)
+
+
+def parse_table(table: object, path: Path) -> Config:
+    where = f"{path}: [tool.{TABLE}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
+    base = path.parent
+
+    def paths(key: str) -> tuple[Path, ...]:
+        value = table[key]
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+            raise ConfigError(f"{where} {key}: expected {_KEYS[key]}")
+        return tuple(_under(base, v) for v in items)
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table[key]
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+            raise ConfigError(f"{where} {key}: expected {_KEYS[key]}")
+        return tuple(items)
+
+    def integer(key: str, minimum: int | None) -> int:
+        value = table[key]
+        if not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum):
+            raise ConfigError(f"{where} {key}: expected {_KEYS[key]}, got {value!r}")
+        return value
+
+    def folder(key: str) -> Path:
+        value = table[key]
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where} {key}: expected {_KEYS[key]}")
+        return _under(base, value)
+
+    config = Config(source=path)
+    changes: dict[str, Any] = {}
+    if "cassettes" in table:
+        changes["cassettes"] = paths("cassettes")
+    if "adapters" in table:
+        changes["adapters"] = strings("adapters")
+    if "checks" in table:
+        changes["checks"] = strings("checks")
+    if "expectations" in table:
+        changes["expectations"] = folder("expectations")
+    if "out" in table:
+        changes["out"] = folder("out")
+    if "examples" in table:
+        changes["examples"] = integer("examples", 0)
+    if "seed" in table:
+        changes["seed"] = integer("seed", None)
+    return replace(config, **changes)
+
+
+def _under(base: Path, value: str) -> Path:
+    """A path from the table, relative to the table's file, shown relative to the cwd when it can be."""
+    path = Path(value)
+    if path.is_absolute():
+        return path
+    full = base / path
+    try:
+        return full.relative_to(Path.cwd())
+    except ValueError:
+        return full
+
+
+def describe_sources(paths: Iterable[Path]) -> str:
+    return ", ".join(str(p) for p in paths) or "the bundled cassettes"
