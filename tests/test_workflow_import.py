@@ -358,20 +358,23 @@ def test_har_entry_selection_and_missing_bodies(
     har = tmp_path / "session.har"
     har.write_text(json.dumps(_har(original)))
     out = tmp_path / "js.yaml"
+    # Entry 0 is a script, not a stream: refused unless --force says it is meant.
+    assert _import(str(har), "--protocol", "anthropic-messages", "--out", str(out), "--entry", "0") == 2
+    assert "not a anthropic-messages stream" in capsys.readouterr().err and not out.exists()
     assert (
-        _import(str(har), "--protocol", "anthropic-messages", "--out", str(out), "--entry", "0")
+        _import(str(har), "--protocol", "anthropic-messages", "--out", str(out), "--entry", "0", "--force")
         == 0
     )
     assert _only(out).response.body == b"x=1"
     har.write_text(json.dumps(_har(original, with_text=False)))
     assert (
         _import(str(har), "--protocol", "anthropic-messages", "--out", str(tmp_path / "none.yaml"))
-        == 1
+        == 2
     )
     assert "has no response body" in capsys.readouterr().err
     assert (
         _import(str(har), "--protocol", "openai-responses", "--out", str(tmp_path / "none.yaml"))
-        == 1
+        == 2
     )
     assert "no HAR entry is a openai-responses request" in capsys.readouterr().err
     assert not (tmp_path / "none.yaml").exists()

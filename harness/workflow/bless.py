@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cassette import CassetteError, load_cassette
-from harness.golden import expected_path, render_cassette
+from harness.golden import expected_path, is_bundled, render_cassette
+from harness.specs import bundle_is_writable
 from harness.workflow.secrets import load_table
 
 __all__ = ["GoldenChange", "add_bless_parser", "apply_changes", "bless_command", "plan_bless"]
@@ -183,7 +184,7 @@ def add_bless_parser(
 ) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "bless",
-        help="write or update a cassette's expected events under specs/expected/ and show the diff",
+        help="write or update a cassette's expected events (beside it; bundled ones under specs/expected/) and show the diff",
         description="Exit status 1 with --check when the expected files differ (or when the events hold a secret), 2 on a bad cassette.",
     )
     p.add_argument("cassette", metavar="CASSETTE", help="cassettes/<protocol>/<name>.yaml")
@@ -197,7 +198,7 @@ def add_bless_parser(
         help="only show the diff; exit 1 if blessing would change anything",
     )
     p.add_argument(
-        "--expected-dir", metavar="DIR", help="root of the expected files (default: specs/expected)"
+        "--expected-dir", metavar="DIR", help="root of <protocol>/<name>.jsonl expected files (default: beside the cassette, as <name>.expected.jsonl)"
     )
     p.set_defaults(func=bless_command)
     return p
@@ -205,6 +206,13 @@ def add_bless_parser(
 
 def bless_command(args: argparse.Namespace) -> int:
     root = Path(args.expected_dir) if args.expected_dir else None
+    if root is None and not args.check and is_bundled(Path(args.cassette)) and not bundle_is_writable():
+        print(
+            f"stream-harness: {args.cassette}: a cassette bundled with stream-harness; the installed "
+            "package is never written to (copy the cassette into your project and bless the copy)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         changes, warnings = plan_bless(Path(args.cassette), protocol=args.protocol, root=root)
     except BlessError as exc:
@@ -222,7 +230,10 @@ def bless_command(args: argparse.Namespace) -> int:
         apply_changes(changes)
     verb = "would be" if args.check else "were"
     for change in changes:
-        print(f"{_display(change.path)}: {change.status}", file=sys.stderr)
+        status = change.status
+        if args.check and change.changed:
+            status = f"differs (would be {status})"
+        print(f"{_display(change.path)}: {status}", file=sys.stderr)
     print(
         f"bless: {len(changed)} of {len(changes)} expected file(s) {verb} changed", file=sys.stderr
     )

@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from harness.cassette import CassetteError, Interaction, Request, Response, load_cassette
+from harness.events import ErrorEvent
+from harness.normalize import normalize
 from harness.workflow.endpoints import (
     Endpoint,
     RequestSpecError,
@@ -42,6 +44,7 @@ from harness.workflow.endpoints import (
     prepare_request,
     read_request_spec,
 )
+from harness.workflow.lint import MALFORMED_PREFIXES
 from harness.workflow.scrub import Scrubber
 from harness.workflow.writer import (
     TargetExistsError,
@@ -451,10 +454,37 @@ def import_file(
         entry=entry,
         interaction=interaction,
     )
+    if not force:
+        for item in items:
+            problem = not_a_stream(item, protocol)
+            if problem:
+                raise ImportInputError(f"{path}: interaction {item.index}: {problem}; pass --force to import it anyway")
     scrubber = Scrubber()
     scrubbed: Sequence[Interaction] = [scrubber.interaction(it) for it in items]
     with scratch_dir(out) as scratch:
         return write_checked(scrubbed, out, scratch=scratch, force=force, protocol=protocol)
+
+
+def not_a_stream(item: Interaction, protocol: str) -> str | None:
+    """Why a successful response is no stream of ``protocol`` (None when it is one).
+
+    An import is a test case only if the reference can read it: a body with no framing, or
+    one that the normalizer finds malformed from its first bytes, is almost always the
+    wrong file. Error responses are cases as they are.
+    """
+    response = item.response
+    if response.status >= 400:
+        return None
+    if not item.is_streaming:
+        return f"not a {protocol} stream (no streaming framing found in {len(response.body)} bytes)"
+    events = list(normalize(protocol, [response.body], status=response.status, headers=dict(response.headers)))
+    last = events[-1]
+    text_seen = any(e.type in ("text_delta", "thinking_delta", "toolcall_delta") for e in events)
+    # A stream cut short is a case (truncation); one the normalizer cannot parse at all is not.
+    malformed = isinstance(last, ErrorEvent) and (last.error_message or "").startswith(MALFORMED_PREFIXES)
+    if malformed and not text_seen:
+        return f"not a {protocol} stream: {last.error_message}"
+    return None
 
 
 def add_import_parser(
@@ -463,7 +493,7 @@ def add_import_parser(
     p = subparsers.add_parser(
         "import",
         help="turn a raw SSE body, a HAR file, JSON lines of chunks or another project's cassette into a scrubbed cassette",
-        description="Exit status 1 when the input cannot be imported or a secret survives scrubbing (nothing is written), 2 on a bad argument.",
+        description="Exit status 2 on bad input (an argument, a file that cannot be read or is not a stream of the protocol), 1 when a secret survives scrubbing; nothing is written then.",
     )
     p.add_argument("file", metavar="FILE", help="the input")
     p.add_argument(
@@ -498,7 +528,7 @@ def add_import_parser(
     p.add_argument(
         "--interaction", type=int, help="cassette: the interaction to import (default: all)"
     )
-    p.add_argument("--force", action="store_true", help="replace an existing cassette")
+    p.add_argument("--force", action="store_true", help="replace an existing cassette, and import a body that is not a stream of the protocol")
     p.set_defaults(func=import_command)
     return p
 
@@ -534,7 +564,7 @@ def import_command(args: argparse.Namespace) -> int:
     except (RequestSpecError, TargetExistsError) as exc:
         return fail(str(exc), 2)
     except ImportInputError as exc:
-        return fail(str(exc), 1)
+        return fail(str(exc), 2)
     except WriteError as exc:
         return fail(str(exc), 1, exc.details)
     except KeyboardInterrupt:

@@ -45,7 +45,7 @@ _MAX_VIOLATIONS = 3  # per interaction; the rest is counted, not listed
 # provider's (harness/providers/base.py: framing faults, malformed JSON, malformed events).
 # ErrorInfo carries no structured marker for this yet, so the wording is the contract; it
 # only decides whether a note is printed.
-_MALFORMED_PREFIXES = ("malformed ", "framing error")
+MALFORMED_PREFIXES = ("malformed ", "framing error")
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -194,7 +194,7 @@ def normalize_findings(
             continue
         for event in events:
             if isinstance(event, ErrorEvent) and event.error_message.startswith(
-                _MALFORMED_PREFIXES
+                MALFORMED_PREFIXES
             ):
                 # A note, not a finding: broken wire bytes are a legitimate fixture (a
                 # cut stream, a CRC mismatch) and the reference handled them as it should.
