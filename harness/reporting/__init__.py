@@ -8,6 +8,7 @@ across environments (:func:`merge_reports`) and written as four files
 
 from __future__ import annotations
 
+from harness.reporting.files import write_report
 from harness.reporting.jsonl import load_report
 from harness.reporting.report import (
     Report,
@@ -16,7 +17,6 @@ from harness.reporting.report import (
     merge_reports,
     reclassify,
     update_report,
-    write_report,
 )
 
 __all__ = ["Report", "ReportError", "build_report", "load_report", "merge_reports", "reclassify", "update_report", "write_report"]

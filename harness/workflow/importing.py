@@ -481,9 +481,10 @@ def not_a_stream(item: Interaction, protocol: str) -> str | None:
     last = events[-1]
     text_seen = any(e.type in ("text_delta", "thinking_delta", "toolcall_delta") for e in events)
     # A stream cut short is a case (truncation); one the normalizer cannot parse at all is not.
-    malformed = isinstance(last, ErrorEvent) and (last.error_message or "").startswith(MALFORMED_PREFIXES)
-    if malformed and not text_seen:
-        return f"not a {protocol} stream: {last.error_message}"
+    if isinstance(last, ErrorEvent) and not text_seen:
+        message = last.error_message or ""
+        if message.startswith(MALFORMED_PREFIXES):
+            return f"not a {protocol} stream: {message}"
     return None
 
 
