@@ -107,9 +107,8 @@ class CheckContext:
         """The line that replays one check on this case, as the user can paste it back."""
         c = self.case
         parts = ["stream-harness", "check"]
-        spec = self.adapter_spec or self.adapter.name
-        if spec != "reference":
-            parts += ["--adapter", spec]
+        # Always named: a configured adapter list would otherwise replace the one that failed.
+        parts += ["--adapter", self.adapter_spec or self.adapter.name]
         parts += ["--cassettes", self.cassette_arg or display_path(c.cassette), "--interaction", str(c.interaction)]
         parts += ["--check", check]
         if cuts:
