@@ -87,7 +87,21 @@ class RetrySpec(_Spec):
     max_retries: int = Field(5, ge=0)
     base: float = Field(2.0, ge=0)
     factor: float = Field(2.0, ge=1)
-    cap: float = Field(30.0, ge=0)
+    cap: float = Field(60.0, ge=0)
+    kinds: list[ErrorKind] = ["rate_limit", "overloaded", "transient"]
+    message_patterns: list[str] = ["timeout"]
+    network: bool = True
+
+    def compile(self) -> RetryPolicy:
+        return RetryPolicy(
+            self.max_retries,
+            self.base,
+            self.factor,
+            self.cap,
+            kinds=tuple(self.kinds),
+            message_patterns=tuple(self.message_patterns),
+            network=self.network,
+        )
 
 
 class DoomLoopSpec(_Spec):
@@ -391,7 +405,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         model=c.model,
         fallback_model=c.fallback_model,
         fallback_after=c.fallback_after,
-        retry=RetryPolicy(c.retry.max_retries, c.retry.base, c.retry.factor, c.retry.cap),
+        retry=c.retry.compile(),
         concurrency_limit=c.concurrency_limit,
         doom_loop=c.doom_loop.action,
         doom_loop_threshold=c.doom_loop.threshold,

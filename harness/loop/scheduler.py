@@ -241,7 +241,10 @@ class Simulation:
             response = self.client.respond(request)
         except Exception as exc:  # a client failure is an input, not a crash
             message = str(exc) or type(exc).__name__
-            later(0.0, lambda: self.loop.request_failed(rid, message))
+            # OSError covers ConnectionError and TimeoutError: the network failures seed 000
+            # retries. Anything else (a script that ran out) is not one.
+            network = isinstance(exc, OSError)
+            later(0.0, lambda: self.loop.request_failed(rid, message, network=network))
             return
         t, cut, step = response.latency, response.cut_after, response.interval
         if response.failure is not None and cut is None:
@@ -285,17 +288,15 @@ class Simulation:
         for i, feed in enumerate(feeds):
             later(t + i * step, feed)
         end = t + max(0, len(feeds) - 1) * step
-        if cut is not None:
-            if response.failure is not None or closing is None:
-                failure = (
-                    response.failure
-                    or "ECONNRESET: the connection closed before the response ended"
-                )
-                later(end, lambda: self.loop.request_failed(rid, failure))
-            else:
-                later(end, closing)
-        elif closing is not None:
+        if cut is not None and (response.failure is not None or closing is None):
+            failure = response.failure or "ECONNRESET: the connection closed before the response ended"
+            later(end, lambda: self.loop.request_failed(rid, failure))
+            return
+        if closing is not None:
             later(end, closing)
+        # Every response ends: EOF is an input of its own (after the terminal event it changes
+        # nothing; without one, the turn ends in error instead of waiting forever).
+        later(end, lambda: self.loop.response_ended(rid))
 
     # -- tools ------------------------------------------------------------------------------
 

@@ -78,6 +78,9 @@ from harness.loop.tools import (
     ToolSpec,
 )
 
+STREAM_ENDED = "stream ended without a terminal event"
+"""error_message of a response whose body ended before its ``done``/``error`` event."""
+
 __all__ = [
     "AgentLoop",
     "CancelRequest",
@@ -302,23 +305,27 @@ class AgentLoop:
                 self._release(attempt)
         return self._drain()
 
-    def request_failed(self, request_id: int, message: str) -> list[Output]:
-        """The client raised (connection refused, reset, timeout): an error with no event."""
+    def request_failed(self, request_id: int, message: str, *, network: bool = True) -> list[Output]:
+        """The client raised instead of giving (more) events. ``network``: it is a network
+        failure (connection refused or reset, DNS failure, a read timeout), which seed 000
+        retries whatever the message says; False for any other client exception."""
         attempt = self._current(request_id)
         if attempt is None:
             return self._drain()
-        self._ensure_message_started(attempt)
-        attempt.finished = True
-        partial = attempt.partial.snapshot("error", message)
-        self._on_error(
-            attempt,
-            ErrorEvent(
-                reason="error",
-                error_message=message,
-                message=partial,
-                error=classify(message=message),
-            ),
-        )
+        self._fail_attempt(attempt, message, classify(message=message), network=network)
+        return self._drain()
+
+    def response_ended(self, request_id: int) -> list[Output]:
+        """The response body is over (EOF). After the terminal event this is the normal end
+        and changes nothing; before it, the connection closed mid-response: the turn ends as
+        an error that keeps what arrived (the partial message), then the retry rules apply
+        as to any network failure. Without this input a response that simply stops would
+        leave the run waiting forever (pi's ``result()`` never settles, seed 004)."""
+        attempt = self._current(request_id)
+        if attempt is None:
+            return self._drain()
+        info = ErrorInfo(kind="transient", retryable=True, origin="stream")
+        self._fail_attempt(attempt, STREAM_ENDED, info, network=True)
         return self._drain()
 
     def tool_update(self, key: str, data: Any = None) -> list[Output]:
@@ -362,6 +369,15 @@ class AgentLoop:
         self._run(turn, turn.executor.finish(key, modifiers))
         self._advance(turn)
         return self._drain()
+
+    def _fail_attempt(
+        self, attempt: _Attempt, message: str, info: ErrorInfo, *, network: bool
+    ) -> None:
+        self._ensure_message_started(attempt)
+        attempt.finished = True
+        partial = attempt.partial.snapshot("error", message)
+        event = ErrorEvent(reason="error", error_message=message, message=partial, error=info)
+        self._on_error(attempt, event, network=network)
 
     def wake(self, timer_id: int) -> list[Output]:
         """The retry sleep requested by :class:`StartTimer` is over."""
@@ -456,7 +472,7 @@ class AgentLoop:
         self._run(turn, turn.executor.close_input())
         self._advance(turn)
 
-    def _on_error(self, attempt: _Attempt, event: ErrorEvent) -> None:
+    def _on_error(self, attempt: _Attempt, event: ErrorEvent, *, network: bool = False) -> None:
         turn = self._turn
         assert turn is not None
         if event.reason == "aborted":
@@ -502,7 +518,11 @@ class AgentLoop:
             turn.retries = 0
             self._send_request()
             return
-        if info.retryable and turn.retries < self.config.retry.max_retries:
+        policy = self.config.retry
+        if (
+            policy.retryable(info, event.error_message, network=network)
+            and turn.retries < policy.max_retries
+        ):
             self._retry(turn, attempt, event, info)
             return
         self._close_turn(turn, event.message, "not_executed", "error", error=event.error_message)
