@@ -84,7 +84,9 @@ def test_error_info_hint_is_capped_too() -> None:
     info = ErrorInfo(kind="rate_limit", retryable=True, retry_after=3600.0)
     decision = decide_delay(RetryPolicy(), 1, info, headers=None, body=None, now=NOW)
     assert (decision.delay, decision.hinted) == (60.0, True)
-    assert decide_delay(RetryPolicy(cap=90.0), 1, info, headers=None, body=None, now=NOW).delay == 90.0
+    assert (
+        decide_delay(RetryPolicy(cap=90.0), 1, info, headers=None, body=None, now=NOW).delay == 90.0
+    )
 
 
 FATAL = ErrorInfo(kind="fatal", retryable=False)

@@ -76,7 +76,17 @@ def test_scenarios_cover_every_behaviour() -> None:
     retries = [e for e in events if e.type == "retry"]
     assert {e.hinted for e in retries} == {True, False}
     assert {e.error_kind for e in retries} >= {"rate_limit", "overloaded", "transient"}
-    assert {e.reason for e in events if e.type == "compaction"} == {"threshold", "overflow"}
+    assert {e.reason for e in events if e.type == "compaction"} == {
+        "threshold",
+        "pre_request",
+        "overflow",
+    }
+    # Seed 000's retry rule: network failures and messages saying timeout are retried, and a
+    # response that just ends (no terminal event) is one of them.
+    retried = {e.error_message for e in retries}
+    assert {"[Errno 111] Connection refused", "upstream request timeout"} <= retried
+    assert "stream ended without a terminal event" in retried
+    assert max(e.delay for e in retries) == 60.0
     assert {e.decision for e in events if e.type == "doom_loop"} >= {"allow", "deny"}
     outcomes = {e.outcome for e in events if e.type == "tool_execution_end"}
     assert outcomes == {"ok", "error", "cancelled"}

@@ -18,6 +18,9 @@ from harness.loop.messages import ToolResult
 
 TurnSignal: TypeAlias = Literal["continue", "stop", "compact"]
 EndReason: TypeAlias = Literal["completed", "error", "aborted", "compact", "blocked", "max_turns"]
+CompactionReason: TypeAlias = Literal["threshold", "pre_request", "overflow"]
+"""Seed 000's three paths: the last response's input above the threshold, a request whose
+estimated input would be (before sending it), a context-overflow error."""
 ExecutionOutcome: TypeAlias = Literal["ok", "error", "cancelled"]
 
 
@@ -143,7 +146,7 @@ class DoomLoop(_Event):
 class Compaction(_Event):
     type: Literal["compaction"] = "compaction"
     turn: int
-    reason: Literal["threshold", "overflow"]
+    reason: CompactionReason
     used: int | None = None
     context_window: int | None = None
     threshold: float | None = None

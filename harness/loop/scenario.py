@@ -30,7 +30,7 @@ from harness.events import (
     TextBlock,
 )
 from harness.loop.clock import DEFAULT_EPOCH, VirtualClock
-from harness.loop.events import AgentEnd, AgentEvent, EndReason, TurnSignal
+from harness.loop.events import AgentEnd, AgentEvent, CompactionReason, EndReason, TurnSignal
 from harness.loop.invariants import Violation, check_events, check_history
 from harness.loop.messages import Message, ToolResult, ToolResultKind, UserMessage, summarize
 from harness.loop.retry import RetryPolicy
@@ -113,6 +113,8 @@ class DoomLoopSpec(_Spec):
 
 class CompactionSpec(_Spec):
     threshold: float = Field(0.9, gt=0, le=1)
+    tokens: Literal["prompt", "input", "total"] = "prompt"
+    pre_request: bool = True
     then: Literal["stop", "continue"] = "stop"
 
 
@@ -212,6 +214,7 @@ class ResponseSpec(_Spec):
     interval: float = Field(0.0, ge=0)
     cut_after: int | None = Field(None, ge=0)
     fail: str | None = None
+    eof_after: int | None = Field(None, ge=0)
     repeat: int = Field(1, ge=1)
 
     @model_validator(mode="after")
@@ -285,7 +288,7 @@ class ExpectSpec(_Spec):
     tool_start_times: dict[str, float] | None = None
     max_concurrency: int | None = None
     doom_loops: list[str] | None = None
-    compactions: list[Literal["threshold", "overflow"]] | None = None
+    compactions: list[CompactionReason] | None = None
     context: dict[str, Any] | None = None
 
 
@@ -412,6 +415,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         continue_on_deny=c.doom_loop.continue_on_deny,
         context_window=c.context_window,
         compaction_threshold=c.compaction.threshold,
+        compaction_tokens=c.compaction.tokens,
+        pre_request_compaction=c.compaction.pre_request,
         eager_tools=c.eager_tools,
         max_turns=c.max_turns,
     )
@@ -438,7 +443,10 @@ def _compile_response(
         "interval": r.interval,
         "cut_after": r.cut_after,
         "failure": r.fail,
+        "eof_after": r.eof_after,
     }
+    if r.cut_after is not None and r.eof_after is not None:
+        raise ScenarioError(file, where, "give at most one of cut_after, eof_after")
     if r.raise_ is not None:
         return ModelResponse(failure=r.raise_, latency=r.latency)
     if r.events is not None:

@@ -107,6 +107,10 @@ class ModelResponse:
     interval: float = 0.0
     cut_after: int | None = None
     failure: str | None = None
+    eof_after: int | None = None
+    """The body ends cleanly after that many parts: no error from the client, only the end
+    of the response (a body's normalizer then reports the early EOF itself; ready-made
+    events simply stop, and the loop sees the response end without a terminal event)."""
 
 
 class ModelClient(Protocol):
@@ -246,7 +250,8 @@ class Simulation:
             network = isinstance(exc, OSError)
             later(0.0, lambda: self.loop.request_failed(rid, message, network=network))
             return
-        t, cut, step = response.latency, response.cut_after, response.interval
+        t, step = response.latency, response.interval
+        cut = response.cut_after if response.cut_after is not None else response.eof_after
         if response.failure is not None and cut is None:
             failure = response.failure
             later(t, lambda: self.loop.request_failed(rid, failure))
@@ -288,8 +293,10 @@ class Simulation:
         for i, feed in enumerate(feeds):
             later(t + i * step, feed)
         end = t + max(0, len(feeds) - 1) * step
-        if cut is not None and (response.failure is not None or closing is None):
-            failure = response.failure or "ECONNRESET: the connection closed before the response ended"
+        if response.cut_after is not None and (response.failure is not None or closing is None):
+            failure = (
+                response.failure or "ECONNRESET: the connection closed before the response ended"
+            )
             later(end, lambda: self.loop.request_failed(rid, failure))
             return
         if closing is not None:

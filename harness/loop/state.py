@@ -21,7 +21,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from harness.errors import classify, is_context_overflow
 from harness.events import (
@@ -41,6 +41,7 @@ from harness.loop.events import (
     AgentEvent,
     AgentStart,
     Compaction,
+    CompactionReason,
     DoomLoop,
     EndReason,
     Fallback,
@@ -61,6 +62,8 @@ from harness.loop.messages import (
     PartialAssistant,
     ToolResult,
     ToolResultKind,
+    estimate_tokens,
+    prompt_tokens,
     tool_calls_of,
 )
 from harness.loop.retry import RetryPolicy, decide_delay
@@ -96,6 +99,9 @@ __all__ = [
 ]
 
 
+CompactionCount: TypeAlias = Literal["prompt", "input", "total"]
+
+
 class LoopState(StrEnum):
     IDLE = "idle"
     STREAMING = "streaming"  # a request is open; in eager mode tools may run too
@@ -121,6 +127,17 @@ class LoopConfig:
     """opencode's ``continue_loop_on_deny``: a denied doom loop stops the run unless set."""
     context_window: int | None = None
     compaction_threshold: float = 0.9
+    """seeds/000 ``finish``: compact when the last response's input tokens exceed
+    ``limit.context * 0.9``."""
+    compaction_tokens: CompactionCount = "prompt"
+    """What is compared with the threshold after a response: ``prompt`` (input + cache read +
+    cache write: the request's whole input, :func:`~harness.loop.messages.prompt_tokens`),
+    ``input`` (the contract's uncached input only) or ``total`` (every counter)."""
+    pre_request_compaction: bool = True
+    """Also compact before a request whose estimated input exceeds the threshold (Claude
+    Code's auto-compact before streaming, seeds/003 ``O$``)."""
+    estimate: Callable[[Sequence[Message]], int] = estimate_tokens
+    """The estimated input of a request carrying a history (pre-request compaction)."""
     eager_tools: bool = False
     """Start a call while the response still streams, once a later event shows the call is
     complete (Claude Code's StreamingToolExecutor, C.2). Off: calls start after the stream."""
@@ -248,6 +265,10 @@ class AgentLoop:
         self._ask = ask
         self._compactor = compactor
         self._always: set[str] = set()
+        self._compacted = False
+        """A compaction happened and no response has been committed since: the next request
+        is not checked again, and an overflow error then ends the run (never twice for one
+        cause)."""
         self._doom = DoomLoopTracker()
         self._overloads = 0
         self._request_id = 0
@@ -305,7 +326,9 @@ class AgentLoop:
                 self._release(attempt)
         return self._drain()
 
-    def request_failed(self, request_id: int, message: str, *, network: bool = True) -> list[Output]:
+    def request_failed(
+        self, request_id: int, message: str, *, network: bool = True
+    ) -> list[Output]:
         """The client raised instead of giving (more) events. ``network``: it is a network
         failure (connection refused or reset, DNS failure, a read timeout), which seed 000
         retries whatever the message says; False for any other client exception."""
@@ -416,10 +439,23 @@ class AgentLoop:
 
     def _begin_turn(self) -> None:
         self.turn += 1
-        self._turn = _Turn(
+        turn = self._turn = _Turn(
             index=self.turn, executor=ToolExecutor(self.config.concurrency_limit, self.context)
         )
         self._emit(TurnStart(time=self._now(), turn=self.turn, model=self.model))
+        window = self.config.context_window
+        if window and self.config.pre_request_compaction and not self._compacted:
+            estimate = self.config.estimate(self.history)
+            if estimate > self.config.compaction_threshold * window:
+                # Pre-request compaction: the request would not fit, so compact before it.
+                # Once per cause: right after a compaction no request is checked again (the
+                # compactor's output is what the host chose to send).
+                self._emit(self._compaction_event("pre_request", estimate))
+                if self._compactor is None:
+                    self._end_turn(turn, "compact", "compact")
+                    return
+                self.history = list(self._compactor(self.history))
+                self._compacted = True
         self._send_request()
 
     def _send_request(self) -> None:
@@ -491,10 +527,18 @@ class AgentLoop:
                 turn, event.message, "not_executed", "error", error=event.error_message
             )
             return
-        if info.kind == "overflow":
+        if info.kind == "overflow" and not self._compacted:
             self._discard(attempt, event.message)
             turn.compaction = self._compaction_event("overflow", None)
             self._end_turn(turn, "compact", "compact")
+            return
+        if info.kind == "overflow":
+            # The request right after a compaction overflows too: compacting again would
+            # compact for the same cause (and loop forever with a compactor that cannot
+            # shrink the context). The run ends in error, as Claude Code's prompt_too_long.
+            self._close_turn(
+                turn, event.message, "not_executed", "error", error=event.error_message
+            )
             return
         fallback = self.config.fallback_model
         if (
@@ -602,6 +646,7 @@ class AgentLoop:
         self.history.append(message)
         turn.message = message
         turn.calls = tool_calls_of(message)
+        self._compacted = False
 
     def _advance(self, turn: _Turn, end_reason: EndReason | None = None) -> None:
         """Commit the results that are next in call order, and end the turn once all are in."""
@@ -652,6 +697,7 @@ class AgentLoop:
             if signal == "compact":
                 assert self._compactor is not None
                 self.history = list(self._compactor(self.history))
+                self._compacted = True
             if self.turn >= self.config.max_turns:
                 self._end_agent("max_turns")
             else:
@@ -841,18 +887,24 @@ class AgentLoop:
         provider reports (an overflow stop reason, pi's silent and truncation overflow)."""
         window = self.config.context_window
         usage = message.usage
-        used = usage.total or usage.input + usage.output + usage.cache_read + usage.cache_write
+        count = self.config.compaction_tokens
+        if count == "prompt":
+            used = prompt_tokens(message)
+        elif count == "input":
+            used = usage.input
+        else:
+            used = usage.total or usage.input + usage.output + usage.cache_read + usage.cache_write
         if window and used > self.config.compaction_threshold * window:
             return self._compaction_event("threshold", used)
         if is_context_overflow(message, window):
             return self._compaction_event("overflow", used)
         return None
 
-    def _compaction_event(self, reason: str, used: int | None) -> Compaction:
+    def _compaction_event(self, reason: CompactionReason, used: int | None) -> Compaction:
         return Compaction(
             time=self._now(),
             turn=self.turn,
-            reason="threshold" if reason == "threshold" else "overflow",
+            reason=reason,
             used=used,
             context_window=self.config.context_window,
             threshold=self.config.compaction_threshold,
