@@ -68,6 +68,9 @@ def test_scenarios_cover_every_behaviour() -> None:
         "doom_loop_denied",
         "truncated",
         "cancelled",
+        "not_executed",
+        "permission_denied",
+        "permission_rejected",
     }
     ends = {e.reason for e in events if e.type == "agent_end"}
     assert ends == {"completed", "error", "aborted", "compact", "blocked", "max_turns"}
@@ -88,6 +91,17 @@ def test_scenarios_cover_every_behaviour() -> None:
     assert "stream ended without a terminal event" in retried
     assert max(e.delay for e in retries) == 60.0
     assert {e.decision for e in events if e.type == "doom_loop"} >= {"allow", "deny"}
+    assert {(e.action, e.decision) for e in events if e.type == "permission"} >= {
+        ("ask", "deny"),
+        ("ask", "always"),
+        ("deny", "deny"),
+    }
+    # Seed 003: some batch mixes calls of one tool that were judged differently by input.
+    starts = [e for e in events if e.type == "tool_execution_start"]
+    by_tool: dict[str, set[bool]] = {}
+    for start in starts:
+        by_tool.setdefault(start.name, set()).add(start.safe)
+    assert any(flags == {True, False} for flags in by_tool.values())
     outcomes = {e.outcome for e in events if e.type == "tool_execution_end"}
     assert outcomes == {"ok", "error", "cancelled"}
     protocols = {load_scenario(p).responses[0].protocol for p in FILES} | {

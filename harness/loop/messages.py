@@ -41,6 +41,8 @@ ToolResultKind: TypeAlias = Literal[
     "invalid_arguments",  # the arguments failed the tool's JSON Schema; not run
     "unknown_tool",  # no tool of that name; not run
     "doom_loop_denied",  # the doom-loop check refused it; not run
+    "permission_denied",  # a permission rule refused it; not run
+    "permission_rejected",  # the user answered no when the gate asked; not run
     "truncated",  # the response hit the output limit (stop_reason length); not run
     "cancelled",  # aborted before or while running
     "not_executed",  # the response ended in error, so the call was never run

@@ -10,7 +10,7 @@ checking it compares the run with ``expect`` and runs the invariant checker on t
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,11 +35,12 @@ from harness.loop.invariants import Violation, check_events, check_history
 from harness.loop.messages import Message, ToolResult, ToolResultKind, UserMessage, summarize
 from harness.loop.retry import RetryPolicy
 from harness.loop.scheduler import ModelResponse, Scheduler, Simulation, SimulationResult, ToolPlan
-from harness.loop.state import AgentLoop, LoopConfig, SendRequest
+from harness.loop.state import AgentLoop, AskPermission, LoopConfig, SendRequest
 from harness.loop.tools import (
     AppendTo,
     ContextModifier,
-    DoomLoopAnswer,
+    PermissionAnswer,
+    SafeWhen,
     SetKeys,
     ToolOutcome,
     ToolSpec,
@@ -104,11 +105,28 @@ class RetrySpec(_Spec):
         )
 
 
+class AnswerSpec(_Spec):
+    answer: Literal["allow", "deny", "always"]
+    after: float = Field(0.0, ge=0)
+
+
+Answer = Literal["allow", "deny", "always"] | AnswerSpec
+
+
+def _answer(entry: Answer) -> tuple[PermissionAnswer, float]:
+    return (entry.answer, entry.after) if isinstance(entry, AnswerSpec) else (entry, 0.0)
+
+
 class DoomLoopSpec(_Spec):
     action: Literal["ask", "deny", "allow"] = "ask"
     threshold: int = Field(3, ge=1)
-    answers: list[Literal["allow", "deny", "always"]] = []
+    answers: list[Answer] = []
     continue_on_deny: bool = False
+
+
+class PermissionsSpec(_Spec):
+    rules: dict[str, Literal["ask", "deny", "allow"]] = {"*": "allow"}
+    answers: list[Answer] = []
 
 
 class CompactionSpec(_Spec):
@@ -125,6 +143,7 @@ class ConfigSpec(_Spec):
     retry: RetrySpec = RetrySpec()
     concurrency_limit: int = Field(10, ge=1)
     doom_loop: DoomLoopSpec = DoomLoopSpec()
+    permissions: PermissionsSpec = PermissionsSpec()
     context_window: int | None = Field(None, ge=1)
     compaction: CompactionSpec = CompactionSpec()
     eager_tools: bool = False
@@ -162,7 +181,9 @@ class RunSpec(_Spec):
 
 class ToolDef(RunSpec):
     json_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, alias="schema")
-    concurrency_safe: bool = False
+    concurrency_safe: bool | dict[str, Any] = False
+    """true / false, or a JSON Schema: a call is safe when its input matches it (seed 003's
+    per-input ``isConcurrencySafe(parsed)``)."""
     description: str = ""
     runs: list[RunSpec] = []
 
@@ -396,9 +417,17 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     tools: list[ToolSpec] = []
     for name, tool in spec.tools.items():
         try:
-            tools.append(ToolSpec(name, tool.json_schema, tool.concurrency_safe, tool.description))
+            tools.append(
+                ToolSpec(name, tool.json_schema, _safety(tool.concurrency_safe), tool.description)
+            )
         except ToolSpecError as exc:
             raise ScenarioError(file, f"tools.{name}.schema", str(exc)) from None
+        safe = tool.concurrency_safe
+        if isinstance(safe, dict):
+            try:
+                ToolSpec(name, safe)
+            except ToolSpecError as exc:
+                raise ScenarioError(file, f"tools.{name}.concurrency_safe", str(exc)) from None
     responses: list[ModelResponse] = []
     for i, response in enumerate(spec.responses):
         compiled = _compile_response(file, f"responses.{i}", response, spec.protocol)
@@ -413,6 +442,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         doom_loop=c.doom_loop.action,
         doom_loop_threshold=c.doom_loop.threshold,
         continue_on_deny=c.doom_loop.continue_on_deny,
+        permissions=dict(c.permissions.rules),
         context_window=c.context_window,
         compaction_threshold=c.compaction.threshold,
         compaction_tokens=c.compaction.tokens,
@@ -429,6 +459,10 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         behaviours={name: ScenarioTool(tool) for name, tool in spec.tools.items()},
         responses=responses,
     )
+
+
+def _safety(safe: bool | dict[str, Any]) -> bool | SafeWhen:
+    return SafeWhen(safe) if isinstance(safe, dict) else safe
 
 
 def _compile_response(
@@ -606,10 +640,13 @@ def _keep_last_user(history: Sequence[Message]) -> Sequence[Message]:
 def run_scenario(scenario: Scenario) -> ScenarioRun:
     spec = scenario.spec
     clock = VirtualClock(epoch=spec.config.epoch)
-    answers: list[DoomLoopAnswer] = list(spec.config.doom_loop.answers)
+    doom_answers = [_answer(a) for a in spec.config.doom_loop.answers]
+    tool_answers = [_answer(a) for a in spec.config.permissions.answers]
 
-    def ask(name: str, arguments: Mapping[str, Any], count: int) -> DoomLoopAnswer:
-        return answers.pop(0) if answers else "deny"
+    def answer(request: AskPermission) -> tuple[PermissionAnswer, float]:
+        """The scripted user: answers in order, per question kind; none left means no."""
+        queue = doom_answers if request.permission == "doom_loop" else tool_answers
+        return queue.pop(0) if queue else ("deny", 0.0)
 
     loop = AgentLoop(
         scenario.config,
@@ -617,7 +654,6 @@ def run_scenario(scenario: Scenario) -> ScenarioRun:
         [UserMessage(content=spec.prompt)],
         clock=clock,
         context=spec.context,
-        ask=ask,
         compactor=_keep_last_user if spec.config.compaction.then == "continue" else None,
     )
     abort = spec.faults.abort
@@ -628,12 +664,13 @@ def run_scenario(scenario: Scenario) -> ScenarioRun:
         Scheduler(clock),
         abort_after_event=abort.after_event if abort else None,
         abort_at=abort.at if abort else None,
+        permissions=answer,
     )
     result = simulation.run()
     violations = check_events(
         result.events,
         concurrency_limit=scenario.config.concurrency_limit,
-        safe_tools={t.name: t.concurrency_safe for t in scenario.tools},
+        safe_tools=_safe_calls(scenario.tools),
     )
     violations += check_history(loop.history)
     if not result.finished:
@@ -641,6 +678,17 @@ def run_scenario(scenario: Scenario) -> ScenarioRun:
             Violation("L6", "the run did not reach agent_end (nothing left to happen)", None)
         )
     return ScenarioRun(scenario, result, loop.history, loop.context, violations)
+
+
+def _safe_calls(tools: Sequence[ToolSpec]) -> Callable[[str, Mapping[str, Any]], bool]:
+    """The checker's own view of which call is safe, from the specs (not from the log)."""
+    specs = {t.name: t for t in tools}
+
+    def safe(name: str, arguments: Mapping[str, Any]) -> bool:
+        spec = specs.get(name)
+        return spec is not None and spec.is_concurrency_safe(arguments)
+
+    return safe
 
 
 def check_scenario(run: ScenarioRun) -> list[str]:

@@ -28,6 +28,8 @@ from harness.loop.clock import VirtualClock
 from harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
 from harness.loop.state import (
     AgentLoop,
+    AskPermission,
+    CancelPermission,
     CancelRequest,
     CancelTimer,
     CancelTool,
@@ -37,7 +39,10 @@ from harness.loop.state import (
     StartTimer,
     StartTool,
 )
-from harness.loop.tools import ToolOutcome
+from harness.loop.tools import PermissionAnswer, ToolOutcome
+
+PermissionScript = Callable[[AskPermission], tuple[PermissionAnswer, float]]
+"""The user at the permission prompt: an answer and how many seconds it takes to give it."""
 
 
 class Handle:
@@ -159,6 +164,7 @@ class Simulation:
         *,
         abort_after_event: int | None = None,
         abort_at: float | None = None,
+        permissions: PermissionScript | None = None,
     ) -> None:
         self.loop = loop
         self.client = client
@@ -176,6 +182,8 @@ class Simulation:
         self._running: set[str] = set()
         self.max_running = 0
         self._abort_scheduled = False
+        self.permissions = permissions
+        self._asks: dict[int, Handle] = {}
 
     def run(self, max_steps: int = 1_000_000) -> SimulationResult:
         if self.abort_at is not None:
@@ -225,6 +233,17 @@ class Simulation:
                 self._timers[output.timer_id] = self.scheduler.call_later(
                     output.delay, _waker(self.loop, self._apply, output.timer_id)
                 )
+            elif isinstance(output, AskPermission):
+                answer, after = (
+                    self.permissions(output) if self.permissions is not None else ("deny", 0.0)
+                )
+                self._asks[output.ask_id] = self.scheduler.call_later(
+                    after, _answerer(self.loop, self._apply, output.ask_id, answer)
+                )
+            elif isinstance(output, CancelPermission):
+                ask = self._asks.pop(output.ask_id, None)
+                if ask is not None:
+                    ask.cancel()
             elif isinstance(output, CancelTimer):
                 timer = self._timers.pop(output.timer_id, None)
                 if timer is not None:
@@ -372,3 +391,9 @@ def _updater(
     loop: AgentLoop, apply: Callable[[list[Output]], None], key: str, data: Any
 ) -> Callable[[], None]:
     return lambda: apply(loop.tool_update(key, data))
+
+
+def _answerer(
+    loop: AgentLoop, apply: Callable[[list[Output]], None], ask_id: int, answer: PermissionAnswer
+) -> Callable[[], None]:
+    return lambda: apply(loop.permission_answer(ask_id, answer))

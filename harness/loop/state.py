@@ -48,6 +48,7 @@ from harness.loop.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    Permission,
     Retry,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -71,12 +72,15 @@ from harness.loop.tools import (
     CANCELLED,
     DOOM_LOOP_DENIED,
     NOT_EXECUTED,
+    PERMISSION_DENIED,
+    PERMISSION_REJECTED,
     TOOL_RAISED,
     TRUNCATED,
     UNKNOWN_TOOL,
     DoomLoopAction,
-    DoomLoopAnswer,
     DoomLoopTracker,
+    PermissionAction,
+    PermissionAnswer,
     ToolOutcome,
     ToolSpec,
 )
@@ -86,6 +90,8 @@ STREAM_ENDED = "stream ended without a terminal event"
 
 __all__ = [
     "AgentLoop",
+    "AskPermission",
+    "CancelPermission",
     "CancelRequest",
     "CancelTimer",
     "CancelTool",
@@ -121,9 +127,13 @@ class LoopConfig:
     concurrency_limit: int = 10
     """Claude Code's default cap (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY, C.1)."""
     doom_loop: DoomLoopAction = "ask"
+    """The gate's rule for the permission ``doom_loop`` (opencode's default: ask)."""
     doom_loop_threshold: int = 3
     """opencode's DOOM_LOOP_THRESHOLD (A.3)."""
     continue_on_deny: bool = False
+    permissions: Mapping[str, PermissionAction] = field(default_factory=lambda: {"*": "allow"})
+    """The gate's rules per tool name, ``*`` for any other tool (opencode's ruleset; its
+    default agent allows every tool). ``ask`` asks the host for each call."""
     """opencode's ``continue_loop_on_deny``: a denied doom loop stops the run unless set."""
     context_window: int | None = None
     compaction_threshold: float = 0.9
@@ -191,9 +201,41 @@ class CancelTimer:
     timer_id: int
 
 
-Command: TypeAlias = SendRequest | CancelRequest | StartTool | CancelTool | StartTimer | CancelTimer
+@dataclass(frozen=True)
+class AskPermission:
+    """Ask the user whether a call may run (seed 000's ``PermissionNext.ask``); the host
+    answers with :meth:`AgentLoop.permission_answer`. ``permission`` is ``doom_loop`` or the
+    tool's name; ``count`` is the doom-loop streak (0 for a tool permission)."""
+
+    ask_id: int
+    key: str
+    permission: str
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any]
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class CancelPermission:
+    """The question is moot (abort, or its attempt was discarded); any answer is ignored."""
+
+    ask_id: int
+
+
+Command: TypeAlias = (
+    SendRequest
+    | CancelRequest
+    | StartTool
+    | CancelTool
+    | StartTimer
+    | CancelTimer
+    | AskPermission
+    | CancelPermission
+)
 Output: TypeAlias = AgentEvent | Command
-AskFn: TypeAlias = Callable[[str, Mapping[str, Any], int], DoomLoopAnswer]
+AskFn: TypeAlias = Callable[[AskPermission], PermissionAnswer]
+"""A host that answers at once; without one the loop emits :class:`AskPermission` and waits."""
 Compactor: TypeAlias = Callable[[Sequence[Message]], Sequence[Message]]
 
 
@@ -219,6 +261,22 @@ class _Attempt:
 
 
 @dataclass
+class _Gate:
+    """A started call on its way through the permission gate: the doom-loop question first
+    (when its streak reached the threshold), then the tool's own rule."""
+
+    key: str
+    position: int
+    call: ToolCall
+    context: dict[str, Any]
+    batch: int
+    safe: bool
+    doom: int
+    ask_id: int | None = None
+    stage: str = "doom_loop"
+
+
+@dataclass
 class _Turn:
     index: int
     executor: ToolExecutor
@@ -234,6 +292,11 @@ class _Turn:
     committed: int = 0
     blocked: bool = False
     compaction: Compaction | None = None
+    doom: dict[str, int] = field(default_factory=dict)
+    """key -> doom-loop streak, for calls the doom-loop question applies to."""
+    gates: dict[str, _Gate] = field(default_factory=dict)
+    """Calls the executor started that wait for a permission answer."""
+    ended: bool = False
 
     def calls_by_key(self, key: str) -> ToolCall:
         return self.calls_by_position[self.keys[key]]
@@ -265,6 +328,8 @@ class AgentLoop:
         self._ask = ask
         self._compactor = compactor
         self._always: set[str] = set()
+        self._always_tools: set[str] = set()
+        self._ask_id = 0
         self._compacted = False
         """A compaction happened and no response has been committed since: the next request
         is not checked again, and an overflow error then ends the run (never twice for one
@@ -613,6 +678,11 @@ class AgentLoop:
             )
         )
         self._doom = attempt.doom_snapshot
+        for gate in turn.gates.values():
+            assert gate.ask_id is not None
+            self._out.append(CancelPermission(gate.ask_id))
+        turn.gates.clear()
+        turn.doom.clear()
         turn.executor = ToolExecutor(self.config.concurrency_limit, self.context)
         turn.keys.clear()
         turn.calls_by_position.clear()
@@ -650,7 +720,7 @@ class AgentLoop:
 
     def _advance(self, turn: _Turn, end_reason: EndReason | None = None) -> None:
         """Commit the results that are next in call order, and end the turn once all are in."""
-        if turn.message is None:
+        if turn.message is None or turn.ended:
             return
         while turn.committed < len(turn.calls) and turn.committed in turn.results:
             result = turn.results[turn.committed]
@@ -676,6 +746,7 @@ class AgentLoop:
             self._end_turn(turn, "stop", "completed")
 
     def _end_turn(self, turn: _Turn, signal: TurnSignal, reason: EndReason | None) -> None:
+        turn.ended = True
         if turn.compaction is not None:
             self._emit(turn.compaction.model_copy(update={"time": self._now()}))
         stop: StopReason | None = turn.message.stop_reason if turn.message is not None else None
@@ -732,8 +803,10 @@ class AgentLoop:
         self._run(turn, turn.executor.add(job))
 
     def _prepare(self, turn: _Turn, key: str, call: ToolCall, position: int) -> Job:
-        """Lookup, schema, doom loop, in that order (research/seed-systems.md E.2). Every call
-        counts toward doom-loop streaks; the check acts only on calls that would run."""
+        """Lookup and schema, in that order (research/seed-systems.md E.2); a call that fails
+        either is answered at once. Every call counts toward doom-loop streaks (in call
+        order); the doom-loop question itself is the permission gate's, asked when the call
+        would start (seed 000 asks it at ``tool-call``, before the tool runs)."""
         streak = self._doom.observe(call.name, call.arguments)
         spec = self.tools.get(call.name)
         problem: ToolResult | None = None
@@ -754,82 +827,221 @@ class AgentLoop:
                 is_error=True,
                 kind="invalid_arguments",
             )
-        elif streak >= self.config.doom_loop_threshold and not self._doom_allows(
-            turn, key, call, streak
-        ):
-            text = DOOM_LOOP_DENIED.format(name=call.name, count=streak)
-            problem = ToolResult(
-                tool_call_id=call.id,
-                name=call.name,
-                content=text,
-                is_error=True,
-                kind="doom_loop_denied",
-            )
-            turn.blocked = True
         if problem is not None:
             turn.immediate[key] = problem
             return Job(key=key, position=position, safe=False, immediate=True)
         assert spec is not None
-        return Job(key=key, position=position, safe=spec.concurrency_safe)
+        if streak >= self.config.doom_loop_threshold:
+            turn.doom[key] = streak
+        return Job(key=key, position=position, safe=spec.is_concurrency_safe(call.arguments))
 
-    def _doom_allows(self, turn: _Turn, key: str, call: ToolCall, streak: int) -> bool:
-        action = self.config.doom_loop
-        decision: DoomLoopAnswer
-        if action == "allow" or call.name in self._always:
-            decision = "allow"
-        elif action == "deny":
-            decision = "deny"
-        else:
-            # No one to ask means no: a loop that cannot ask must not run the call.
-            decision = (
-                self._ask(call.name, call.arguments, streak) if self._ask is not None else "deny"
-            )
-            if decision == "always":
-                self._always.add(call.name)
+    # -- the permission gate --------------------------------------------------------------
+
+    def _rule(self, name: str) -> PermissionAction:
+        rules = self.config.permissions
+        return rules.get(name, rules.get("*", "allow"))
+
+    def _gate(self, turn: _Turn, gate: _Gate) -> list[Started]:
+        """Take ``gate`` as far as it goes: start the tool, refuse it (its executor slot is
+        then free, and the calls that may start now are returned), or stop at a question
+        the host answers later with :meth:`permission_answer`."""
+        call = gate.call
+        while True:
+            if gate.stage == "doom_loop":
+                if not gate.doom:
+                    gate.stage = "tool"
+                    continue
+                action = self.config.doom_loop
+                if action == "allow" or call.name in self._always:
+                    self._emit_doom(gate, action, "allow")
+                    gate.stage = "tool"
+                    continue
+                if action == "deny":
+                    return self._refuse_doom(turn, gate, action, "deny")
+                answer = self._question(turn, gate, "doom_loop", gate.doom)
+            elif gate.stage == "tool":
+                rule = self._rule(call.name)
+                if rule == "allow" or call.name in self._always_tools:
+                    gate.stage = "run"
+                    continue
+                if rule == "deny":
+                    return self._refuse_tool(turn, gate, rule, "deny")
+                answer = self._question(turn, gate, call.name, 0)
+            else:
+                self._start(turn, gate)
+                return []
+            if answer is None:
+                return []
+            refused = self._apply_answer(turn, gate, answer)
+            if refused is not None:
+                return refused
+
+    def _question(
+        self, turn: _Turn, gate: _Gate, permission: str, count: int
+    ) -> PermissionAnswer | None:
+        """Ask: the host's ``ask`` function answers at once; without one the loop emits
+        :class:`AskPermission` and returns None (it waits for :meth:`permission_answer`)."""
+        self._ask_id += 1
+        call = gate.call
+        request = AskPermission(
+            ask_id=self._ask_id,
+            key=gate.key,
+            permission=permission,
+            tool_call_id=call.id,
+            name=call.name,
+            arguments=copy.deepcopy(call.arguments),
+            count=count,
+        )
+        if self._ask is not None:
+            return self._ask(request)
+        gate.ask_id = self._ask_id
+        turn.gates[gate.key] = gate
+        self._out.append(request)
+        return None
+
+    def permission_answer(self, ask_id: int, answer: PermissionAnswer) -> list[Output]:
+        """The host's answer to an :class:`AskPermission`. Ignored when the question is moot
+        (unknown id, an abort, a discarded attempt, the end of the run)."""
+        turn = self._turn
+        if self.state is LoopState.DONE or turn is None:
+            return self._drain()
+        gate = next((g for g in turn.gates.values() if g.ask_id == ask_id), None)
+        if gate is None:
+            return self._drain()
+        gate.ask_id = None
+        del turn.gates[gate.key]
+        refused = self._apply_answer(turn, gate, answer)
+        self._run(turn, refused if refused is not None else self._gate(turn, gate))
+        self._advance(turn)
+        return self._drain()
+
+    def _apply_answer(
+        self, turn: _Turn, gate: _Gate, answer: PermissionAnswer
+    ) -> list[Started] | None:
+        """Apply the user's answer to the gate's current question: None when the call passes
+        this stage, else the refusal's freed slots."""
+        name = gate.call.name
+        if gate.stage == "doom_loop":
+            if answer == "deny":
+                return self._refuse_doom(turn, gate, "ask", answer)
+            if answer == "always":
+                self._always.add(name)
+            self._emit_doom(gate, "ask", answer)
+            gate.stage = "tool"
+            return None
+        if answer == "deny":
+            return self._refuse_tool(turn, gate, "ask", answer)
+        if answer == "always":
+            self._always_tools.add(name)
+        self._emit_permission(gate, "ask", answer)
+        gate.stage = "run"
+        return None
+
+    def _emit_doom(self, gate: _Gate, action: DoomLoopAction, decision: PermissionAnswer) -> None:
+        call = gate.call
         self._emit(
             DoomLoop(
+                time=self._now(),
+                turn=self.turn,
+                key=gate.key,
+                tool_call_id=call.id,
+                name=call.name,
+                count=gate.doom,
+                action=action,
+                decision=decision,
+            )
+        )
+
+    def _emit_permission(
+        self, gate: _Gate, action: PermissionAction, decision: PermissionAnswer
+    ) -> None:
+        call = gate.call
+        self._emit(
+            Permission(
+                time=self._now(),
+                turn=self.turn,
+                key=gate.key,
+                tool_call_id=call.id,
+                name=call.name,
+                action=action,
+                decision=decision,
+            )
+        )
+
+    def _refuse_doom(
+        self, turn: _Turn, gate: _Gate, action: DoomLoopAction, decision: PermissionAnswer
+    ) -> list[Started]:
+        # seed 000: a refused doom-loop question throws out of the stream handler, the
+        # message gets an error and the loop stops (research/seed-systems.md A.3).
+        self._emit_doom(gate, action, decision)
+        turn.blocked = True
+        text = DOOM_LOOP_DENIED.format(name=gate.call.name, count=gate.doom)
+        return self._refuse(turn, gate, text, "doom_loop_denied")
+
+    def _refuse_tool(
+        self, turn: _Turn, gate: _Gate, action: PermissionAction, decision: PermissionAnswer
+    ) -> list[Started]:
+        self._emit_permission(gate, action, decision)
+        if action == "ask":
+            # seed 000 tool-error: a PermissionNext.RejectedError sets ``blocked`` (the loop
+            # returns "stop"); a rule's DeniedError does not (research/seed-systems.md A.1).
+            turn.blocked = True
+            return self._refuse(turn, gate, PERMISSION_REJECTED, "permission_rejected")
+        return self._refuse(turn, gate, PERMISSION_DENIED, "permission_denied")
+
+    def _refuse(self, turn: _Turn, gate: _Gate, text: str, kind: ToolResultKind) -> list[Started]:
+        call = gate.call
+        result = ToolResult(
+            tool_call_id=call.id, name=call.name, content=text, is_error=True, kind=kind
+        )
+        self._record(turn, gate.position, result)
+        return turn.executor.finish(gate.key)
+
+    def _start(self, turn: _Turn, gate: _Gate) -> None:
+        key, call = gate.key, gate.call
+        turn.running[key] = gate.position
+        if self.state is LoopState.STREAMING and self._attempt is not None:
+            self._attempt.started_tools = True
+        self._emit(
+            ToolExecutionStart(
                 time=self._now(),
                 turn=self.turn,
                 key=key,
                 tool_call_id=call.id,
                 name=call.name,
-                count=streak,
-                action=action,
-                decision=decision,
+                arguments=call.arguments,
+                context=gate.context,
+                batch=gate.batch,
+                safe=gate.safe,
             )
         )
-        return decision != "deny"
+        # Copies: a tool that mutates what it was given must not change history or the
+        # context the next batch sees.
+        self._out.append(
+            StartTool(key=key, call=call.model_copy(deep=True), context=copy.deepcopy(gate.context))
+        )
 
     def _run(self, turn: _Turn, started: list[Started]) -> None:
-        for item in started:
+        """Carry out what the executor started, in order; a call the gate refuses frees its
+        slot at once, and what that lets start is carried out in the same pass."""
+        work = list(started)
+        while work:
+            item = work.pop(0)
             key = item.job.key
             position = turn.keys[key]
             if item.job.immediate:
                 self._record(turn, position, turn.immediate.pop(key))
                 continue
-            call = turn.calls_by_position[position]
-            turn.running[key] = position
-            if self.state is LoopState.STREAMING and self._attempt is not None:
-                self._attempt.started_tools = True
-            self._emit(
-                ToolExecutionStart(
-                    time=self._now(),
-                    turn=self.turn,
-                    key=key,
-                    tool_call_id=call.id,
-                    name=call.name,
-                    arguments=call.arguments,
-                    context=item.context,
-                    batch=item.batch,
-                )
+            gate = _Gate(
+                key=key,
+                position=position,
+                call=turn.calls_by_position[position],
+                context=item.context,
+                batch=item.batch,
+                safe=item.job.safe,
+                doom=turn.doom.get(key, 0),
             )
-            # Copies: a tool that mutates what it was given must not change history or the
-            # context the next batch sees.
-            self._out.append(
-                StartTool(
-                    key=key, call=call.model_copy(deep=True), context=copy.deepcopy(item.context)
-                )
-            )
+            work.extend(self._gate(turn, gate))
 
     def _record(self, turn: _Turn, position: int, result: ToolResult) -> None:
         if position in turn.results:  # pragma: no cover - guarded by the callers
@@ -837,7 +1049,22 @@ class AgentLoop:
         turn.results[position] = result
 
     def _cancel_running(self, turn: _Turn) -> None:
+        """Cancel every started call: running tools, and calls waiting for a permission
+        answer (they never ran, so no tool event; their question is withdrawn)."""
         for key in turn.executor.cancel():
+            gate = turn.gates.pop(key, None)
+            if gate is not None:
+                assert gate.ask_id is not None
+                self._out.append(CancelPermission(gate.ask_id))
+                result = ToolResult(
+                    tool_call_id=gate.call.id,
+                    name=gate.call.name,
+                    content=CANCELLED,
+                    is_error=True,
+                    kind="cancelled",
+                )
+                self._record(turn, gate.position, result)
+                continue
             position = turn.running.pop(key)
             call = turn.calls_by_position[position]
             self._out.append(CancelTool(key))
