@@ -69,11 +69,11 @@ def test_response_end_before_the_terminal_event_is_a_retried_error_keeping_the_p
     events = script_events(ScriptSpec(text="partial answer", delta_size=7))
     h.feed(events[:3])  # start, text_start, "partial"
     out = h.take(h.loop.response_ended(request.request_id))
-    end = [o for o in out if getattr(o, "type", None) == "message_end"][0]
+    end = next(o for o in out if getattr(o, "type", None) == "message_end")
     assert end.committed is False
     assert end.message.stop_reason == "error" and end.message.error_message == STREAM_ENDED
     assert end.message.content == [TextBlock(content="partial")]
-    retry = [o for o in out if getattr(o, "type", None) == "retry"][0]
+    retry = next(o for o in out if getattr(o, "type", None) == "retry")
     assert (retry.delay, retry.error_kind) == (1.0, "transient")
     assert isinstance(out[-1], StartTimer)
     assert h.loop.response_ended(request.request_id) == []  # once is enough
