@@ -45,7 +45,7 @@ def test_check_command_passes_on_the_bundled_folder(capsys: pytest.CaptureFixtur
     args = parser.parse_args(["loop", "--check", str(SCENARIOS)])
     assert loop_command(args) == 0
     out = capsys.readouterr().out
-    assert f"{len(FILES)} passed, 0 failed, 0 not loadable" in out
+    assert f"OK: {len(FILES)} passed, 0 failed, 0 not loadable" in out
 
 
 def _all_runs() -> list[ScenarioRun]:

@@ -401,10 +401,14 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ScenarioError(file, "", exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(file, "", f"not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"
         raise ScenarioError(file, where, getattr(exc, "problem", None) or str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. a NUL byte, absurd nesting
+        raise ScenarioError(file, "yaml", str(exc) or type(exc).__name__) from None
     if not isinstance(raw, dict):
         raise ScenarioError(file, "", "a scenario is a YAML mapping")
     try:
