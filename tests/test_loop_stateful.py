@@ -208,7 +208,7 @@ class AgentLoopMachine(RuleBasedStateMachine):
         self.ok_modifiers: list[
             tuple[int, int, int, str]
         ] = []  # (response, position, batch, call id)
-        self.last_started: dict[int, int] = {}
+        self.last_started: dict[int, tuple[int, int]] = {}
         self.turn_requests: list[tuple[Message, ...]] = []
         self.steps = 0
         self.overloads = 0
@@ -281,9 +281,14 @@ class AgentLoopMachine(RuleBasedStateMachine):
         self.tools_started += 1
         self.running[command.key] = command
         response, position, batch = self.call_info[command.call.id]
-        if self.last_started.get(response, -1) >= position:
+        # Batches start in order. Within a parallel batch a call waiting for a permission
+        # answer starts when answered, so start order there follows the answers; without a
+        # gate it is call order.
+        last_batch, last_position = self.last_started.get(response, (-1, -1))
+        gated = bool(self.config.permissions.keys() - {"*"}) or self.config.doom_loop == "ask"
+        if batch < last_batch or (not gated and batch == last_batch and position <= last_position):
             self.problems.append(f"L3: call {position} of response {response} started out of order")
-        self.last_started[response] = position
+        self.last_started[response] = (max(batch, last_batch), position)
         expected = [
             call_id
             for r, p, b, call_id in sorted(self.ok_modifiers)
