@@ -2,9 +2,12 @@
 
 The machine performs no I/O and never waits. Its host calls one method per thing that
 happened (:meth:`AgentLoop.start`, :meth:`~AgentLoop.model_event`,
-:meth:`~AgentLoop.tool_finished`, :meth:`~AgentLoop.wake`, :meth:`~AgentLoop.abort`, ...)
-and gets back a list of outputs: agent events to show, and commands to carry out
-(:class:`SendRequest`, :class:`StartTool`, :class:`StartTimer`, and their cancellations).
+:meth:`~AgentLoop.request_failed`, :meth:`~AgentLoop.response_ended`,
+:meth:`~AgentLoop.tool_finished`, :meth:`~AgentLoop.wake`,
+:meth:`~AgentLoop.permission_answer`, :meth:`~AgentLoop.abort`, ...) and gets back a list of
+outputs: agent events to show, and commands to carry out (:class:`SendRequest`,
+:class:`StartTool`, :class:`StartTimer`, :class:`AskPermission`, and their cancellations).
+Every way a response can end is an input, so no run waits forever (issue 16).
 Each call is atomic: its outputs are decided before the host sees any of them, so an abort
 delivered "after event K" takes effect at the next call (specs/agent-loop.md, "Inputs").
 
@@ -273,7 +276,7 @@ class _Gate:
     safe: bool
     doom: int
     ask_id: int | None = None
-    stage: str = "doom_loop"
+    stage: Literal["doom_loop", "tool", "run"] = "doom_loop"
 
 
 @dataclass
