@@ -135,7 +135,7 @@ streams = st.builds(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)  # no wall-clock limits in unit tests
 @given(
     events=streams,
     gaps=st.lists(st.sampled_from([0.0, 0.001, 0.02, 0.049, 0.05, 0.2]), min_size=60, max_size=60),

@@ -264,7 +264,7 @@ streams = st.builds(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)  # no wall-clock limits in unit tests
 @given(events=streams, cut=st.integers(0, 40))
 def test_judge_policy_output_is_always_a_valid_stream_prefix(events: list[Event], cut: int) -> None:
     """Whatever is refused and wherever the input stops, the client gets a contract-valid

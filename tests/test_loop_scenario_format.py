@@ -153,7 +153,7 @@ def test_cli_check_reports_unloadable_files(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("ERROR ") and "bad.yaml: responses" in out[0]
     assert out[1] == "ok    good"
-    assert out[-1] == "1 passed, 0 failed, 1 not loadable (2 scenarios)"
+    assert out[-1] == "ERROR: 1 passed, 0 failed, 1 not loadable or not runnable (2 scenarios)"
 
 
 def test_cli_check_fails_on_a_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

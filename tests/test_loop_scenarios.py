@@ -45,7 +45,7 @@ def test_check_command_passes_on_the_bundled_folder(capsys: pytest.CaptureFixtur
     args = parser.parse_args(["loop", "--check", str(SCENARIOS)])
     assert loop_command(args) == 0
     out = capsys.readouterr().out
-    assert f"{len(FILES)} passed, 0 failed, 0 not loadable" in out
+    assert f"OK: {len(FILES)} passed, 0 failed, 0 not loadable" in out
 
 
 def _all_runs() -> list[ScenarioRun]:
@@ -68,6 +68,9 @@ def test_scenarios_cover_every_behaviour() -> None:
         "doom_loop_denied",
         "truncated",
         "cancelled",
+        "not_executed",
+        "permission_denied",
+        "permission_rejected",
     }
     ends = {e.reason for e in events if e.type == "agent_end"}
     assert ends == {"completed", "error", "aborted", "compact", "blocked", "max_turns"}
@@ -76,8 +79,29 @@ def test_scenarios_cover_every_behaviour() -> None:
     retries = [e for e in events if e.type == "retry"]
     assert {e.hinted for e in retries} == {True, False}
     assert {e.error_kind for e in retries} >= {"rate_limit", "overloaded", "transient"}
-    assert {e.reason for e in events if e.type == "compaction"} == {"threshold", "overflow"}
+    assert {e.reason for e in events if e.type == "compaction"} == {
+        "threshold",
+        "pre_request",
+        "overflow",
+    }
+    # Seed 000's retry rule: network failures and messages saying timeout are retried, and a
+    # response that just ends (no terminal event) is one of them.
+    retried = {e.error_message for e in retries}
+    assert {"[Errno 111] Connection refused", "upstream request timeout"} <= retried
+    assert "stream ended without a terminal event" in retried
+    assert max(e.delay for e in retries) == 60.0
     assert {e.decision for e in events if e.type == "doom_loop"} >= {"allow", "deny"}
+    assert {(e.action, e.decision) for e in events if e.type == "permission"} >= {
+        ("ask", "deny"),
+        ("ask", "always"),
+        ("deny", "deny"),
+    }
+    # Seed 003: some batch mixes calls of one tool that were judged differently by input.
+    starts = [e for e in events if e.type == "tool_execution_start"]
+    by_tool: dict[str, set[bool]] = {}
+    for start in starts:
+        by_tool.setdefault(start.name, set()).add(start.safe)
+    assert any(flags == {True, False} for flags in by_tool.values())
     outcomes = {e.outcome for e in events if e.type == "tool_execution_end"}
     assert outcomes == {"ok", "error", "cancelled"}
     protocols = {load_scenario(p).responses[0].protocol for p in FILES} | {

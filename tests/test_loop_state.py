@@ -13,6 +13,7 @@ from harness.loop.retry import RetryPolicy
 from harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
 from harness.loop.state import (
     AgentLoop,
+    AskPermission,
     CancelRequest,
     CancelTimer,
     CancelTool,
@@ -333,8 +334,8 @@ def test_compactor_continues_the_run() -> None:
 def test_doom_loop_ask_always_stops_asking_for_that_tool() -> None:
     asked: list[tuple[str, int]] = []
 
-    def ask(name: str, arguments: Any, count: int) -> Any:
-        asked.append((name, count))
+    def ask(request: AskPermission) -> Any:
+        asked.append((request.name, request.count))
         return "always"
 
     h = Harness(LoopConfig(doom_loop="ask"), ask=ask)
@@ -346,12 +347,17 @@ def test_doom_loop_ask_always_stops_asking_for_that_tool() -> None:
     assert len([o for o in h.outputs if isinstance(o, StartTool)]) == 5
 
 
-def test_doom_loop_ask_without_anyone_to_ask_denies() -> None:
+def test_doom_loop_ask_without_an_ask_function_waits_for_the_host() -> None:
     h = Harness(LoopConfig(doom_loop="ask", continue_on_deny=True))
     h.respond(
         tool_calls=[{"id": f"c{i}", "name": "read", "arguments": {"path": "a"}} for i in range(3)]
     )
+    question = h.last(AskPermission)
+    assert (question.permission, question.name, question.count) == ("doom_loop", "read", 3)
+    assert not [e for e in h.events if e.type == "doom_loop"]  # not decided yet
+    h.take(h.loop.permission_answer(question.ask_id, "deny"))
     assert [e.decision for e in h.events if e.type == "doom_loop"] == ["deny"]
+    assert h.loop.permission_answer(question.ask_id, "allow") == []  # answered already
     for start in [o for o in h.outputs if isinstance(o, StartTool)]:
         h.take(h.loop.tool_finished(start.key, ToolOutcome(value=1)))
     assert h.events[-1].type == "turn_start"  # continue_on_deny: the run goes on

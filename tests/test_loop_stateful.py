@@ -16,11 +16,17 @@ read back from the machine:
 - L7 retry hygiene: a resend within a turn carries the same history as the failed request,
   a retry never follows a tool start, an overflow is never retried;
 - L11 abort: a second abort and any input after the end give nothing; after an abort no
-  request, tool start or timer is ever issued and a late tool finish adds nothing.
+  request, tool start, timer or permission question is ever issued, a late tool finish or
+  answer adds nothing, and no question is left open;
+- issue 16: a response may end (EOF) at any point, before or after its terminal event, and
+  the run never waits forever; the permission gate's questions are answered in any order
+  (allow, deny, always), and a call whose rule is ``ask`` never starts without an allow;
+  concurrency safety is decided per call from its input (grep is safe only for path "a").
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -36,6 +42,8 @@ from harness.loop.retry import RetryPolicy
 from harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
 from harness.loop.state import (
     AgentLoop,
+    AskPermission,
+    CancelPermission,
     CancelTimer,
     CancelTool,
     LoopConfig,
@@ -45,16 +53,28 @@ from harness.loop.state import (
     StartTimer,
     StartTool,
 )
-from harness.loop.tools import AppendTo, ToolOutcome, ToolSpec
+from harness.loop.tools import AppendTo, SafeWhen, ToolOutcome, ToolSpec
 
 PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 TOOLS = [
     ToolSpec("read", PATH_SCHEMA, concurrency_safe=True),
-    ToolSpec("grep", PATH_SCHEMA, concurrency_safe=True),
+    # Safe or not by input (seed 003's isConcurrencySafe(parsed)): only for path "a".
+    ToolSpec(
+        "grep", PATH_SCHEMA, concurrency_safe=SafeWhen({"properties": {"path": {"const": "a"}}})
+    ),
     ToolSpec("write", PATH_SCHEMA, concurrency_safe=False),
     ToolSpec("bash", PATH_SCHEMA, concurrency_safe=False),
 ]
-SAFE = {"read": True, "grep": True, "write": False, "bash": False}
+SAFE = {"read": True, "write": False, "bash": False}
+
+
+def is_safe(name: str, arguments: Mapping[str, Any]) -> bool:
+    """This test's own oracle of a call's safety (the checker gets it too)."""
+    if name == "grep":
+        return arguments.get("path") == "a"
+    return SAFE.get(name, False)
+
+
 INITIAL_CONTEXT: dict[str, Any] = {"log": []}
 
 # Biased toward valid safe calls, so that parallel batches (where order matters) are common.
@@ -91,7 +111,11 @@ failed = st.fixed_dictionaries(
     }
 )
 raised = st.fixed_dictionaries(
-    {"kind": st.just("raise"), "message": st.sampled_from(["read ECONNRESET", "boom"])}
+    {
+        "kind": st.just("raise"),
+        "message": st.sampled_from(["read ECONNRESET", "boom", "getaddrinfo ENOTFOUND x"]),
+        "network": st.booleans(),
+    }
 )
 # Mostly completed responses, so that runs get to their tools; one_of picks its branches
 # about evenly, hence the repetition.
@@ -128,6 +152,8 @@ class AgentLoopMachine(RuleBasedStateMachine):
         fallback=st.booleans(),
         window=st.sampled_from([None, 1000]),
         abort_after=st.one_of(st.none(), st.integers(1, 30)),
+        gated=st.sampled_from([(), ("bash",), ("bash", "read")]),
+        doom=st.sampled_from(["allow", "ask"]),
     )
     def setup(
         self,
@@ -137,6 +163,8 @@ class AgentLoopMachine(RuleBasedStateMachine):
         fallback: bool,
         window: int | None,
         abort_after: int | None,
+        gated: tuple[str, ...],
+        doom: str,
     ) -> None:
         # Abort timing is drawn here, as a number of steps, so that most runs get far before
         # the user aborts: an always-enabled abort rule ends nearly every run at once.
@@ -147,7 +175,9 @@ class AgentLoopMachine(RuleBasedStateMachine):
             fallback_after=2,
             retry=RetryPolicy(max_retries=max_retries, base=1.0),
             concurrency_limit=limit,
-            doom_loop="allow",
+            doom_loop="ask" if doom == "ask" else "allow",
+            permissions={"*": "allow", **dict.fromkeys(gated, "ask")},
+            continue_on_deny=True,
             eager_tools=eager,
             context_window=window,
             max_turns=6,
@@ -178,12 +208,15 @@ class AgentLoopMachine(RuleBasedStateMachine):
         self.ok_modifiers: list[
             tuple[int, int, int, str]
         ] = []  # (response, position, batch, call id)
-        self.last_started: dict[int, int] = {}
+        self.last_started: dict[int, tuple[int, int]] = {}
         self.turn_requests: list[tuple[Message, ...]] = []
         self.steps = 0
         self.overloads = 0
         self.tools_started = 0
         self.tools_at_request = 0
+        self.asks: dict[int, AskPermission] = {}
+        self.allowed: set[tuple[str, str]] = set()  # (key, permission) the user allowed
+        self.always: set[str] = set()
         self._apply(self.loop.start())
 
     @property
@@ -208,7 +241,9 @@ class AgentLoopMachine(RuleBasedStateMachine):
                 if isinstance(output, Retry) and output.error_kind == "overflow":
                     self.problems.append("L7: overflow retried")
                 continue
-            if self.aborted and isinstance(output, SendRequest | StartTool | StartTimer):
+            if self.aborted and isinstance(
+                output, SendRequest | StartTool | StartTimer | AskPermission
+            ):
                 self.problems.append(f"L11: {type(output).__name__} after abort")
             if isinstance(output, SendRequest):
                 if self.turn_requests and output.messages != self.turn_requests[-1]:
@@ -224,17 +259,36 @@ class AgentLoopMachine(RuleBasedStateMachine):
                 self.cancelled.add(output.key)
             elif isinstance(output, StartTimer):
                 self.timer, self.timer_due = output, self.clock.now() + output.delay
+            elif isinstance(output, AskPermission):
+                self.asks[output.ask_id] = output
+            elif isinstance(output, CancelPermission):
+                if self.asks.pop(output.ask_id, None) is None:
+                    self.problems.append(f"CancelPermission for {output.ask_id}, never asked")
             elif isinstance(output, CancelTimer):
                 self.timer = None
         self._check_concurrency()
 
     def _started(self, command: StartTool) -> None:
+        name = command.call.name
+        if (
+            self.config.permissions.get(name) == "ask"
+            and name not in self.always
+            and (command.key, name) not in self.allowed
+        ):
+            self.problems.append(f"gate: {command.key} ({name}) started without an allow")
+        if any(a.key == command.key for a in self.asks.values()):
+            self.problems.append(f"gate: {command.key} started with a question open")
         self.tools_started += 1
         self.running[command.key] = command
         response, position, batch = self.call_info[command.call.id]
-        if self.last_started.get(response, -1) >= position:
+        # Batches start in order. Within a parallel batch a call waiting for a permission
+        # answer starts when answered, so start order there follows the answers; without a
+        # gate it is call order.
+        last_batch, last_position = self.last_started.get(response, (-1, -1))
+        gated = bool(self.config.permissions.keys() - {"*"}) or self.config.doom_loop == "ask"
+        if batch < last_batch or (not gated and batch == last_batch and position <= last_position):
             self.problems.append(f"L3: call {position} of response {response} started out of order")
-        self.last_started[response] = position
+        self.last_started[response] = (max(batch, last_batch), position)
         expected = [
             call_id
             for r, p, b, call_id in sorted(self.ok_modifiers)
@@ -250,7 +304,9 @@ class AgentLoopMachine(RuleBasedStateMachine):
             self.problems.append(
                 f"L3: {len(self.running)} tools run, limit {self.config.concurrency_limit}"
             )
-        if len(self.running) > 1 and any(not SAFE[c.call.name] for c in self.running.values()):
+        if len(self.running) > 1 and any(
+            not is_safe(c.call.name, c.call.arguments) for c in self.running.values()
+        ):
             self.problems.append(
                 f"L3: an unsafe tool overlaps: {sorted(c.call.name for c in self.running.values())}"
             )
@@ -269,7 +325,11 @@ class AgentLoopMachine(RuleBasedStateMachine):
         self.responses_seen += 1
         if response["kind"] == "raise":
             self.script = []
-            self._apply(self.loop.request_failed(self.request.request_id, response["message"]))
+            self._apply(
+                self.loop.request_failed(
+                    self.request.request_id, response["message"], network=response["network"]
+                )
+            )
             self.overloads = 0  # a client failure is never an overload
             return
         script_calls = []
@@ -279,8 +339,8 @@ class AgentLoopMachine(RuleBasedStateMachine):
             script_calls.append(
                 ScriptCall(id=f"c{self.call_ids}", name=name, arguments={"path": path})
             )
-            valid = name in SAFE and isinstance(path, str)
-            safety.append(SAFE[name] if valid else None)
+            valid = name in {"read", "grep", "write", "bash"} and isinstance(path, str)
+            safety.append(is_safe(name, {"path": path}) if valid else None)
         batches = partition(safety)
         for position, call in enumerate(script_calls):
             assert call.id is not None
@@ -333,6 +393,35 @@ class AgentLoopMachine(RuleBasedStateMachine):
         if fell_back:
             self.overloads = 0
 
+    @precondition(
+        lambda self: self.request is not None and self.script is not None and not self.done
+    )
+    @rule()
+    def response_ends(self) -> None:
+        """The body ends here, at any point of the stream: before the terminal event the
+        attempt fails (and may be retried), after it nothing happens."""
+        assert self.request is not None
+        self._tick()
+        self.script = []
+        out = self.loop.response_ended(self.request.request_id)
+        if out:
+            self.overloads = 0  # an early end is a network failure, never an overload
+        self._apply(out)
+
+    @precondition(lambda self: bool(self.asks) and not self.done)
+    @rule(i=st.integers(0, 5), answer=st.sampled_from(["allow", "deny", "always"]))
+    def user_answers(self, i: int, answer: str) -> None:
+        self._tick()
+        ask_id = sorted(self.asks)[i % len(self.asks)]
+        ask = self.asks.pop(ask_id)
+        if answer != "deny":
+            self.allowed.add((ask.key, ask.permission))
+            if answer == "always" and ask.permission != "doom_loop":
+                self.always.add(ask.permission)
+        self._apply(self.loop.permission_answer(ask_id, answer))  # type: ignore[arg-type]
+        if self.loop.permission_answer(ask_id, "allow"):
+            self.problems.append(f"a second answer to {ask_id} did something")
+
     @precondition(lambda self: bool(self.running))
     @rule(i=st.integers(0, 5), ok=st.booleans(), modify=st.booleans(), progress=st.booleans())
     def tool_finishes(self, i: int, ok: bool, modify: bool, progress: bool) -> None:
@@ -377,6 +466,11 @@ class AgentLoopMachine(RuleBasedStateMachine):
             self.events_arrive(data.draw(st.integers(1, 4), label="n"))
         elif self.request is not None and self.script is None:
             self.model_responds(data.draw(responses, label="response"))
+        elif self.asks:
+            self.user_answers(
+                data.draw(st.integers(0, 5), label="i"),
+                data.draw(st.sampled_from(["allow", "deny", "always"]), label="answer"),
+            )
         elif self.running:
             self.tool_finishes(
                 data.draw(st.integers(0, 5), label="i"),
@@ -405,6 +499,10 @@ class AgentLoopMachine(RuleBasedStateMachine):
             late = self.loop.tool_finished(key, ToolOutcome(value="late"))
             if late:
                 self.problems.append(f"L11: a late finish of cancelled {key} produced {late}")
+        if self.asks:
+            self.problems.append(f"L11: questions left open after the abort: {sorted(self.asks)}")
+        if self.request is not None and self.loop.response_ended(self.request.request_id):
+            self.problems.append("L11: a response end after the abort did something")
 
     @precondition(lambda self: self.done)
     @rule()
@@ -427,7 +525,7 @@ class AgentLoopMachine(RuleBasedStateMachine):
             self.events,
             complete=complete,
             concurrency_limit=self.config.concurrency_limit,
-            safe_tools=SAFE,
+            safe_tools=is_safe,
         )
         violations += check_history(self.loop.history, complete=complete)
         assert not violations, [str(v) for v in violations]
@@ -439,6 +537,19 @@ class AgentLoopMachine(RuleBasedStateMachine):
     @invariant()
     def log_and_history_keep_the_invariants(self) -> None:
         self._check_all(complete=self.done)
+
+    @invariant()
+    def the_run_never_waits_forever(self) -> None:
+        """Every way a response can end is an input: a run that is not over always waits for
+        something the host can deliver (an event, a response, a tool, a timer, an answer)."""
+        if self.done:
+            return
+        waiting_for_response = self.request is not None and (
+            self.script is None or bool(self.script)
+        )
+        assert waiting_for_response or self.running or self.timer or self.asks, (
+            f"stuck in {self.loop.state}"
+        )
 
     @invariant()
     def the_machine_agrees_on_what_runs(self) -> None:

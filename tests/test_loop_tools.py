@@ -124,7 +124,7 @@ def test_the_papers_example_partition() -> None:
     ]
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)  # no wall-clock limits in unit tests
 @given(
     safe=st.lists(st.booleans(), max_size=10),
     limit=st.integers(1, 4),

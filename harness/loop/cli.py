@@ -3,8 +3,10 @@
 ``stream-harness loop SCENARIO`` prints one JSON line per agent event (exit 0; 1 when the run
 breaks an invariant). ``stream-harness loop --check DIR`` runs every scenario under DIR and
 compares it with its ``expect`` (exit 0 when all pass, 1 when one fails, 2 when one cannot be
-loaded). A bad scenario is one line on stderr naming the file and the field, never a
-traceback.
+loaded or run, or when DIR holds no scenario: a check of nothing is not green). Bad input (a
+missing, unreadable, non-UTF-8 or invalid file, an empty folder) is one line naming the file
+and the problem, exit 2, never a traceback; the summary line states the verdict the exit
+status gives.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def loop_command(args: argparse.Namespace) -> int:
         scenario = load_scenario(args.scenario)
     except ScenarioError as exc:
         return _usage(str(exc))
-    run = run_scenario(scenario)
+    try:
+        run = run_scenario(scenario)
+    except Exception as exc:  # a loaded scenario always runs; if not, say so in one line
+        return _usage(f"{scenario.path}: the run failed: {type(exc).__name__}: {exc}")
     out = sys.stdout
     for event in run.events:
         out.write(agent_event_to_json(event) + "\n")
@@ -75,7 +80,12 @@ def _check(directory: Path) -> int:
             broken += 1
             print(f"ERROR {exc}")
             continue
-        problems = check_scenario(run_scenario(scenario))
+        try:
+            problems = check_scenario(run_scenario(scenario))
+        except Exception as exc:
+            broken += 1
+            print(f"ERROR {file}: the run failed: {type(exc).__name__}: {exc}")
+            continue
         if problems:
             failed += 1
             print(f"FAIL  {scenario.name} ({file})")
@@ -84,8 +94,13 @@ def _check(directory: Path) -> int:
         else:
             print(f"ok    {scenario.name}")
     passed = len(files) - failed - broken
-    print(f"{passed} passed, {failed} failed, {broken} not loadable ({len(files)} scenarios)")
-    return 2 if broken else 1 if failed else 0
+    code = 2 if broken else 1 if failed else 0
+    verdict = ("OK", "FAILED", "ERROR")[code]
+    print(
+        f"{verdict}: {passed} passed, {failed} failed, {broken} not loadable or not runnable "
+        f"({len(files)} scenarios)"
+    )
+    return code
 
 
 def _usage(message: str) -> int:

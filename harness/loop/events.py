@@ -18,6 +18,9 @@ from harness.loop.messages import ToolResult
 
 TurnSignal: TypeAlias = Literal["continue", "stop", "compact"]
 EndReason: TypeAlias = Literal["completed", "error", "aborted", "compact", "blocked", "max_turns"]
+CompactionReason: TypeAlias = Literal["threshold", "pre_request", "overflow"]
+"""Seed 000's three paths: the last response's input above the threshold, a request whose
+estimated input would be (before sending it), a context-overflow error."""
 ExecutionOutcome: TypeAlias = Literal["ok", "error", "cancelled"]
 
 
@@ -88,6 +91,8 @@ class ToolExecutionStart(_Event):
     context: dict[str, Any]
     batch: int
     """The tool's batch, numbered per turn from 0 (L3, L4)."""
+    safe: bool = False
+    """Whether this call was judged concurrency-safe (from its parsed input, seed 003)."""
 
 
 class ToolExecutionUpdate(_Event):
@@ -140,10 +145,24 @@ class DoomLoop(_Event):
     decision: Literal["allow", "deny", "always"]
 
 
+class Permission(_Event):
+    """The permission gate decided on a call whose rule is not ``allow`` (seed 000:
+    ``PermissionNext.ask``). ``deny`` after ``ask`` is the user's rejection, which blocks the
+    run; ``deny`` by rule is a refusal the model can work around."""
+
+    type: Literal["permission"] = "permission"
+    turn: int
+    key: str
+    tool_call_id: str
+    name: str
+    action: Literal["ask", "deny", "allow"]
+    decision: Literal["allow", "deny", "always"]
+
+
 class Compaction(_Event):
     type: Literal["compaction"] = "compaction"
     turn: int
-    reason: Literal["threshold", "overflow"]
+    reason: CompactionReason
     used: int | None = None
     context_window: int | None = None
     threshold: float | None = None
@@ -163,6 +182,7 @@ AgentEvent: TypeAlias = Annotated[
     | Retry
     | Fallback
     | DoomLoop
+    | Permission
     | Compaction,
     Field(discriminator="type"),
 ]
@@ -181,6 +201,7 @@ AGENT_EVENT_TYPES = (
     Retry,
     Fallback,
     DoomLoop,
+    Permission,
     Compaction,
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from harness.contract import Violation, check_contract
 from harness.events import TERMINAL_TYPES, AssistantMessage, Event
@@ -24,6 +24,7 @@ from harness.loop.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    Permission,
     Retry,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -36,6 +37,15 @@ from harness.loop.messages import Message, ToolResult, tool_calls_of
 __all__ = ["Violation", "check_events", "check_history"]
 
 _Bad: TypeAlias = Callable[[str, str, int | None], None]
+SafeTools: TypeAlias = Mapping[str, bool] | Callable[[str, Mapping[str, Any]], bool]
+"""The checker's oracle for L3: safe tools by name, or a call's safety from its name and
+input (seed 003 decides per call, ``isConcurrencySafe(parsed)``)."""
+
+
+def _safe(safe_tools: SafeTools, event: ToolExecutionStart) -> bool:
+    if isinstance(safe_tools, Mapping):
+        return bool(safe_tools.get(event.name, False))
+    return safe_tools(event.name, event.arguments)
 
 
 @dataclass
@@ -59,7 +69,7 @@ def check_events(
     *,
     complete: bool = True,
     concurrency_limit: int | None = None,
-    safe_tools: Mapping[str, bool] | None = None,
+    safe_tools: SafeTools | None = None,
 ) -> list[Violation]:
     out: list[Violation] = []
 
@@ -161,7 +171,7 @@ def check_events(
             if turn.running.pop(event.key, None) is None:
                 bad("L6", f"tool_execution_end for {event.key}, which is not running", i)
             continue
-        if isinstance(event, DoomLoop | Compaction):
+        if isinstance(event, DoomLoop | Permission | Compaction):
             continue
     if complete and started and not ended:
         bad("L6", "no agent_end", None)
@@ -214,7 +224,7 @@ def _check_tool_start(
     i: int,
     bad: _Bad,
     limit: int | None,
-    safe_tools: Mapping[str, bool] | None,
+    safe_tools: SafeTools | None,
 ) -> None:
     if event.key in turn.started:
         bad("L1", f"tool {event.key} started twice", i)
@@ -238,7 +248,7 @@ def _check_tool_start(
     if limit is not None and len(turn.running) > limit:
         bad("L3", f"{len(turn.running)} tools run at once, limit {limit}", i)
     if safe_tools is not None and len(turn.running) > 1:
-        unsafe = [e.name for e in turn.running.values() if not safe_tools.get(e.name, False)]
+        unsafe = [e.name for e in turn.running.values() if not _safe(safe_tools, e)]
         if unsafe:
             bad("L3", f"unsafe tool {unsafe[0]} overlaps another tool", i)
 

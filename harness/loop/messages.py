@@ -9,6 +9,9 @@ call getting exactly one result whatever the path.
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
@@ -38,6 +41,8 @@ ToolResultKind: TypeAlias = Literal[
     "invalid_arguments",  # the arguments failed the tool's JSON Schema; not run
     "unknown_tool",  # no tool of that name; not run
     "doom_loop_denied",  # the doom-loop check refused it; not run
+    "permission_denied",  # a permission rule refused it; not run
+    "permission_rejected",  # the user answered no when the gate asked; not run
     "truncated",  # the response hit the output limit (stop_reason length); not run
     "cancelled",  # aborted before or while running
     "not_executed",  # the response ended in error, so the call was never run
@@ -146,3 +151,46 @@ class PartialAssistant:
 
     def aborted(self) -> AssistantMessage:
         return self.snapshot("aborted", ABORTED_MESSAGE)
+
+
+def prompt_tokens(message: AssistantMessage) -> int:
+    """The input tokens of the request that produced ``message``: ``input + cache_read +
+    cache_write``, since the contract's ``input`` excludes cached tokens (specs/contract.md,
+    Usage) while what fills the context window is the whole prompt (Anthropic reports the
+    three apart; OpenAI's ``prompt_tokens`` already includes cached ones,
+    research/provider-facts.md 2.7)."""
+    usage = message.usage
+    return usage.input + usage.cache_read + usage.cache_write
+
+
+def _chars(message: Message) -> int:
+    if isinstance(message, UserMessage):
+        return len(message.content)
+    if isinstance(message, ToolResult):
+        content = message.content
+        return len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
+    total = 0
+    for block in message.content:
+        if isinstance(block, ToolCall):
+            total += len(block.name) + len(json.dumps(block.arguments, default=str))
+        elif isinstance(block, TextBlock | ThinkingBlock):
+            total += len(block.content)
+    return total
+
+
+def estimate_tokens(history: Sequence[Message]) -> int:
+    """The input a request carrying ``history`` would have, in tokens, before sending it.
+
+    Claude Code's way (``tokenCountWithEstimation``): the provider's count for the last
+    response that reported usage (its prompt plus its output, both now in history), plus an
+    estimate of every message after it at 4 characters per token (pi's faux provider and
+    Claude Code's rough estimate, research/seed-systems.md B.7); with no usage yet, the
+    estimate of the whole history.
+    """
+    base, start = 0, 0
+    for i in range(len(history) - 1, -1, -1):
+        entry = history[i]
+        if isinstance(entry, AssistantMessage) and (entry.usage.input or entry.usage.output):
+            base, start = prompt_tokens(entry) + entry.usage.output, i + 1
+            break
+    return base + math.ceil(sum(_chars(m) for m in history[start:]) / 4)

@@ -10,7 +10,7 @@ checking it compares the run with ``expect`` and runs the invariant checker on t
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -30,16 +30,17 @@ from harness.events import (
     TextBlock,
 )
 from harness.loop.clock import DEFAULT_EPOCH, VirtualClock
-from harness.loop.events import AgentEnd, AgentEvent, EndReason, TurnSignal
+from harness.loop.events import AgentEnd, AgentEvent, CompactionReason, EndReason, TurnSignal
 from harness.loop.invariants import Violation, check_events, check_history
 from harness.loop.messages import Message, ToolResult, ToolResultKind, UserMessage, summarize
 from harness.loop.retry import RetryPolicy
 from harness.loop.scheduler import ModelResponse, Scheduler, Simulation, SimulationResult, ToolPlan
-from harness.loop.state import AgentLoop, LoopConfig, SendRequest
+from harness.loop.state import AgentLoop, AskPermission, LoopConfig, SendRequest
 from harness.loop.tools import (
     AppendTo,
     ContextModifier,
-    DoomLoopAnswer,
+    PermissionAnswer,
+    SafeWhen,
     SetKeys,
     ToolOutcome,
     ToolSpec,
@@ -87,18 +88,51 @@ class RetrySpec(_Spec):
     max_retries: int = Field(5, ge=0)
     base: float = Field(2.0, ge=0)
     factor: float = Field(2.0, ge=1)
-    cap: float = Field(30.0, ge=0)
+    cap: float = Field(60.0, ge=0)
+    kinds: list[ErrorKind] = ["rate_limit", "overloaded", "transient"]
+    message_patterns: list[str] = ["timeout"]
+    network: bool = True
+
+    def compile(self) -> RetryPolicy:
+        return RetryPolicy(
+            self.max_retries,
+            self.base,
+            self.factor,
+            self.cap,
+            kinds=tuple(self.kinds),
+            message_patterns=tuple(self.message_patterns),
+            network=self.network,
+        )
+
+
+class AnswerSpec(_Spec):
+    answer: Literal["allow", "deny", "always"]
+    after: float = Field(0.0, ge=0)
+
+
+Answer = Literal["allow", "deny", "always"] | AnswerSpec
+
+
+def _answer(entry: Answer) -> tuple[PermissionAnswer, float]:
+    return (entry.answer, entry.after) if isinstance(entry, AnswerSpec) else (entry, 0.0)
 
 
 class DoomLoopSpec(_Spec):
     action: Literal["ask", "deny", "allow"] = "ask"
     threshold: int = Field(3, ge=1)
-    answers: list[Literal["allow", "deny", "always"]] = []
+    answers: list[Answer] = []
     continue_on_deny: bool = False
+
+
+class PermissionsSpec(_Spec):
+    rules: dict[str, Literal["ask", "deny", "allow"]] = {"*": "allow"}
+    answers: list[Answer] = []
 
 
 class CompactionSpec(_Spec):
     threshold: float = Field(0.9, gt=0, le=1)
+    tokens: Literal["prompt", "input", "total"] = "prompt"
+    pre_request: bool = True
     then: Literal["stop", "continue"] = "stop"
 
 
@@ -109,6 +143,7 @@ class ConfigSpec(_Spec):
     retry: RetrySpec = RetrySpec()
     concurrency_limit: int = Field(10, ge=1)
     doom_loop: DoomLoopSpec = DoomLoopSpec()
+    permissions: PermissionsSpec = PermissionsSpec()
     context_window: int | None = Field(None, ge=1)
     compaction: CompactionSpec = CompactionSpec()
     eager_tools: bool = False
@@ -146,7 +181,9 @@ class RunSpec(_Spec):
 
 class ToolDef(RunSpec):
     json_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, alias="schema")
-    concurrency_safe: bool = False
+    concurrency_safe: bool | dict[str, Any] = False
+    """true / false, or a JSON Schema: a call is safe when its input matches it (seed 003's
+    per-input ``isConcurrencySafe(parsed)``)."""
     description: str = ""
     runs: list[RunSpec] = []
 
@@ -198,6 +235,7 @@ class ResponseSpec(_Spec):
     interval: float = Field(0.0, ge=0)
     cut_after: int | None = Field(None, ge=0)
     fail: str | None = None
+    eof_after: int | None = Field(None, ge=0)
     repeat: int = Field(1, ge=1)
 
     @model_validator(mode="after")
@@ -271,7 +309,7 @@ class ExpectSpec(_Spec):
     tool_start_times: dict[str, float] | None = None
     max_concurrency: int | None = None
     doom_loops: list[str] | None = None
-    compactions: list[Literal["threshold", "overflow"]] | None = None
+    compactions: list[CompactionReason] | None = None
     context: dict[str, Any] | None = None
 
 
@@ -363,10 +401,14 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ScenarioError(file, "", exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(file, "", f"not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"
         raise ScenarioError(file, where, getattr(exc, "problem", None) or str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. a NUL byte, absurd nesting
+        raise ScenarioError(file, "yaml", str(exc) or type(exc).__name__) from None
     if not isinstance(raw, dict):
         raise ScenarioError(file, "", "a scenario is a YAML mapping")
     try:
@@ -379,9 +421,17 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     tools: list[ToolSpec] = []
     for name, tool in spec.tools.items():
         try:
-            tools.append(ToolSpec(name, tool.json_schema, tool.concurrency_safe, tool.description))
+            tools.append(
+                ToolSpec(name, tool.json_schema, _safety(tool.concurrency_safe), tool.description)
+            )
         except ToolSpecError as exc:
             raise ScenarioError(file, f"tools.{name}.schema", str(exc)) from None
+        safe = tool.concurrency_safe
+        if isinstance(safe, dict):
+            try:
+                ToolSpec(name, safe)
+            except ToolSpecError as exc:
+                raise ScenarioError(file, f"tools.{name}.concurrency_safe", str(exc)) from None
     responses: list[ModelResponse] = []
     for i, response in enumerate(spec.responses):
         compiled = _compile_response(file, f"responses.{i}", response, spec.protocol)
@@ -391,13 +441,16 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         model=c.model,
         fallback_model=c.fallback_model,
         fallback_after=c.fallback_after,
-        retry=RetryPolicy(c.retry.max_retries, c.retry.base, c.retry.factor, c.retry.cap),
+        retry=c.retry.compile(),
         concurrency_limit=c.concurrency_limit,
         doom_loop=c.doom_loop.action,
         doom_loop_threshold=c.doom_loop.threshold,
         continue_on_deny=c.doom_loop.continue_on_deny,
+        permissions=dict(c.permissions.rules),
         context_window=c.context_window,
         compaction_threshold=c.compaction.threshold,
+        compaction_tokens=c.compaction.tokens,
+        pre_request_compaction=c.compaction.pre_request,
         eager_tools=c.eager_tools,
         max_turns=c.max_turns,
     )
@@ -412,6 +465,10 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     )
 
 
+def _safety(safe: bool | dict[str, Any]) -> bool | SafeWhen:
+    return SafeWhen(safe) if isinstance(safe, dict) else safe
+
+
 def _compile_response(
     file: Path, where: str, r: ResponseSpec, default_protocol: str | None
 ) -> ModelResponse:
@@ -424,7 +481,10 @@ def _compile_response(
         "interval": r.interval,
         "cut_after": r.cut_after,
         "failure": r.fail,
+        "eof_after": r.eof_after,
     }
+    if r.cut_after is not None and r.eof_after is not None:
+        raise ScenarioError(file, where, "give at most one of cut_after, eof_after")
     if r.raise_ is not None:
         return ModelResponse(failure=r.raise_, latency=r.latency)
     if r.events is not None:
@@ -584,10 +644,13 @@ def _keep_last_user(history: Sequence[Message]) -> Sequence[Message]:
 def run_scenario(scenario: Scenario) -> ScenarioRun:
     spec = scenario.spec
     clock = VirtualClock(epoch=spec.config.epoch)
-    answers: list[DoomLoopAnswer] = list(spec.config.doom_loop.answers)
+    doom_answers = [_answer(a) for a in spec.config.doom_loop.answers]
+    tool_answers = [_answer(a) for a in spec.config.permissions.answers]
 
-    def ask(name: str, arguments: Mapping[str, Any], count: int) -> DoomLoopAnswer:
-        return answers.pop(0) if answers else "deny"
+    def answer(request: AskPermission) -> tuple[PermissionAnswer, float]:
+        """The scripted user: answers in order, per question kind; none left means no."""
+        queue = doom_answers if request.permission == "doom_loop" else tool_answers
+        return queue.pop(0) if queue else ("deny", 0.0)
 
     loop = AgentLoop(
         scenario.config,
@@ -595,7 +658,6 @@ def run_scenario(scenario: Scenario) -> ScenarioRun:
         [UserMessage(content=spec.prompt)],
         clock=clock,
         context=spec.context,
-        ask=ask,
         compactor=_keep_last_user if spec.config.compaction.then == "continue" else None,
     )
     abort = spec.faults.abort
@@ -606,12 +668,13 @@ def run_scenario(scenario: Scenario) -> ScenarioRun:
         Scheduler(clock),
         abort_after_event=abort.after_event if abort else None,
         abort_at=abort.at if abort else None,
+        permissions=answer,
     )
     result = simulation.run()
     violations = check_events(
         result.events,
         concurrency_limit=scenario.config.concurrency_limit,
-        safe_tools={t.name: t.concurrency_safe for t in scenario.tools},
+        safe_tools=_safe_calls(scenario.tools),
     )
     violations += check_history(loop.history)
     if not result.finished:
@@ -619,6 +682,17 @@ def run_scenario(scenario: Scenario) -> ScenarioRun:
             Violation("L6", "the run did not reach agent_end (nothing left to happen)", None)
         )
     return ScenarioRun(scenario, result, loop.history, loop.context, violations)
+
+
+def _safe_calls(tools: Sequence[ToolSpec]) -> Callable[[str, Mapping[str, Any]], bool]:
+    """The checker's own view of which call is safe, from the specs (not from the log)."""
+    specs = {t.name: t for t in tools}
+
+    def safe(name: str, arguments: Mapping[str, Any]) -> bool:
+        spec = specs.get(name)
+        return spec is not None and spec.is_concurrency_safe(arguments)
+
+    return safe
 
 
 def check_scenario(run: ScenarioRun) -> list[str]:

@@ -28,6 +28,8 @@ from harness.loop.clock import VirtualClock
 from harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
 from harness.loop.state import (
     AgentLoop,
+    AskPermission,
+    CancelPermission,
     CancelRequest,
     CancelTimer,
     CancelTool,
@@ -37,7 +39,10 @@ from harness.loop.state import (
     StartTimer,
     StartTool,
 )
-from harness.loop.tools import ToolOutcome
+from harness.loop.tools import PermissionAnswer, ToolOutcome
+
+PermissionScript = Callable[[AskPermission], tuple[PermissionAnswer, float]]
+"""The user at the permission prompt: an answer and how many seconds it takes to give it."""
 
 
 class Handle:
@@ -107,6 +112,10 @@ class ModelResponse:
     interval: float = 0.0
     cut_after: int | None = None
     failure: str | None = None
+    eof_after: int | None = None
+    """The body ends cleanly after that many parts: no error from the client, only the end
+    of the response (a body's normalizer then reports the early EOF itself; ready-made
+    events simply stop, and the loop sees the response end without a terminal event)."""
 
 
 class ModelClient(Protocol):
@@ -155,6 +164,7 @@ class Simulation:
         *,
         abort_after_event: int | None = None,
         abort_at: float | None = None,
+        permissions: PermissionScript | None = None,
     ) -> None:
         self.loop = loop
         self.client = client
@@ -172,6 +182,8 @@ class Simulation:
         self._running: set[str] = set()
         self.max_running = 0
         self._abort_scheduled = False
+        self.permissions = permissions
+        self._asks: dict[int, Handle] = {}
 
     def run(self, max_steps: int = 1_000_000) -> SimulationResult:
         if self.abort_at is not None:
@@ -221,6 +233,17 @@ class Simulation:
                 self._timers[output.timer_id] = self.scheduler.call_later(
                     output.delay, _waker(self.loop, self._apply, output.timer_id)
                 )
+            elif isinstance(output, AskPermission):
+                answer, after = (
+                    self.permissions(output) if self.permissions is not None else ("deny", 0.0)
+                )
+                self._asks[output.ask_id] = self.scheduler.call_later(
+                    after, _answerer(self.loop, self._apply, output.ask_id, answer)
+                )
+            elif isinstance(output, CancelPermission):
+                ask = self._asks.pop(output.ask_id, None)
+                if ask is not None:
+                    ask.cancel()
             elif isinstance(output, CancelTimer):
                 timer = self._timers.pop(output.timer_id, None)
                 if timer is not None:
@@ -241,9 +264,13 @@ class Simulation:
             response = self.client.respond(request)
         except Exception as exc:  # a client failure is an input, not a crash
             message = str(exc) or type(exc).__name__
-            later(0.0, lambda: self.loop.request_failed(rid, message))
+            # OSError covers ConnectionError and TimeoutError: the network failures seed 000
+            # retries. Anything else (a script that ran out) is not one.
+            network = isinstance(exc, OSError)
+            later(0.0, lambda: self.loop.request_failed(rid, message, network=network))
             return
-        t, cut, step = response.latency, response.cut_after, response.interval
+        t, step = response.latency, response.interval
+        cut = response.cut_after if response.cut_after is not None else response.eof_after
         if response.failure is not None and cut is None:
             failure = response.failure
             later(t, lambda: self.loop.request_failed(rid, failure))
@@ -285,17 +312,17 @@ class Simulation:
         for i, feed in enumerate(feeds):
             later(t + i * step, feed)
         end = t + max(0, len(feeds) - 1) * step
-        if cut is not None:
-            if response.failure is not None or closing is None:
-                failure = (
-                    response.failure
-                    or "ECONNRESET: the connection closed before the response ended"
-                )
-                later(end, lambda: self.loop.request_failed(rid, failure))
-            else:
-                later(end, closing)
-        elif closing is not None:
+        if response.cut_after is not None and (response.failure is not None or closing is None):
+            failure = (
+                response.failure or "ECONNRESET: the connection closed before the response ended"
+            )
+            later(end, lambda: self.loop.request_failed(rid, failure))
+            return
+        if closing is not None:
             later(end, closing)
+        # Every response ends: EOF is an input of its own (after the terminal event it changes
+        # nothing; without one, the turn ends in error instead of waiting forever).
+        later(end, lambda: self.loop.response_ended(rid))
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -364,3 +391,9 @@ def _updater(
     loop: AgentLoop, apply: Callable[[list[Output]], None], key: str, data: Any
 ) -> Callable[[], None]:
     return lambda: apply(loop.tool_update(key, data))
+
+
+def _answerer(
+    loop: AgentLoop, apply: Callable[[list[Output]], None], ask_id: int, answer: PermissionAnswer
+) -> Callable[[], None]:
+    return lambda: apply(loop.permission_answer(ask_id, answer))

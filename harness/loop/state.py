@@ -2,9 +2,12 @@
 
 The machine performs no I/O and never waits. Its host calls one method per thing that
 happened (:meth:`AgentLoop.start`, :meth:`~AgentLoop.model_event`,
-:meth:`~AgentLoop.tool_finished`, :meth:`~AgentLoop.wake`, :meth:`~AgentLoop.abort`, ...)
-and gets back a list of outputs: agent events to show, and commands to carry out
-(:class:`SendRequest`, :class:`StartTool`, :class:`StartTimer`, and their cancellations).
+:meth:`~AgentLoop.request_failed`, :meth:`~AgentLoop.response_ended`,
+:meth:`~AgentLoop.tool_finished`, :meth:`~AgentLoop.wake`,
+:meth:`~AgentLoop.permission_answer`, :meth:`~AgentLoop.abort`, ...) and gets back a list of
+outputs: agent events to show, and commands to carry out (:class:`SendRequest`,
+:class:`StartTool`, :class:`StartTimer`, :class:`AskPermission`, and their cancellations).
+Every way a response can end is an input, so no run waits forever (issue 16).
 Each call is atomic: its outputs are decided before the host sees any of them, so an abort
 delivered "after event K" takes effect at the next call (specs/agent-loop.md, "Inputs").
 
@@ -21,7 +24,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from harness.errors import classify, is_context_overflow
 from harness.events import (
@@ -41,12 +44,14 @@ from harness.loop.events import (
     AgentEvent,
     AgentStart,
     Compaction,
+    CompactionReason,
     DoomLoop,
     EndReason,
     Fallback,
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    Permission,
     Retry,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -61,6 +66,8 @@ from harness.loop.messages import (
     PartialAssistant,
     ToolResult,
     ToolResultKind,
+    estimate_tokens,
+    prompt_tokens,
     tool_calls_of,
 )
 from harness.loop.retry import RetryPolicy, decide_delay
@@ -68,18 +75,26 @@ from harness.loop.tools import (
     CANCELLED,
     DOOM_LOOP_DENIED,
     NOT_EXECUTED,
+    PERMISSION_DENIED,
+    PERMISSION_REJECTED,
     TOOL_RAISED,
     TRUNCATED,
     UNKNOWN_TOOL,
     DoomLoopAction,
-    DoomLoopAnswer,
     DoomLoopTracker,
+    PermissionAction,
+    PermissionAnswer,
     ToolOutcome,
     ToolSpec,
 )
 
+STREAM_ENDED = "stream ended without a terminal event"
+"""error_message of a response whose body ended before its ``done``/``error`` event."""
+
 __all__ = [
     "AgentLoop",
+    "AskPermission",
+    "CancelPermission",
     "CancelRequest",
     "CancelTimer",
     "CancelTool",
@@ -91,6 +106,9 @@ __all__ = [
     "StartTimer",
     "StartTool",
 ]
+
+
+CompactionCount: TypeAlias = Literal["prompt", "input", "total"]
 
 
 class LoopState(StrEnum):
@@ -112,12 +130,27 @@ class LoopConfig:
     concurrency_limit: int = 10
     """Claude Code's default cap (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY, C.1)."""
     doom_loop: DoomLoopAction = "ask"
+    """The gate's rule for the permission ``doom_loop`` (opencode's default: ask)."""
     doom_loop_threshold: int = 3
     """opencode's DOOM_LOOP_THRESHOLD (A.3)."""
     continue_on_deny: bool = False
+    permissions: Mapping[str, PermissionAction] = field(default_factory=lambda: {"*": "allow"})
+    """The gate's rules per tool name, ``*`` for any other tool (opencode's ruleset; its
+    default agent allows every tool). ``ask`` asks the host for each call."""
     """opencode's ``continue_loop_on_deny``: a denied doom loop stops the run unless set."""
     context_window: int | None = None
     compaction_threshold: float = 0.9
+    """seeds/000 ``finish``: compact when the last response's input tokens exceed
+    ``limit.context * 0.9``."""
+    compaction_tokens: CompactionCount = "prompt"
+    """What is compared with the threshold after a response: ``prompt`` (input + cache read +
+    cache write: the request's whole input, :func:`~harness.loop.messages.prompt_tokens`),
+    ``input`` (the contract's uncached input only) or ``total`` (every counter)."""
+    pre_request_compaction: bool = True
+    """Also compact before a request whose estimated input exceeds the threshold (Claude
+    Code's auto-compact before streaming, seeds/003 ``O$``)."""
+    estimate: Callable[[Sequence[Message]], int] = estimate_tokens
+    """The estimated input of a request carrying a history (pre-request compaction)."""
     eager_tools: bool = False
     """Start a call while the response still streams, once a later event shows the call is
     complete (Claude Code's StreamingToolExecutor, C.2). Off: calls start after the stream."""
@@ -171,9 +204,41 @@ class CancelTimer:
     timer_id: int
 
 
-Command: TypeAlias = SendRequest | CancelRequest | StartTool | CancelTool | StartTimer | CancelTimer
+@dataclass(frozen=True)
+class AskPermission:
+    """Ask the user whether a call may run (seed 000's ``PermissionNext.ask``); the host
+    answers with :meth:`AgentLoop.permission_answer`. ``permission`` is ``doom_loop`` or the
+    tool's name; ``count`` is the doom-loop streak (0 for a tool permission)."""
+
+    ask_id: int
+    key: str
+    permission: str
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any]
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class CancelPermission:
+    """The question is moot (abort, or its attempt was discarded); any answer is ignored."""
+
+    ask_id: int
+
+
+Command: TypeAlias = (
+    SendRequest
+    | CancelRequest
+    | StartTool
+    | CancelTool
+    | StartTimer
+    | CancelTimer
+    | AskPermission
+    | CancelPermission
+)
 Output: TypeAlias = AgentEvent | Command
-AskFn: TypeAlias = Callable[[str, Mapping[str, Any], int], DoomLoopAnswer]
+AskFn: TypeAlias = Callable[[AskPermission], PermissionAnswer]
+"""A host that answers at once; without one the loop emits :class:`AskPermission` and waits."""
 Compactor: TypeAlias = Callable[[Sequence[Message]], Sequence[Message]]
 
 
@@ -199,6 +264,22 @@ class _Attempt:
 
 
 @dataclass
+class _Gate:
+    """A started call on its way through the permission gate: the doom-loop question first
+    (when its streak reached the threshold), then the tool's own rule."""
+
+    key: str
+    position: int
+    call: ToolCall
+    context: dict[str, Any]
+    batch: int
+    safe: bool
+    doom: int
+    ask_id: int | None = None
+    stage: Literal["doom_loop", "tool", "run"] = "doom_loop"
+
+
+@dataclass
 class _Turn:
     index: int
     executor: ToolExecutor
@@ -214,6 +295,11 @@ class _Turn:
     committed: int = 0
     blocked: bool = False
     compaction: Compaction | None = None
+    doom: dict[str, int] = field(default_factory=dict)
+    """key -> doom-loop streak, for calls the doom-loop question applies to."""
+    gates: dict[str, _Gate] = field(default_factory=dict)
+    """Calls the executor started that wait for a permission answer."""
+    ended: bool = False
 
     def calls_by_key(self, key: str) -> ToolCall:
         return self.calls_by_position[self.keys[key]]
@@ -245,6 +331,12 @@ class AgentLoop:
         self._ask = ask
         self._compactor = compactor
         self._always: set[str] = set()
+        self._always_tools: set[str] = set()
+        self._ask_id = 0
+        self._compacted = False
+        """A compaction happened and no response has been committed since: the next request
+        is not checked again, and an overflow error then ends the run (never twice for one
+        cause)."""
         self._doom = DoomLoopTracker()
         self._overloads = 0
         self._request_id = 0
@@ -302,23 +394,29 @@ class AgentLoop:
                 self._release(attempt)
         return self._drain()
 
-    def request_failed(self, request_id: int, message: str) -> list[Output]:
-        """The client raised (connection refused, reset, timeout): an error with no event."""
+    def request_failed(
+        self, request_id: int, message: str, *, network: bool = True
+    ) -> list[Output]:
+        """The client raised instead of giving (more) events. ``network``: it is a network
+        failure (connection refused or reset, DNS failure, a read timeout), which seed 000
+        retries whatever the message says; False for any other client exception."""
         attempt = self._current(request_id)
         if attempt is None:
             return self._drain()
-        self._ensure_message_started(attempt)
-        attempt.finished = True
-        partial = attempt.partial.snapshot("error", message)
-        self._on_error(
-            attempt,
-            ErrorEvent(
-                reason="error",
-                error_message=message,
-                message=partial,
-                error=classify(message=message),
-            ),
-        )
+        self._fail_attempt(attempt, message, classify(message=message), network=network)
+        return self._drain()
+
+    def response_ended(self, request_id: int) -> list[Output]:
+        """The response body is over (EOF). After the terminal event this is the normal end
+        and changes nothing; before it, the connection closed mid-response: the turn ends as
+        an error that keeps what arrived (the partial message), then the retry rules apply
+        as to any network failure. Without this input a response that simply stops would
+        leave the run waiting forever (pi's ``result()`` never settles, seed 004)."""
+        attempt = self._current(request_id)
+        if attempt is None:
+            return self._drain()
+        info = ErrorInfo(kind="transient", retryable=True, origin="stream")
+        self._fail_attempt(attempt, STREAM_ENDED, info, network=True)
         return self._drain()
 
     def tool_update(self, key: str, data: Any = None) -> list[Output]:
@@ -363,6 +461,15 @@ class AgentLoop:
         self._advance(turn)
         return self._drain()
 
+    def _fail_attempt(
+        self, attempt: _Attempt, message: str, info: ErrorInfo, *, network: bool
+    ) -> None:
+        self._ensure_message_started(attempt)
+        attempt.finished = True
+        partial = attempt.partial.snapshot("error", message)
+        event = ErrorEvent(reason="error", error_message=message, message=partial, error=info)
+        self._on_error(attempt, event, network=network)
+
     def wake(self, timer_id: int) -> list[Output]:
         """The retry sleep requested by :class:`StartTimer` is over."""
         if self.state is LoopState.RETRY_WAIT and timer_id == self._timer_id:
@@ -400,10 +507,23 @@ class AgentLoop:
 
     def _begin_turn(self) -> None:
         self.turn += 1
-        self._turn = _Turn(
+        turn = self._turn = _Turn(
             index=self.turn, executor=ToolExecutor(self.config.concurrency_limit, self.context)
         )
         self._emit(TurnStart(time=self._now(), turn=self.turn, model=self.model))
+        window = self.config.context_window
+        if window and self.config.pre_request_compaction and not self._compacted:
+            estimate = self.config.estimate(self.history)
+            if estimate > self.config.compaction_threshold * window:
+                # Pre-request compaction: the request would not fit, so compact before it.
+                # Once per cause: right after a compaction no request is checked again (the
+                # compactor's output is what the host chose to send).
+                self._emit(self._compaction_event("pre_request", estimate))
+                if self._compactor is None:
+                    self._end_turn(turn, "compact", "compact")
+                    return
+                self.history = list(self._compactor(self.history))
+                self._compacted = True
         self._send_request()
 
     def _send_request(self) -> None:
@@ -456,7 +576,7 @@ class AgentLoop:
         self._run(turn, turn.executor.close_input())
         self._advance(turn)
 
-    def _on_error(self, attempt: _Attempt, event: ErrorEvent) -> None:
+    def _on_error(self, attempt: _Attempt, event: ErrorEvent, *, network: bool = False) -> None:
         turn = self._turn
         assert turn is not None
         if event.reason == "aborted":
@@ -475,10 +595,18 @@ class AgentLoop:
                 turn, event.message, "not_executed", "error", error=event.error_message
             )
             return
-        if info.kind == "overflow":
+        if info.kind == "overflow" and not self._compacted:
             self._discard(attempt, event.message)
             turn.compaction = self._compaction_event("overflow", None)
             self._end_turn(turn, "compact", "compact")
+            return
+        if info.kind == "overflow":
+            # The request right after a compaction overflows too: compacting again would
+            # compact for the same cause (and loop forever with a compactor that cannot
+            # shrink the context). The run ends in error, as Claude Code's prompt_too_long.
+            self._close_turn(
+                turn, event.message, "not_executed", "error", error=event.error_message
+            )
             return
         fallback = self.config.fallback_model
         if (
@@ -502,7 +630,11 @@ class AgentLoop:
             turn.retries = 0
             self._send_request()
             return
-        if info.retryable and turn.retries < self.config.retry.max_retries:
+        policy = self.config.retry
+        if (
+            policy.retryable(info, event.error_message, network=network)
+            and turn.retries < policy.max_retries
+        ):
             self._retry(turn, attempt, event, info)
             return
         self._close_turn(turn, event.message, "not_executed", "error", error=event.error_message)
@@ -549,6 +681,11 @@ class AgentLoop:
             )
         )
         self._doom = attempt.doom_snapshot
+        for gate in turn.gates.values():
+            assert gate.ask_id is not None
+            self._out.append(CancelPermission(gate.ask_id))
+        turn.gates.clear()
+        turn.doom.clear()
         turn.executor = ToolExecutor(self.config.concurrency_limit, self.context)
         turn.keys.clear()
         turn.calls_by_position.clear()
@@ -582,10 +719,11 @@ class AgentLoop:
         self.history.append(message)
         turn.message = message
         turn.calls = tool_calls_of(message)
+        self._compacted = False
 
     def _advance(self, turn: _Turn, end_reason: EndReason | None = None) -> None:
         """Commit the results that are next in call order, and end the turn once all are in."""
-        if turn.message is None:
+        if turn.message is None or turn.ended:
             return
         while turn.committed < len(turn.calls) and turn.committed in turn.results:
             result = turn.results[turn.committed]
@@ -611,6 +749,7 @@ class AgentLoop:
             self._end_turn(turn, "stop", "completed")
 
     def _end_turn(self, turn: _Turn, signal: TurnSignal, reason: EndReason | None) -> None:
+        turn.ended = True
         if turn.compaction is not None:
             self._emit(turn.compaction.model_copy(update={"time": self._now()}))
         stop: StopReason | None = turn.message.stop_reason if turn.message is not None else None
@@ -632,6 +771,7 @@ class AgentLoop:
             if signal == "compact":
                 assert self._compactor is not None
                 self.history = list(self._compactor(self.history))
+                self._compacted = True
             if self.turn >= self.config.max_turns:
                 self._end_agent("max_turns")
             else:
@@ -666,8 +806,10 @@ class AgentLoop:
         self._run(turn, turn.executor.add(job))
 
     def _prepare(self, turn: _Turn, key: str, call: ToolCall, position: int) -> Job:
-        """Lookup, schema, doom loop, in that order (research/seed-systems.md E.2). Every call
-        counts toward doom-loop streaks; the check acts only on calls that would run."""
+        """Lookup and schema, in that order (research/seed-systems.md E.2); a call that fails
+        either is answered at once. Every call counts toward doom-loop streaks (in call
+        order); the doom-loop question itself is the permission gate's, asked when the call
+        would start (seed 000 asks it at ``tool-call``, before the tool runs)."""
         streak = self._doom.observe(call.name, call.arguments)
         spec = self.tools.get(call.name)
         problem: ToolResult | None = None
@@ -688,82 +830,221 @@ class AgentLoop:
                 is_error=True,
                 kind="invalid_arguments",
             )
-        elif streak >= self.config.doom_loop_threshold and not self._doom_allows(
-            turn, key, call, streak
-        ):
-            text = DOOM_LOOP_DENIED.format(name=call.name, count=streak)
-            problem = ToolResult(
-                tool_call_id=call.id,
-                name=call.name,
-                content=text,
-                is_error=True,
-                kind="doom_loop_denied",
-            )
-            turn.blocked = True
         if problem is not None:
             turn.immediate[key] = problem
             return Job(key=key, position=position, safe=False, immediate=True)
         assert spec is not None
-        return Job(key=key, position=position, safe=spec.concurrency_safe)
+        if streak >= self.config.doom_loop_threshold:
+            turn.doom[key] = streak
+        return Job(key=key, position=position, safe=spec.is_concurrency_safe(call.arguments))
 
-    def _doom_allows(self, turn: _Turn, key: str, call: ToolCall, streak: int) -> bool:
-        action = self.config.doom_loop
-        decision: DoomLoopAnswer
-        if action == "allow" or call.name in self._always:
-            decision = "allow"
-        elif action == "deny":
-            decision = "deny"
-        else:
-            # No one to ask means no: a loop that cannot ask must not run the call.
-            decision = (
-                self._ask(call.name, call.arguments, streak) if self._ask is not None else "deny"
-            )
-            if decision == "always":
-                self._always.add(call.name)
+    # -- the permission gate --------------------------------------------------------------
+
+    def _rule(self, name: str) -> PermissionAction:
+        rules = self.config.permissions
+        return rules.get(name, rules.get("*", "allow"))
+
+    def _gate(self, turn: _Turn, gate: _Gate) -> list[Started]:
+        """Take ``gate`` as far as it goes: start the tool, refuse it (its executor slot is
+        then free, and the calls that may start now are returned), or stop at a question
+        the host answers later with :meth:`permission_answer`."""
+        call = gate.call
+        while True:
+            if gate.stage == "doom_loop":
+                if not gate.doom:
+                    gate.stage = "tool"
+                    continue
+                action = self.config.doom_loop
+                if action == "allow" or call.name in self._always:
+                    self._emit_doom(gate, action, "allow")
+                    gate.stage = "tool"
+                    continue
+                if action == "deny":
+                    return self._refuse_doom(turn, gate, action, "deny")
+                answer = self._question(turn, gate, "doom_loop", gate.doom)
+            elif gate.stage == "tool":
+                rule = self._rule(call.name)
+                if rule == "allow" or call.name in self._always_tools:
+                    gate.stage = "run"
+                    continue
+                if rule == "deny":
+                    return self._refuse_tool(turn, gate, rule, "deny")
+                answer = self._question(turn, gate, call.name, 0)
+            else:
+                self._start(turn, gate)
+                return []
+            if answer is None:
+                return []
+            refused = self._apply_answer(turn, gate, answer)
+            if refused is not None:
+                return refused
+
+    def _question(
+        self, turn: _Turn, gate: _Gate, permission: str, count: int
+    ) -> PermissionAnswer | None:
+        """Ask: the host's ``ask`` function answers at once; without one the loop emits
+        :class:`AskPermission` and returns None (it waits for :meth:`permission_answer`)."""
+        self._ask_id += 1
+        call = gate.call
+        request = AskPermission(
+            ask_id=self._ask_id,
+            key=gate.key,
+            permission=permission,
+            tool_call_id=call.id,
+            name=call.name,
+            arguments=copy.deepcopy(call.arguments),
+            count=count,
+        )
+        if self._ask is not None:
+            return self._ask(request)
+        gate.ask_id = self._ask_id
+        turn.gates[gate.key] = gate
+        self._out.append(request)
+        return None
+
+    def permission_answer(self, ask_id: int, answer: PermissionAnswer) -> list[Output]:
+        """The host's answer to an :class:`AskPermission`. Ignored when the question is moot
+        (unknown id, an abort, a discarded attempt, the end of the run)."""
+        turn = self._turn
+        if self.state is LoopState.DONE or turn is None:
+            return self._drain()
+        gate = next((g for g in turn.gates.values() if g.ask_id == ask_id), None)
+        if gate is None:
+            return self._drain()
+        gate.ask_id = None
+        del turn.gates[gate.key]
+        refused = self._apply_answer(turn, gate, answer)
+        self._run(turn, refused if refused is not None else self._gate(turn, gate))
+        self._advance(turn)
+        return self._drain()
+
+    def _apply_answer(
+        self, turn: _Turn, gate: _Gate, answer: PermissionAnswer
+    ) -> list[Started] | None:
+        """Apply the user's answer to the gate's current question: None when the call passes
+        this stage, else the refusal's freed slots."""
+        name = gate.call.name
+        if gate.stage == "doom_loop":
+            if answer == "deny":
+                return self._refuse_doom(turn, gate, "ask", answer)
+            if answer == "always":
+                self._always.add(name)
+            self._emit_doom(gate, "ask", answer)
+            gate.stage = "tool"
+            return None
+        if answer == "deny":
+            return self._refuse_tool(turn, gate, "ask", answer)
+        if answer == "always":
+            self._always_tools.add(name)
+        self._emit_permission(gate, "ask", answer)
+        gate.stage = "run"
+        return None
+
+    def _emit_doom(self, gate: _Gate, action: DoomLoopAction, decision: PermissionAnswer) -> None:
+        call = gate.call
         self._emit(
             DoomLoop(
+                time=self._now(),
+                turn=self.turn,
+                key=gate.key,
+                tool_call_id=call.id,
+                name=call.name,
+                count=gate.doom,
+                action=action,
+                decision=decision,
+            )
+        )
+
+    def _emit_permission(
+        self, gate: _Gate, action: PermissionAction, decision: PermissionAnswer
+    ) -> None:
+        call = gate.call
+        self._emit(
+            Permission(
+                time=self._now(),
+                turn=self.turn,
+                key=gate.key,
+                tool_call_id=call.id,
+                name=call.name,
+                action=action,
+                decision=decision,
+            )
+        )
+
+    def _refuse_doom(
+        self, turn: _Turn, gate: _Gate, action: DoomLoopAction, decision: PermissionAnswer
+    ) -> list[Started]:
+        # seed 000: a refused doom-loop question throws out of the stream handler, the
+        # message gets an error and the loop stops (research/seed-systems.md A.3).
+        self._emit_doom(gate, action, decision)
+        turn.blocked = True
+        text = DOOM_LOOP_DENIED.format(name=gate.call.name, count=gate.doom)
+        return self._refuse(turn, gate, text, "doom_loop_denied")
+
+    def _refuse_tool(
+        self, turn: _Turn, gate: _Gate, action: PermissionAction, decision: PermissionAnswer
+    ) -> list[Started]:
+        self._emit_permission(gate, action, decision)
+        if action == "ask":
+            # seed 000 tool-error: a PermissionNext.RejectedError sets ``blocked`` (the loop
+            # returns "stop"); a rule's DeniedError does not (research/seed-systems.md A.1).
+            turn.blocked = True
+            return self._refuse(turn, gate, PERMISSION_REJECTED, "permission_rejected")
+        return self._refuse(turn, gate, PERMISSION_DENIED, "permission_denied")
+
+    def _refuse(self, turn: _Turn, gate: _Gate, text: str, kind: ToolResultKind) -> list[Started]:
+        call = gate.call
+        result = ToolResult(
+            tool_call_id=call.id, name=call.name, content=text, is_error=True, kind=kind
+        )
+        self._record(turn, gate.position, result)
+        return turn.executor.finish(gate.key)
+
+    def _start(self, turn: _Turn, gate: _Gate) -> None:
+        key, call = gate.key, gate.call
+        turn.running[key] = gate.position
+        if self.state is LoopState.STREAMING and self._attempt is not None:
+            self._attempt.started_tools = True
+        self._emit(
+            ToolExecutionStart(
                 time=self._now(),
                 turn=self.turn,
                 key=key,
                 tool_call_id=call.id,
                 name=call.name,
-                count=streak,
-                action=action,
-                decision=decision,
+                arguments=call.arguments,
+                context=gate.context,
+                batch=gate.batch,
+                safe=gate.safe,
             )
         )
-        return decision != "deny"
+        # Copies: a tool that mutates what it was given must not change history or the
+        # context the next batch sees.
+        self._out.append(
+            StartTool(key=key, call=call.model_copy(deep=True), context=copy.deepcopy(gate.context))
+        )
 
     def _run(self, turn: _Turn, started: list[Started]) -> None:
-        for item in started:
+        """Carry out what the executor started, in order; a call the gate refuses frees its
+        slot at once, and what that lets start is carried out in the same pass."""
+        work = list(started)
+        while work:
+            item = work.pop(0)
             key = item.job.key
             position = turn.keys[key]
             if item.job.immediate:
                 self._record(turn, position, turn.immediate.pop(key))
                 continue
-            call = turn.calls_by_position[position]
-            turn.running[key] = position
-            if self.state is LoopState.STREAMING and self._attempt is not None:
-                self._attempt.started_tools = True
-            self._emit(
-                ToolExecutionStart(
-                    time=self._now(),
-                    turn=self.turn,
-                    key=key,
-                    tool_call_id=call.id,
-                    name=call.name,
-                    arguments=call.arguments,
-                    context=item.context,
-                    batch=item.batch,
-                )
+            gate = _Gate(
+                key=key,
+                position=position,
+                call=turn.calls_by_position[position],
+                context=item.context,
+                batch=item.batch,
+                safe=item.job.safe,
+                doom=turn.doom.get(key, 0),
             )
-            # Copies: a tool that mutates what it was given must not change history or the
-            # context the next batch sees.
-            self._out.append(
-                StartTool(
-                    key=key, call=call.model_copy(deep=True), context=copy.deepcopy(item.context)
-                )
-            )
+            work.extend(self._gate(turn, gate))
 
     def _record(self, turn: _Turn, position: int, result: ToolResult) -> None:
         if position in turn.results:  # pragma: no cover - guarded by the callers
@@ -771,7 +1052,22 @@ class AgentLoop:
         turn.results[position] = result
 
     def _cancel_running(self, turn: _Turn) -> None:
+        """Cancel every started call: running tools, and calls waiting for a permission
+        answer (they never ran, so no tool event; their question is withdrawn)."""
         for key in turn.executor.cancel():
+            gate = turn.gates.pop(key, None)
+            if gate is not None:
+                assert gate.ask_id is not None
+                self._out.append(CancelPermission(gate.ask_id))
+                result = ToolResult(
+                    tool_call_id=gate.call.id,
+                    name=gate.call.name,
+                    content=CANCELLED,
+                    is_error=True,
+                    kind="cancelled",
+                )
+                self._record(turn, gate.position, result)
+                continue
             position = turn.running.pop(key)
             call = turn.calls_by_position[position]
             self._out.append(CancelTool(key))
@@ -821,18 +1117,24 @@ class AgentLoop:
         provider reports (an overflow stop reason, pi's silent and truncation overflow)."""
         window = self.config.context_window
         usage = message.usage
-        used = usage.total or usage.input + usage.output + usage.cache_read + usage.cache_write
+        count = self.config.compaction_tokens
+        if count == "prompt":
+            used = prompt_tokens(message)
+        elif count == "input":
+            used = usage.input
+        else:
+            used = usage.total or usage.input + usage.output + usage.cache_read + usage.cache_write
         if window and used > self.config.compaction_threshold * window:
             return self._compaction_event("threshold", used)
         if is_context_overflow(message, window):
             return self._compaction_event("overflow", used)
         return None
 
-    def _compaction_event(self, reason: str, used: int | None) -> Compaction:
+    def _compaction_event(self, reason: CompactionReason, used: int | None) -> Compaction:
         return Compaction(
             time=self._now(),
             turn=self.turn,
-            reason="threshold" if reason == "threshold" else "overflow",
+            reason=reason,
             used=used,
             context_window=self.config.context_window,
             threshold=self.config.compaction_threshold,

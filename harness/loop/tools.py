@@ -13,7 +13,7 @@ The result texts are pinned here once, each with the system it comes from
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -49,24 +49,49 @@ DOOM_LOOP_DENIED = (
 # Ours: a call inside a response that ended in error is committed with the message, so it
 # needs a result (L1) although nothing ran.
 NOT_EXECUTED = 'Tool call "{name}" was not executed: the model response ended in error ({error}).'
+# opencode PermissionNext.RejectedError.message, verbatim: the user answered no when asked.
+PERMISSION_REJECTED = "The user rejected permission to use this specific tool call."
+# opencode PermissionNext.DeniedError.message, its first sentence: a configured rule said no.
+PERMISSION_DENIED = (
+    "The user has specified a rule which prevents you from using this specific tool call."
+)
 
 
 class ToolSpecError(ValueError):
     """A tool whose schema is not a valid JSON Schema."""
 
 
+ConcurrencySafety = bool | Callable[[Mapping[str, Any]], bool]
+"""Whether a call may run beside others: a constant, or Claude Code's per-input
+``isConcurrencySafe(parsed)`` (a shell tool is safe for ``ls``, not for ``rm``)."""
+
+
+@dataclass(frozen=True)
+class SafeWhen:
+    """A call is concurrency-safe when its input matches this JSON Schema (the scenario form
+    of ``isConcurrencySafe(parsed)``: ``concurrency_safe: {schema}``)."""
+
+    schema: Mapping[str, Any]
+
+    def __call__(self, arguments: Mapping[str, Any]) -> bool:
+        cls = jsonschema.validators.validator_for(
+            dict(self.schema), default=jsonschema.Draft202012Validator
+        )
+        return bool(cls(dict(self.schema)).is_valid(arguments))
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """What the loop knows of a tool before running it.
 
-    ``concurrency_safe`` is static here; Claude Code asks the tool per input
-    (``isConcurrencySafe(parsed)``), which a scenario cannot express and the grouping rule
-    does not need.
+    ``concurrency_safe`` is decided per call from its parsed input, as Claude Code's
+    ``partitionToolCalls`` does (seeds/003 ``mk3``): a constant, or a function of the
+    arguments; a call whose input fails validation is never safe (it does not run at all).
     """
 
     name: str
     schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
-    concurrency_safe: bool = False
+    concurrency_safe: ConcurrencySafety = False
     description: str = ""
     _validator: Validator = field(init=False, repr=False, compare=False)
 
@@ -82,6 +107,19 @@ class ToolSpec:
                 f"tool {self.name!r}: invalid JSON Schema at {where}: {exc.message}"
             ) from None
         object.__setattr__(self, "_validator", cls(dict(self.schema)))
+
+    def is_concurrency_safe(self, arguments: Mapping[str, Any]) -> bool:
+        """seeds/003: ``isSafe = parse.success ? Boolean(isConcurrencySafe(parsed)) : false``;
+        a predicate that raises makes the call unsafe (research/seed-systems.md C.1)."""
+        safety = self.concurrency_safe
+        if isinstance(safety, bool):
+            return safety
+        if self.validate(arguments) is not None:
+            return False
+        try:
+            return bool(safety(arguments))
+        except Exception:
+            return False
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:
         """The error text for arguments that fail the schema, else None. Never mutates them."""
@@ -188,5 +226,10 @@ class ToolOutcome:
         return cls(error_type=type(exc).__name__, error_message=str(exc))
 
 
-DoomLoopAction = Literal["ask", "deny", "allow"]
-DoomLoopAnswer = Literal["allow", "deny", "always"]
+PermissionAction = Literal["ask", "deny", "allow"]
+"""A gate rule (opencode's ruleset actions): run, refuse, or ask the user."""
+PermissionAnswer = Literal["allow", "deny", "always"]
+"""The user's answer (opencode's once / reject / always): ``always`` allows and stops asking
+for that tool."""
+DoomLoopAction = PermissionAction
+DoomLoopAnswer = PermissionAnswer
