@@ -56,9 +56,13 @@ def value_at(document: Any, path: str) -> Any:
     return current
 
 
-def short_diff(expected: Any, observed: Any, limit: int = 80) -> str | None:
-    """``at content[0].text: expected "Hello", observed "Hell"``; None when equal."""
-    path = first_difference(expected, observed)
+def short_diff(expected: Any, observed: Any, limit: int = 80, path: str | None = None) -> str | None:
+    """``at content[0].text: expected "Hello", observed "Hell"``; None when equal.
+
+    ``path`` is the first difference when already known (reports store it, computed on
+    the values in their own key order, which the stored JSON texts do not keep).
+    """
+    path = path or first_difference(expected, observed)
     if path is None:
         return None
     want = _clip(value_at(expected, path), limit)
@@ -104,11 +108,13 @@ def _clip(value: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def short_diff_of_texts(expected: str | None, observed: str | None, limit: int = 80) -> str | None:
+def short_diff_of_texts(
+    expected: str | None, observed: str | None, path: str | None = None, limit: int = 80
+) -> str | None:
     """:func:`short_diff` of two JSON texts as reports store them (a non-JSON text is a string)."""
     if expected is None or observed is None:
         return None
-    return short_diff(_loads(expected), _loads(observed), limit)
+    return short_diff(_loads(expected), _loads(observed), limit, path)
 
 
 def _loads(text: str) -> Any:

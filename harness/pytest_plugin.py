@@ -111,7 +111,7 @@ class HarnessItem(pytest.Item):
             lines = [f"{self.check.id} ({self.check.enforces}) failed for adapter {self.loaded.spec!r} on {self.case.id}:"]
             for f in excinfo.value.failures:
                 lines.append(f"  - {f.message}")
-                diff = short_diff_of_texts(f.expected, f.observed)
+                diff = short_diff_of_texts(f.expected, f.observed, f.path)
                 if diff:
                     lines.append(f"      {diff}")
                 if f.command:

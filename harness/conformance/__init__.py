@@ -63,7 +63,7 @@ def run_conformance(
         for r in bad[:50]:
             first = r.failures[0] if r.failures else None
             lines.append(f"- [{r.check}] {r.case}: {first.message if first else r.outcome}")
-            diff = short_diff_of_texts(first.expected, first.observed) if first else None
+            diff = short_diff_of_texts(first.expected, first.observed, first.path) if first else None
             if diff:
                 lines.append(f"    {diff}")
             if first and first.command:

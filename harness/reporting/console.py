@@ -89,7 +89,7 @@ def failure_lines(r: Result) -> list[str]:
     label = "ERROR" if r.outcome == "errored" else "FAIL"
     lines = [f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"]
     if first is not None:
-        diff = short_diff_of_texts(first.expected, first.observed)
+        diff = short_diff_of_texts(first.expected, first.observed, first.path)
         if diff:
             lines.append(f"    {diff}")
         if first.command:

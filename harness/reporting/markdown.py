@@ -122,7 +122,7 @@ def _result(r: Result) -> list[str]:
         message = "(no message)"
     more = f" (+{len(r.failures) - 1} more)" if len(r.failures) > 1 else ""
     lines = [f"- {code(r.case)}: **{r.outcome}**: {message}{more}"]
-    diff = short_diff_of_texts(first.expected, first.observed) if first else None
+    diff = short_diff_of_texts(first.expected, first.observed, first.path) if first else None
     if diff:
         lines.append(f"  - {text(diff)}")
     if first and first.command:
