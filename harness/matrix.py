@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import __version__
-from harness.adapters.registry import adapter_spec
 from harness.config import ConfigError, load_config
 from harness.conformance.expectations import expectations_for
 from harness.conformance.suite import expectations_for_adapter
@@ -254,7 +253,9 @@ class SuiteOptions:
             str(self.seed),
         ]
         for name in group.adapters:
-            argv += ["--adapter", adapter_spec(name)]
+            # By name, not module:object: reproduce commands in the merged report repeat it,
+            # and the name is what a reader types in the group's environment.
+            argv += ["--adapter", name]
         for c in self.cassettes:
             argv += ["--cassettes", c]
         for c in self.checks:
