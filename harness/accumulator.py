@@ -136,6 +136,10 @@ class Accumulator:
         self._usage: dict[str, int] = {}
         self._started = False
         self._terminal: DoneEvent | ErrorEvent | None = None
+        # Wire anomalies the normalizer recovered from (an index the wire got wrong, ...):
+        # not part of the contract's events, so that recovering changes no golden line,
+        # but kept for reports and `stream-harness normalize` to show.
+        self.warnings: list[str] = []
 
     # -- state -------------------------------------------------------------
 
@@ -169,6 +173,11 @@ class Accumulator:
     def open_keys(self) -> list[Hashable]:
         """Keys of the open blocks in content_index order."""
         return sorted(self._open, key=lambda k: self._open[k].content_index)
+
+    def warn(self, message: str) -> None:
+        """Record a wire anomaly that was recovered from instead of failing the stream."""
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def drain(self) -> list[Event]:
         out, self._out = self._out, []
@@ -537,6 +546,37 @@ class Accumulator:
             error_message=error_message,
             message=message,
             error=error,
+        )
+        self._terminal = terminal
+        self._out.append(terminal)
+
+    def force_fail(self, error_message: str) -> None:
+        """The last resort of the never-raise choke point, when :meth:`fail` itself raised.
+
+        Each open block is closed on its own (a block that cannot be is dropped from the
+        open set), then an error terminal with whatever content can still be snapshotted.
+        """
+        if self._terminal is not None:
+            return
+        for key in list(self._open):
+            try:
+                self.end(key)
+            except Exception:
+                self._open.pop(key, None)
+        content: list[ContentBlock] = []
+        for block in self._blocks:
+            try:
+                content.append(block.snapshot())
+            except Exception:
+                continue
+        self._ensure_started()
+        terminal = ErrorEvent(
+            reason="error",
+            error_message=error_message,
+            message=AssistantMessage(
+                content=content, stop_reason="error", error_message=error_message
+            ),
+            error=ErrorInfo(kind="fatal", origin="stream"),
         )
         self._terminal = terminal
         self._out.append(terminal)

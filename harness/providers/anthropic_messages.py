@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.coerce import as_text, is_int
 from harness.partial_json import parse_partial
 from harness.providers.base import SSENormalizer, excerpt, parse_json
 from harness.wire import FramingError, SSEEvent
@@ -43,14 +44,6 @@ _USAGE_FIELDS: tuple[tuple[str, str], ...] = (
 # message_delta fields with no place in AssistantMessage, kept verbatim in one
 # "message_delta" provider block (a code-execution container id must be sent back).
 _MESSAGE_META_FIELDS = ("stop_sequence", "stop_details", "container")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(slots=True)
@@ -151,9 +144,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             self._malformed("message_start without a message object")
             return
         self._message_started = True
-        self.acc.start(
-            model=_str_or_none(message.get("model")), response_id=_str_or_none(message.get("id"))
-        )
+        self.acc.start(model=as_text(message.get("model")), response_id=as_text(message.get("id")))
         self._apply_usage(message.get("usage"))  # case 23: initial usage incl. cache tokens
         stop_reason = message.get("stop_reason")
         if isinstance(stop_reason, str):
@@ -202,7 +193,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             self._blocks[index] = _WireBlock("redacted_thinking", block)
             self.acc.redacted_thinking(index, data)
         elif block_type == "tool_use":
-            tool_id = _str_or_none(block.get("id"))
+            tool_id = as_text(block.get("id"))
             if tool_id and tool_id in self._tool_ids:
                 # Ids must be unique in a message (contract C10); a second block with the
                 # same id is a replayed or corrupted stream, not a new call.
@@ -212,7 +203,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 self._tool_ids.add(tool_id)
             wire = _WireBlock("tool_use", block)
             self._blocks[index] = wire
-            self.acc.tool_call(index, id=tool_id, name=_str_or_none(block.get("name")))
+            self.acc.tool_call(index, id=tool_id, name=as_text(block.get("name")))
             start_input = block.get("input")
             if isinstance(start_input, dict) and start_input:  # case 22
                 try:
@@ -230,7 +221,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 # The beta SDK relabels the message with the model that served it.
                 to = block.get("to")
                 if isinstance(to, dict):
-                    self.acc.set_meta(model=_str_or_none(to.get("model")))
+                    self.acc.set_meta(model=as_text(to.get("model")))
 
     def _on_block_delta(self, obj: dict[str, Any]) -> None:
         # The hot path of every stream: the checks of _index, _field and _text are inlined
@@ -311,7 +302,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if "stop_details" in delta:
             details = delta["stop_details"]
             explanation = details.get("explanation") if isinstance(details, dict) else None
-            self._refusal_explanation = _str_or_none(explanation)
+            self._refusal_explanation = as_text(explanation)
         for key in _MESSAGE_META_FIELDS:
             if delta.get(key) is not None:
                 self._message_meta[key] = delta[key]
@@ -331,8 +322,8 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         error = obj.get("error")
         error_type = message = None
         if isinstance(error, dict):
-            error_type = _str_or_none(error.get("type"))
-            message = _str_or_none(error.get("message"))
+            error_type = as_text(error.get("type"))
+            message = as_text(error.get("message"))
         text = message or error_type or f"error event: {excerpt(raw)}"
         self._fail_error(text, error_type, raw)
 
@@ -388,13 +379,13 @@ class AnthropicMessagesNormalizer(SSENormalizer):
     def _apply_usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
             return
-        counts = {name: usage[key] for name, key in _USAGE_FIELDS if _is_int(usage.get(key))}
+        counts = {name: usage[key] for name, key in _USAGE_FIELDS if is_int(usage.get(key))}
         if counts:
             self.acc.set_usage(**counts)
 
     def _index(self, obj: dict[str, Any], what: str) -> int | None:
         index = obj.get("index")
-        if not _is_int(index):
+        if not is_int(index):
             self._malformed(f"{what} without an integer index: {excerpt(repr(index))}")
             return None
         assert isinstance(index, int)

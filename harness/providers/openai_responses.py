@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from harness.coerce import as_dict, as_int, as_list, as_str
 from harness.events import ErrorInfo
 from harness.providers.base import SSENormalizer, excerpt
 from harness.stop_reasons import map_stop_reason
@@ -74,25 +75,6 @@ _TERMINAL_EVENTS: Final = {
     # names its terminal event after it is understood rather than passed over.
     "response.cancelled": "cancelled",
 }
-
-
-def _int(value: Any) -> int | None:
-    """A count or index, or None for anything that is not a plain number (bool excluded)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _compact(value: Any) -> str:
@@ -218,8 +200,8 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     # -- lifecycle ---------------------------------------------------------------------
 
     def _lifecycle(self, etype: str, payload: dict[str, Any]) -> None:
-        response = _dict(payload.get("response"))
-        self.acc.start(model=_str(response.get("model")), response_id=_str(response.get("id")))
+        response = as_dict(payload.get("response"))
+        self.acc.start(model=as_str(response.get("model")), response_id=as_str(response.get("id")))
         self._usage(response.get("usage"))
 
     def _usage(self, usage: Any) -> None:
@@ -232,19 +214,19 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         """
         if not isinstance(usage, dict):
             return
-        details = _dict(usage.get("input_tokens_details"))
-        cache_read = _int(details.get("cached_tokens"))
-        cache_write = _int(details.get("cache_write_tokens"))
-        total_input = _int(usage.get("input_tokens"))
+        details = as_dict(usage.get("input_tokens_details"))
+        cache_read = as_int(details.get("cached_tokens"))
+        cache_write = as_int(details.get("cache_write_tokens"))
+        total_input = as_int(usage.get("input_tokens"))
         input_only = None
         if total_input is not None:
             input_only = max(0, total_input - (cache_read or 0) - (cache_write or 0))
         self.acc.set_usage(
             input=input_only,
-            output=_int(usage.get("output_tokens")),
+            output=as_int(usage.get("output_tokens")),
             cache_read=cache_read,
             cache_write=cache_write,
-            total=_int(usage.get("total_tokens")),
+            total=as_int(usage.get("total_tokens")),
         )
 
     # -- items -------------------------------------------------------------------------
@@ -266,11 +248,11 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if not isinstance(data, dict):
             self._malformed(etype, "'item' is not an object")
             return
-        self._item_added(data, _int(payload.get("output_index")))
+        self._item_added(data, as_int(payload.get("output_index")))
 
     def _item_added(self, data: dict[str, Any], output_index: int | None) -> _Item:
-        item_id = _str(data.get("id"))
-        itype = _str(data.get("type")) or "unknown"
+        item_id = as_str(data.get("id"))
+        itype = as_str(data.get("type")) or "unknown"
         known = self._by_id.get(item_id) if item_id is not None else None
         if known is not None and not known.done and known.type == itype:
             # A repeated added event for a live item only refreshes what we know of it.
@@ -299,24 +281,24 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if item.type not in _TOOL_ITEMS or self.acc.terminated:
             return
         if item.call_id is None:
-            candidate = _str(item.data.get("call_id")) or (item.item_id if final else None)
+            candidate = as_str(item.data.get("call_id")) or (item.item_id if final else None)
             if candidate is not None:
                 if candidate in self._call_ids:
                     candidate = f"{candidate}|{item.item_id or item.uid}"
                 self._call_ids.add(candidate)
                 item.call_id = candidate
-        self.acc.tool_call(item.uid, id=item.call_id, name=_str(item.data.get("name")))
+        self.acc.tool_call(item.uid, id=item.call_id, name=as_str(item.data.get("name")))
 
     def _item_done_event(self, etype: str, payload: dict[str, Any]) -> None:
         data = payload.get("item")
         if not isinstance(data, dict):
             self._malformed(etype, "'item' is not an object")
             return
-        self._item_done(data, _int(payload.get("output_index")))
+        self._item_done(data, as_int(payload.get("output_index")))
 
     def _find_for_done(self, data: dict[str, Any], output_index: int | None) -> _Item | None:
-        item_id = _str(data.get("id"))
-        itype = _str(data.get("type")) or "unknown"
+        item_id = as_str(data.get("id"))
+        itype = as_str(data.get("type")) or "unknown"
         by_id = self._by_id.get(item_id) if item_id is not None else None
         if by_id is not None:
             # An id that names an item of another type is a new item, not this one.
@@ -360,7 +342,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             item_id = None
         output_index = payload.get("output_index")
         if type(output_index) is not int:
-            output_index = _int(output_index)
+            output_index = as_int(output_index)
         item: _Item | None = None
         if item_id is not None:
             item = self._by_id.get(item_id) or self._adopt(item_id, output_index, itype)
@@ -446,14 +428,14 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         kind = OUTPUT_TEXT if etype == "response.output_text.delta" else REFUSAL
         index = payload.get("content_index")
         if type(index) is not int:
-            index = _int(index)
+            index = as_int(index)
         self._append(item, (kind, index or 0), delta)
 
     def _text_done(self, etype: str, payload: dict[str, Any]) -> None:
         item = self._live(payload, MESSAGE)
         if item is None:
             return
-        index = _int(payload.get("content_index")) or 0
+        index = as_int(payload.get("content_index")) or 0
         if etype.startswith("response.refusal"):
             self._reconcile(item, (REFUSAL, index), payload.get("refusal"))
         else:
@@ -463,18 +445,18 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         item = self._live(payload, MESSAGE)
         annotation = payload.get("annotation")
         if item is not None and annotation is not None:
-            index = _int(payload.get("content_index")) or 0
+            index = as_int(payload.get("content_index")) or 0
             item.annotations.setdefault(index, []).append(annotation)
 
     def _content_part_added(self, etype: str, payload: dict[str, Any]) -> None:
         # Nothing to do but learn the item: a block opens on its first text, so that an
         # empty part never invents an empty block.
-        part = _dict(payload.get("part"))
+        part = as_dict(payload.get("part"))
         self._live(payload, REASONING if part.get("type") == REASONING_TEXT else MESSAGE)
 
     def _content_part_done(self, etype: str, payload: dict[str, Any]) -> None:
-        part = _dict(payload.get("part"))
-        index = _int(payload.get("content_index")) or 0
+        part = as_dict(payload.get("part"))
+        index = as_int(payload.get("content_index")) or 0
         ptype = part.get("type")
         if ptype == REASONING_TEXT:
             item = self._live(payload, REASONING)
@@ -497,13 +479,13 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _summary_part_done(self, etype: str, payload: dict[str, Any]) -> None:
         item = self._live(payload, REASONING)
         if item is not None:
-            index = _int(payload.get("summary_index")) or 0
-            self._reconcile(item, (SUMMARY, index), _dict(payload.get("part")).get("text"))
+            index = as_int(payload.get("summary_index")) or 0
+            self._reconcile(item, (SUMMARY, index), as_dict(payload.get("part")).get("text"))
 
     def _reasoning_part(self, etype: str, payload: dict[str, Any]) -> PartKey:
         if etype.startswith("response.reasoning_summary"):
-            return (SUMMARY, _int(payload.get("summary_index")) or 0)
-        return (REASONING_TEXT, _int(payload.get("content_index")) or 0)
+            return (SUMMARY, as_int(payload.get("summary_index")) or 0)
+        return (REASONING_TEXT, as_int(payload.get("content_index")) or 0)
 
     def _reasoning_delta(self, etype: str, payload: dict[str, Any]) -> None:
         delta = self._delta_text(etype, payload)
@@ -517,8 +499,8 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             self._reconcile(item, self._reasoning_part(etype, payload), payload.get("text"))
 
     def _finish_message(self, item: _Item) -> None:
-        for index, part in enumerate(_list(item.data.get("content"))):
-            part = _dict(part)
+        for index, part in enumerate(as_list(item.data.get("content"))):
+            part = as_dict(part)
             if part.get("type") == OUTPUT_TEXT:
                 self._reconcile(item, (OUTPUT_TEXT, index), part.get("text"))
                 if isinstance(part.get("annotations"), list):
@@ -526,7 +508,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             elif part.get("type") == REFUSAL:
                 self._reconcile(item, (REFUSAL, index), part.get("refusal"))
         if item.item_id is not None:
-            phase = _str(item.data.get("phase"))
+            phase = as_str(item.data.get("phase"))
             self.acc.signature(item.uid, signature_v1(item.item_id, phase=phase), replace=True)
         self.acc.end(item.uid)
         self._flush_annotations(item)
@@ -547,11 +529,11 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         item.annotations.clear()
 
     def _finish_reasoning(self, item: _Item) -> None:
-        for index, part in enumerate(_list(item.data.get("summary"))):
-            self._reconcile(item, (SUMMARY, index), _dict(part).get("text"))
-        for index, part in enumerate(_list(item.data.get("content"))):
-            if _dict(part).get("type") == REASONING_TEXT:
-                self._reconcile(item, (REASONING_TEXT, index), _dict(part).get("text"))
+        for index, part in enumerate(as_list(item.data.get("summary"))):
+            self._reconcile(item, (SUMMARY, index), as_dict(part).get("text"))
+        for index, part in enumerate(as_list(item.data.get("content"))):
+            if as_dict(part).get("type") == REASONING_TEXT:
+                self._reconcile(item, (REASONING_TEXT, index), as_dict(part).get("text"))
         # The whole final item is the replay token, as pi keeps it (PF 2.3, case 33): the
         # encrypted_content alone would lose the item id that replay with store=true
         # needs, and encrypted_content changes between output_item.added and .done (corpus
@@ -565,7 +547,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if item.item_id is None:
             return None
         itype = item.type if item.type != FUNCTION_CALL else None
-        return signature_v1(item.item_id, type=itype, namespace=_str(item.data.get("namespace")))
+        return signature_v1(item.item_id, type=itype, namespace=as_str(item.data.get("namespace")))
 
     def _arguments_delta(self, etype: str, payload: dict[str, Any]) -> None:
         delta = self._delta_text(etype, payload)
@@ -634,7 +616,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
 
     def _backfill(self, output: Any) -> None:
         """Finish, from the terminal response's ``output``, every item still open or unseen."""
-        for index, data in enumerate(_list(output)):
+        for index, data in enumerate(as_list(output)):
             if isinstance(data, dict):
                 self._item_done(data, index)
 
@@ -664,8 +646,8 @@ class OpenAIResponsesNormalizer(SSENormalizer):
 
     def _terminal(self, etype: str, payload: dict[str, Any]) -> None:
         kind = _TERMINAL_EVENTS[etype]
-        response = _dict(payload.get("response"))
-        self.acc.start(model=_str(response.get("model")), response_id=_str(response.get("id")))
+        response = as_dict(payload.get("response"))
+        self.acc.start(model=as_str(response.get("model")), response_id=as_str(response.get("id")))
         self._usage(response.get("usage"))
         if kind in ("completed", "incomplete"):
             self._backfill(response.get("output"))
@@ -675,17 +657,17 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         # The raw value of specs/stop_reasons.yaml: the status, with the incomplete
         # reason after a slash (cases 28, 29); the event names the status when the
         # response object lacks one.
-        status = _str(response.get("status")) or kind
-        reason = _str(_dict(response.get("incomplete_details")).get("reason"))
+        status = as_str(response.get("status")) or kind
+        reason = as_str(as_dict(response.get("incomplete_details")).get("reason"))
         raw = f"{status}/{reason}" if reason else status
         mapping = map_stop_reason(self.protocol, raw, has_tool_calls=self.acc.has_tool_calls)
         if kind == "failed" or mapping.reason in ("error", "aborted"):
-            error = _dict(response.get("error"))
-            message = _str(error.get("message"))
+            error = as_dict(response.get("error"))
+            message = as_str(error.get("message"))
             if message is None:
                 fallback = mapping.error_message if mapping.reason == "error" else None
                 message = fallback or "Response failed"
-                code = _str(error.get("code"))
+                code = as_str(error.get("code"))
                 if code is not None:
                     message = f"{message}: {code}"
             # The error object goes to harness.errors as the body, so that its code
@@ -722,9 +704,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             error = dict(nested)
         else:
             error = {k: payload[k] for k in ("code", "message", "param") if k in payload}
-        message = _str(error.get("message"))
+        message = as_str(error.get("message"))
         if message is None:
-            code = _str(error.get("code")) or _str(error.get("type"))
+            code = as_str(error.get("code")) or as_str(error.get("type"))
             message = f"error event: {code}" if code else "error event without a message"
         self._flush_pending()
         self.acc.fail(message, body={"error": error})
