@@ -229,9 +229,11 @@ def test_done_without_any_finish_reason_is_stop_as_snowflake_sends_it() -> None:
     assert t.message.usage == Usage(input=4, output=1, total=5)
 
 
-def test_done_with_tool_calls_and_no_finish_reason_is_stop_per_the_table() -> None:
+def test_done_with_tool_calls_and_no_finish_reason_is_tool_use_per_the_override() -> None:
+    # No finish reason at [DONE] is stop (the table), and stop with tool calls is tool_use
+    # (the tool-call override, which Chat Completions has since issue 14).
     t = done(calls(tc(0, "call_1", "f", "{}")) + DONE)
-    assert t.reason == "stop"
+    assert t.reason == "tool_use"
     assert tool_calls_of(t) == [("call_1", "f", {})]
 
 

@@ -328,7 +328,9 @@ class OpenAICompletionsNormalizer(SSENormalizer):
     def _resolve(self, index: int | None, call_id: str | None, name: str | None) -> _Call:
         """Which call a delta continues; a new one when it continues none.
 
-        By ``index`` first (case 8, 9); when ``index`` is missing (Mistral) by id, then the
+        By ``index`` first (case 8, 9), unless the call there has another id and the
+        fragment's id is a known call's, which it continues (issue 14: a known id never
+        starts a second call); when ``index`` is missing (Mistral) by id, then the
         latest call (the Vercel AI tracker's order, PF 2.2). An id or a name different from
         the call's own starts a new call: Ollama sends every parallel call at index 0
         with its own id (bug 4), and a name is never sent in pieces (the SDKs assign it,
@@ -344,6 +346,13 @@ class OpenAICompletionsNormalizer(SSENormalizer):
             call = self._calls[-1] if self._calls else None
         if call is not None and not self._conflicts(call, call_id, name):
             return call
+        known = self._by_id.get(call_id) if call_id is not None else None
+        if known is not None and known is not call and not self._conflicts(known, call_id, name):
+            # An earlier call's id after a later call took its index (or where every call
+            # comes at index 0, Ollama): the id names its own call, which continues; a new
+            # call would repeat that id (C10) and split its arguments.
+            self.acc.warn(f"tool-call fragment for {call_id!r} at another call's index")
+            return known
         call = _Call(key=("tool_call", len(self._calls)), index=index)
         self._calls.append(call)
         if index is not None:
