@@ -79,6 +79,10 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         self._stop_reason: str | None = None
         self._refusal_explanation: str | None = None
         self._message_meta: dict[str, Any] = {}
+        # A start that reused the index of a block already stopped -> the index its block
+        # really has (anthropic-sdk-typescript#879: after a server-tool result the start
+        # repeats the previous index while its deltas and stop carry index + 1).
+        self._moved: dict[int, int] = {}
 
     # -- framing hooks ----------------------------------------------------------
 
@@ -149,6 +153,18 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         stop_reason = message.get("stop_reason")
         if isinstance(stop_reason, str):
             self._set_stop_reason(stop_reason)
+        content = message.get("content")
+        if isinstance(content, list) and content:
+            # Replays and gateways send the whole message here (tool_use blocks, server
+            # tool results) with its stop_reason and no block events: each block is one
+            # started and stopped at its position. A stop_reason of a later message_delta
+            # still wins; without one, this one counts.
+            for index, block in enumerate(content):
+                if self.acc.terminated:
+                    return
+                self._on_block_start({"index": index, "content_block": block})
+                if index in self._blocks and self._blocks[index].open:
+                    self._stop_block(index)
 
     def _on_block_start(self, obj: dict[str, Any]) -> None:
         index = self._index(obj, "content_block_start")
@@ -163,6 +179,17 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             if previous.start == block:
                 return  # the same start sent twice: nothing new
             self._stop_block(index)  # a different block under an open index replaces it
+        elif previous is not None:
+            # The index of a block already stopped (anthropic-sdk-typescript#879): the
+            # block is the next one, where its deltas and stop will point. Recovered and
+            # recorded, not failed: every block and its content are kept.
+            moved = max(self._blocks) + 1
+            self.acc.warn(
+                f"content_block_start reused index {index} of a stopped block; "
+                f"taken as index {moved}"
+            )
+            self._moved[index] = moved
+            index = moved
         block_type = block.get("type")
         if block_type == "text":
             wire = _WireBlock("text", block)
@@ -232,6 +259,9 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             if index is None:
                 return
         wire = self._blocks.get(index)
+        if (wire is None or not wire.open) and index in self._moved:
+            index = self._moved[index]  # the start's index, the block having moved
+            wire = self._blocks.get(index)
         if wire is None or not wire.open:
             self._malformed(f"content_block_delta for index {index}, which is not an open block")
             return
@@ -281,7 +311,11 @@ class AnthropicMessagesNormalizer(SSENormalizer):
 
     def _on_block_stop(self, obj: dict[str, Any]) -> None:
         index = self._index(obj, "content_block_stop")
-        if index is not None and index in self._blocks and self._blocks[index].open:
+        if index is None:
+            return
+        if not (index in self._blocks and self._blocks[index].open) and index in self._moved:
+            index = self._moved[index]
+        if index in self._blocks and self._blocks[index].open:
             self._stop_block(index)
 
     def _on_message_delta(self, obj: dict[str, Any]) -> None:

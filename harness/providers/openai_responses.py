@@ -121,6 +121,9 @@ class _Item:
     custom_input: str | None = None
     # The ToolCall.id given to a tool item (see _open_tool).
     call_id: str | None = None
+    # A tool item calling a tool the response does not declare as the client's (xAI's
+    # server-side web_search / x_search as custom_tool_call): kept as a provider block.
+    server: bool = False
 
 
 class OpenAIResponsesNormalizer(SSENormalizer):
@@ -133,6 +136,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         self._by_index: dict[int, _Item] = {}
         self._last_of_type: dict[str, _Item] = {}
         self._call_ids: set[str] = set()
+        # Names of the client's tools as the response object declares them (function and
+        # custom tools); None until a response object with a non-empty tools list came.
+        self._client_tools: set[str] | None = None
         self._handlers: dict[str, Callable[[str, dict[str, Any]], None]] = {
             "response.created": self._lifecycle,
             "response.queued": self._lifecycle,
@@ -201,8 +207,45 @@ class OpenAIResponsesNormalizer(SSENormalizer):
 
     def _lifecycle(self, etype: str, payload: dict[str, Any]) -> None:
         response = as_dict(payload.get("response"))
+        self._declared_tools(response.get("tools"))
         self.acc.start(model=as_str(response.get("model")), response_id=as_str(response.get("id")))
         self._usage(response.get("usage"))
+
+    def _declared_tools(self, tools: Any) -> None:
+        """Learn the client's tool names from the response's ``tools`` (once, non-empty).
+
+        Server tools are declared by type alone (``{"type": "web_search"}``); client tools
+        have a name (function, custom, and the tools nested in a namespace). An empty or
+        missing list says nothing (compatible servers leave it empty), so nothing is
+        judged then.
+        """
+        if self._client_tools is not None or not isinstance(tools, list) or not tools:
+            return
+        names: set[str] = set()
+        stack = list(tools)
+        while stack:
+            tool = stack.pop()
+            if not isinstance(tool, dict):
+                continue
+            name = as_str(tool.get("name"))
+            if name is not None and tool.get("type") in ("function", "custom", None):
+                names.add(name)
+            nested = tool.get("tools")
+            if isinstance(nested, list):
+                stack.extend(nested)
+        self._client_tools = names
+
+    def _is_server_call(self, itype: str, data: dict[str, Any]) -> bool:
+        """A tool item whose tool the response never declared as the client's.
+
+        xAI streams its server-side searches (web_search, x_search and their sub-tools)
+        as ``custom_tool_call`` items the server has already run; they are not calls for
+        the client (issue 14). Only judged when the response declared its tools.
+        """
+        if itype not in _TOOL_ITEMS or self._client_tools is None:
+            return False
+        name = as_str(data.get("name"))
+        return name is not None and name not in self._client_tools
 
     def _usage(self, usage: Any) -> None:
         """Usage arithmetic (specs/protocols/openai-responses.md, Usage).
@@ -235,6 +278,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         self, itype: str, item_id: str | None, output_index: int | None, data: dict[str, Any]
     ) -> _Item:
         item = _Item(len(self._items), itype, item_id, output_index, data)
+        item.server = self._is_server_call(itype, data)
         self._items.append(item)
         if item_id is not None:
             self._by_id[item_id] = item
@@ -254,6 +298,8 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         item_id = as_str(data.get("id"))
         itype = as_str(data.get("type")) or "unknown"
         known = self._by_id.get(item_id) if item_id is not None else None
+        if known is None and output_index is not None:
+            known = self._rotated(item_id, output_index, itype)
         if known is not None and not known.done and known.type == itype:
             # A repeated added event for a live item only refreshes what we know of it.
             known.data = data
@@ -278,7 +324,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         and bedrock-mantle numbers its calls call_0, call_1, ... (corpus
         reused_tool_call_ids), so a server reusing one is plausible.
         """
-        if item.type not in _TOOL_ITEMS or self.acc.terminated:
+        if item.type not in _TOOL_ITEMS or item.server or self.acc.terminated:
             return
         if item.call_id is None:
             candidate = as_str(item.data.get("call_id")) or (item.item_id if final else None)
@@ -319,7 +365,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if item.done:
             return
         item.data = data
-        if item.type == MESSAGE:
+        if item.server:
+            self.acc.provider_block(item.type, data)
+        elif item.type == MESSAGE:
             self._finish_message(item)
         elif item.type == REASONING:
             self._finish_reasoning(item)
@@ -358,17 +406,39 @@ class OpenAIResponsesNormalizer(SSENormalizer):
                 self.acc.open_thinking(item.uid)
             self._open_tool(item)
             return item
-        if item.done or item.type != itype:
+        if item.done or item.type != itype or item.server:
             return None
         return item
 
     def _adopt(self, item_id: str, output_index: int | None, itype: str) -> _Item | None:
-        """A live item added without an id takes the id its events name (same position)."""
-        item = self._by_index.get(output_index) if output_index is not None else None
-        if item is None or item.item_id is not None or item.done or item.type != itype:
+        """A live item at the same position takes the id its events name.
+
+        Either it was added without an id, or the server gives each event of one item
+        another id (GitHub Copilot's Responses API: litellm#30072, vercel/ai#18548): the
+        output index names the item, and an id that changes is not a new item.
+        """
+        if output_index is None:
             return None
-        item.item_id = item_id
+        item = self._by_index.get(output_index)
+        if item is None or item.done or item.type != itype:
+            return None
+        if item.item_id is None:
+            item.item_id = item_id
+        else:
+            self._rotated(item_id, output_index, itype)
         self._by_id[item_id] = item
+        return item
+
+    def _rotated(self, item_id: str | None, output_index: int, itype: str) -> _Item | None:
+        """The live item at ``output_index`` when an event names it by another id."""
+        item = self._by_index.get(output_index)
+        if item is None or item.done or item.type != itype:
+            return None
+        if item_id is not None and item.item_id is not None and item_id != item.item_id:
+            self.acc.warn(
+                f"item ids change within output item {output_index} "
+                "(identified by its output_index)"
+            )
         return item
 
     # -- text and thinking ---------------------------------------------------------------
@@ -631,7 +701,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         for item in self._items:
             if item.done:
                 continue
-            if item.type not in _CONTRACT_ITEMS:
+            if item.type not in _CONTRACT_ITEMS or item.server:
                 self.acc.provider_block(item.type, item.data)
             elif item.type == MESSAGE:
                 self._flush_annotations(item)
@@ -647,6 +717,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _terminal(self, etype: str, payload: dict[str, Any]) -> None:
         kind = _TERMINAL_EVENTS[etype]
         response = as_dict(payload.get("response"))
+        self._declared_tools(response.get("tools"))
         self.acc.start(model=as_str(response.get("model")), response_id=as_str(response.get("id")))
         self._usage(response.get("usage"))
         if kind in ("completed", "incomplete"):
