@@ -265,6 +265,16 @@ KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
         "encrypted": "OpenAI re-encrypts reasoning on every read: the encrypted_content of "
         "output_item.done (kept) differs from the one in response.completed",
     },
+    "xai_server_tool_calls": {
+        "blocks": "xAI's server-side searches come as custom_tool_call items of tools the "
+        "response does not declare as the client's; the SDK makes them tool calls, we keep "
+        "them as provider blocks",
+        "item_ids": "follows: the searches' item ids are on tool calls there, in provider "
+        "blocks here",
+        "provider": "follows: our provider blocks hold the two searches",
+        "stop": "follows: the SDK's message holds tool calls (tool_use), ours the response's "
+        "own status (completed -> stop)",
+    },
     "openai_responses/pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml#0": {
         "encrypted": "as above: output_item.done and response.completed carry different "
         "ciphertexts of the same reasoning item",
@@ -341,8 +351,19 @@ def _bundled_completed() -> list[tuple[str, bytes]]:
 SDK_BODIES = [(name, inter.response.body) for name, inter in CORPUS] + _bundled_completed()
 
 
+# Bundled cassettes the SDK cannot accumulate at all (specs/known-differences.md).
+SDK_CANNOT_ACCUMULATE: dict[str, str] = {
+    # Copilot gives every event of an item another id; the SDK checks identity.
+    "copilot_rotating_item_ids": "Completed output item identity changed",
+}
+
+
 @pytest.mark.parametrize(("name", "body"), SDK_BODIES, ids=[n for n, _ in SDK_BODIES])
 def test_final_message_agrees_with_the_openai_sdk(name: str, body: bytes) -> None:
+    if name in SDK_CANNOT_ACCUMULATE:
+        with pytest.raises(Exception, match=SDK_CANNOT_ACCUMULATE[name]):
+            _sdk_final_response(body)
+        return
     sdk = official(_sdk_final_response(body))
     terminal = _events_of([body])[-1]
     got = ours(terminal.message)
