@@ -140,6 +140,10 @@ class Accumulator:
         # not part of the contract's events, so that recovering changes no golden line,
         # but kept for reports and `stream-harness normalize` to show.
         self.warnings: list[str] = []
+        # A tool call whose arguments nest deeper than harness.limits.JSON_MAX_DEPTH: its
+        # value is {} by the cascade, so the stream may not end in done (finish turns
+        # it into an error naming the call); the first such call is kept.
+        self._too_deep: str | None = None
 
     # -- state -------------------------------------------------------------
 
@@ -417,6 +421,13 @@ class Accumulator:
             return
         if block.kind == "tool_call":
             assert block.args is not None
+            if self._too_deep is None and block.args.too_deep:
+                from harness.limits import JSON_MAX_DEPTH
+
+                self._too_deep = (
+                    f"tool call {block.id or block.content_index!r}: arguments nested too "
+                    f"deep (more than {JSON_MAX_DEPTH} levels; STREAM_HARNESS_JSON_MAX_DEPTH)"
+                )
             # C7: the final arguments are the cascade's parse of the whole text.
             final: ContentBlock = ToolCall(
                 id=block.id or f"toolcall_{block.content_index}",
@@ -481,6 +492,10 @@ class Accumulator:
             return
         self._ensure_started()
         self.end_all()
+        if self._too_deep is not None:
+            # Never a done whose tool call silently lost its arguments.
+            self.fail(self._too_deep)
+            return
         message = self._message(stop_reason, None)
         terminal = DoneEvent(reason=stop_reason, message=message)
         self._terminal = terminal

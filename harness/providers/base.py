@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from harness.accumulator import Accumulator
 from harness.events import Event
+from harness.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
 from harness.wire import FramingError, SSEDecoder, SSEEvent
 
 
@@ -111,7 +112,13 @@ def parse_json(text: str) -> Any:
     that every error and its message are the library's. (Nesting within three levels of
     the recursion limit may parse here where json.loads, three calls deeper, would give
     up; how deep json.loads gets depends on its caller's stack anyway.)
+
+    Nesting deeper than ``harness.limits.JSON_MAX_DEPTH`` is refused first with
+    :class:`~harness.limits.TooDeep` (a ValueError), so no caller ever sees a
+    RecursionError from a hostile payload.
     """
+    if json_depth_exceeds(text):
+        raise TooDeep(JSON_MAX_DEPTH)
     try:
         value, end = _scan_once(text, 0)
     except Exception:  # StopIteration (no value at 0), RecursionError, ...

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness.coerce import as_str, is_int
+from harness.limits import loads as bounded_loads
 from harness.partial_json import parse_partial
 from harness.providers.base import FramedNormalizer, excerpt
 from harness.wire import EventStreamDecoder, EventStreamMessage, FramingError
@@ -142,7 +142,7 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
 
     def _payload(self, frame: EventStreamMessage, what: str) -> dict[str, Any] | None:
         try:
-            value = json.loads(frame.payload)
+            value = bounded_loads(frame.payload)
         except (ValueError, RecursionError) as exc:
             text = frame.payload.decode("utf-8", "replace")
             self._fail(
@@ -331,7 +331,7 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
         text = frame.payload.decode("utf-8", "replace")
         message = None
         try:
-            value = json.loads(text)
+            value = bounded_loads(text)
         except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
