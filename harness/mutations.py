@@ -20,15 +20,18 @@ kind                    change
 ``utf8``                invalid UTF-8 inside a JSON string
 ``number``              a JSON number replaced by NaN, Infinity, 1e400, a huge or negative
                         integer, a fraction, a string, a bool or null
+``field``               any JSON value replaced by a random JSON value (type confusion:
+                        an object where a string belongs, a list for an index, ...)
 ======================  =====================================================================
 
-Value-level kinds (``oversized``, ``deep``, ``utf8``, ``number``) edit the JSON text in
+Value-level kinds (``oversized``, ``deep``, ``utf8``, ``number``, ``field``) edit the JSON text in
 place; in an event-stream frame they edit the payload and re-encode the frame with fresh
 CRCs, so the frame still decodes.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -50,6 +53,7 @@ KINDS: Final = (
     "deep",
     "utf8",
     "number",
+    "field",
 )
 
 _FRAMING_OF: Final[dict[str, Framing]] = {
@@ -154,6 +158,17 @@ _HOSTILE_NUMBERS: Final = (
 _BAD_UTF8: Final = (b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82", b"\x80")
 
 
+_JSON_VALUES: Final = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.5, 1e300, -0.0])
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
 def _deep_value(depth: int, kind: str) -> bytes:
     if kind == "array":
         return b"[" * depth + b"1" + b"]" * depth
@@ -177,6 +192,9 @@ def _edit_json(draw: st.DrawFn, text: bytes, kind: str) -> tuple[bytes, str] | N
         size = draw(st.sampled_from([64 * 1024, 512 * 1024, 2 * 1024 * 1024]))
         value = b'"' + b"x" * size + b'"'
         detail = f"string at byte {start} -> {size} bytes"
+    elif kind == "field":
+        value = json.dumps(draw(_JSON_VALUES), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        detail = f"value at byte {start} -> {value[:40]!r}"
     elif kind == "utf8":
         at = draw(st.integers(start + 1, max(start + 1, end - 1)))
         bad = draw(st.sampled_from(_BAD_UTF8))
@@ -233,7 +251,7 @@ def mutations(draw: st.DrawFn, body: bytes, framing: Framing) -> Mutation:
         i = draw(st.integers(0, len(parts)))
         junk = draw(st.sampled_from(_GARBAGE[framing]))
         return Mutation(kind, f"{junk[:24]!r} before unit {i}", b"".join([*parts[:i], junk, *parts[i:]]))
-    if kind in ("oversized", "deep", "utf8", "number") and parts:
+    if kind in ("oversized", "deep", "utf8", "number", "field") and parts:
         i = draw(st.integers(0, len(parts) - 1))
         unit = parts[i]
         if framing == "eventstream":
