@@ -14,14 +14,8 @@ from typing import Any
 import pytest
 from cassette_checks import (
     assert_golden,
-    assert_split_invariant,
-    events_of,
     replay_with_vcrpy,
-    sse_field_replaced,
-    streaming_bodies,
 )
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 from harness.contract import check_contract
 from harness.events import (
@@ -42,13 +36,6 @@ from harness.events import (
     Usage,
 )
 from harness.providers.anthropic_messages import AnthropicMessagesNormalizer, Normalizer
-from harness.strategies import (
-    dropped_events,
-    duplicated_events,
-    garbage_lines,
-    split_at,
-    truncations,
-)
 
 REPO = Path(__file__).resolve().parent.parent
 CASSETTES = sorted((REPO / "cassettes" / "anthropic-messages").glob("*.yaml"))
@@ -900,49 +887,7 @@ def test_cassette_replays_with_vcrpy(path: Path) -> None:
     assert json.loads(inter.request.body)["stream"] is True
 
 
-def _events_of(chunks: list[bytes]) -> list[Event]:
-    return events_of(Normalizer, chunks)
-
-
-BODIES = streaming_bodies(CASSETTES)
-
-
-@pytest.mark.parametrize(("name", "body"), BODIES, ids=[n for n, _ in BODIES])
-def test_split_invariance_on_bundled_cassettes(name: str, body: bytes) -> None:
-    assert_split_invariant(body, _events_of)
-
-
-# -- robustness: random mutations of real bodies ------------------------------------------
-
-_MUTATION_BASES = [body for _, body in BODIES]
-
-
-@st.composite
-def _mutated(draw: st.DrawFn) -> bytes:
-    body = draw(st.sampled_from(_MUTATION_BASES))
-    kind = draw(st.sampled_from(["truncate", "drop", "duplicate", "garbage", "field"]))
-    if kind == "truncate":
-        return draw(truncations(body))
-    if kind == "drop":
-        return draw(dropped_events(body))
-    if kind == "duplicate":
-        return draw(duplicated_events(body))
-    if kind == "garbage":
-        return draw(garbage_lines(body))
-    return draw(sse_field_replaced(body))
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(body=_mutated(), cuts=st.lists(st.integers(1, 4096), max_size=6))
-@example(body=b"", cuts=[])
-@example(body=b'data: {"type": "message_stop"}', cuts=[])
-def test_mutated_bodies_never_raise_and_keep_the_contract(body: bytes, cuts: list[int]) -> None:
-    events = _events_of(split_at(body, cuts))
-    assert events, "no events"
-    assert [e.type for e in events].count("done") + [e.type for e in events].count("error") == 1
-    assert events[-1].type in ("done", "error")
-    assert check_contract(events) == []
-    assert _events_of([body]) == events  # mutated bodies are split-invariant too
+# -- more cases ---------------------------------------------------------------------------
 
 
 def test_json_nested_too_deeply_is_an_error_not_an_exception() -> None:

@@ -15,14 +15,8 @@ from typing import Any
 import pytest
 from cassette_checks import (
     assert_golden,
-    assert_split_invariant,
-    events_of,
     replay_with_vcrpy,
-    sse_field_replaced,
-    streaming_bodies,
 )
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 from harness.contract import check_contract
 from harness.events import (
@@ -49,13 +43,6 @@ from harness.providers.openai_responses import (
     NO_TERMINAL_EVENT,
     Normalizer,
     OpenAIResponsesNormalizer,
-)
-from harness.strategies import (
-    dropped_events,
-    duplicated_events,
-    garbage_lines,
-    split_at,
-    truncations,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -949,61 +936,3 @@ def test_golden(path: Path) -> None:
 def test_cassette_replays_with_vcrpy(path: Path) -> None:
     inter, _ = replay_with_vcrpy(path)
     assert json.loads(inter.request.body)["stream"] is True
-
-
-def _events_of(chunks: list[bytes]) -> list[Event]:
-    return events_of(Normalizer, chunks)
-
-
-BODIES = streaming_bodies(CASSETTES)
-
-
-@pytest.mark.parametrize(("name", "body"), BODIES, ids=[n for n, _ in BODIES])
-def test_split_invariance_on_bundled_cassettes(name: str, body: bytes) -> None:
-    assert_split_invariant(body, _events_of)
-
-
-# -- robustness: random mutations of real bodies ------------------------------------------
-
-_MUTATION_BASES = [body for _, body in BODIES]
-
-
-@st.composite
-def _mutated(draw: st.DrawFn, bases: list[bytes]) -> bytes:
-    body = draw(st.sampled_from(bases))
-    kind = draw(st.sampled_from(["truncate", "drop", "duplicate", "garbage", "field"]))
-    if kind == "truncate":
-        return draw(truncations(body))
-    if kind == "drop":
-        return draw(dropped_events(body))
-    if kind == "duplicate":
-        return draw(duplicated_events(body))
-    if kind == "garbage":
-        return draw(garbage_lines(body))
-    return draw(sse_field_replaced(body))
-
-
-def mutated(bases: list[bytes]) -> st.SearchStrategy[bytes]:
-    """Real bodies cut, with an event dropped, doubled or garbled, or a field replaced."""
-    return _mutated(bases)
-
-
-def assert_robust(body: bytes, cuts: list[int]) -> None:
-    events = _events_of(split_at(body, cuts))
-    assert events, "no events"
-    types = [e.type for e in events]
-    assert types.count("done") + types.count("error") == 1
-    assert events[-1].type in ("done", "error")
-    assert check_contract(events) == []
-    assert _events_of([body]) == events  # mutated bodies are split-invariant too
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(body=mutated(_MUTATION_BASES), cuts=st.lists(st.integers(1, 4096), max_size=6))
-@example(body=b"", cuts=[])
-@example(body=b'data: {"type": "response.completed"}', cuts=[])
-@example(
-    body=b'data: {"type": "response.output_item.done", "item": {"type": "function_call"}}', cuts=[]
-)
-def test_mutated_bodies_never_raise_and_keep_the_contract(body: bytes, cuts: list[int]) -> None:
-    assert_robust(body, cuts)
