@@ -71,12 +71,13 @@ class TooDeep(ValueError):
 def json_depth_exceeds(text: str, limit: int = JSON_MAX_DEPTH) -> bool:
     """True when ``text`` opens more than ``limit`` brackets at once outside strings.
 
-    Linear and iterative. The common case costs two ``str.count`` calls: a text with no
-    more opening brackets than the limit cannot nest deeper. Unbalanced or truncated text
+    Linear and iterative. The common case costs a ``len`` or two ``str.count`` calls: a
+    text with no more characters, or no more opening brackets, than the limit cannot nest
+    deeper. Unbalanced or truncated text
     is measured as far as it goes (a truncated deep text is still too deep).
     """
-    if text.count("{") + text.count("[") <= limit:
-        return False
+    if len(text) <= limit or text.count("{") + text.count("[") <= limit:
+        return False  # (most wire payloads are shorter than the limit: one len() call)
     depth = 0
     for match in _BRACKET_TOKENS.finditer(text):
         c = match.group()
