@@ -38,7 +38,14 @@ from typing import Any
 
 from harness.chunking import format_cuts, split_at
 from harness.contract import check_contract
-from harness.events import DoneEvent, ErrorEvent, Event, TextDeltaEvent, ThinkingDeltaEvent
+from harness.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallDeltaEvent,
+)
 from harness.mutations import Mutation, framing_of, mutations
 
 Runner = Callable[[str, Sequence[bytes]], list[Event] | None]
@@ -86,6 +93,21 @@ def _block_texts(event: Event) -> dict[int, str]:
     return out
 
 
+def _unparseable_calls(events: Sequence[Event]) -> set[int]:
+    """content_index of the tool calls whose argument text is not one strict JSON value."""
+    fragments: dict[int, list[str]] = {}
+    for event in events:
+        if isinstance(event, ToolCallDeltaEvent):
+            fragments.setdefault(event.content_index, []).append(event.delta)
+    out = set()
+    for index, parts in fragments.items():
+        try:
+            json.loads("".join(parts))
+        except (ValueError, RecursionError):
+            out.add(index)
+    return out
+
+
 def event_problems(events: Sequence[Event], *, reference: bool = True) -> list[str]:
     """What is wrong with one run's events (empty: nothing)."""
     out: list[str] = []
@@ -96,7 +118,14 @@ def event_problems(events: Sequence[Event], *, reference: bool = True) -> list[s
         out.append(f"{len(terminals)} terminal events (exactly one expected)")
     elif events[-1].type not in ("done", "error"):
         out.append("the terminal event is not the last one")
-    out.extend(f"contract {v.rule}: {v.message}" for v in check_contract(events))
+    tolerated = _unparseable_calls(events)
+    for v in check_contract(events):
+        at = events[v.index] if v.index is not None and v.index < len(events) else None
+        if v.rule == "C9" and getattr(at, "content_index", None) in tolerated:
+            # harness/partial_json.py: past a parse failure the final value need not
+            # extend the live one; mutated argument text produces exactly that.
+            continue
+        out.append(f"contract {v.rule}: {v.message}")
     last = events[-1]
     if reference and isinstance(last, ErrorEvent) and "internal error" in last.error_message:
         out.append(f"the never-raise net fired: {last.error_message[:200]}")
