@@ -175,7 +175,6 @@ def _deep_value(depth: int, kind: str) -> bytes:
     return b'{"a":' * depth + b"1" + b"}" * depth
 
 
-@st.composite
 def _edit_json(draw: st.DrawFn, text: bytes, kind: str) -> tuple[bytes, str] | None:
     """One value-level edit of JSON text, or None when the text has no place for it."""
     pattern = {"number": _NUMBER, "oversized": _STRING_VALUE, "utf8": _STRING_VALUE}.get(
@@ -260,14 +259,14 @@ def mutations(draw: st.DrawFn, body: bytes, framing: Framing) -> Mutation:
 
             decoded = EventStreamDecoder().feed(unit)
             if len(decoded) == 1 and isinstance(decoded[0], EventStreamMessage):
-                edit = draw(_edit_json(decoded[0].payload, kind))
+                edit = _edit_json(draw, decoded[0].payload, kind)
                 if edit is not None:
                     frame = _reencode(unit, edit[0])
                     if frame is not None:
                         changed = [*parts[:i], frame, *parts[i + 1 :]]
                         return Mutation(kind, f"frame {i}: {edit[1]}", b"".join(changed))
         else:
-            edit = draw(_edit_json(unit, kind))
+            edit = _edit_json(draw, unit, kind)
             if edit is not None:
                 changed = [*parts[:i], edit[0], *parts[i + 1 :]]
                 return Mutation(kind, f"unit {i}: {edit[1]}", b"".join(changed))
