@@ -9,6 +9,7 @@ and the checks harness/fuzz.py's, the same ones ``stream-harness fuzz`` runs at 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,13 @@ from harness.strategies import chunkings
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 PROTOCOLS = protocols()
+# Deterministic under CI=true (the same examples every run); locally each run explores
+# new ones. The long exploration is `stream-harness fuzz` (benchmarks/bench_fuzz.py).
+EXPLORE = settings(
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=os.environ.get("CI") == "true",
+)
 
 
 def bodies_of(protocol: str) -> list[tuple[str, bytes]]:
@@ -62,7 +70,7 @@ def test_split_invariance_on_bundled_cassettes(protocol: str, name: str, body: b
     assert event_problems(whole) == []
     assert reference_events(protocol, split_at(body, range(1, len(body)))) == whole
 
-    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(EXPLORE, max_examples=20)
     @given(chunks=chunkings(body))
     def check(chunks: list[bytes]) -> None:
         assert b"".join(chunks) == body
@@ -87,7 +95,7 @@ def test_mutated_bodies_never_raise_and_keep_the_contract(protocol: str) -> None
     """Every mutation kind (harness/mutations.py) on every protocol: no exception, one
     terminal event, the contract, nothing received lost, split invariance."""
 
-    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(EXPLORE, max_examples=250)
     @given(case=mutated_cases(protocol))
     def check(case: tuple[Any, list[int], list[Event]]) -> None:
         mutation, cuts, baseline = case
@@ -132,7 +140,7 @@ def test_mutated_corpus_bodies_never_raise_and_keep_the_contract(protocol: str) 
     if not bases:
         pytest.skip(f"no {protocol} stream in the corpus")
 
-    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(EXPLORE, max_examples=100)
     @given(data=st.data())
     def check(data: st.DataObject) -> None:
         body = data.draw(st.sampled_from(bases))
@@ -148,7 +156,7 @@ def test_the_mutations_cover_every_kind() -> None:
     # Every kind applies to some real body (none falls back to a cut everywhere).
     seen: set[str] = set()
 
-    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(EXPLORE, max_examples=400)
     @given(data=st.data())
     def check(data: st.DataObject) -> None:
         protocol = data.draw(st.sampled_from(PROTOCOLS))
