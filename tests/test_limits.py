@@ -289,3 +289,17 @@ def test_a_payload_nested_too_deep_is_an_error_event_not_a_recursion_error(proto
     assert events[-1].type == "error"
     assert "nested too deep" in events[-1].error_message
     assert "Recursion" not in events[-1].error_message
+
+
+def test_normalize_command_on_arguments_1000_deep_prints_events_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    body = tmp_path / "deep.sse"
+    body.write_bytes(chat_call(nested(1000)))
+    assert main(["normalize", str(body), "--protocol", "openai-completions"]) == 0
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[-1]["type"] == "error" and "nested too deep" in lines[-1]["error_message"]
+    assert "Traceback" not in err and "RecursionError" not in out

@@ -895,3 +895,61 @@ def test_json_nested_too_deeply_is_an_error_not_an_exception() -> None:
     t = failed(start() + simple_text() + f"event: content_block_delta\ndata: {deep}\n\n")
     assert t.error_message.startswith("malformed JSON in SSE event #5 (content_block_delta): ")
     assert t.message.content == [TextBlock(content="Hi")]
+
+
+def _body(name: str) -> bytes:
+    from harness.cassette import load_cassette
+
+    path = REPO / "cassettes" / "anthropic-messages" / f"{name}.yaml"
+    return load_cassette(path).interactions[0].response.body
+
+
+def test_index_reuse_after_a_server_tool_result_recovers_every_block_with_a_warning() -> None:
+    # anthropic-sdk-typescript#879: the text block's start says index 1 (the result's),
+    # its deltas and stop say 2. Before issue 14 this ended in an error losing the text.
+    norm = Normalizer()
+    events = norm.feed(_body("server_tool_index_reuse")) + norm.close()
+    last = events[-1]
+    assert last.type == "done" and last.reason == "stop"
+    assert [b.content for b in last.message.content if b.type == "text"] == [
+        "Spain has about 49 million inhabitants."
+    ]
+    assert [p.provider_type for p in last.message.provider_blocks] == [
+        "server_tool_use",
+        "web_search_tool_result",
+    ]
+    assert norm.warnings == [
+        "content_block_start reused index 1 of a stopped block; taken as index 2"
+    ]
+
+
+def test_deltas_at_the_reused_index_itself_reach_the_moved_block() -> None:
+    body = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"x","usage":{}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"b"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    norm = Normalizer()
+    last = (norm.feed(body) + norm.close())[-1]
+    assert last.type == "done"
+    assert [b.content for b in last.message.content] == ["a", "b"]
+    assert len(norm.warnings) == 1
+
+
+def test_prepopulated_message_start_content_becomes_blocks_and_its_stop_reason_counts() -> None:
+    norm = Normalizer()
+    last = (norm.feed(_body("prepopulated_message_start")) + norm.close())[-1]
+    assert last.type == "done" and last.reason == "tool_use"
+    assert last.message.provider_stop_reason == "tool_use"
+    assert [b.type for b in last.message.content] == ["text", "tool_call"]
+    assert last.message.content[1].arguments == {"city": "Canberra"}
+    assert [(p.provider_type, p.position) for p in last.message.provider_blocks] == [
+        ("server_tool_use", 1),
+        ("web_search_tool_result", 1),
+    ]

@@ -936,3 +936,38 @@ def test_golden(path: Path) -> None:
 def test_cassette_replays_with_vcrpy(path: Path) -> None:
     inter, _ = replay_with_vcrpy(path)
     assert json.loads(inter.request.body)["stream"] is True
+
+
+def _bundled(name: str) -> bytes:
+    from harness.cassette import load_cassette
+
+    path = Path(__file__).resolve().parent.parent / "cassettes" / "openai-responses" / f"{name}.yaml"
+    return load_cassette(path).interactions[0].response.body
+
+
+def test_rotating_item_ids_are_one_item_per_output_index() -> None:
+    # GitHub Copilot: every event of an item has another item_id. Before issue 14 the
+    # text and reasoning came out two or three times.
+    norm = Normalizer()
+    last = (norm.feed(_bundled("copilot_rotating_item_ids")) + norm.close())[-1]
+    assert last.type == "done"
+    assert [(b.type, b.content) for b in last.message.content] == [
+        ("thinking", "**Checking units**\n\nA kilometre is 1,000 metres."),
+        ("text", "There are 1,000 metres in a kilometre."),
+    ]
+    assert any("item ids change within output item" in w for w in norm.warnings)
+
+
+def test_server_tool_calls_of_undeclared_tools_are_provider_blocks_and_stop() -> None:
+    norm = Normalizer()
+    last = (norm.feed(_bundled("xai_server_tool_calls")) + norm.close())[-1]
+    assert last.type == "done" and last.reason == "stop"
+    assert [b.type for b in last.message.content] == ["text"]
+    assert [p.data["name"] for p in last.message.provider_blocks] == ["web_search", "x_keyword_search"]
+
+
+def test_a_declared_custom_tool_stays_a_client_call() -> None:
+    norm = Normalizer()
+    last = (norm.feed(_bundled("custom_tool_call")) + norm.close())[-1]
+    assert last.reason == "tool_use"
+    assert [b.type for b in last.message.content] == ["tool_call"]
