@@ -152,7 +152,8 @@ def problems(
     except Hang:
         raise
     except Exception as exc:
-        return [f"raised {traceback.format_exception_only(type(exc), exc)[-1].strip()[:300]}"]
+        summary = " ".join(traceback.format_exception_only(type(exc), exc)[-1].split())
+        return [f"raised {summary[:300]}"]
     if events is None:  # a message-level adapter that returned: nothing more to check
         return []
     out = event_problems(events, reference=run is None)
