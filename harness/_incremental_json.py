@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from harness.limits import JSON_MAX_DEPTH
+
 # What the next token may be.
 _VALUE: Final = 0  # a value: at the top level, after ':' or after ',' in an array
 _VALUE_OR_END: Final = 1  # after '['
@@ -41,8 +43,9 @@ _KEY_STRING: Final = 2
 # parser stops and the cascade decides at close (json.loads rejects ints this long).
 MAX_PENDING_SCALAR: Final = 4096
 # Every live value rebuilds the open containers, so depth bounds the cost of a read;
-# past this depth the parser stops (json.loads hits the recursion limit long before).
-MAX_DEPTH: Final = 1000
+# past this depth the parser stops. The same bound as the cascade's (harness.limits), so
+# that the live values and the final value agree at every depth, the limit included.
+MAX_DEPTH: Final = JSON_MAX_DEPTH
 
 # The C json scanner uses only ASCII digits (``\d`` would admit other Unicode digits).
 _WS = re.compile(r"[ \t\n\r]*")

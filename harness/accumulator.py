@@ -136,6 +136,14 @@ class Accumulator:
         self._usage: dict[str, int] = {}
         self._started = False
         self._terminal: DoneEvent | ErrorEvent | None = None
+        # Wire anomalies the normalizer recovered from (an index the wire got wrong, ...):
+        # not part of the contract's events, so that recovering changes no golden line,
+        # but kept for reports and `stream-harness normalize` to show.
+        self.warnings: list[str] = []
+        # A tool call whose arguments nest deeper than harness.limits.JSON_MAX_DEPTH: its
+        # value is {} by the cascade, so the stream may not end in done (finish turns
+        # it into an error naming the call); the first such call is kept.
+        self._too_deep: str | None = None
 
     # -- state -------------------------------------------------------------
 
@@ -169,6 +177,11 @@ class Accumulator:
     def open_keys(self) -> list[Hashable]:
         """Keys of the open blocks in content_index order."""
         return sorted(self._open, key=lambda k: self._open[k].content_index)
+
+    def warn(self, message: str) -> None:
+        """Record a wire anomaly that was recovered from instead of failing the stream."""
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def drain(self) -> list[Event]:
         out, self._out = self._out, []
@@ -408,6 +421,13 @@ class Accumulator:
             return
         if block.kind == "tool_call":
             assert block.args is not None
+            if self._too_deep is None and block.args.too_deep:
+                from harness.limits import JSON_MAX_DEPTH
+
+                self._too_deep = (
+                    f"tool call {block.id or block.content_index!r}: arguments nested too "
+                    f"deep (more than {JSON_MAX_DEPTH} levels; STREAM_HARNESS_JSON_MAX_DEPTH)"
+                )
             # C7: the final arguments are the cascade's parse of the whole text.
             final: ContentBlock = ToolCall(
                 id=block.id or f"toolcall_{block.content_index}",
@@ -472,6 +492,10 @@ class Accumulator:
             return
         self._ensure_started()
         self.end_all()
+        if self._too_deep is not None:
+            # Never a done whose tool call silently lost its arguments.
+            self.fail(self._too_deep)
+            return
         message = self._message(stop_reason, None)
         terminal = DoneEvent(reason=stop_reason, message=message)
         self._terminal = terminal
@@ -537,6 +561,37 @@ class Accumulator:
             error_message=error_message,
             message=message,
             error=error,
+        )
+        self._terminal = terminal
+        self._out.append(terminal)
+
+    def force_fail(self, error_message: str) -> None:
+        """The last resort of the never-raise choke point, when :meth:`fail` itself raised.
+
+        Each open block is closed on its own (a block that cannot be is dropped from the
+        open set), then an error terminal with whatever content can still be snapshotted.
+        """
+        if self._terminal is not None:
+            return
+        for key in list(self._open):
+            try:
+                self.end(key)
+            except Exception:
+                self._open.pop(key, None)
+        content: list[ContentBlock] = []
+        for block in self._blocks:
+            try:
+                content.append(block.snapshot())
+            except Exception:
+                continue
+        self._ensure_started()
+        terminal = ErrorEvent(
+            reason="error",
+            error_message=error_message,
+            message=AssistantMessage(
+                content=content, stop_reason="error", error_message=error_message
+            ),
+            error=ErrorInfo(kind="fatal", origin="stream"),
         )
         self._terminal = terminal
         self._out.append(terminal)

@@ -21,7 +21,6 @@ the text when recording, so such bodies are *not* the provider's bytes;
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import json
 import os
@@ -29,12 +28,19 @@ import re
 import struct
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import yaml
+
+from harness.limits import (
+    DECOMPRESSED_MAX_BYTES,
+    DECOMPRESSION_MAX_RATIO,
+    YAML_MAX_ALIAS_EXPANSION,
+    YAML_MAX_DEPTH,
+)
 
 try:
     from yaml import CSafeDumper as _BaseDumper
@@ -273,7 +279,10 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     except OSError as exc:
         raise CassetteError(path, f"cannot read file: {exc.strerror or exc}") from exc
     try:
+        _check_yaml_shape(raw)
         data = yaml.load(raw, Loader=_Loader)
+    except _Problem as exc:
+        raise CassetteError(path, str(exc)) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -439,16 +448,117 @@ def _from_parsed_body(value: object, side: str) -> bytes:
         raise _Problem(f"{side} parsed_body is not JSON data: {exc}") from exc
 
 
+def _check_yaml_shape(raw: bytes) -> None:
+    """Refuse a YAML document too deep or with too much alias expansion, before building it.
+
+    One pass over the parser's events (iterative in libyaml, no node is built) keeps the
+    nesting depth and the size each anchor stands for. Building the document is where
+    deep nesting kills the interpreter (libyaml 0.2.5 with PyYAML's C composer, 50,000
+    levels) or ends in a RecursionError (the pure-Python composer, or json.dumps of a
+    deep ``parsed_body``), and where a billion-laughs document expands its aliases
+    (harness.limits: YAML_MAX_DEPTH, YAML_MAX_ALIAS_EXPANSION).
+    """
+    depth = 0
+    # Per open collection: [anchor, expanded size]; sizes count nodes and scalar chars.
+    stack: list[list[Any]] = [[None, 0]]
+    anchors: dict[str, int] = {}
+    expanded = 0
+    for event in yaml.parse(raw, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > YAML_MAX_DEPTH:
+                raise _Problem(
+                    f"YAML nested too deep (more than {YAML_MAX_DEPTH} levels; "
+                    "STREAM_HARNESS_YAML_MAX_DEPTH)"
+                )
+            stack.append([event.anchor, 1])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            anchor, size = stack.pop()
+            if anchor is not None:
+                anchors[anchor] = size
+            stack[-1][1] += size
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1 + len(event.value)
+            if event.anchor is not None:
+                anchors[event.anchor] = size
+            stack[-1][1] += size
+        elif isinstance(event, yaml.AliasEvent):
+            size = anchors.get(event.anchor or "", 1)
+            expanded += size
+            if expanded > YAML_MAX_ALIAS_EXPANSION:
+                raise _Problem(
+                    f"YAML aliases expand to more than {YAML_MAX_ALIAS_EXPANSION} nodes and "
+                    "characters (a billion-laughs document?; STREAM_HARNESS_YAML_MAX_ALIAS_EXPANSION)"
+                )
+            stack[-1][1] += size
+
+
+def _bounded(chunks: Iterable[bytes], compressed: int) -> bytes:
+    """Join decompressed output while it stays within the size and ratio limits."""
+    out = bytearray()
+    for piece in chunks:
+        out += piece
+        size = len(out)
+        if size > DECOMPRESSED_MAX_BYTES:
+            raise _Problem(
+                f"response body decompresses to more than {DECOMPRESSED_MAX_BYTES} bytes "
+                "(STREAM_HARNESS_DECOMPRESSED_MAX_BYTES)"
+            )
+        if size > _RATIO_FLOOR and size > DECOMPRESSION_MAX_RATIO * max(compressed, 1):
+            raise _Problem(
+                f"response body decompresses more than {DECOMPRESSION_MAX_RATIO} times its "
+                f"{compressed} bytes (a decompression bomb?; STREAM_HARNESS_DECOMPRESSION_MAX_RATIO)"
+            )
+    return bytes(out)
+
+
+# Output below this is never refused for its ratio (a tiny, very repetitive body).
+_RATIO_FLOOR: Final = 1024 * 1024
+_STEP: Final = 1024 * 1024
+
+
+def _zlib_pieces(data: bytes, wbits: int) -> Iterator[bytes]:
+    """Decompress in steps of at most 1 MiB of output, so a bomb stops at the limit."""
+    decompressor = zlib.decompressobj(wbits)
+    pending = data
+    while True:
+        piece = decompressor.decompress(pending, _STEP)
+        yield piece
+        pending = decompressor.unconsumed_tail
+        if decompressor.eof:
+            return
+        if not pending and not piece:
+            raise EOFError("compressed data ended before the end-of-stream marker")
+
+
 def _gunzip(data: bytes) -> bytes:
-    return gzip.decompress(data)
+    return _bounded(_gzip_members(data), len(data))
+
+
+def _gzip_members(data: bytes) -> Iterator[bytes]:
+    """Every member of a gzip body (gzip.decompress reads them all), 1 MiB at a time."""
+    rest = data
+    while rest:
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = rest
+        while True:
+            piece = decompressor.decompress(pending, _STEP)
+            yield piece
+            pending = decompressor.unconsumed_tail
+            if decompressor.eof:
+                break
+            if not pending and not piece:
+                raise EOFError("compressed data ended before the end-of-stream marker")
+        rest = decompressor.unused_data.lstrip(b"\x00")
 
 
 def _inflate(data: bytes) -> bytes:
     # "deflate" means a zlib stream by the RFC, but servers send raw deflate too.
     try:
-        return zlib.decompress(data)
+        return _bounded(_zlib_pieces(data, zlib.MAX_WBITS), len(data))
     except zlib.error:
-        return zlib.decompress(data, -zlib.MAX_WBITS)
+        return _bounded(_zlib_pieces(data, -zlib.MAX_WBITS), len(data))
 
 
 def _unbrotli(data: bytes) -> bytes:
@@ -457,9 +567,25 @@ def _unbrotli(data: bytes) -> bytes:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        result: bytes = module.decompress(data)
-        return result
+        return _bounded(_brotli_pieces(module, data), len(data))
     raise _Problem("response body is br-encoded; install 'brotli' to read it")
+
+
+def _brotli_pieces(module: Any, data: bytes) -> Iterator[bytes]:
+    """Brotli output in bounded steps where the module allows it (brotli >= 1.1's
+    ``Decompressor.process(data, output_buffer_limit=...)``), else whole."""
+    decompressor = module.Decompressor()
+    try:
+        piece = decompressor.process(data, output_buffer_limit=_STEP)
+    except TypeError:  # an older brotli, or brotlicffi: no output limit
+        yield decompressor.process(data)
+        return
+    yield piece
+    while not decompressor.is_finished():
+        piece = decompressor.process(b"", output_buffer_limit=_STEP)
+        if not piece:
+            raise EOFError("brotli data ended before the end of the stream")
+        yield piece
 
 
 _DECODERS: dict[str, Callable[[bytes], bytes]] = {

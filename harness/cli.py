@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_conformance(sub)
     add_matrix_parser(sub)
     add_loop_parser(sub)
+    from harness.fuzz import add_parser as add_fuzz_parser
+
+    add_fuzz_parser(sub)
     for add in (add_init_parser, add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
         add(sub)
     return parser

@@ -8,7 +8,9 @@ for values run together.
 The recovery cascade (:func:`parse_partial`, :func:`cascade`)
 ------------------------------------------------------------------
 
-0. Empty or whitespace-only text gives ``{}``.
+0. Empty or whitespace-only text gives ``{}``; so does text nested deeper than
+   ``harness.limits.JSON_MAX_DEPTH`` (step ``too_deep``, checked without recursion: the
+   accumulator turns it into an error, never a silent ``{}``).
 1. ``strict``: ``json.loads(text)``.
 2. ``repaired``: ``json.loads(repair_json(text))``, tried only if the repair changed
    something. :func:`repair_json` rewrites, inside strings only, a raw control character
@@ -56,7 +58,8 @@ The live value after each fragment is a prefix of the final value, in this sense
 - After complete top-level values, the live value is those values combined by the rule
   of cascade step 3; a value that follows them shows only once complete.
 - Input that is not JSON, even after string repairs (a stray character, trailing
-  commas, an unfinished number longer than 4096 characters, nesting deeper than 1000)
+  commas, an unfinished number longer than 4096 characters, nesting deeper than
+  ``JSON_MAX_DEPTH``)
   freezes the live value at the longest prefix that was; ``failure`` says where.
   String repairs are made on the fly (a raw newline shows as a newline, ``\\w`` as a
   backslash and ``w``), so such strings stay live. Past a failure the final value is
@@ -83,6 +86,7 @@ from typing import Any, Final, NamedTuple
 import partial_json_parser as _pjp
 
 from harness._incremental_json import MISSING, Parser
+from harness.limits import json_depth_exceeds
 
 __all__ = ["Cascade", "IncrementalJSON", "Step", "cascade", "parse_partial", "repair_json"]
 
@@ -153,6 +157,7 @@ class Step(StrEnum):
     """Which cascade step produced the value (module docstring, steps 0-6)."""
 
     EMPTY = "empty"
+    TOO_DEEP = "too_deep"
     STRICT = "strict"
     REPAIRED = "repaired"
     RUN_TOGETHER = "run_together"
@@ -180,6 +185,8 @@ def cascade(text: str) -> Cascade:
     repaired, run-together or truncated arguments."""
     if not text.strip():
         return Cascade({}, Step.EMPTY)
+    if json_depth_exceeds(text):
+        return Cascade({}, Step.TOO_DEEP)
     try:
         return Cascade(json.loads(text), Step.STRICT)
     except Exception:
@@ -395,6 +402,12 @@ class ArgumentsLog:
     def value(self) -> Any:
         """The live value after every fragment so far."""
         return self.value_at(len(self._parts))
+
+    @property
+    def too_deep(self) -> bool:
+        """The text nests deeper than ``JSON_MAX_DEPTH``: its value is ``{}`` by the
+        cascade's step ``too_deep``, which the accumulator reports as an error."""
+        return json_depth_exceeds(self.text)
 
     def close(self) -> Any:
         """The final value: ``parse_partial`` of the whole text."""

@@ -430,13 +430,13 @@ ENGINE_CHECKS = ["expected", "stop-reason", "error-surfacing", "truncation"]
 @pytest.mark.parametrize(
     ("spec", "known_count", "sample"),
     [
-        ("anthropic-sdk", 11, ("truncation", "anthropic-messages/plain_text.yaml#0")),
+        ("anthropic-sdk", 12, ("truncation", "anthropic-messages/plain_text.yaml#0")),
         (
             "harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
-            11,
+            12,
             ("truncation", "anthropic-messages/tool_call.yaml#0"),
         ),
-        ("openai-sdk", 37, ("expected", "openai-completions/ollama_parallel_index0.yaml#0")),
+        ("openai-sdk", 43, ("expected", "openai-completions/ollama_parallel_index0.yaml#0")),
     ],
 )
 def test_conformance_passes_with_the_expectation_files(

@@ -24,8 +24,6 @@ from typing import Any
 import pytest
 from conftest import corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_provider_google_generative_ai import _field_replaced
 
 from harness.cassette import Interaction, load_cassette
 from harness.contract import check_contract
@@ -35,11 +33,7 @@ from harness.normalize import detect_protocol
 from harness.providers.google_generative_ai import Normalizer
 from harness.strategies import (
     chunkings,
-    dropped_events,
-    duplicated_events,
-    garbage_lines,
     split_at,
-    truncations,
 )
 
 PROTOCOL = "google-generative-ai"
@@ -219,39 +213,3 @@ def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
     assert last.error is not None and last.error.status == inter.response.status
 
 
-_BASES = [p.values[0].response.body for p in STREAMS if p.values[0] is not None]
-
-
-@st.composite
-def _mutated(draw: st.DrawFn) -> bytes:
-    body = draw(st.sampled_from(_BASES))
-    kind = draw(st.sampled_from(["truncate", "drop", "duplicate", "garbage", "field", "field"]))
-    if kind == "truncate":
-        return draw(truncations(body))
-    if kind == "drop":
-        return draw(dropped_events(body))
-    if kind == "duplicate":
-        return draw(duplicated_events(body))
-    if kind == "garbage":
-        return draw(garbage_lines(body))
-    return draw(_field_replaced(body))
-
-
-def test_mutated_corpus_bodies_never_raise_and_keep_the_contract() -> None:
-    if not _BASES:
-        pytest.skip(no_corpus_reason())
-
-    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(body=_mutated(), cuts=st.lists(st.integers(1, 4096), max_size=6))
-    def check(body: bytes, cuts: list[int]) -> None:
-        events = _events(split_at(body, cuts))
-        types = [e.type for e in events]
-        assert types.count("done") + types.count("error") == 1
-        assert events[-1].type in ("done", "error")
-        assert check_contract(events) == []
-        last = events[-1]
-        if isinstance(last, ErrorEvent):
-            assert "internal error" not in last.error_message, last.error_message
-        assert _events([body]) == events
-
-    check()

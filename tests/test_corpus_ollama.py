@@ -22,8 +22,6 @@ from typing import Any
 import pytest
 from conftest import corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_provider_ollama import assert_robust, mutated_ndjson
 
 from harness.cassette import Interaction, load_cassette
 from harness.contract import check_contract
@@ -145,20 +143,3 @@ def test_split_invariance(inter: Interaction) -> None:
     check()
 
 
-_BASES = [p.values[0].response.body for p in STREAMS if p.values[0] is not None]
-
-
-def test_mutated_corpus_bodies_never_raise_and_keep_the_contract() -> None:
-    if not _BASES:
-        pytest.skip(no_corpus_reason())
-
-    @st.composite
-    def mutated(draw: st.DrawFn) -> bytes:
-        return draw(mutated_ndjson(draw(st.sampled_from(_BASES))))
-
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(data=mutated(), cuts=st.lists(st.integers(1, 4096), max_size=6))
-    def check(data: bytes, cuts: list[int]) -> None:
-        assert_robust(data, cuts)
-
-    check()

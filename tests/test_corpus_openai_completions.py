@@ -411,6 +411,7 @@ BUNDLED_KNOWN_DIFFERENCES: dict[str, set[str]] = {
     "mistral_tool_null_id": {"crash"},  # no `index`: TypeError
     "moderation_after_usage": {"usage"},  # the moderation chunk's usage: null overwrites it
     "ollama_parallel_index0": {"tool_calls"},  # the SDK merges both calls into one (bug 4)
+    "known_id_after_later_call": {"tool_calls"},  # merged by index, as ollama_parallel_index0
     "openrouter_finish_error": {"error"},  # choices[0].error is not read by the SDK
     "refusal": {"error"},  # the SDK keeps message.refusal; we end in error (a decision)
 }

@@ -23,8 +23,6 @@ from typing import Any
 import pytest
 from conftest import corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_provider_openai_responses import assert_robust, mutated
 
 from harness.cassette import Interaction, load_cassette
 from harness.contract import check_contract
@@ -123,15 +121,6 @@ def test_split_invariance_on_corpus_streams(inter: Interaction) -> None:
         assert _events_of(chunks) == reference
 
     check()
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_mutated_corpus_bodies_never_raise_and_keep_the_contract(data: st.DataObject) -> None:
-    if not CORPUS:
-        pytest.skip(no_corpus_reason())
-    body = data.draw(mutated([inter.response.body for _, inter in CORPUS]))
-    assert_robust(body, data.draw(st.lists(st.integers(1, 4096), max_size=6)))
 
 
 # -- oracle 1: the response.completed payload ------------------------------------------------
@@ -265,6 +254,16 @@ KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
         "encrypted": "OpenAI re-encrypts reasoning on every read: the encrypted_content of "
         "output_item.done (kept) differs from the one in response.completed",
     },
+    "xai_server_tool_calls": {
+        "blocks": "xAI's server-side searches come as custom_tool_call items of tools the "
+        "response does not declare as the client's; the SDK makes them tool calls, we keep "
+        "them as provider blocks",
+        "item_ids": "follows: the searches' item ids are on tool calls there, in provider "
+        "blocks here",
+        "provider": "follows: our provider blocks hold the two searches",
+        "stop": "follows: the SDK's message holds tool calls (tool_use), ours the response's "
+        "own status (completed -> stop)",
+    },
     "openai_responses/pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml#0": {
         "encrypted": "as above: output_item.done and response.completed carry different "
         "ciphertexts of the same reasoning item",
@@ -341,8 +340,19 @@ def _bundled_completed() -> list[tuple[str, bytes]]:
 SDK_BODIES = [(name, inter.response.body) for name, inter in CORPUS] + _bundled_completed()
 
 
+# Bundled cassettes the SDK cannot accumulate at all (specs/known-differences.md).
+SDK_CANNOT_ACCUMULATE: dict[str, str] = {
+    # Copilot gives every event of an item another id; the SDK checks identity.
+    "copilot_rotating_item_ids": "Completed output item identity changed",
+}
+
+
 @pytest.mark.parametrize(("name", "body"), SDK_BODIES, ids=[n for n, _ in SDK_BODIES])
 def test_final_message_agrees_with_the_openai_sdk(name: str, body: bytes) -> None:
+    if name in SDK_CANNOT_ACCUMULATE:
+        with pytest.raises(Exception, match=SDK_CANNOT_ACCUMULATE[name]):
+            _sdk_final_response(body)
+        return
     sdk = official(_sdk_final_response(body))
     terminal = _events_of([body])[-1]
     got = ours(terminal.message)

@@ -77,6 +77,7 @@ DECIDED: dict[str, dict[str, str]] = {
         # status (+ incomplete_details.reason)
         "completed": "stop",
         "incomplete/max_output_tokens": "length",
+        "incomplete/REASON_MAX_LEN": "length",  # xAI (issue 14)
         "incomplete/content_filter": "error",
         "failed": "error",
         "cancelled": "error",
@@ -135,7 +136,7 @@ DECIDED_NULL = {
     "ollama": "stop",
 }
 
-OVERRIDE_PROTOCOLS = {"openai-responses", "google-generative-ai", "ollama"}
+OVERRIDE_PROTOCOLS = {"openai-responses", "openai-completions", "google-generative-ai", "ollama"}
 
 
 def _table() -> dict[str, Any]:
@@ -267,12 +268,19 @@ def test_stop_with_tool_calls_becomes_tool_use_where_the_protocol_says_so(
     [
         ("anthropic-messages", "end_turn"),
         ("anthropic-messages", "pause_turn"),
-        ("openai-completions", "stop"),
         ("bedrock-converse-stream", "end_turn"),
     ],
 )
 def test_no_override_where_the_protocol_reports_tool_use_itself(protocol: str, raw: str) -> None:
     assert map_stop_reason(protocol, raw, has_tool_calls=True).reason == "stop"
+
+
+def test_a_forced_tool_choice_stop_with_tool_calls_is_tool_use_in_chat_completions() -> None:
+    # OpenAI and Azure end a forced tool_choice with finish_reason "stop" (issue 14);
+    # without tool calls "stop" stays stop.
+    assert map_stop_reason("openai-completions", "stop", has_tool_calls=True).reason == "tool_use"
+    assert map_stop_reason("openai-completions", "stop", has_tool_calls=False).reason == "stop"
+    assert map_stop_reason("openai-completions", "length", has_tool_calls=True).reason == "length"
 
 
 @pytest.mark.parametrize(
@@ -374,7 +382,10 @@ def test_table_spelling_is_consistent_per_protocol() -> None:
         raws = [r["raw"] for r in ROWS if r["protocol"] == protocol and r["raw"] is not None]
         want_upper = protocol == "google-generative-ai"
         for raw in raws:
-            assert raw == (raw.upper() if want_upper else raw.lower()), (protocol, raw)
+            # A Responses incomplete reason after the slash is spelled as each server
+            # sends it (xAI's REASON_MAX_LEN); the status before it is lower-case.
+            spelled = raw.split("/", 1)[0] if protocol == "openai-responses" else raw
+            assert spelled == (spelled.upper() if want_upper else spelled.lower()), (protocol, raw)
         assert len({raw.casefold() for raw in raws}) == len(raws), protocol
 
 

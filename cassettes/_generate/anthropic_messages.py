@@ -814,6 +814,127 @@ def compaction_context_management() -> Interaction:
     return Interaction(0, req, sse_response(body, "req_011CCompaction0020"))
 
 
+def server_tool_index_reuse() -> Interaction:
+    """After a server-tool result, ``content_block_start`` repeats the previous index while
+    the deltas and the stop that follow carry index + 1 (anthropic-sdk-typescript#879,
+    vercel/ai#11771; fixed on the API side since, still in recorded traffic and behind
+    gateways). Every block and its text are recovered, the anomaly is a warning."""
+    srv = "srvtoolu_01Ix3Re5Us7Ed9In1De3Xx5R"
+    body = (
+        message_start("msg_01Ir2Ue4Se6Ix8Re0Us2Ex4D", HAIKU, usage(1840, 6))
+        + block_start(0, {"type": "server_tool_use", "id": srv, "name": "web_search", "input": {}})
+        + delta(0, {"type": "input_json_delta", "partial_json": '{"query": "population'})
+        + delta(0, {"type": "input_json_delta", "partial_json": ' of Spain"}'})
+        + block_stop(0)
+        + block_start(
+            1,
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": srv,
+                "content": [
+                    {
+                        "type": "web_search_result",
+                        "title": "Spain population",
+                        "url": "https://www.ine.es/en/",
+                        "encrypted_content": opaque("index-reuse-result", 96),
+                        "page_age": "2 days ago",
+                    }
+                ],
+            },
+        )
+        + block_stop(1)
+        + block_start(1, {"type": "text", "text": ""})  # the reused index
+        + text_deltas(2, ["Spain has about", " 49 million", " inhabitants."])
+        + block_stop(2)
+        + message_delta(
+            "end_turn",
+            {
+                "input_tokens": 6210,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 61,
+                "server_tool_use": {"web_search_requests": 1},
+            },
+        )
+        + MESSAGE_STOP
+    )
+    req = request(
+        {
+            "model": HAIKU,
+            "max_tokens": 1024,
+            "tools": [{"type": "web_search_20250305", "name": "web_search"}],
+            "messages": [user("Population of Spain?")],
+        },
+        beta="web-search-2025-03-05",
+    )
+    return Interaction(0, req, sse_response(body, "req_011CIndexReuse00021"))
+
+
+def prepopulated_message_start() -> Interaction:
+    """A replay or gateway sends the whole message in ``message_start.message.content``
+    (a server tool call, its result, a client tool_use) with ``stop_reason`` set, then only
+    ``message_stop``: no block events and no ``message_delta``. The blocks come from the
+    content, the stop reason from message_start."""
+    srv = "srvtoolu_01Pp3Re5Po7Pu9La1Te3Dd5M"
+    content = [
+        {"type": "text", "text": "I'll look that up and then check the weather."},
+        {
+            "type": "server_tool_use",
+            "id": srv,
+            "name": "web_search",
+            "input": {"query": "capital of Australia"},
+        },
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": srv,
+            "content": [
+                {
+                    "type": "web_search_result",
+                    "title": "Canberra - Wikipedia",
+                    "url": "https://en.wikipedia.org/wiki/Canberra",
+                    "encrypted_content": opaque("prepopulated-result", 96),
+                    "page_age": None,
+                }
+            ],
+        },
+        {
+            "type": "tool_use",
+            "id": "toolu_01Pp5Re7Po9Pu1La3Te5Dd7W",
+            "name": "get_weather",
+            "input": {"city": "Canberra"},
+        },
+    ]
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_01Pp2Re4Po6Pu8La0Te2Dd4S",
+            "type": "message",
+            "role": "assistant",
+            "model": SONNET,
+            "content": content,
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": usage(2410, 118),
+        },
+    }
+    body = event(start) + MESSAGE_STOP
+    req = request(
+        {
+            "model": SONNET,
+            "max_tokens": 1024,
+            "tools": [
+                {"type": "web_search_20250305", "name": "web_search"},
+                {
+                    "name": "get_weather",
+                    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                },
+            ],
+            "messages": [user("What's the weather in the capital of Australia?")],
+        }
+    )
+    return Interaction(0, req, sse_response(body, "req_011CPrepopulated022"))
+
+
 CASSETTES = {
     "plain_text": plain_text,
     "thinking_signature": thinking_signature,
@@ -835,6 +956,8 @@ CASSETTES = {
     "context_window_exceeded": context_window_exceeded,
     "padded_json": padded_json,
     "compaction_context_management": compaction_context_management,
+    "server_tool_index_reuse": server_tool_index_reuse,
+    "prepopulated_message_start": prepopulated_message_start,
 }
 
 

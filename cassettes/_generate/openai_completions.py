@@ -1255,6 +1255,114 @@ def no_usage_tool_call() -> list[Interaction]:
     ]
 
 
+def forced_tool_choice_stop() -> list[Interaction]:
+    """A forced tool choice (``tool_choice: {"type": "function", ...}``): OpenAI and Azure
+    end it with ``finish_reason: "stop"`` while the message carries the call. The tool-call
+    override of specs/stop_reasons.md makes it tool_use (issue 14)."""
+    cid, model = "chatcmpl-Fc4Ed0TcForcedStop1", "gpt-4o-2024-08-06"
+    first = {
+        "index": 0,
+        "id": "call_Fz3nR8qLc1Vt6YwK2hJ9sD4p",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": ""},
+    }
+    frags = ['{"', 'city":"', "Oslo", '"}']
+    body = sse(
+        chunk(
+            cid,
+            model,
+            {"role": "assistant", "content": None, "tool_calls": [first], "refusal": None},
+        ),
+        *[
+            chunk(cid, model, {"tool_calls": [{"index": 0, "function": {"arguments": f}}]})
+            for f in frags
+        ],
+        chunk(cid, model, {}, finish="stop"),
+        chunk(cid, model, choices=[], usage=openai_usage(74, 6)),
+    )
+    req = request(
+        OPENAI_URL,
+        {
+            "model": "gpt-4o",
+            "messages": user("Weather in Oslo?"),
+            "tools": [WEATHER_TOOL],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
+    return [
+        Interaction(
+            0, req, response(body, headers=openai_headers("req_0f1e2d3c4b5a49687766554433221100"))
+        )
+    ]
+
+
+def known_id_after_later_call() -> list[Interaction]:
+    """A fragment carrying an earlier call's id after a later call has started, at the
+    later call's index (every call at index 0, as Ollama's compatible server sends them):
+    the id continues its own call; a new call would repeat the id (contract C10)."""
+    cid, model = "chatcmpl-733", "llama3.1:8b"
+
+    def o(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "system_fingerprint": "fp_ollama",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    def call(call_id: str, name: str | None, arguments: str) -> dict[str, Any]:
+        function: dict[str, Any] = {"arguments": arguments}
+        if name is not None:
+            function = {"name": name, **function}
+        return {"id": call_id, "index": 0, "type": "function", "function": function}
+
+    body = sse(
+        o(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("call_k3m9", "get_weather", '{"city":')],
+            }
+        ),
+        o(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("call_p7v2", "get_time", '{"tz":')],
+            }
+        ),
+        o(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("call_k3m9", None, '"Bergen"}')],
+            }
+        ),
+        o(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("call_p7v2", None, '"Europe/Oslo"}')],
+            }
+        ),
+        o({"role": "assistant", "content": ""}, finish="tool_calls"),
+    )
+    req = request(
+        "http://localhost:11434/v1/chat/completions",
+        {
+            "model": model,
+            "messages": user("Weather and time in Bergen?"),
+            "tools": [WEATHER_TOOL, TIME_TOOL],
+            "stream": True,
+        },
+    )
+    return [Interaction(0, req, response(body, headers={"content-type": "text/event-stream"}))]
+
+
 CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
     f.__name__: f
     for f in (
@@ -1282,6 +1390,8 @@ CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
         mistral_tool_null_id,
         moderation_after_usage,
         no_usage_tool_call,
+        forced_tool_choice_stop,
+        known_id_after_later_call,
     )
 }
 

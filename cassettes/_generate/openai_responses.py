@@ -91,9 +91,14 @@ class Stream:
         max_output_tokens: int | None = None,
         store: bool = True,
         openrouter: bool = False,
+        rotate_ids: bool = False,
     ) -> None:
         self.label = label
         self.openrouter = openrouter
+        # GitHub Copilot's Responses API gives every event of one output item another
+        # item id (litellm#30072, vercel/ai#18548): each emitted id is replaced by a
+        # fresh opaque one, the output_index staying what it was.
+        self.rotate_ids = rotate_ids
         self.seq = 0
         self.parts: list[str] = [": OPENROUTER PROCESSING\n\n"] if openrouter else []
         prefix = "gen-1767225600-" if openrouter else "resp_"
@@ -130,6 +135,12 @@ class Stream:
         return f"{kind}_{hexid(f'{self.label}:{kind}:{n}', 50)}"
 
     def emit(self, etype: str, **fields: Any) -> None:
+        if self.rotate_ids:
+            fresh = opaque(f"{self.label}:item-id:{self.seq}", 48)
+            if "item_id" in fields:
+                fields["item_id"] = fresh
+            if isinstance(fields.get("item"), dict):
+                fields["item"] = {**fields["item"], "id": fresh}
         payload = {"type": etype, **fields, "sequence_number": self.seq}
         self.seq += 1
         line = f"data: {compact(payload)}\n\n"
@@ -849,6 +860,90 @@ def moderation_phase() -> Interaction:
     )
 
 
+def copilot_rotating_item_ids() -> Interaction:
+    """GitHub Copilot's Responses API: every event of one output item carries another
+    ``item_id`` (litellm#30072, vercel/ai#18548, docker/docker-agent#3846) while
+    ``output_index`` stays stable. One reasoning item and one message, each once."""
+    effort = {"effort": "low", "summary": "auto"}
+    s = Stream(
+        "copilot_rotating_item_ids", "gpt-5-mini", reasoning=effort, store=False, rotate_ids=True
+    )
+    s.start()
+    rs = s.reasoning(0, [["**Checking units**\n\n", "A kilometre is 1,000 metres."]])
+    msg = s.message(1, ["There are", " 1,000", " metres in", " a kilometre."])
+    s.end("response.completed", "completed", [rs, msg], usage(24, 41, reasoning=24))
+    body = {
+        "model": "gpt-5-mini",
+        "input": user("How many metres in a kilometre?"),
+        "reasoning": effort,
+        "store": False,
+    }
+    return streamed(
+        request(body, uri="https://api.githubcopilot.com/responses", host="api.githubcopilot.com"),
+        s,
+    )
+
+
+XAI_URI = "https://api.x.ai/v1/responses"
+XAI_TOOLS = [{"type": "web_search"}, {"type": "x_search"}]
+
+
+def xai_server_tool_calls() -> Interaction:
+    """xAI runs its search tools itself and streams them as ``custom_tool_call`` items
+    named after sub-tools the request never declared as client tools (vercel/ai#9896,
+    #10523): provider blocks, not client calls, and the stop reason is the response's
+    own (completed -> stop), not tool_use."""
+    s = Stream("xai_server_tool_calls", "grok-4-1-fast-reasoning", tools=XAI_TOOLS, store=False)
+    s.start()
+    out = []
+    searches = [
+        ("web_search", '{"query":"Zurich population 2025","num_results":5}'),
+        ("x_keyword_search", '{"query":"Zurich population","limit":5,"mode":"Latest"}'),
+    ]
+    for n, (name, arguments) in enumerate(searches):
+        cid = s.item_id("ctc", n)
+        head = {
+            "id": cid,
+            "type": "custom_tool_call",
+            "status": "in_progress",
+            "call_id": "xs_call_" + hexid(f"xai_server_tool_calls:call:{n}", 24),
+            "input": "",
+            "name": name,
+        }
+        s.emit("response.output_item.added", output_index=n, item=head)
+        s.emit(
+            "response.custom_tool_call_input.delta", item_id=cid, output_index=n, delta=arguments
+        )
+        s.emit("response.custom_tool_call_input.done", item_id=cid, output_index=n, input=arguments)
+        item = {**head, "status": "completed", "input": arguments}
+        s.emit("response.output_item.done", output_index=n, item=item)
+        out.append(item)
+    msg = s.message(2, ["Zurich has", " about 448,000", " inhabitants", " (2025)."])
+    s.end("response.completed", "completed", [*out, msg], usage(1207, 96))
+    body = {
+        "model": "grok-4-1-fast-reasoning",
+        "input": user("How many people live in Zurich?"),
+        "tools": XAI_TOOLS,
+        "store": False,
+    }
+    return streamed(request(body, uri=XAI_URI, host="api.x.ai"), s)
+
+
+def xai_incomplete_max_len() -> Interaction:
+    """xAI ends a response cut by max_output_tokens as incomplete with its own reason
+    spelling ``REASON_MAX_LEN`` -> length (issue 14)."""
+    s = Stream("xai_incomplete_max_len", "grok-4-1-fast-non-reasoning", max_output_tokens=8)
+    s.start()
+    msg = s.message(0, ["Zurich is", " the largest", " city of"], status="incomplete")
+    s.end("response.incomplete", "incomplete", [msg], usage(14, 8), incomplete="REASON_MAX_LEN")
+    body = {
+        "model": "grok-4-1-fast-non-reasoning",
+        "input": user("Describe Zurich."),
+        "max_output_tokens": 8,
+    }
+    return streamed(request(body, uri=XAI_URI, host="api.x.ai"), s)
+
+
 CASSETTES = {
     "plain_text": plain_text,
     "reasoning_summary_encrypted": reasoning_summary_encrypted,
@@ -868,6 +963,9 @@ CASSETTES = {
     "http_400_context_overflow": http_400_context_overflow,
     "http_429_rate_limit": http_429_rate_limit,
     "moderation_phase": moderation_phase,
+    "copilot_rotating_item_ids": copilot_rotating_item_ids,
+    "xai_server_tool_calls": xai_server_tool_calls,
+    "xai_incomplete_max_len": xai_incomplete_max_len,
 }
 
 

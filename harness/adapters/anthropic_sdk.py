@@ -26,6 +26,7 @@ from harness.adapters import (
     tool_arguments,
     with_warnings,
 )
+from harness.coerce import as_int
 from harness.events import (
     AssistantMessage,
     ContentBlock,
@@ -160,7 +161,9 @@ def to_message(message: Any) -> AssistantMessage:
         else:
             provider.append(
                 ProviderBlock(
-                    provider_type=kind, position=len(content), data=block.to_dict(warnings=False)
+                    provider_type=kind if isinstance(kind, str) else "unknown",  # as the reference
+                    position=len(content),
+                    data=block.to_dict(warnings=False),
                 )
             )
     raw = message.stop_reason
@@ -187,10 +190,12 @@ def _usage(usage: Any) -> Usage:
     """Anthropic's ``input_tokens`` already excludes cache reads and writes."""
     if usage is None:
         return Usage()
+    # The SDK's models let a wire NaN or Infinity through as a float; the contract's
+    # counts are ints (found by `stream-harness fuzz --adapter anthropic-sdk`).
     counts = {
-        "input": usage.input_tokens or 0,
-        "output": usage.output_tokens or 0,
-        "cache_read": usage.cache_read_input_tokens or 0,
-        "cache_write": usage.cache_creation_input_tokens or 0,
+        "input": as_int(usage.input_tokens) or 0,
+        "output": as_int(usage.output_tokens) or 0,
+        "cache_read": as_int(usage.cache_read_input_tokens) or 0,
+        "cache_write": as_int(usage.cache_creation_input_tokens) or 0,
     }
     return Usage(**counts, total=sum(counts.values()))

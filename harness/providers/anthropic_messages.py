@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.coerce import as_text, is_int
 from harness.partial_json import parse_partial
 from harness.providers.base import SSENormalizer, excerpt, parse_json
 from harness.wire import FramingError, SSEEvent
@@ -43,14 +44,6 @@ _USAGE_FIELDS: tuple[tuple[str, str], ...] = (
 # message_delta fields with no place in AssistantMessage, kept verbatim in one
 # "message_delta" provider block (a code-execution container id must be sent back).
 _MESSAGE_META_FIELDS = ("stop_sequence", "stop_details", "container")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(slots=True)
@@ -86,6 +79,10 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         self._stop_reason: str | None = None
         self._refusal_explanation: str | None = None
         self._message_meta: dict[str, Any] = {}
+        # A start that reused the index of a block already stopped -> the index its block
+        # really has (anthropic-sdk-typescript#879: after a server-tool result the start
+        # repeats the previous index while its deltas and stop carry index + 1).
+        self._moved: dict[int, int] = {}
 
     # -- framing hooks ----------------------------------------------------------
 
@@ -151,13 +148,23 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             self._malformed("message_start without a message object")
             return
         self._message_started = True
-        self.acc.start(
-            model=_str_or_none(message.get("model")), response_id=_str_or_none(message.get("id"))
-        )
+        self.acc.start(model=as_text(message.get("model")), response_id=as_text(message.get("id")))
         self._apply_usage(message.get("usage"))  # case 23: initial usage incl. cache tokens
         stop_reason = message.get("stop_reason")
         if isinstance(stop_reason, str):
             self._set_stop_reason(stop_reason)
+        content = message.get("content")
+        if isinstance(content, list) and content:
+            # Replays and gateways send the whole message here (tool_use blocks, server
+            # tool results) with its stop_reason and no block events: each block is one
+            # started and stopped at its position. A stop_reason of a later message_delta
+            # still wins; without one, this one counts.
+            for index, block in enumerate(content):
+                if self.acc.terminated:
+                    return
+                self._on_block_start({"index": index, "content_block": block})
+                if index in self._blocks and self._blocks[index].open:
+                    self._stop_block(index)
 
     def _on_block_start(self, obj: dict[str, Any]) -> None:
         index = self._index(obj, "content_block_start")
@@ -172,6 +179,17 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             if previous.start == block:
                 return  # the same start sent twice: nothing new
             self._stop_block(index)  # a different block under an open index replaces it
+        elif previous is not None:
+            # The index of a block already stopped (anthropic-sdk-typescript#879): the
+            # block is the next one, where its deltas and stop will point. Recovered and
+            # recorded, not failed: every block and its content are kept.
+            moved = max(self._blocks) + 1
+            self.acc.warn(
+                f"content_block_start reused index {index} of a stopped block; "
+                f"taken as index {moved}"
+            )
+            self._moved[index] = moved
+            index = moved
         block_type = block.get("type")
         if block_type == "text":
             wire = _WireBlock("text", block)
@@ -202,7 +220,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             self._blocks[index] = _WireBlock("redacted_thinking", block)
             self.acc.redacted_thinking(index, data)
         elif block_type == "tool_use":
-            tool_id = _str_or_none(block.get("id"))
+            tool_id = as_text(block.get("id"))
             if tool_id and tool_id in self._tool_ids:
                 # Ids must be unique in a message (contract C10); a second block with the
                 # same id is a replayed or corrupted stream, not a new call.
@@ -212,7 +230,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 self._tool_ids.add(tool_id)
             wire = _WireBlock("tool_use", block)
             self._blocks[index] = wire
-            self.acc.tool_call(index, id=tool_id, name=_str_or_none(block.get("name")))
+            self.acc.tool_call(index, id=tool_id, name=as_text(block.get("name")))
             start_input = block.get("input")
             if isinstance(start_input, dict) and start_input:  # case 22
                 try:
@@ -230,7 +248,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 # The beta SDK relabels the message with the model that served it.
                 to = block.get("to")
                 if isinstance(to, dict):
-                    self.acc.set_meta(model=_str_or_none(to.get("model")))
+                    self.acc.set_meta(model=as_text(to.get("model")))
 
     def _on_block_delta(self, obj: dict[str, Any]) -> None:
         # The hot path of every stream: the checks of _index, _field and _text are inlined
@@ -241,6 +259,9 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             if index is None:
                 return
         wire = self._blocks.get(index)
+        if (wire is None or not wire.open) and index in self._moved:
+            index = self._moved[index]  # the start's index, the block having moved
+            wire = self._blocks.get(index)
         if wire is None or not wire.open:
             self._malformed(f"content_block_delta for index {index}, which is not an open block")
             return
@@ -290,7 +311,11 @@ class AnthropicMessagesNormalizer(SSENormalizer):
 
     def _on_block_stop(self, obj: dict[str, Any]) -> None:
         index = self._index(obj, "content_block_stop")
-        if index is not None and index in self._blocks and self._blocks[index].open:
+        if index is None:
+            return
+        if not (index in self._blocks and self._blocks[index].open) and index in self._moved:
+            index = self._moved[index]
+        if index in self._blocks and self._blocks[index].open:
             self._stop_block(index)
 
     def _on_message_delta(self, obj: dict[str, Any]) -> None:
@@ -311,7 +336,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if "stop_details" in delta:
             details = delta["stop_details"]
             explanation = details.get("explanation") if isinstance(details, dict) else None
-            self._refusal_explanation = _str_or_none(explanation)
+            self._refusal_explanation = as_text(explanation)
         for key in _MESSAGE_META_FIELDS:
             if delta.get(key) is not None:
                 self._message_meta[key] = delta[key]
@@ -331,8 +356,8 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         error = obj.get("error")
         error_type = message = None
         if isinstance(error, dict):
-            error_type = _str_or_none(error.get("type"))
-            message = _str_or_none(error.get("message"))
+            error_type = as_text(error.get("type"))
+            message = as_text(error.get("message"))
         text = message or error_type or f"error event: {excerpt(raw)}"
         self._fail_error(text, error_type, raw)
 
@@ -388,13 +413,13 @@ class AnthropicMessagesNormalizer(SSENormalizer):
     def _apply_usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
             return
-        counts = {name: usage[key] for name, key in _USAGE_FIELDS if _is_int(usage.get(key))}
+        counts = {name: usage[key] for name, key in _USAGE_FIELDS if is_int(usage.get(key))}
         if counts:
             self.acc.set_usage(**counts)
 
     def _index(self, obj: dict[str, Any], what: str) -> int | None:
         index = obj.get("index")
-        if not _is_int(index):
+        if not is_int(index):
             self._malformed(f"{what} without an integer index: {excerpt(repr(index))}")
             return None
         assert isinstance(index, int)

@@ -15,24 +15,84 @@ from typing import Any, ClassVar
 
 from harness.accumulator import Accumulator
 from harness.events import Event
+from harness.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
 from harness.wire import FramingError, SSEDecoder, SSEEvent
 
 
 class Normalizer(ABC):
-    """Feed response-body bytes, get unified events; ``close`` gives the terminal event."""
+    """Feed response-body bytes, get unified events; ``close`` gives the terminal event.
+
+    ``feed`` and ``close`` live here only, and are the one choke point of the never-raise
+    rule for every framing: a subclass implements :meth:`on_bytes` and :meth:`on_close`,
+    and any exception in them (a bug of ours, or an input we did not foresee) becomes an
+    error event that keeps everything received before it (:meth:`internal_error`),
+    never a traceback. A subclass that overrides ``feed`` or ``close`` would step around
+    the net, so defining one is a TypeError at class creation.
+    """
 
     protocol: ClassVar[str]
 
     def __init__(self) -> None:
         self.acc = Accumulator(self.protocol)
 
-    @abstractmethod
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("feed", "close"):
+            if name in cls.__dict__:
+                raise TypeError(
+                    f"{cls.__name__} overrides Normalizer.{name}; implement "
+                    f"on_bytes / on_close instead (the never-raise choke point)"
+                )
+
     def feed(self, chunk: bytes) -> list[Event]:
         """Consume the next piece of the body; return the events it completes."""
+        acc = self.acc
+        if acc.terminated:
+            return []
+        try:
+            self.on_bytes(chunk)
+        except Exception as exc:  # the never-raise choke point
+            self.internal_error(exc)
+        return acc.drain()
 
-    @abstractmethod
     def close(self) -> list[Event]:
         """The body has ended: return the remaining events, always ending in a terminal one."""
+        acc = self.acc
+        if not acc.terminated:
+            try:
+                self.on_close()
+            except Exception as exc:  # the never-raise choke point
+                self.internal_error(exc)
+        if not acc.terminated:  # every path above terminates; a subclass might not
+            acc.fail("stream ended without a terminal event")
+        return acc.drain()
+
+    @property
+    def warnings(self) -> list[str]:
+        """Wire anomalies the normalizer recovered from (see Accumulator.warn)."""
+        return self.acc.warnings
+
+    @abstractmethod
+    def on_bytes(self, chunk: bytes) -> None:
+        """Translate the next piece of the body into accumulator calls."""
+
+    @abstractmethod
+    def on_close(self) -> None:
+        """The body has ended: finish the stream (the base fails it if this does not)."""
+
+    def internal_error(self, exc: Exception) -> None:
+        """An exception escaped the translator: end in an error that keeps what came.
+
+        The message names the normalizer and the exception, so a fuzz finding or a user
+        report points at the bug; the accumulator closes the open blocks with their
+        content. Should even that fail (the fault left the accumulator inconsistent), a
+        bare error terminal is still the last word, never a traceback.
+        """
+        message = f"internal error in the {self.protocol} normalizer: {exc!r}"
+        try:
+            self.acc.fail(message[:2000])
+        except Exception:  # pragma: no cover - the accumulator itself is broken
+            self.acc.force_fail(message[:2000])
 
 
 # The C scanner behind json.loads, called directly. For a payload of a few hundred bytes
@@ -52,7 +112,13 @@ def parse_json(text: str) -> Any:
     that every error and its message are the library's. (Nesting within three levels of
     the recursion limit may parse here where json.loads, three calls deeper, would give
     up; how deep json.loads gets depends on its caller's stack anyway.)
+
+    Nesting deeper than ``harness.limits.JSON_MAX_DEPTH`` is refused first with
+    :class:`~harness.limits.TooDeep` (a ValueError), so no caller ever sees a
+    RecursionError from a hostile payload.
     """
+    if json_depth_exceeds(text):
+        raise TooDeep(JSON_MAX_DEPTH)
     try:
         value, end = _scan_once(text, 0)
     except Exception:  # StopIteration (no value at 0), RecursionError, ...
@@ -112,35 +178,21 @@ def framing_slices(chunk: bytes) -> list[bytes]:
 
 class FramedNormalizer(Normalizer):
     """Base for the protocols not framed by SSE alone (AWS event-stream, JSON lines,
-    Gemini's SSE-or-JSON-array): the feed / close shape and the never-raise safety net.
+    Gemini's SSE-or-JSON-array): bytes -> frames -> accumulator calls.
 
     A subclass says how bytes become frames (:meth:`frames`, :meth:`final_frames`), how
     frames become accumulator calls (:meth:`dispatch`, which stops once the stream is
     terminated) and what a body that ends early means (:meth:`on_eof`). An exception
-    anywhere in them is a bug of ours, not of the input: it ends the stream in an error
-    event that keeps what was received (:meth:`internal_error`), never a traceback.
+    anywhere in them is caught by the choke point of :class:`Normalizer`.
     """
 
-    def feed(self, chunk: bytes) -> list[Event]:
-        if self.acc.terminated:
-            return []
-        try:
-            self.dispatch(self.frames(chunk))
-        except Exception as exc:  # the never-raise safety net
-            self.internal_error(exc)
-        return self.acc.drain()
+    def on_bytes(self, chunk: bytes) -> None:
+        self.dispatch(self.frames(chunk))
 
-    def close(self) -> list[Event]:
+    def on_close(self) -> None:
+        self.dispatch(self.final_frames())
         if not self.acc.terminated:
-            try:
-                self.dispatch(self.final_frames())
-                if not self.acc.terminated:
-                    self.on_eof()
-            except Exception as exc:  # the never-raise safety net
-                self.internal_error(exc)
-        if not self.acc.terminated:  # pragma: no cover - every path above terminates
-            self.acc.fail("stream ended without a terminal event")
-        return self.acc.drain()
+            self.on_eof()
 
     @abstractmethod
     def frames(self, chunk: bytes) -> Iterable[Any]:
@@ -158,9 +210,6 @@ class FramedNormalizer(Normalizer):
     def on_eof(self) -> None:
         """The body ended before the protocol's terminal signal."""
 
-    def internal_error(self, exc: Exception) -> None:
-        self.acc.fail(f"internal error in the {self.protocol} normalizer: {exc!r}")
-
 
 class SSENormalizer(Normalizer):
     """Base for the SSE protocols: framing, JSON decoding and the EOF rule live here."""
@@ -170,28 +219,20 @@ class SSENormalizer(Normalizer):
         self._sse = SSEDecoder()
         self.events_seen = 0
 
-    def feed(self, chunk: bytes) -> list[Event]:
+    def on_bytes(self, chunk: bytes) -> None:
         acc = self.acc
-        if acc.terminated:
-            return []
         for piece in framing_slices(chunk):
             for item in self._sse.feed(piece):
                 self._dispatch(item)
                 if acc.terminated:
-                    return acc.drain()
-        return acc.drain()
+                    return
 
-    def close(self) -> list[Event]:
-        if not self.acc.terminated:
-            for item in self._sse.close():
-                self._dispatch(item)
-                if self.acc.terminated:
-                    break
-        if not self.acc.terminated:
-            self.on_eof()
-        if not self.acc.terminated:  # a subclass's on_eof must end the stream
-            self.acc.fail("stream ended without a terminal event")
-        return self.acc.drain()
+    def on_close(self) -> None:
+        for item in self._sse.close():
+            self._dispatch(item)
+            if self.acc.terminated:
+                return
+        self.on_eof()
 
     def _dispatch(self, item: SSEEvent | FramingError) -> None:
         if isinstance(item, FramingError):

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from harness.coerce import as_str, is_int
+from harness.limits import loads as bounded_loads
 from harness.partial_json import parse_partial
 from harness.providers.base import FramedNormalizer, excerpt
 from harness.wire import EventStreamDecoder, EventStreamMessage, FramingError
@@ -49,14 +50,6 @@ _PADDING: Final = "p"
 # toolUse.type of a tool the service runs itself (Nova's code interpreter in the corpus):
 # not a call for the client to execute, so it is kept as a provider block.
 _SERVER_TOOL_TYPE: Final = "server_tool_use"
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _without_padding(payload: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +142,7 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
 
     def _payload(self, frame: EventStreamMessage, what: str) -> dict[str, Any] | None:
         try:
-            value = json.loads(frame.payload)
+            value = bounded_loads(frame.payload)
         except (ValueError, RecursionError) as exc:
             text = frame.payload.decode("utf-8", "replace")
             self._fail(
@@ -181,8 +174,8 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
         wire = self._indexes[index] = _Index()
         tool = start.get("toolUse")
         if isinstance(tool, dict):
-            tool_id = _str(tool.get("toolUseId"))
-            name = _str(tool.get("name"))
+            tool_id = as_str(tool.get("toolUseId"))
+            name = as_str(tool.get("name"))
             if tool.get("type") == _SERVER_TOOL_TYPE:
                 wire.provider = _ProviderBlock(_SERVER_TOOL_TYPE, self.acc.block_count, dict(tool))
                 return
@@ -325,7 +318,7 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
         # case 46: usage may come before or after messageStop; either way it counts.
         usage = payload.get("usage")
         if isinstance(usage, dict):
-            counts = {name: usage[key] for name, key in _USAGE_FIELDS if _is_int(usage.get(key))}
+            counts = {name: usage[key] for name, key in _USAGE_FIELDS if is_int(usage.get(key))}
             if counts:
                 self.acc.set_usage(**counts)
         self._metadata = _without_padding(payload)
@@ -338,11 +331,11 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
         text = frame.payload.decode("utf-8", "replace")
         message = None
         try:
-            value = json.loads(text)
+            value = bounded_loads(text)
         except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
-            message = _str(value.get("message")) or _str(value.get("Message"))
+            message = as_str(value.get("message")) or as_str(value.get("Message"))
         elif text.strip():
             message = text.strip()
         self._fail(message or exception_type, headers=_text_headers(frame), body=text)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from harness.coerce import as_int, as_str
 from harness.providers.base import CallIds, FramedNormalizer, excerpt, framing_slices, parse_json
 from harness.stop_reasons import map_stop_reason
 from harness.wire import FramingError, JSONArrayDecoder, JSONLine, SSEDecoder, SSEEvent
@@ -53,21 +54,6 @@ _USAGE_FIELDS: Final = (
     "thoughtsTokenCount",
     "totalTokenCount",
 )
-
-
-def _str(value: object) -> str | None:
-    """A non-empty string or None: Gemini omits unset proto fields, so "" means unset too."""
-    return value if isinstance(value, str) and value else None
-
-
-def _count(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -391,14 +377,14 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
         model, response_id = obj.get("modelVersion"), obj.get("responseId")
         if not acc.started or model != acc.model or response_id != acc.response_id:
             # (Every chunk repeats them: the call is skipped when it would change nothing.)
-            acc.start(model=_str(model), response_id=_str(response_id))
+            acc.start(model=as_str(model), response_id=as_str(response_id))
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
             self._on_usage(usage)
         feedback = obj.get("promptFeedback")
-        if isinstance(feedback, dict) and _str(feedback.get("blockReason")):
+        if isinstance(feedback, dict) and as_str(feedback.get("blockReason")):
             # case 39: the prompt was blocked; there are no candidates.
-            self._block_reason = _str(feedback.get("blockReason"))
+            self._block_reason = as_str(feedback.get("blockReason"))
             self._prompt_feedback = feedback
         candidates = obj.get("candidates")
         if not isinstance(candidates, list) or not candidates:
@@ -420,9 +406,9 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
         message = status = None
         code = None
         if isinstance(error, dict):
-            message = _str(error.get("message"))
-            status = _str(error.get("status"))
-            code = _count(error.get("code"))
+            message = as_str(error.get("message"))
+            status = as_str(error.get("status"))
+            code = as_int(error.get("code"))
         elif isinstance(error, str):
             message = error or None
         text = message or status or f"in-stream error: {excerpt(raw)}"
@@ -437,7 +423,7 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
             if value is None:
                 continue
             if type(value) is not int:  # the common case skips the call
-                value = _count(value)
+                value = as_int(value)
                 if value is None:
                     continue
             if u.get(name) != value:
@@ -592,8 +578,8 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
 
     def _on_function_call(self, call: dict[str, Any], signature: str | None) -> None:
         self._close_text()
-        name = _str(call.get("name"))
-        wire_id = _str(call.get("id"))
+        name = as_str(call.get("name"))
+        wire_id = as_str(call.get("id"))
         raw_partial = call.get("partialArgs")
         partial = raw_partial if isinstance(raw_partial, list) else None
         will_continue = call.get("willContinue") is True
@@ -610,7 +596,9 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
         if partial is None and not will_continue:
             self._whole_call(call, name, wire_id, signature)
             return
-        streamed = _StreamedCall(self._new_key("call"), self._call_ids.assign(wire_id, name), wire_id, name)
+        streamed = _StreamedCall(
+            self._new_key("call"), self._call_ids.assign(wire_id, name), wire_id, name
+        )
         self._call = streamed
         self.acc.tool_call(streamed.key, id=streamed.id, name=name)
         self._continue_call(streamed, call, partial, will_continue, signature)
@@ -648,7 +636,7 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
     ) -> None:
         if signature is not None:
             self.acc.signature(streamed.key, signature, replace=True)
-        name = _str(call.get("name"))
+        name = as_str(call.get("name"))
         if name is not None and streamed.name is None:
             streamed.name = name
             self.acc.tool_call(streamed.key, name=name)
@@ -715,7 +703,7 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
         self._flush_metadata()
         self._report_usage()
         if self._block_reason is not None:
-            detail = _str((self._prompt_feedback or {}).get("blockReasonMessage"))
+            detail = as_str((self._prompt_feedback or {}).get("blockReasonMessage"))
             message = f"prompt blocked: {self._block_reason}" + (f": {detail}" if detail else "")
             self.acc.finish("error", provider_stop_reason=self._block_reason, error_message=message)
             return

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any, Final, Literal
 
+from harness.coerce import as_int, as_str
 from harness.providers.base import CallIds, FramedNormalizer, excerpt
 from harness.wire import FramingError, JSONLine, JSONLinesDecoder
 
@@ -44,20 +45,6 @@ _DONE_KNOWN: Final = frozenset(
         "thinking",
     }
 )
-
-
-def _count(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 class OllamaNormalizer(FramedNormalizer):
@@ -106,7 +93,7 @@ class OllamaNormalizer(FramedNormalizer):
         if line.get("error") is not None:
             self._on_error(line["error"], raw)
             return
-        self.acc.start(model=_str(line.get("model")))
+        self.acc.start(model=as_str(line.get("model")))
         message = line.get("message")
         if message is None:
             message = {}
@@ -164,10 +151,10 @@ class OllamaNormalizer(FramedNormalizer):
             return False
         assert isinstance(call, dict)
         self._close_text()
-        name = _str(function.get("name"))
+        name = as_str(function.get("name"))
         self.acc.whole_tool_call(
             self._new_key("call"),
-            id=self._call_ids.assign(_str(call.get("id")), name),
+            id=self._call_ids.assign(as_str(call.get("id")), name),
             name=name,
             arguments=arguments if arguments is not None else {},
         )
@@ -182,8 +169,8 @@ class OllamaNormalizer(FramedNormalizer):
         # tokens generated (thinking included); Ollama reports no cache counters and no
         # total, and omits a count that is 0 (omitempty).
         self.acc.set_usage(
-            input=_count(line.get("prompt_eval_count")) or 0,
-            output=_count(line.get("eval_count")) or 0,
+            input=as_int(line.get("prompt_eval_count")) or 0,
+            output=as_int(line.get("eval_count")) or 0,
         )
         self._close_text()
         extra = {k: v for k, v in line.items() if k not in _DONE_KNOWN}
@@ -199,7 +186,7 @@ class OllamaNormalizer(FramedNormalizer):
         if isinstance(error, str):
             message = error.strip() or None
         elif isinstance(error, dict):
-            message = _str(error.get("message"))
+            message = as_str(error.get("message"))
         else:
             message = None
         self._fail(message or f"in-stream error: {excerpt(raw)}", body=raw)

@@ -18,10 +18,10 @@ finished only when the stream says it is over.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from harness.coerce import as_dict, as_int, as_str, dicts
 from harness.events import ErrorInfo
 from harness.providers.base import SSENormalizer, excerpt
 from harness.wire import SSEEvent
@@ -45,31 +45,6 @@ _REASONING_KEYS: Final = frozenset((*_REASONING_FIELDS, "reasoning_details"))
 
 # The message of the error that ends a stream cut before any finish reason (case 6, 62).
 NO_FINISH_REASON: Final = "stream ended without finish_reason"
-
-
-def _int(value: Any) -> int | None:
-    """A count or index, or None for anything that is not a plain finite number.
-
-    json.loads accepts NaN and Infinity, and int() of those raises.
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return int(value)
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    """The objects in a list field; anything else in their place is passed over."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _arguments_text(value: Any) -> str:
@@ -182,8 +157,8 @@ class OpenAICompletionsNormalizer(SSENormalizer):
             # Model and id from the first chunk that has them: Groq compound sends a new
             # id on every chunk and "stub" on the last; Azure and Snowflake send "" at first.
             acc.set_meta(
-                model=None if acc.model else _str(chunk.get("model")),
-                response_id=None if acc.response_id else _str(chunk.get("id")),
+                model=None if acc.model else as_str(chunk.get("model")),
+                response_id=None if acc.response_id else as_str(chunk.get("id")),
             )
         if not acc.started:
             acc.start()
@@ -193,7 +168,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
         # Groq's own usage first, so that a top-level copy in the same chunk wins (PF 2.7).
         x_groq = chunk.get("x_groq")
         if x_groq is not None:
-            self._usage(_dict(x_groq).get("usage"))
+            self._usage(as_dict(x_groq).get("usage"))
         usage = chunk.get("usage")
         if usage is not None:
             self._usage(usage)
@@ -212,7 +187,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
     def _choice(self, choice: dict[str, Any]) -> None:
         index = choice.get("index")
         if index != 0:  # (0, 0.0 and False are choice 0 for _int too)
-            index = _int(index)
+            index = as_int(index)
             if index is not None and index != 0:
                 self._extra_choice(index, choice)
                 return
@@ -244,23 +219,23 @@ class OpenAICompletionsNormalizer(SSENormalizer):
             self._text_like(REFUSAL, refusal)
         tool_calls = delta.get("tool_calls")
         if tool_calls is not None:
-            for entry in _dicts(tool_calls):
+            for entry in dicts(tool_calls):
                 self._tool_call(entry)  # in order, also two entries for one index (bug 6)
         function_call = delta.get("function_call")
         if isinstance(function_call, dict):
             self._legacy_function_call(function_call)
         details = delta.get("reasoning_details")
         if details is not None:
-            for detail in _dicts(details):
+            for detail in dicts(details):
                 if detail.get("type") == "reasoning.encrypted":
                     self._encrypted_detail(detail)
         annotations = delta.get("annotations")
         if annotations is not None:  # OpenRouter/OpenAI url_citation
-            for annotation in _dicts(annotations):
+            for annotation in dicts(annotations):
                 self.acc.provider_block("openai.annotation", annotation)
         executed = delta.get("executed_tools")
         if executed is not None:  # Groq compound's server-side tools
-            for tool in _dicts(executed):
+            for tool in dicts(executed):
                 self.acc.provider_block("groq.executed_tool", tool)
 
     # -- text, thinking, refusal ---------------------------------------------------
@@ -287,20 +262,20 @@ class OpenAICompletionsNormalizer(SSENormalizer):
     def _reasoning(self, delta: dict[str, Any]) -> None:
         text = None
         for name in _REASONING_FIELDS:
-            text = _str(delta.get(name))
+            text = as_str(delta.get(name))
             if text is not None:
                 break
         if text is not None:
             self._text_like(THINKING, text)
-        for detail in _dicts(delta.get("reasoning_details")):
+        for detail in dicts(delta.get("reasoning_details")):
             kind = detail.get("type")
             if kind in ("reasoning.text", "reasoning.summary"):
                 # OpenRouter repeats `reasoning` as a reasoning.text detail: the plain
                 # field wins when both are present. Snowflake sends only the detail.
-                piece = _str(detail.get("text" if kind == "reasoning.text" else "summary"))
+                piece = as_str(detail.get("text" if kind == "reasoning.text" else "summary"))
                 if text is None and piece is not None:
                     self._text_like(THINKING, piece)
-                signature = _str(detail.get("signature"))
+                signature = as_str(detail.get("signature"))
                 if signature is not None:
                     if self.acc.open_kind(THINKING) == "thinking":
                         self.acc.signature(THINKING, signature)
@@ -340,20 +315,22 @@ class OpenAICompletionsNormalizer(SSENormalizer):
     def _tool_call(self, entry: dict[str, Any]) -> None:
         function = entry.get("function")
         if not isinstance(function, dict):
-            function = _dict(entry.get("custom"))  # OAI-PY custom tools: {name, input}
+            function = as_dict(entry.get("custom"))  # OAI-PY custom tools: {name, input}
             arguments = _arguments_text(function.get("input"))
         else:
             arguments = _arguments_text(function.get("arguments"))
-        raw_id = _str(entry.get("id"))
+        raw_id = as_str(entry.get("id"))
         call_id = None if raw_id == "null" else raw_id  # Mistral's literal "null" (case 49)
-        name = _str(function.get("name"))
-        call = self._resolve(_int(entry.get("index")), call_id, name)
+        name = as_str(function.get("name"))
+        call = self._resolve(as_int(entry.get("index")), call_id, name)
         self._feed_call(call, call_id, name, arguments)
 
     def _resolve(self, index: int | None, call_id: str | None, name: str | None) -> _Call:
         """Which call a delta continues; a new one when it continues none.
 
-        By ``index`` first (case 8, 9); when ``index`` is missing (Mistral) by id, then the
+        By ``index`` first (case 8, 9), unless the call there has another id and the
+        fragment's id is a known call's, which it continues (issue 14: a known id never
+        starts a second call); when ``index`` is missing (Mistral) by id, then the
         latest call (the Vercel AI tracker's order, PF 2.2). An id or a name different from
         the call's own starts a new call: Ollama sends every parallel call at index 0
         with its own id (bug 4), and a name is never sent in pieces (the SDKs assign it,
@@ -369,6 +346,13 @@ class OpenAICompletionsNormalizer(SSENormalizer):
             call = self._calls[-1] if self._calls else None
         if call is not None and not self._conflicts(call, call_id, name):
             return call
+        known = self._by_id.get(call_id) if call_id is not None else None
+        if known is not None and known is not call and not self._conflicts(known, call_id, name):
+            # An earlier call's id after a later call took its index (or where every call
+            # comes at index 0, Ollama): the id names its own call, which continues; a new
+            # call would repeat that id (C10) and split its arguments.
+            self.acc.warn(f"tool-call fragment for {call_id!r} at another call's index")
+            return known
         call = _Call(key=("tool_call", len(self._calls)), index=index)
         self._calls.append(call)
         if index is not None:
@@ -398,7 +382,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
 
     def _legacy_function_call(self, function_call: dict[str, Any]) -> None:
         """The deprecated single ``function_call`` delta is one more tool call."""
-        name = _str(function_call.get("name"))
+        name = as_str(function_call.get("name"))
         if self._legacy is None or self._conflicts(self._legacy, None, name):
             self._legacy = _Call(key=("tool_call", len(self._calls)), index=None)
             self._calls.append(self._legacy)
@@ -415,11 +399,11 @@ class OpenAICompletionsNormalizer(SSENormalizer):
         in the corpus) is reasoning sent encrypted only, which is what a redacted
         thinking block holds, placed where it arrived.
         """
-        data = _str(detail.get("data"))
+        data = as_str(detail.get("data"))
         if data is None:
             self.acc.provider_block("openrouter.reasoning_detail", detail)
             return
-        detail_id = _str(detail.get("id"))
+        detail_id = as_str(detail.get("id"))
         call = self._by_id.get(detail_id) if detail_id is not None else None
         if call is not None and self.acc.is_open(call.key):
             self.acc.signature(call.key, data, replace=True)
@@ -441,18 +425,18 @@ class OpenAICompletionsNormalizer(SSENormalizer):
         """
         if not isinstance(usage, dict):
             return
-        prompt = _int(usage.get("prompt_tokens"))
-        completion = _int(usage.get("completion_tokens"))
-        total = _int(usage.get("total_tokens"))
+        prompt = as_int(usage.get("prompt_tokens"))
+        completion = as_int(usage.get("completion_tokens"))
+        total = as_int(usage.get("total_tokens"))
         if prompt is None and completion is None and total is None:
             return
-        details = _dict(usage.get("prompt_tokens_details"))
-        cache_read = _int(details.get("cached_tokens"))
+        details = as_dict(usage.get("prompt_tokens_details"))
+        cache_read = as_int(details.get("cached_tokens"))
         if cache_read is None:
-            cache_read = _int(usage.get("prompt_cache_hit_tokens"))  # DeepSeek
+            cache_read = as_int(usage.get("prompt_cache_hit_tokens"))  # DeepSeek
         if cache_read is None:
-            cache_read = _int(usage.get("cached_tokens"))  # Together
-        cache_write = _int(details.get("cache_write_tokens"))  # OpenRouter
+            cache_read = as_int(usage.get("cached_tokens"))  # Together
+        cache_write = as_int(details.get("cache_write_tokens"))  # OpenRouter
         read, write = max(0, cache_read or 0), max(0, cache_write or 0)
         self.acc.set_usage(
             input=None if prompt is None else max(0, prompt - read - write),
@@ -469,7 +453,7 @@ class OpenAICompletionsNormalizer(SSENormalizer):
         message = _error_message(error, "in-band error")
         # The finish reason of this choice (OpenRouter "error") goes with the error so
         # that the classification and the message record what the wire said.
-        reason = _str(body.get("finish_reason"))
+        reason = as_str(body.get("finish_reason"))
         if reason is not None:
             self._finish_reason = reason
         self.acc.provider_stop_reason = self._finish_reason
@@ -478,24 +462,24 @@ class OpenAICompletionsNormalizer(SSENormalizer):
     def _extra_choice(self, index: int, choice: dict[str, Any]) -> None:
         """n > 1: choice 0 is the message; the others are kept verbatim-in-spirit."""
         extra = self._extra.setdefault(index, _ExtraChoice(index))
-        delta = _dict(choice.get("delta"))
+        delta = as_dict(choice.get("delta"))
         if isinstance(delta.get("content"), str):
             extra.content.append(delta["content"])
         for name in _REASONING_FIELDS:
-            if _str(delta.get(name)) is not None:
+            if as_str(delta.get(name)) is not None:
                 extra.reasoning.append(delta[name])
                 break
         if isinstance(delta.get("refusal"), str):
             extra.refusal.append(delta["refusal"])
-        for entry in _dicts(delta.get("tool_calls")):
-            slot = _int(entry.get("index"))
+        for entry in dicts(delta.get("tool_calls")):
+            slot = as_int(entry.get("index"))
             slot = len(extra.tool_calls) if slot is None else slot
             call = extra.tool_calls.setdefault(slot, {"id": "", "name": "", "arguments": ""})
-            function = _dict(entry.get("function"))
-            call["id"] = call["id"] or (_str(entry.get("id")) or "")
-            call["name"] = call["name"] or (_str(function.get("name")) or "")
+            function = as_dict(entry.get("function"))
+            call["id"] = call["id"] or (as_str(entry.get("id")) or "")
+            call["name"] = call["name"] or (as_str(function.get("name")) or "")
             call["arguments"] += _arguments_text(function.get("arguments"))
-        reason = _str(choice.get("finish_reason"))
+        reason = as_str(choice.get("finish_reason"))
         if reason is not None:
             extra.finish_reason = reason
 

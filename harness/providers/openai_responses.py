@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from harness.coerce import as_dict, as_int, as_list, as_str
 from harness.events import ErrorInfo
 from harness.providers.base import SSENormalizer, excerpt
 from harness.stop_reasons import map_stop_reason
@@ -76,25 +77,6 @@ _TERMINAL_EVENTS: Final = {
 }
 
 
-def _int(value: Any) -> int | None:
-    """A count or index, or None for anything that is not a plain number (bool excluded)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _compact(value: Any) -> str:
     """JSON as JavaScript's JSON.stringify writes it, so a signature reads the same as pi's."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -139,6 +121,9 @@ class _Item:
     custom_input: str | None = None
     # The ToolCall.id given to a tool item (see _open_tool).
     call_id: str | None = None
+    # A tool item calling a tool the response does not declare as the client's (xAI's
+    # server-side web_search / x_search as custom_tool_call): kept as a provider block.
+    server: bool = False
 
 
 class OpenAIResponsesNormalizer(SSENormalizer):
@@ -151,6 +136,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         self._by_index: dict[int, _Item] = {}
         self._last_of_type: dict[str, _Item] = {}
         self._call_ids: set[str] = set()
+        # Names of the client's tools as the response object declares them (function and
+        # custom tools); None until a response object with a non-empty tools list came.
+        self._client_tools: set[str] | None = None
         self._handlers: dict[str, Callable[[str, dict[str, Any]], None]] = {
             "response.created": self._lifecycle,
             "response.queued": self._lifecycle,
@@ -218,9 +206,46 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     # -- lifecycle ---------------------------------------------------------------------
 
     def _lifecycle(self, etype: str, payload: dict[str, Any]) -> None:
-        response = _dict(payload.get("response"))
-        self.acc.start(model=_str(response.get("model")), response_id=_str(response.get("id")))
+        response = as_dict(payload.get("response"))
+        self._declared_tools(response.get("tools"))
+        self.acc.start(model=as_str(response.get("model")), response_id=as_str(response.get("id")))
         self._usage(response.get("usage"))
+
+    def _declared_tools(self, tools: Any) -> None:
+        """Learn the client's tool names from the response's ``tools`` (once, non-empty).
+
+        Server tools are declared by type alone (``{"type": "web_search"}``); client tools
+        have a name (function, custom, and the tools nested in a namespace). An empty or
+        missing list says nothing (compatible servers leave it empty), so nothing is
+        judged then.
+        """
+        if self._client_tools is not None or not isinstance(tools, list) or not tools:
+            return
+        names: set[str] = set()
+        stack = list(tools)
+        while stack:
+            tool = stack.pop()
+            if not isinstance(tool, dict):
+                continue
+            name = as_str(tool.get("name"))
+            if name is not None and tool.get("type") in ("function", "custom", None):
+                names.add(name)
+            nested = tool.get("tools")
+            if isinstance(nested, list):
+                stack.extend(nested)
+        self._client_tools = names
+
+    def _is_server_call(self, itype: str, data: dict[str, Any]) -> bool:
+        """A tool item whose tool the response never declared as the client's.
+
+        xAI streams its server-side searches (web_search, x_search and their sub-tools)
+        as ``custom_tool_call`` items the server has already run; they are not calls for
+        the client (issue 14). Only judged when the response declared its tools.
+        """
+        if itype not in _TOOL_ITEMS or self._client_tools is None:
+            return False
+        name = as_str(data.get("name"))
+        return name is not None and name not in self._client_tools
 
     def _usage(self, usage: Any) -> None:
         """Usage arithmetic (specs/protocols/openai-responses.md, Usage).
@@ -232,19 +257,19 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         """
         if not isinstance(usage, dict):
             return
-        details = _dict(usage.get("input_tokens_details"))
-        cache_read = _int(details.get("cached_tokens"))
-        cache_write = _int(details.get("cache_write_tokens"))
-        total_input = _int(usage.get("input_tokens"))
+        details = as_dict(usage.get("input_tokens_details"))
+        cache_read = as_int(details.get("cached_tokens"))
+        cache_write = as_int(details.get("cache_write_tokens"))
+        total_input = as_int(usage.get("input_tokens"))
         input_only = None
         if total_input is not None:
             input_only = max(0, total_input - (cache_read or 0) - (cache_write or 0))
         self.acc.set_usage(
             input=input_only,
-            output=_int(usage.get("output_tokens")),
+            output=as_int(usage.get("output_tokens")),
             cache_read=cache_read,
             cache_write=cache_write,
-            total=_int(usage.get("total_tokens")),
+            total=as_int(usage.get("total_tokens")),
         )
 
     # -- items -------------------------------------------------------------------------
@@ -253,6 +278,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         self, itype: str, item_id: str | None, output_index: int | None, data: dict[str, Any]
     ) -> _Item:
         item = _Item(len(self._items), itype, item_id, output_index, data)
+        item.server = self._is_server_call(itype, data)
         self._items.append(item)
         if item_id is not None:
             self._by_id[item_id] = item
@@ -266,12 +292,14 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if not isinstance(data, dict):
             self._malformed(etype, "'item' is not an object")
             return
-        self._item_added(data, _int(payload.get("output_index")))
+        self._item_added(data, as_int(payload.get("output_index")))
 
     def _item_added(self, data: dict[str, Any], output_index: int | None) -> _Item:
-        item_id = _str(data.get("id"))
-        itype = _str(data.get("type")) or "unknown"
+        item_id = as_str(data.get("id"))
+        itype = as_str(data.get("type")) or "unknown"
         known = self._by_id.get(item_id) if item_id is not None else None
+        if known is None and output_index is not None:
+            known = self._rotated(item_id, output_index, itype)
         if known is not None and not known.done and known.type == itype:
             # A repeated added event for a live item only refreshes what we know of it.
             known.data = data
@@ -296,27 +324,27 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         and bedrock-mantle numbers its calls call_0, call_1, ... (corpus
         reused_tool_call_ids), so a server reusing one is plausible.
         """
-        if item.type not in _TOOL_ITEMS or self.acc.terminated:
+        if item.type not in _TOOL_ITEMS or item.server or self.acc.terminated:
             return
         if item.call_id is None:
-            candidate = _str(item.data.get("call_id")) or (item.item_id if final else None)
+            candidate = as_str(item.data.get("call_id")) or (item.item_id if final else None)
             if candidate is not None:
                 if candidate in self._call_ids:
                     candidate = f"{candidate}|{item.item_id or item.uid}"
                 self._call_ids.add(candidate)
                 item.call_id = candidate
-        self.acc.tool_call(item.uid, id=item.call_id, name=_str(item.data.get("name")))
+        self.acc.tool_call(item.uid, id=item.call_id, name=as_str(item.data.get("name")))
 
     def _item_done_event(self, etype: str, payload: dict[str, Any]) -> None:
         data = payload.get("item")
         if not isinstance(data, dict):
             self._malformed(etype, "'item' is not an object")
             return
-        self._item_done(data, _int(payload.get("output_index")))
+        self._item_done(data, as_int(payload.get("output_index")))
 
     def _find_for_done(self, data: dict[str, Any], output_index: int | None) -> _Item | None:
-        item_id = _str(data.get("id"))
-        itype = _str(data.get("type")) or "unknown"
+        item_id = as_str(data.get("id"))
+        itype = as_str(data.get("type")) or "unknown"
         by_id = self._by_id.get(item_id) if item_id is not None else None
         if by_id is not None:
             # An id that names an item of another type is a new item, not this one.
@@ -337,7 +365,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if item.done:
             return
         item.data = data
-        if item.type == MESSAGE:
+        if item.server:
+            self.acc.provider_block(item.type, data)
+        elif item.type == MESSAGE:
             self._finish_message(item)
         elif item.type == REASONING:
             self._finish_reasoning(item)
@@ -360,7 +390,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             item_id = None
         output_index = payload.get("output_index")
         if type(output_index) is not int:
-            output_index = _int(output_index)
+            output_index = as_int(output_index)
         item: _Item | None = None
         if item_id is not None:
             item = self._by_id.get(item_id) or self._adopt(item_id, output_index, itype)
@@ -376,17 +406,39 @@ class OpenAIResponsesNormalizer(SSENormalizer):
                 self.acc.open_thinking(item.uid)
             self._open_tool(item)
             return item
-        if item.done or item.type != itype:
+        if item.done or item.type != itype or item.server:
             return None
         return item
 
     def _adopt(self, item_id: str, output_index: int | None, itype: str) -> _Item | None:
-        """A live item added without an id takes the id its events name (same position)."""
-        item = self._by_index.get(output_index) if output_index is not None else None
-        if item is None or item.item_id is not None or item.done or item.type != itype:
+        """A live item at the same position takes the id its events name.
+
+        Either it was added without an id, or the server gives each event of one item
+        another id (GitHub Copilot's Responses API: litellm#30072, vercel/ai#18548): the
+        output index names the item, and an id that changes is not a new item.
+        """
+        if output_index is None:
             return None
-        item.item_id = item_id
+        item = self._by_index.get(output_index)
+        if item is None or item.done or item.type != itype:
+            return None
+        if item.item_id is None:
+            item.item_id = item_id
+        else:
+            self._rotated(item_id, output_index, itype)
         self._by_id[item_id] = item
+        return item
+
+    def _rotated(self, item_id: str | None, output_index: int, itype: str) -> _Item | None:
+        """The live item at ``output_index`` when an event names it by another id."""
+        item = self._by_index.get(output_index)
+        if item is None or item.done or item.type != itype:
+            return None
+        if item_id is not None and item.item_id is not None and item_id != item.item_id:
+            self.acc.warn(
+                f"item ids change within output item {output_index} "
+                "(identified by its output_index)"
+            )
         return item
 
     # -- text and thinking ---------------------------------------------------------------
@@ -446,14 +498,14 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         kind = OUTPUT_TEXT if etype == "response.output_text.delta" else REFUSAL
         index = payload.get("content_index")
         if type(index) is not int:
-            index = _int(index)
+            index = as_int(index)
         self._append(item, (kind, index or 0), delta)
 
     def _text_done(self, etype: str, payload: dict[str, Any]) -> None:
         item = self._live(payload, MESSAGE)
         if item is None:
             return
-        index = _int(payload.get("content_index")) or 0
+        index = as_int(payload.get("content_index")) or 0
         if etype.startswith("response.refusal"):
             self._reconcile(item, (REFUSAL, index), payload.get("refusal"))
         else:
@@ -463,18 +515,18 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         item = self._live(payload, MESSAGE)
         annotation = payload.get("annotation")
         if item is not None and annotation is not None:
-            index = _int(payload.get("content_index")) or 0
+            index = as_int(payload.get("content_index")) or 0
             item.annotations.setdefault(index, []).append(annotation)
 
     def _content_part_added(self, etype: str, payload: dict[str, Any]) -> None:
         # Nothing to do but learn the item: a block opens on its first text, so that an
         # empty part never invents an empty block.
-        part = _dict(payload.get("part"))
+        part = as_dict(payload.get("part"))
         self._live(payload, REASONING if part.get("type") == REASONING_TEXT else MESSAGE)
 
     def _content_part_done(self, etype: str, payload: dict[str, Any]) -> None:
-        part = _dict(payload.get("part"))
-        index = _int(payload.get("content_index")) or 0
+        part = as_dict(payload.get("part"))
+        index = as_int(payload.get("content_index")) or 0
         ptype = part.get("type")
         if ptype == REASONING_TEXT:
             item = self._live(payload, REASONING)
@@ -497,13 +549,13 @@ class OpenAIResponsesNormalizer(SSENormalizer):
     def _summary_part_done(self, etype: str, payload: dict[str, Any]) -> None:
         item = self._live(payload, REASONING)
         if item is not None:
-            index = _int(payload.get("summary_index")) or 0
-            self._reconcile(item, (SUMMARY, index), _dict(payload.get("part")).get("text"))
+            index = as_int(payload.get("summary_index")) or 0
+            self._reconcile(item, (SUMMARY, index), as_dict(payload.get("part")).get("text"))
 
     def _reasoning_part(self, etype: str, payload: dict[str, Any]) -> PartKey:
         if etype.startswith("response.reasoning_summary"):
-            return (SUMMARY, _int(payload.get("summary_index")) or 0)
-        return (REASONING_TEXT, _int(payload.get("content_index")) or 0)
+            return (SUMMARY, as_int(payload.get("summary_index")) or 0)
+        return (REASONING_TEXT, as_int(payload.get("content_index")) or 0)
 
     def _reasoning_delta(self, etype: str, payload: dict[str, Any]) -> None:
         delta = self._delta_text(etype, payload)
@@ -517,8 +569,8 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             self._reconcile(item, self._reasoning_part(etype, payload), payload.get("text"))
 
     def _finish_message(self, item: _Item) -> None:
-        for index, part in enumerate(_list(item.data.get("content"))):
-            part = _dict(part)
+        for index, part in enumerate(as_list(item.data.get("content"))):
+            part = as_dict(part)
             if part.get("type") == OUTPUT_TEXT:
                 self._reconcile(item, (OUTPUT_TEXT, index), part.get("text"))
                 if isinstance(part.get("annotations"), list):
@@ -526,7 +578,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             elif part.get("type") == REFUSAL:
                 self._reconcile(item, (REFUSAL, index), part.get("refusal"))
         if item.item_id is not None:
-            phase = _str(item.data.get("phase"))
+            phase = as_str(item.data.get("phase"))
             self.acc.signature(item.uid, signature_v1(item.item_id, phase=phase), replace=True)
         self.acc.end(item.uid)
         self._flush_annotations(item)
@@ -547,11 +599,11 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         item.annotations.clear()
 
     def _finish_reasoning(self, item: _Item) -> None:
-        for index, part in enumerate(_list(item.data.get("summary"))):
-            self._reconcile(item, (SUMMARY, index), _dict(part).get("text"))
-        for index, part in enumerate(_list(item.data.get("content"))):
-            if _dict(part).get("type") == REASONING_TEXT:
-                self._reconcile(item, (REASONING_TEXT, index), _dict(part).get("text"))
+        for index, part in enumerate(as_list(item.data.get("summary"))):
+            self._reconcile(item, (SUMMARY, index), as_dict(part).get("text"))
+        for index, part in enumerate(as_list(item.data.get("content"))):
+            if as_dict(part).get("type") == REASONING_TEXT:
+                self._reconcile(item, (REASONING_TEXT, index), as_dict(part).get("text"))
         # The whole final item is the replay token, as pi keeps it (PF 2.3, case 33): the
         # encrypted_content alone would lose the item id that replay with store=true
         # needs, and encrypted_content changes between output_item.added and .done (corpus
@@ -565,7 +617,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         if item.item_id is None:
             return None
         itype = item.type if item.type != FUNCTION_CALL else None
-        return signature_v1(item.item_id, type=itype, namespace=_str(item.data.get("namespace")))
+        return signature_v1(item.item_id, type=itype, namespace=as_str(item.data.get("namespace")))
 
     def _arguments_delta(self, etype: str, payload: dict[str, Any]) -> None:
         delta = self._delta_text(etype, payload)
@@ -634,7 +686,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
 
     def _backfill(self, output: Any) -> None:
         """Finish, from the terminal response's ``output``, every item still open or unseen."""
-        for index, data in enumerate(_list(output)):
+        for index, data in enumerate(as_list(output)):
             if isinstance(data, dict):
                 self._item_done(data, index)
 
@@ -649,7 +701,7 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         for item in self._items:
             if item.done:
                 continue
-            if item.type not in _CONTRACT_ITEMS:
+            if item.type not in _CONTRACT_ITEMS or item.server:
                 self.acc.provider_block(item.type, item.data)
             elif item.type == MESSAGE:
                 self._flush_annotations(item)
@@ -664,8 +716,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
 
     def _terminal(self, etype: str, payload: dict[str, Any]) -> None:
         kind = _TERMINAL_EVENTS[etype]
-        response = _dict(payload.get("response"))
-        self.acc.start(model=_str(response.get("model")), response_id=_str(response.get("id")))
+        response = as_dict(payload.get("response"))
+        self._declared_tools(response.get("tools"))
+        self.acc.start(model=as_str(response.get("model")), response_id=as_str(response.get("id")))
         self._usage(response.get("usage"))
         if kind in ("completed", "incomplete"):
             self._backfill(response.get("output"))
@@ -675,17 +728,17 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         # The raw value of specs/stop_reasons.yaml: the status, with the incomplete
         # reason after a slash (cases 28, 29); the event names the status when the
         # response object lacks one.
-        status = _str(response.get("status")) or kind
-        reason = _str(_dict(response.get("incomplete_details")).get("reason"))
+        status = as_str(response.get("status")) or kind
+        reason = as_str(as_dict(response.get("incomplete_details")).get("reason"))
         raw = f"{status}/{reason}" if reason else status
         mapping = map_stop_reason(self.protocol, raw, has_tool_calls=self.acc.has_tool_calls)
         if kind == "failed" or mapping.reason in ("error", "aborted"):
-            error = _dict(response.get("error"))
-            message = _str(error.get("message"))
+            error = as_dict(response.get("error"))
+            message = as_str(error.get("message"))
             if message is None:
                 fallback = mapping.error_message if mapping.reason == "error" else None
                 message = fallback or "Response failed"
-                code = _str(error.get("code"))
+                code = as_str(error.get("code"))
                 if code is not None:
                     message = f"{message}: {code}"
             # The error object goes to harness.errors as the body, so that its code
@@ -722,9 +775,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
             error = dict(nested)
         else:
             error = {k: payload[k] for k in ("code", "message", "param") if k in payload}
-        message = _str(error.get("message"))
+        message = as_str(error.get("message"))
         if message is None:
-            code = _str(error.get("code")) or _str(error.get("type"))
+            code = as_str(error.get("code")) or as_str(error.get("type"))
             message = f"error event: {code}" if code else "error event without a message"
         self._flush_pending()
         self.acc.fail(message, body={"error": error})

@@ -35,6 +35,9 @@ import json
 import re
 from typing import Final, TypeAlias
 
+from harness.limits import FRAME_MAX_BYTES
+from harness.limits import loads as bounded_loads
+
 from ._types import FramingError, JSONLine
 
 JSONArrayOutput: TypeAlias = JSONLine | FramingError
@@ -86,7 +89,10 @@ _OPENERS: Final = frozenset(b"[{")
 class JSONArrayDecoder:
     """Incremental streamed-array parser: any chunking of a body gives the same outputs."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_element_bytes: int = FRAME_MAX_BYTES) -> None:
+        # One element is held whole until its closing bracket: bounded like one SSE line
+        # or one JSON line (harness.limits.FRAME_MAX_BYTES).
+        self.max_element_bytes = max_element_bytes
         self._phase = _START
         self._buf = bytearray()
         self._base = 0  # stream offset of _buf[0]
@@ -104,7 +110,18 @@ class JSONArrayDecoder:
         self._scan(out)
         if self._phase < _FAILED:
             self._compact()
+            if self._phase == _ELEMENT and len(self._buf) - self._start > self.max_element_bytes:
+                out.append(self._too_large(self._base + self._start))
         return out
+
+    def _too_large(self, offset: int) -> FramingError:
+        self._phase = _FAILED
+        self._buf = bytearray()
+        return FramingError(
+            f"array element starting at byte {offset} is longer than "
+            f"{self.max_element_bytes} bytes (STREAM_HARNESS_FRAME_MAX_BYTES)",
+            offset,
+        )
 
     def close(self) -> list[JSONArrayOutput]:
         phase = self._phase
@@ -209,6 +226,15 @@ class JSONArrayDecoder:
 
     def _emit(self, out: list[JSONArrayOutput], start: int, end: int) -> None:
         offset = self._base + start
+        if end - start > self.max_element_bytes:
+            out.append(
+                FramingError(
+                    f"array element starting at byte {offset} is longer than "
+                    f"{self.max_element_bytes} bytes (STREAM_HARNESS_FRAME_MAX_BYTES)",
+                    offset,
+                )
+            )
+            return
         try:
             raw = self._buf[start:end].decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -221,7 +247,7 @@ class JSONArrayDecoder:
             )
             return
         try:
-            value = json.loads(raw)
+            value = bounded_loads(raw)
         except (ValueError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             excerpt = raw[:60] + ("..." if len(raw) > 60 else "")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Final, TypeAlias
 
+from harness.limits import loads as bounded_loads
+
 from ._types import FramingError, JSONLine
 
 JSONLinesOutput: TypeAlias = JSONLine | FramingError
@@ -112,7 +114,7 @@ class JSONLinesDecoder:
         lines = text[:-1].split("\n")
         if "\r" in text:
             lines = [line[:-1] if line[-1:] == "\r" else line for line in lines]
-        loads = json.loads
+        loads = bounded_loads
         append = out.append
         for i, line in enumerate(lines):
             try:
@@ -127,7 +129,7 @@ class JSONLinesDecoder:
         self._line_no += len(lines)
 
     def _lines(self, lines: list[bytes], out: list[JSONLinesOutput]) -> None:
-        loads = json.loads
+        loads = bounded_loads
         offset = self._offset
         line_no = self._line_no
         for line in lines:
