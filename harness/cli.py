@@ -33,8 +33,11 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.adapter and args.adapter != "reference":
         return _run_adapter(args.adapter, body.protocol, chunks, body.status, body.headers)
-    for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers):
+    warnings: list[str] = []
+    for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers, warnings=warnings):
         out.write(event_to_json(event) + "\n")
+    for warning in warnings:
+        print(f"warning: {body.source}: {warning}", file=sys.stderr)
     return 0
 
 

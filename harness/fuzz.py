@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.chunking import format_cuts, split_at
+from harness.config import ConfigError, load_config
 from harness.contract import check_contract
 from harness.events import (
     DoneEvent,
@@ -47,6 +48,7 @@ from harness.events import (
     ToolCallDeltaEvent,
 )
 from harness.mutations import Mutation, framing_of, mutations
+from harness.specs import bundled_cassettes
 
 Runner = Callable[[str, Sequence[bytes]], list[Event] | None]
 
@@ -437,10 +439,17 @@ def _adapter_runner(spec: str) -> tuple[Runner, str, set[str]]:
 # -- the command ------------------------------------------------------------------------------
 
 
+def _cassette_root(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    configured = load_config().cassettes
+    return configured[0] if configured else bundled_cassettes()
+
+
 def _cmd_fuzz(args: argparse.Namespace) -> int:
     try:
         document = run_fuzz(
-            Path(args.cassettes),
+            _cassette_root(args.cassettes),
             args.protocol or [],
             examples=args.examples,
             seed=args.seed,
@@ -448,7 +457,7 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
             adapter=args.adapter,
             out=Path(args.out) if args.out else None,
         )
-    except FuzzInputError as exc:
+    except (FuzzInputError, ConfigError) as exc:
         print(f"stream-harness fuzz: {exc}", file=sys.stderr)
         return 2
     findings = 0
@@ -469,12 +478,11 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> None:
     """Register ``stream-harness fuzz`` (called from harness/cli.py)."""
-    default_cassettes = Path(__file__).resolve().parent.parent / "cassettes"
     p = subparsers.add_parser(
         "fuzz",
         help="mutate every bundled cassette of every protocol and check nothing breaks",
     )
-    p.add_argument("--cassettes", default=str(default_cassettes), help="cassette folder (one sub-folder per protocol)")
+    p.add_argument("--cassettes", default=None, help="cassette folder, one sub-folder per protocol (default: the first of [tool.stream-harness] cassettes, else the bundled cassettes)")
     p.add_argument("--protocol", action="append", help="only this protocol (repeatable)")
     p.add_argument("--examples", type=int, default=1000, help="mutations per protocol (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0: the same run every time)")

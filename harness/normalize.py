@@ -22,12 +22,15 @@ def normalize(
     *,
     status: int = 200,
     headers: Headers | None = None,
+    warnings: list[str] | None = None,
 ) -> Iterator[Event]:
     """Run a response body, in the given chunks, through the reference normalizer.
 
     An HTTP status >= 400 is an error response whatever its body: it gives ``start`` and
     one ``error`` event carrying the provider's message, the status and the
-    classification (harness.errors), as a client library would surface it.
+    classification (harness.errors), as a client library would surface it. Anomalies the
+    normalizer recovered from (a server reusing a block index) are appended to
+    ``warnings`` when a list is given: they are not events, so the contract is unchanged.
     """
     if status >= 400:
         yield from http_error_events(protocol, status, b"".join(chunks), headers)
@@ -37,6 +40,8 @@ def normalize(
         if chunk:
             yield from normalizer.feed(bytes(chunk))
     yield from normalizer.close()
+    if warnings is not None:
+        warnings.extend(normalizer.warnings)
 
 
 def http_error_events(

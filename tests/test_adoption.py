@@ -235,3 +235,33 @@ def test_init_scaffolds_a_project_whose_tests_pass(project: Path, capsys: pytest
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
+
+
+def test_wire_anomalies_the_reference_recovered_from_reach_the_report(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from harness.conformance import CHECKS_BY_ID, ReferenceAdapter, RunConfig, load_cases, run_adapter
+    from harness.reporting import build_report
+    from harness.reporting.markdown import render
+
+    cassette = bundled_cassettes() / "anthropic-messages" / "server_tool_index_reuse.yaml"
+    cases, skipped = load_cases([cassette])
+    config = RunConfig(examples=0, checks=[CHECKS_BY_ID["expected"]])
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    report = build_report([run_adapter(ReferenceAdapter(), cases, config)], cases, skipped, config, started=now, finished=now)
+    assert report.cases[0].warnings and "reused index" in report.cases[0].warnings[0]
+    assert "reused index" in render(report).split("## Wire anomalies")[1]
+
+
+def test_no_module_finds_data_by_walking_up_from_its_own_file() -> None:
+    """Everything read at run time is package data (harness.specs); a path built from
+    ``__file__`` works in a checkout and breaks in an installed wheel."""
+    import ast
+
+    package = Path(__file__).resolve().parent.parent / "harness"
+    offenders = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(isinstance(node, ast.Name) and node.id == "__file__" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+    ]
+    assert offenders == []

@@ -46,6 +46,13 @@ class Case:
             return read_expected(self.golden)
         return list(normalize(self.protocol, [self.body], status=self.status, headers=self.headers))
 
+    def warnings(self) -> list[str]:
+        """What the reference recovered from on the whole body (a report shows it)."""
+        found: list[str] = []
+        for _ in normalize(self.protocol, [self.body], status=self.status, headers=self.headers, warnings=found):
+            pass
+        return found
+
     def cut_ends_in_error(self, n: int) -> bool:
         """Whether the reference ends the body cut after ``n`` bytes in an error: a cut
         that leaves the stream unfinished (the truncation check counts no other)."""

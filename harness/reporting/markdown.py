@@ -158,5 +158,7 @@ def render(report: Report) -> str:
         _failures(report),
         ["## Skipped inputs"],
         skipped,
+        ["## Wire anomalies the reference recovered from"],
+        [f"- {code(c.id)}: {text(w)}" for c in report.cases for w in c.warnings] or ["None."],
     ]
     return "\n\n".join("\n".join(s) for s in sections) + "\n"

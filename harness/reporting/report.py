@@ -72,6 +72,8 @@ class CaseInfo(ReportModel):
     protocol: str
     status: int
     sha256: str
+    # Anomalies the reference recovered from on this body (harness.normalize warnings).
+    warnings: tuple[str, ...] = ()
 
 
 class SkippedInfo(ReportModel):
@@ -279,6 +281,7 @@ def build_report(
             protocol=c.protocol,
             status=c.status,
             sha256=c.sha256,
+            warnings=tuple(c.warnings()),
         )
         for c in cases
     )
