@@ -156,9 +156,9 @@ def render(report: Report) -> str:
         _matrix(report),
         ["## Failures, known failures and fixes"],
         _failures(report),
-        ["## Skipped inputs"],
-        skipped,
         ["## Wire anomalies the reference recovered from"],
         [f"- {code(c.id)}: {text(w)}" for c in report.cases for w in c.warnings] or ["None."],
+        ["## Skipped inputs"],
+        skipped,
     ]
     return "\n\n".join("\n".join(s) for s in sections) + "\n"
