@@ -123,3 +123,14 @@ def test_a_run_that_raises_is_one_line_not_a_traceback(
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"ERROR {path}: the run failed: RuntimeError: simulated bug"
     assert out[-1].startswith("ERROR: 0 passed")
+
+
+def test_bundled_scenarios_run_by_name_and_check_without_a_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cli import main
+
+    monkeypatch.chdir(tmp_path)  # nothing named like a scenario here
+    assert main(["loop", "--check"]) == 0
+    assert "OK:" in capsys.readouterr().out
+    assert main(["loop", "retry_after_header"]) == 0
+    assert '"type":"agent_start"' in capsys.readouterr().out
+    assert main(["loop", "no_such_scenario"]) == 2

@@ -24,6 +24,7 @@ from harness.loop.scenario import (
     load_scenario,
     run_scenario,
 )
+from harness.specs import bundled_scenarios
 
 
 def add_loop_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -33,25 +34,27 @@ def add_loop_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run an agent-loop scenario on virtual time and print its agent events as JSON lines",
         description="Run an agent-loop scenario (specs/scenarios.md) on virtual time.",
     )
-    p.add_argument("scenario", nargs="?", help="a scenario YAML file")
+    p.add_argument("scenario", nargs="?", help="a scenario YAML file, or the name of a bundled scenario")
     p.add_argument(
         "--check",
         metavar="DIR",
-        help="run every scenario under DIR and compare with its expect block",
+        nargs="?",
+        const="",
+        help="run every scenario under DIR (default: the bundled scenarios) and compare with its expect block",
     )
     p.set_defaults(func=loop_command)
     return p
 
 
 def loop_command(args: argparse.Namespace) -> int:
-    if args.check:
+    if args.check is not None:
         if args.scenario:
             return _usage("give a SCENARIO or --check DIR, not both")
-        return _check(Path(args.check))
+        return _check(Path(args.check) if args.check else bundled_scenarios())
     if not args.scenario:
         return _usage("give a SCENARIO file or --check DIR")
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = load_scenario(_scenario_path(args.scenario))
     except ScenarioError as exc:
         return _usage(str(exc))
     try:
@@ -101,6 +104,15 @@ def _check(directory: Path) -> int:
         f"({len(files)} scenarios)"
     )
     return code
+
+
+def _scenario_path(given: str) -> Path:
+    """A file as given; a bare name that is no file here names a bundled scenario."""
+    path = Path(given)
+    if path.exists() or "/" in given:
+        return path
+    bundled = bundled_scenarios() / (given if given.endswith(".yaml") else f"{given}.yaml")
+    return bundled if bundled.is_file() else path
 
 
 def _usage(message: str) -> int:
