@@ -37,6 +37,10 @@ class CommandError(Exception):
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--adapter", action="append", help="adapter: built-in name, entry-point name or module:object (repeatable)")
+    p.add_argument(
+        "--adapter-command", action="append", default=[],
+        help="an executable speaking the stdio adapter protocol (specs/adapter-protocol.md), e.g. \"node adapter.mjs\" (repeatable)",
+    )  # fmt: skip
     p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: the bundled cassettes/)")
     p.add_argument("--examples", type=int, default=100, help="random splits per split-sensitive check (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
@@ -96,7 +100,8 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], list[Skipped]]:
 
 
 def run_suite(args: argparse.Namespace, *, default_all: bool, console: Console) -> tuple[list[AdapterRun], list[Case], list[Skipped], RunConfig]:
-    adapters = _adapters(args.adapter, default_all=default_all)
+    named = [*(args.adapter or []), *(f"cmd:{c}" for c in args.adapter_command)]
+    adapters = _adapters(named or None, default_all=default_all)
     config = _config(args)
     cases, skipped = _cases(args)
     expectations = []
