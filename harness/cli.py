@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.conformance.cli import add_parsers as add_conformance
     from harness.loop.cli import add_loop_parser
     from harness.matrix import add_matrix_parser
+    from harness.serve import add_serve_parser
     from harness.workflow.bless import add_bless_parser
     from harness.workflow.importing import add_import_parser
     from harness.workflow.lint import add_lint_parser
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conformance(sub)
     add_matrix_parser(sub)
     add_loop_parser(sub)
+    add_serve_parser(sub)
     for add in (add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
         add(sub)
     return parser
