@@ -448,11 +448,14 @@ class StdioAdapter:
         raised = reply.get("raised")
         if raised is None:
             return AdapterResult(message=message, events=events, raw=raw)
-        text = " ".join(str(raised["message"]).split())
-        summary = f"{raised['name']}: {text}" if text else str(raised["name"])
+        # The summary is one line (as exception_summary makes it); the message keeps the
+        # provider's text as it was, since checks look for it verbatim.
+        text = str(raised["message"])
+        oneline = " ".join(text.split())
+        summary = f"{raised['name']}: {oneline}" if oneline else str(raised["name"])
         raw["exception"] = summary
         return AdapterResult(
-            message=failed_message(message, text or str(raised["name"])),
+            message=failed_message(message, text if text.strip() else str(raised["name"])),
             events=events,
             raised=summary,
             raw=raw,

@@ -95,6 +95,9 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
     usage,
     model: meta.modelId || null,
     response_id: meta.id || null,
+    // `interrupted` is how the SDK says the stream ended without a finish (v7): an error
+    // end it surfaces without throwing.
+    error: finish?.finishReason === 'interrupted' && !error ? "finishReason 'interrupted': the stream ended without a finish" : null,
   };
   if (error) return { raised: raisedOf(error, providerMessage(error)), message, requests: calls.n, raw: { finishReason: finish?.finishReason ?? null } };
   return { message, requests: calls.n, raw: { finishReason: finish?.finishReason ?? null } };
