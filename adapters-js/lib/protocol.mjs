@@ -92,6 +92,16 @@ export function providerMessage(err) {
     err?.data?.error?.message, err?.responseBody && safeJson(err.responseBody)?.error?.message,
   ];
   for (const c of candidates) if (typeof c === 'string' && c) return c;
+  // @google/genai's ApiError message is the error body as JSON, whose message is the
+  // provider's body as JSON again: the innermost message is the provider's.
+  let inner = safeJson(err?.message);
+  for (let depth = 0; inner && depth < 3; depth++) {
+    const m = inner?.error?.message ?? inner?.message;
+    if (typeof m !== 'string') break;
+    const next = safeJson(m);
+    if (!next) return m;
+    inner = next;
+  }
   const text = String(err?.message ?? err ?? '');
   return text || err?.name || 'Error';
 }
