@@ -153,7 +153,10 @@ export async function serveProtocol(adapter) {
 
 export const text = (content, signature = null) => ({ type: 'text', content, signature });
 export const thinking = (content, signature = null, redacted = false) => ({ type: 'thinking', content, signature, redacted });
-export const toolCall = (id, name, args) => ({ type: 'tool_call', id: id ?? null, name: name ?? '', arguments: args ?? {} });
+// Arguments are an object or the string the library gave; anything else (an array, a
+// number) is passed on as its JSON text, which the harness keeps as {"_raw": ...}.
+const argsOf = (args) => (args == null ? {} : (typeof args === 'string' || (typeof args === 'object' && !Array.isArray(args)) ? args : JSON.stringify(args)));
+export const toolCall = (id, name, args) => ({ type: 'tool_call', id: id ?? null, name: name ?? '', arguments: argsOf(args) });
 
 /** A non-negative integer counter (the schema wants one), else 0. */
 export const count = (v) => (Number.isInteger(v) && v >= 0 ? v : 0);
