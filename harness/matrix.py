@@ -55,11 +55,24 @@ class Group:
     requirements: tuple[str, ...]
     adapters: tuple[str, ...]
     description: str = ""
+    # A folder of the project with a package.json and package-lock.json (adapters-js):
+    # its `npm ci` goes into the environment too, for the stdio adapters it holds.
+    npm: str | None = None
 
     def key(self, project: Path) -> str:
         """What the environment is built from: a change of pins, Python or harness rebuilds it."""
+        lock = ""
+        if self.npm:
+            lock_file = project / self.npm / "package-lock.json"
+            lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
         text = json.dumps(
-            [sorted(self.requirements), sys.version_info[:2], str(project.resolve()), __version__]
+            [
+                sorted(self.requirements),
+                sys.version_info[:2],
+                str(project.resolve()),
+                __version__,
+                lock,
+            ]
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -95,7 +108,12 @@ def load_groups(path: Path) -> list[Group]:
                 # The merge would refuse two rows for one adapter anyway; say it here, early.
                 raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
             owner[a] = name
-        groups.append(Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", ""))))
+        npm = entry.get("npm")
+        if npm is not None and not isinstance(npm, str):
+            raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
+        groups.append(
+            Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm)
+        )
     return groups
 
 
@@ -210,13 +228,41 @@ def ensure_env(
             raise MatrixError(
                 f"group {group.name}: `{' '.join(argv[:3])} ...` failed: {' / '.join(tail)}"
             )
-    seconds = time.monotonic() - started
     installer = "uv" if uv else "venv+pip"
+    if group.npm:
+        _npm_ci(group, path, project, runner)
+        installer += "+npm ci"
+    seconds = time.monotonic() - started
     path.mkdir(parents=True, exist_ok=True)
     marker.write_text(
         json.dumps({"key": key, "requirements": list(group.requirements), "installer": installer})
     )
     return Env(group.name, path, cached=False, seconds=seconds, installer=installer)
+
+
+JS_FILES: Final = ("package.json", "package-lock.json")
+JS_DIRS: Final = ("lib", "adapters")
+
+
+def _npm_ci(group: Group, path: Path, project: Path, runner: Runner) -> None:
+    """The group's JS folder copied into the environment and installed from its lock file.
+
+    The scripts are copied next to their node_modules, because Node resolves a package from
+    the importing file's folder upwards.
+    """
+    source = project / str(group.npm)
+    target = path / "js"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in JS_FILES:
+        shutil.copy2(source / name, target / name)
+    for name in JS_DIRS:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+    argv = ["npm", "ci", "--prefix", str(target), "--no-audit", "--no-fund"]
+    done = runner(argv)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+        raise MatrixError(f"group {group.name}: `npm ci` failed: {' / '.join(tail)}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -234,7 +280,10 @@ class SuiteOptions:
     checks: tuple[str, ...] = ()
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
+        # A JS group's adapters find their install in the environment (harness/adapters/js.py).
+        prefix = ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] if group.npm else []
         argv = [
+            *prefix,
             str(env.cli),
             "report",
             "--out",

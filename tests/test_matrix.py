@@ -153,7 +153,8 @@ def test_the_committed_pins_name_known_adapters_with_exact_versions() -> None:
     assert set(adapters) == set(THIRD_PARTY) | set(BUILTIN)
     for g in groups:
         # Exact pins: a matrix is only reproducible if every library is pinned.
-        assert g.requirements and all("==" in r for r in g.requirements), g.name
+        # (A JS group installs from its lock file instead: adapters-js/package-lock.json.)
+        assert (g.requirements or g.npm) and all("==" in r for r in g.requirements), g.name
 
 
 def test_build_commands_use_uv_when_present_else_venv_and_pip(tmp_path: Path) -> None:
@@ -283,15 +284,63 @@ def test_one_group_rerun_updates_its_rows_and_keeps_the_others(
 
     monkeypatch.setattr("harness.matrix.find_uv", lambda: None)
     out = tmp_path / "report"
-    write_report(merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out)
+    write_report(
+        merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out
+    )
     parser = argparse.ArgumentParser()
     configure_parser(parser, default_out=out)
     runner = FakeRunner({"two": _report("two", "2.0", "passed")})
-    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache")])
+    args = parser.parse_args(
+        [
+            "--pins",
+            str(pins),
+            "--group",
+            "two",
+            "--examples",
+            "5",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     assert matrix_command(args, runner=runner) == 1  # one's kept row still fails
     report = load_report(out / "report.jsonl")
-    assert [(r.adapter, r.outcome) for r in report.results] == [("one", "failed"), ("two", "passed")]
+    assert [(r.adapter, r.outcome) for r in report.results] == [
+        ("one", "failed"),
+        ("two", "passed"),
+    ]
     assert "kept the rows of one" in capsys.readouterr().err
-    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--fresh"])
+    args = parser.parse_args(
+        [
+            "--pins",
+            str(pins),
+            "--group",
+            "two",
+            "--examples",
+            "5",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--fresh",
+        ]
+    )
     assert matrix_command(args, runner=runner) == 0
     assert [a.name for a in load_report(out / "report.jsonl").adapters] == ["two"]
+
+
+def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    (project / "adapters-js" / "adapters").mkdir(parents=True)
+    (project / "adapters-js" / "package.json").write_text("{}")
+    (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3}')
+    (project / "adapters-js" / "adapters" / "x.mjs").write_text("")
+    group = Group("js", (), ("js-openai",), npm="adapters-js")
+    runner = FakeRunner({})
+    env = ensure_env(group, tmp_path / "cache", project, runner, uv=None)
+    npm = runner.calls[-1]
+    assert npm[:4] == ["npm", "ci", "--prefix", str(env.path / "js")]
+    assert (env.path / "js" / "adapters" / "x.mjs").is_file()
+    assert env.installer == "venv+pip+npm ci"
+    argv = SuiteOptions().argv(env, group, tmp_path / "out")
+    assert argv[:2] == ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"]
+    # A new lock file is a new environment.
+    (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}')
+    assert ensure_env(group, tmp_path / "cache", project, runner, uv=None).path != env.path

@@ -26,7 +26,6 @@ SCRIPTS: Final[dict[str, str]] = {
     "js-ai-sdk-openai-compatible": "ai-sdk-openai-compatible.mjs",
     "js-google-genai": "google-genai.mjs",
     "js-pi-ai": "pi-ai.mjs",
-    "js-langchain": "langchain.mjs",
 }
 
 
@@ -85,7 +84,3 @@ def google_genai() -> StdioAdapter:
 
 def pi_ai() -> StdioAdapter:
     return js_adapter("js-pi-ai")
-
-
-def langchain() -> StdioAdapter:
-    return js_adapter("js-langchain")
