@@ -284,44 +284,16 @@ def test_one_group_rerun_updates_its_rows_and_keeps_the_others(
 
     monkeypatch.setattr("harness.matrix.find_uv", lambda: None)
     out = tmp_path / "report"
-    write_report(
-        merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out
-    )
+    write_report(merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out)
     parser = argparse.ArgumentParser()
     configure_parser(parser, default_out=out)
     runner = FakeRunner({"two": _report("two", "2.0", "passed")})
-    args = parser.parse_args(
-        [
-            "--pins",
-            str(pins),
-            "--group",
-            "two",
-            "--examples",
-            "5",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ]
-    )
+    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache")])
     assert matrix_command(args, runner=runner) == 1  # one's kept row still fails
     report = load_report(out / "report.jsonl")
-    assert [(r.adapter, r.outcome) for r in report.results] == [
-        ("one", "failed"),
-        ("two", "passed"),
-    ]
+    assert [(r.adapter, r.outcome) for r in report.results] == [("one", "failed"), ("two", "passed")]
     assert "kept the rows of one" in capsys.readouterr().err
-    args = parser.parse_args(
-        [
-            "--pins",
-            str(pins),
-            "--group",
-            "two",
-            "--examples",
-            "5",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--fresh",
-        ]
-    )
+    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--fresh"])
     assert matrix_command(args, runner=runner) == 0
     assert [a.name for a in load_report(out / "report.jsonl").adapters] == ["two"]
 
