@@ -26,6 +26,7 @@ SCRIPTS: Final[dict[str, str]] = {
     "js-ai-sdk-openai-compatible": "ai-sdk-openai-compatible.mjs",
     "js-google-genai": "google-genai.mjs",
     "js-pi-ai": "pi-ai.mjs",
+    "js-langchain": "langchain.mjs",
 }
 
 
@@ -84,3 +85,7 @@ def google_genai() -> StdioAdapter:
 
 def pi_ai() -> StdioAdapter:
     return js_adapter("js-pi-ai")
+
+
+def langchain() -> StdioAdapter:
+    return js_adapter("js-langchain")

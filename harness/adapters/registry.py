@@ -26,6 +26,7 @@ THIRD_PARTY: Final[dict[str, str]] = {
     "js-ai-sdk-openai-compatible": "harness.adapters.js:ai_sdk_openai_compatible",
     "js-google-genai": "harness.adapters.js:google_genai",
     "js-pi-ai": "harness.adapters.js:pi_ai",
+    "js-langchain": "harness.adapters.js:langchain",
 }
 
 
