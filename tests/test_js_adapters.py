@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.adapters.js import SCRIPTS, js_root, missing, node_binary
-from harness.conformance import bundled_cassettes, run_conformance
+from harness.conformance import CHECKS_BY_ID, RunConfig, bundled_cassettes, load_cases, run_adapter
+from harness.conformance.expectations import expectations_for
 from harness.stdio_adapter import StdioAdapter
 
 ROOT = js_root()
@@ -59,18 +60,14 @@ def test_handshake_and_a_few_cassettes(name: str) -> None:
         libraries = a.implementation["libraries"]
         assert libraries and all(pins[lib] == v for lib, v in libraries.items() if lib in pins)
         assert a.protocols and a.protocols <= set(FEW) | {"ollama"}
-        paths = [
-            bundled_cassettes() / p / f"{c}.yaml"
-            for p in sorted(a.protocols)
-            for c in FEW.get(p, [])
-        ]
-        run = run_conformance(
-            a,
-            cassettes=paths,
-            examples=2,
-            checks=["split-invariance", "expected", "error-surfacing"],
-        )
+        # Case ids relative to the bundled root, as the expectation files name them.
+        wanted = {f"{p}/{c}.yaml#0" for p in a.protocols for c in FEW.get(p, [])}
+        all_cases, _ = load_cases([bundled_cassettes()], bundled_root=bundled_cassettes())
+        cases = [c for c in all_cases if c.id in wanted]
+        checks = [CHECKS_BY_ID[c] for c in ("split-invariance", "expected", "error-surfacing")]
+        run = run_adapter(a, cases, RunConfig(examples=2, checks=checks), expectations_for(name))
     assert {r.check for r in run.results} >= {"split-invariance", "expected"}
+    assert [r for r in run.results if not r.ok] == []
 
 
 def test_missing_install_is_a_load_error_not_a_crash(
