@@ -243,18 +243,22 @@ class _Process:
             self._stderr_reader.join(timeout=1.0)  # an exited process: its last words too
         return " / ".join(list(self.stderr)[-5:])
 
-    def stop(self) -> None:
-        """Ask politely (``stop``, end of stdin), then kill: never left running."""
+    def stop(self, *, polite: bool = True) -> None:
+        """Ask politely (``stop``, end of stdin), then kill: never left running.
+
+        A hung process is killed at once (``polite=False``): it would not read the stop.
+        """
         _LIVE.discard(self)
         if self.owner != os.getpid():
             return  # a forked copy: the process belongs to the parent
         with contextlib.suppress(OSError, ValueError):
-            self.send({"cmd": "stop"})
+            if polite:
+                self.send({"cmd": "stop"})
         with contextlib.suppress(OSError, ValueError):
             assert self.popen.stdin is not None
             self.popen.stdin.close()
         try:
-            self.popen.wait(timeout=2)
+            self.popen.wait(timeout=2 if polite else 0.001)
         except subprocess.TimeoutExpired:
             self.popen.kill()
             self.popen.wait()
@@ -352,13 +356,13 @@ class StdioAdapter:
                 raise ProtocolError("malformed reply: the restarted adapter has another name")
         return self._proc  # type: ignore[return-value]  # set by _start
 
-    def _discard(self) -> str:
+    def _discard(self, *, polite: bool = True) -> str:
         """Stop the current process (it crashed, hung or fell out of step); its stderr tail."""
         proc, self._proc = self._proc, None
         if proc is None:
             return ""
         tail = proc.tail()
-        proc.stop()
+        proc.stop(polite=polite)
         return tail
 
     def close(self) -> None:
@@ -406,7 +410,7 @@ class StdioAdapter:
             if reply["seq"] != seq:
                 raise ProtocolError(f"malformed reply: seq {reply['seq']} answers run {seq}")
         except (OSError, _Hung, _Exited, ProtocolError) as exc:
-            tail = self._discard()
+            tail = self._discard(polite=not isinstance(exc, _Hung))
             crashed = f"{exc}: {tail}" if tail else str(exc)
             return AdapterResult(message=None, crashed=crashed, raw=_noise(noise))
         try:
