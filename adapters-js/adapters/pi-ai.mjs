@@ -6,8 +6,7 @@
 // in one process). Its Bedrock provider uses the AWS SDK's Node HTTP handler, which takes
 // no fetch: it is pointed at a loopback HTTP server on 127.0.0.1 that answers with the
 // recorded response, one write per chunk (TCP may merge neighbouring chunks: the split is
-// what the client reads, not guaranteed to be exact). The AWS SDK retries throttling with
-// backoff (pi passes no maxRetries), which `requests` shows.
+// what the client reads, not guaranteed to be exact).
 import { createServer } from 'node:http';
 import { pkgVersion, raisedOf, replayFetch, serveHeaders, serveProtocol, text, thinking, toolCall, versions } from '../lib/protocol.mjs';
 
@@ -24,6 +23,9 @@ const PROVIDERS = {
 
 process.env.AWS_BEDROCK_SKIP_AUTH = '1';
 process.env.AWS_BEDROCK_FORCE_HTTP1 = '1';
+// One attempt, as every other adapter runs its library (maxRetries 0): pi passes no retry
+// option to the AWS client, whose standard strategy reads this variable.
+process.env.AWS_MAX_ATTEMPTS = '1';
 
 /** A loopback server answering every request with the recorded response; its base URL. */
 async function loopback(chunks, status, headers, calls) {
