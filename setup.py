@@ -8,11 +8,18 @@ the same package names at the checkout: one way to find them everywhere.
 
 from setuptools import find_packages, setup
 
-BUNDLED = {"harness._bundled.specs": "specs", "harness._bundled.cassettes": "cassettes"}
+BUNDLED = {
+    "harness._bundled.specs": "specs",
+    "harness._bundled.cassettes": "cassettes",
+    "harness._bundled.adapters_js": "adapters-js",
+}
 
 setup(
     packages=[*find_packages(include=["harness", "harness.*"]), *BUNDLED],
     package_dir=BUNDLED,
     package_data={"harness": ["py.typed"], **{name: ["**/*"] for name in BUNDLED}},
-    exclude_package_data={"harness._bundled.cassettes": ["_generate/*"]},
+    exclude_package_data={
+        "harness._bundled.cassettes": ["_generate/*"],
+        "harness._bundled.adapters_js": ["node_modules/*", "node_modules/**/*"],
+    },
 )

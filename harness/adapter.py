@@ -159,6 +159,10 @@ def load_adapter(spec: str) -> Adapter:
     """An adapter by built-in name, entry-point name, or ``module:object``."""
     from harness.adapters.registry import THIRD_PARTY
 
+    if spec.startswith("cmd:"):  # any executable speaking specs/adapter-protocol.md
+        from harness.stdio_adapter import command_adapter
+
+        return command_adapter(spec)
     target = BUILTIN.get(spec) or THIRD_PARTY.get(spec)
     if target is None:
         for ep in entry_points(group=ENTRY_POINT_GROUP):

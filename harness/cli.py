@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.conformance.cli import add_parsers as add_conformance
     from harness.loop.cli import add_loop_parser
     from harness.matrix import add_matrix_parser
+    from harness.serve import add_serve_parser
     from harness.workflow.bless import add_bless_parser
     from harness.workflow.importing import add_import_parser
     from harness.workflow.init import add_init_parser
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.fuzz import add_parser as add_fuzz_parser
 
     add_fuzz_parser(sub)
+    add_serve_parser(sub)
     for add in (add_init_parser, add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
         add(sub)
     return parser

@@ -40,7 +40,7 @@ from harness.conformance.suite import expectations_for_adapter
 from harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from harness.reporting.console import FORMATS, choose_format, render
 from harness.reporting.keep import keep_previous
-from harness.specs import origin, spec_path
+from harness.specs import bundled_js, origin, spec_path
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -58,10 +58,17 @@ class Group:
     requirements: tuple[str, ...]
     adapters: tuple[str, ...]
     description: str = ""
+    # A folder of the project with a package.json and package-lock.json (adapters-js):
+    # its `npm ci` goes into the environment too, for the stdio adapters it holds.
+    npm: str | None = None
 
     def key(self, project: Sequence[str]) -> str:
         """What the environment is built from: a change of pins, Python or harness rebuilds it."""
-        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), __version__])
+        lock = ""
+        if self.npm:
+            lock_file = js_source(self.npm) / "package-lock.json"
+            lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
+        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), __version__, lock])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -105,7 +112,12 @@ def load_groups(path: Path) -> list[Group]:
                 # The merge would refuse two rows for one adapter anyway; say it here, early.
                 raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
             owner[a] = name
-        groups.append(Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", ""))))
+        npm = entry.get("npm")
+        if npm is not None and not isinstance(npm, str):
+            raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
+        groups.append(
+            Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm)
+        )
     return groups
 
 
@@ -218,13 +230,48 @@ def ensure_env(
             raise MatrixError(
                 f"group {group.name}: `{' '.join(argv[:3])} ...` failed: {' / '.join(tail)}"
             )
-    seconds = time.monotonic() - started
     installer = "uv" if uv else "venv+pip"
+    if group.npm:
+        _npm_ci(group, path, runner)
+        installer += "+npm ci"
+    seconds = time.monotonic() - started
     path.mkdir(parents=True, exist_ok=True)
     marker.write_text(
         json.dumps({"key": key, "requirements": list(group.requirements), "installer": installer})
     )
     return Env(group.name, path, cached=False, seconds=seconds, installer=installer)
+
+
+JS_FILES: Final = ("package.json", "package-lock.json")
+JS_DIRS: Final = ("lib", "adapters")
+
+
+def js_source(name: str) -> Path:
+    """A JS adapters folder by its name in the repository; shipped as package data."""
+    if name != "adapters-js":
+        raise MatrixError(f"npm folder {name!r}: the only JS adapters folder is adapters-js")
+    return bundled_js()
+
+
+def _npm_ci(group: Group, path: Path, runner: Runner) -> None:
+    """The group's JS folder copied into the environment and installed from its lock file.
+
+    The scripts are copied next to their node_modules, because Node resolves a package from
+    the importing file's folder upwards.
+    """
+    source = js_source(str(group.npm))
+    target = path / "js"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in JS_FILES:
+        shutil.copy2(source / name, target / name)
+    for name in JS_DIRS:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+    argv = ["npm", "ci", "--prefix", str(target), "--no-audit", "--no-fund"]
+    done = runner(argv)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+        raise MatrixError(f"group {group.name}: `npm ci` failed: {' / '.join(tail)}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,7 +289,10 @@ class SuiteOptions:
     checks: tuple[str, ...] = ()
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
+        # A JS group's adapters find their install in the environment (harness/adapters/js.py).
+        prefix = ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] if group.npm else []
         argv = [
+            *prefix,
             str(env.cli),
             "report",
             "--out",

@@ -19,8 +19,9 @@ project that installs stream-harness, so it must cost nothing unless used.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from harness.conformance.checks import Check, Failure
     from harness.conformance.runner import RunConfig
     from harness.conformance.suite import LoadedAdapter
+    from harness.serve import ReplayServer
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -253,3 +255,20 @@ def harness_transport(harness_cassette: Interaction, harness_chunks: list[bytes]
 
     transport: httpx.MockTransport = replay_transport(harness_cassette.response, harness_chunks)
     return transport
+
+
+@pytest.fixture
+def harness_replay_server() -> Iterator[Callable[..., ReplayServer]]:
+    """Start ``stream-harness serve`` in-process: ``server = harness_replay_server(paths, split=..., delay=...)``.
+
+    For clients that take no custom transport, or run in another process or language: point
+    the client's base URL at ``server.url``. Every server started is stopped after the test.
+    """
+    from harness.serve import replay_server
+
+    with contextlib.ExitStack() as stack:
+
+        def start(cassettes: Sequence[str | Path], **options: Any) -> ReplayServer:
+            return stack.enter_context(replay_server(cassettes, **options))
+
+        yield start

@@ -30,6 +30,7 @@ ENV_VAR = "STREAM_HARNESS_SPECS"
 DISTRIBUTION = "stream-harness"
 SPECS_PACKAGE = "harness._bundled.specs"
 CASSETTES_PACKAGE = "harness._bundled.cassettes"
+JS_PACKAGE = "harness._bundled.adapters_js"
 # libyaml's loader when PyYAML was built with it: the same safe subset, about 10x faster on
 # the larger tables (the pure-Python loader takes seconds on them).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -70,6 +71,12 @@ def bundled_cassettes() -> Path:
 def bundled_scenarios() -> Path:
     """The agent-loop scenarios that ship with stream-harness."""
     return bundled_cassettes() / "scenarios"
+
+
+def bundled_js() -> Path:
+    """The JS/TS adapters' sources, package.json and lock file (``adapters-js/``); their
+    node_modules are installed by ``npm ci`` into a matrix environment, or in a checkout."""
+    return _package_dir(JS_PACKAGE)
 
 
 def spec_path(name: str) -> Path:

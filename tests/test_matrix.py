@@ -153,7 +153,8 @@ def test_the_committed_pins_name_known_adapters_with_exact_versions() -> None:
     assert set(adapters) == set(THIRD_PARTY) | set(BUILTIN)
     for g in groups:
         # Exact pins: a matrix is only reproducible if every library is pinned.
-        assert g.requirements and all("==" in r for r in g.requirements), g.name
+        # (A JS group installs from its lock file instead: adapters-js/package-lock.json.)
+        assert (g.requirements or g.npm) and all("==" in r for r in g.requirements), g.name
 
 
 def test_build_commands_use_uv_when_present_else_venv_and_pip(tmp_path: Path) -> None:
@@ -311,3 +312,24 @@ def test_group_environments_get_this_harness_from_where_it_was_installed(monkeyp
     ):
         monkeypatch.setattr(matrix_module, "origin", lambda found=found: found)
         assert matrix_module.harness_requirement() == want
+
+
+def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "repo"
+    (project / "adapters-js" / "adapters").mkdir(parents=True)
+    monkeypatch.setattr("harness.matrix.bundled_js", lambda: project / "adapters-js")
+    (project / "adapters-js" / "package.json").write_text("{}")
+    (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3}')
+    (project / "adapters-js" / "adapters" / "x.mjs").write_text("")
+    group = Group("js", (), ("js-openai",), npm="adapters-js")
+    runner = FakeRunner({})
+    env = ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None)
+    npm = runner.calls[-1]
+    assert npm[:4] == ["npm", "ci", "--prefix", str(env.path / "js")]
+    assert (env.path / "js" / "adapters" / "x.mjs").is_file()
+    assert env.installer == "venv+pip+npm ci"
+    argv = SuiteOptions().argv(env, group, tmp_path / "out")
+    assert argv[:2] == ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"]
+    # A new lock file is a new environment.
+    (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}')
+    assert ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None).path != env.path

@@ -19,6 +19,14 @@ THIRD_PARTY: Final[dict[str, str]] = {
     "any-llm": "harness.adapters.chunked:AnyLLMAdapter",
     "aisuite": "harness.adapters.chunked:AISuiteAdapter",
     "llm": "harness.adapters.chunked:LLMAdapter",
+    # JavaScript/TypeScript libraries, through the stdio protocol (harness/adapters/js.py).
+    "js-anthropic-sdk": "harness.adapters.js:anthropic_sdk",
+    "js-openai": "harness.adapters.js:openai",
+    "js-ai-sdk": "harness.adapters.js:ai_sdk",
+    "js-ai-sdk-openai-compatible": "harness.adapters.js:ai_sdk_openai_compatible",
+    "js-google-genai": "harness.adapters.js:google_genai",
+    "js-pi-ai": "harness.adapters.js:pi_ai",
+    "js-langchain": "harness.adapters.js:langchain",
 }
 
 

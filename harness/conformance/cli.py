@@ -35,6 +35,10 @@ class CommandError(Exception):
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options every suite command shares; unset ones fall back to [tool.stream-harness]."""
     p.add_argument("--adapter", action="append", dest="adapters", help="adapter: built-in name, entry-point name or module:object (repeatable)")
+    p.add_argument(
+        "--adapter-command", action="append", default=[],
+        help="an executable speaking the stdio adapter protocol (specs/adapter-protocol.md), e.g. \"node adapter.mjs\" (repeatable; the same as --adapter 'cmd:...')",
+    )  # fmt: skip
     p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
     p.add_argument("--examples", type=int, help="random splits per split-sensitive check (default 100)")
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
@@ -76,8 +80,9 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise CommandError(str(exc)) from None
     if args.examples is not None and args.examples < 0:
         raise CommandError(f"--examples must be >= 0, got {args.examples}")
+    named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
     return config.with_overrides(
-        cassettes=args.cassettes, adapters=args.adapters, examples=args.examples, seed=args.seed,
+        cassettes=args.cassettes, adapters=named or None, examples=args.examples, seed=args.seed,
         checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
     )  # fmt: skip
 
