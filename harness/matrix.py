@@ -35,7 +35,7 @@ from typing import Any, Final
 
 from harness import __version__
 from harness.config import ConfigError, load_config
-from harness.conformance.expectations import expectations_for
+from harness.conformance.expectations import Expectations, expectations_for
 from harness.conformance.suite import expectations_for_adapter
 from harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from harness.reporting.console import FORMATS, choose_format, render
@@ -360,7 +360,9 @@ def describe(run: GroupRun) -> str:
     return f"{', '.join(run.group.requirements) or 'no pins'}; env {build}; {status}"
 
 
-def merge_runs(runs: Sequence[GroupRun]) -> Report:
+def merge_runs(
+    runs: Sequence[GroupRun], expectations: Callable[[str], Expectations] = expectations_for
+) -> Report:
     """The groups' reports as one, with each group's pins and timings in the header."""
     reports = [r.report for r in runs if r.report is not None]
     if not reports:
@@ -368,7 +370,7 @@ def merge_runs(runs: Sequence[GroupRun]) -> Report:
             "no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs)
         )
     # The known/failed split follows the expectation files as they are at merge time.
-    merged = reclassify(merge_reports(reports), expectations_for)
+    merged = reclassify(merge_reports(reports), expectations)
     environment = {k: v for k, v in merged.environment.items()}
     for run in runs:
         environment[f"group {run.group.name}"] = describe(run)
@@ -387,6 +389,7 @@ def run_matrix(
     rebuild: bool = False,
     progress: Callable[[str], None] = lambda _: None,
     jobs: int = 1,
+    expectations: Callable[[str], Expectations] = expectations_for,
 ) -> MatrixRun:
     """Build (or reuse) every group's environment, run the suite in each, merge the reports.
 
@@ -414,7 +417,7 @@ def run_matrix(
         # Results keep the pins file's order whatever finishes first.
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             matrix.runs = list(pool.map(one, groups))
-    matrix.report = merge_runs(matrix.runs)
+    matrix.report = merge_runs(matrix.runs, expectations)
     return matrix
 
 
@@ -525,6 +528,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
             groups, options=options, cache=args.cache_dir or default_cache(), project=project,
             runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
             progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
+            expectations=lambda name: expectations_for_adapter(name, config.expectations),
         )  # fmt: skip
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
