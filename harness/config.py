@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ def load_config(start: Path | None = None) -> Config:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     table = data.get("tool", {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
     if table is None:
-        return Config(source=None)
+        return Config()
     return parse_table(table, path)
 
 
@@ -112,11 +112,7 @@ def parse_table(table: object, path: Path) -> Config:
     base = path.parent
 
     def paths(key: str) -> tuple[Path, ...]:
-        value = table[key]
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
-            raise ConfigError(f"{where} {key}: expected {_KEYS[key]}")
-        return tuple(_under(base, v) for v in items)
+        return tuple(_under(base, v) for v in strings(key))
 
     def strings(key: str) -> tuple[str, ...]:
         value = table[key]
@@ -167,6 +163,3 @@ def _under(base: Path, value: str) -> Path:
     except ValueError:
         return full
 
-
-def describe_sources(paths: Iterable[Path]) -> str:
-    return ", ".join(str(p) for p in paths) or "the bundled cassettes"
