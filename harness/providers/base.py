@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 from harness.accumulator import Accumulator
 from harness.events import Event
 from harness.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
-from harness.wire import FramingError, SSEDecoder, SSEEvent
+from harness.wire import FramingError, SSEEvent
+from harness.wire.framing import FrameDecoder
 
 
 class Normalizer(ABC):
@@ -32,8 +33,19 @@ class Normalizer(ABC):
 
     protocol: ClassVar[str]
 
-    def __init__(self) -> None:
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        """``frames`` is the decoder of the framing the protocol is registered with.
+
+        It is injected (harness/protocols.py ``Protocol.normalizer``): a translator reads
+        frames and never chooses how they were cut out of the bytes. Without one (a
+        translator made directly, as tests do), the registration's framing is used.
+        """
         self.acc = Accumulator(self.protocol)
+        if frames is None:
+            from harness.protocols import get
+
+            frames = get(self.protocol).framing.decoder()
+        self.frames: FrameDecoder = frames
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -72,13 +84,28 @@ class Normalizer(ABC):
         """Wire anomalies the normalizer recovered from (see Accumulator.warn)."""
         return self.acc.warnings
 
-    @abstractmethod
     def on_bytes(self, chunk: bytes) -> None:
-        """Translate the next piece of the body into accumulator calls."""
+        """Cut the next piece of the body into frames and translate them."""
+        acc = self.acc
+        for piece in framing_slices(chunk):
+            self.dispatch(self.frames.feed(piece))
+            if acc.terminated:
+                return
+
+    def on_close(self) -> None:
+        """The body has ended: translate the frames left, then the end of the body."""
+        self.dispatch(self.frames.close())
+        if not self.acc.terminated:
+            self.on_eof()
 
     @abstractmethod
-    def on_close(self) -> None:
-        """The body has ended: finish the stream (the base fails it if this does not)."""
+    def dispatch(self, items: Iterable[Any]) -> None:
+        """Translate frames (or FramingErrors) into accumulator calls, stopping once the
+        stream is terminated."""
+
+    @abstractmethod
+    def on_eof(self) -> None:
+        """The body ended before the protocol's terminal signal."""
 
     def internal_error(self, exc: Exception) -> None:
         """An exception escaped the translator: end in an error that keeps what came.
@@ -176,70 +203,24 @@ def framing_slices(chunk: bytes) -> list[bytes]:
     return [chunk[i : i + _FRAMING_SLICE] for i in range(0, len(chunk), _FRAMING_SLICE)]
 
 
-class FramedNormalizer(Normalizer):
-    """Base for the protocols not framed by SSE alone (AWS event-stream, JSON lines,
-    Gemini's SSE-or-JSON-array): bytes -> frames -> accumulator calls.
-
-    A subclass says how bytes become frames (:meth:`frames`, :meth:`final_frames`), how
-    frames become accumulator calls (:meth:`dispatch`, which stops once the stream is
-    terminated) and what a body that ends early means (:meth:`on_eof`). An exception
-    anywhere in them is caught by the choke point of :class:`Normalizer`.
-    """
-
-    def on_bytes(self, chunk: bytes) -> None:
-        self.dispatch(self.frames(chunk))
-
-    def on_close(self) -> None:
-        self.dispatch(self.final_frames())
-        if not self.acc.terminated:
-            self.on_eof()
-
-    @abstractmethod
-    def frames(self, chunk: bytes) -> Iterable[Any]:
-        """The frames (or FramingErrors) the next piece of the body completes."""
-
-    @abstractmethod
-    def final_frames(self) -> Iterable[Any]:
-        """The frames left in the decoder at the end of the body."""
-
-    @abstractmethod
-    def dispatch(self, items: Iterable[Any]) -> None:
-        """Translate frames into accumulator calls, stopping once the stream ended."""
-
-    @abstractmethod
-    def on_eof(self) -> None:
-        """The body ended before the protocol's terminal signal."""
-
-
 class SSENormalizer(Normalizer):
-    """Base for the SSE protocols: framing, JSON decoding and the EOF rule live here."""
+    """Base for the protocols whose frames are named events with a JSON data payload
+    (SSE events): counting, JSON decoding and the EOF rule live here."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._sse = SSEDecoder()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self.events_seen = 0
 
-    def on_bytes(self, chunk: bytes) -> None:
+    def dispatch(self, items: Iterable[SSEEvent | FramingError]) -> None:
         acc = self.acc
-        for piece in framing_slices(chunk):
-            for item in self._sse.feed(piece):
-                self._dispatch(item)
-                if acc.terminated:
-                    return
-
-    def on_close(self) -> None:
-        for item in self._sse.close():
-            self._dispatch(item)
-            if self.acc.terminated:
+        for item in items:
+            if isinstance(item, FramingError):
+                self.on_framing_error(item)
+            else:
+                self.events_seen += 1
+                self.on_event(item)
+            if acc.terminated:
                 return
-        self.on_eof()
-
-    def _dispatch(self, item: SSEEvent | FramingError) -> None:
-        if isinstance(item, FramingError):
-            self.on_framing_error(item)
-            return
-        self.events_seen += 1
-        self.on_event(item)
 
     def on_framing_error(self, error: FramingError) -> None:
         """The body broke its SSE framing: end the stream in an error."""
