@@ -306,8 +306,11 @@ def splice_table(document: str, table: str) -> str:
     return document[:start] + "\n" + table + document[end:]
 
 
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "TABLE_PAGE",
     "Detect",
     "Protocol",
     "UnknownProtocolError",
@@ -317,11 +320,33 @@ __all__ = [
     "get",
     "get_normalizer",
     "is_registered",
+    "main",
     "protocol_ids",
     "register",
     "registered",
     "registered_for",
     "render_table",
+    "splice_table",
     "stop_reason_section",
     "unregister",
 ]
+
+TABLE_PAGE = "protocols/README.md"
+
+
+def main() -> int:
+    """``python -m harness.protocols``: rewrite the table of specs/protocols/README.md."""
+    # Run as ``-m``, this file is ``__main__``, a second copy of the module whose registry
+    # nobody registers into: the table comes from the imported one.
+    from harness import protocols as registry
+    from harness.specs import spec_path
+
+    page = spec_path(TABLE_PAGE)
+    table = registry.render_table()
+    page.write_text(splice_table(page.read_text(encoding="utf-8"), table), encoding="utf-8")
+    print(f"wrote {page}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,8 +1,9 @@
 """What every normalizer is: a sans-I/O ``feed`` / ``close`` state machine over bytes.
 
-A normalizer owns a framing decoder (harness/wire/) and an
-:class:`~harness.accumulator.Accumulator`; its only job is to translate the protocol's
-wire events into accumulator calls. It never raises: framing faults, malformed JSON and
+A normalizer is handed a framing decoder (the one its protocol is registered with,
+harness/protocols.py and harness/wire/framing.py) and owns an
+:class:`~harness.accumulator.Accumulator`; its only job is to translate the frames it is
+given into accumulator calls, whatever cut them out of the bytes. It never raises: framing faults, malformed JSON and
 an early EOF all end the stream in an ``error`` event that keeps what was received.
 """
 
@@ -24,7 +25,8 @@ class Normalizer(ABC):
     """Feed response-body bytes, get unified events; ``close`` gives the terminal event.
 
     ``feed`` and ``close`` live here only, and are the one choke point of the never-raise
-    rule for every framing: a subclass implements :meth:`on_bytes` and :meth:`on_close`,
+    rule for every framing: the bytes go through the injected decoder (:meth:`on_bytes`,
+    :meth:`on_close`), a translator implements :meth:`dispatch` and :meth:`on_eof`,
     and any exception in them (a bug of ours, or an input we did not foresee) becomes an
     error event that keeps everything received before it (:meth:`internal_error`),
     never a traceback. A subclass that overrides ``feed`` or ``close`` would step around

@@ -33,7 +33,6 @@ from harness.stop_reasons import map_stop_reason
 from harness.wire import FramingError, JSONLine, SSEEvent
 from harness.wire.framing import SSE_OR_JSON_ARRAY, FrameDecoder
 
-
 # Part fields that qualify a part rather than being its content (spec: "Parts"). A part
 # whose content field is not text or functionCall is kept verbatim as a provider block
 # named after that field (executableCode, codeExecutionResult, inlineData, fileData, ...).
