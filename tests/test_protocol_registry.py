@@ -19,13 +19,14 @@ from harness.cli import build_parser, main
 from harness.config import Config
 from harness.conformance import ReferenceAdapter, prepare, run_adapter
 from harness.contract import check_contract
+from harness.golden import expected_path, read_expected
 from harness.normalize import detect_protocol, normalize
 from harness.protocols import Detect, Protocol, UnknownProtocolError, registered_for
 from harness.providers.base import Normalizer
 from harness.specs import bundled_cassettes, load_yaml, spec_path
 from harness.stop_reasons import map_stop_reason
-from harness.wire import FramingError, JSONLine
-from harness.wire.framing import JSON_LINES
+from harness.wire import FramingError, JSONLine, SSEDecoder
+from harness.wire.framing import JSON_LINES, SSE
 
 PROTOCOLS = registry.registered()
 
@@ -87,6 +88,45 @@ def test_a_second_registration_of_an_id_is_refused() -> None:
         Protocol(id="Bad Id", title="x", framing=JSON_LINES, translator=ToyNormalizer, detect=Detect(), stop_reasons="ollama")
     with pytest.raises(UnknownProtocolError, match="known: anthropic-messages"):
         registry.get("smoke-signals")
+
+
+# -- framing is injected: a translator does not know how its frames were cut ---------------
+
+SSE_PROTOCOLS = [p for p in PROTOCOLS if p.framing is SSE]
+
+
+def _as_json_lines(body: bytes) -> bytes | None:
+    """The body's events as JSON lines (one data payload a line), or None when an event
+    is not a one-line JSON object (``[DONE]``, a broken body kept on purpose)."""
+    decoder = SSEDecoder()
+    lines = []
+    for item in [*decoder.feed(body), *decoder.close()]:
+        if isinstance(item, FramingError) or "\n" in item.data:
+            return None
+        try:
+            if not isinstance(json.loads(item.data), dict):
+                return None
+        except ValueError:
+            return None
+        lines.append(item.data.encode("utf-8") + b"\n")
+    return b"".join(lines) if lines else None
+
+
+@pytest.mark.parametrize("protocol", SSE_PROTOCOLS, ids=[p.id for p in SSE_PROTOCOLS])
+def test_an_sse_translator_gives_the_same_events_over_json_lines(protocol: Protocol) -> None:
+    compared = 0
+    for path in sorted((bundled_cassettes() / protocol.cassettes).glob("*.yaml")):
+        for inter in load_cassette(path).interactions:
+            lines = _as_json_lines(inter.response.body) if inter.response.status < 400 else None
+            if lines is None:
+                continue
+            golden = read_expected(expected_path(path, inter.index))  # what SSE gives
+            norm = protocol.translator(JSON_LINES.decoder())
+            over_lines = [*norm.feed(lines), *norm.close()]
+            assert over_lines == golden, f"{path.name}#{inter.index}"
+            compared += 1
+    if compared == 0:
+        pytest.skip(f"no {protocol.id} cassette whose every event is a JSON object")
 
 
 # -- a toy protocol, registered here only ----------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from harness.accumulator import Accumulator
 from harness.events import Event
 from harness.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
-from harness.wire import FramingError, SSEEvent
+from harness.wire import FramingError, JSONLine, SSEEvent
 from harness.wire.framing import FrameDecoder
 
 
@@ -206,21 +206,26 @@ def framing_slices(chunk: bytes) -> list[bytes]:
 
 
 class SSENormalizer(Normalizer):
-    """Base for the protocols whose frames are named events with a JSON data payload
-    (SSE events): counting, JSON decoding and the EOF rule live here."""
+    """Base for the protocols whose frames are named events with a JSON data payload:
+    counting, JSON decoding and the EOF rule live here.
+
+    The frames are SSE events as they come, or JSON values cut by another framing (JSON
+    lines, array elements: a :class:`~harness.wire.JSONLine`), which are named by their
+    ``"type"`` as SSE would name them; the translator sees the same event either way.
+    """
 
     def __init__(self, frames: FrameDecoder | None = None) -> None:
         super().__init__(frames)
         self.events_seen = 0
 
-    def dispatch(self, items: Iterable[SSEEvent | FramingError]) -> None:
+    def dispatch(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
         acc = self.acc
         for item in items:
             if isinstance(item, FramingError):
                 self.on_framing_error(item)
             else:
                 self.events_seen += 1
-                self.on_event(item)
+                self.on_event(item if isinstance(item, SSEEvent) else named_event(item))
             if acc.terminated:
                 return
 
@@ -246,3 +251,11 @@ class SSENormalizer(Normalizer):
     def on_eof(self) -> None:
         """The body ended before the protocol's terminal signal (default: an error)."""
         self.acc.fail("stream ended without a terminal event")
+
+
+def named_event(line: JSONLine) -> SSEEvent:
+    """A JSON value from a non-SSE framing as the SSE event that would have carried it:
+    the data is its text, the name its ``"type"`` (SSE's default, ``message``, without)."""
+    value = line.value
+    kind = value.get("type") if isinstance(value, dict) else None
+    return SSEEvent(data=line.raw, event=kind if isinstance(kind, str) and kind else "message")
