@@ -166,7 +166,13 @@ def _load() -> None:
         for info in pkgutil.iter_modules(package.__path__):
             if info.name == "base" or info.name.startswith("_"):
                 continue
-            importlib.import_module(f"harness.providers.{info.name}")
+            try:
+                importlib.import_module(f"harness.providers.{info.name}")
+            except Exception as exc:  # one broken module must not take the others down
+                warnings.warn(
+                    f"stream-harness: harness.providers.{info.name} does not import: {exc!r}",
+                    stacklevel=2,
+                )
         for entry in _entry_points():
             try:
                 loaded = entry.load()
