@@ -240,7 +240,13 @@ def test_init_scaffolds_a_project_whose_tests_pass(project: Path, capsys: pytest
 def test_wire_anomalies_the_reference_recovered_from_reach_the_report(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from harness.conformance import CHECKS_BY_ID, ReferenceAdapter, RunConfig, load_cases, run_adapter
+    from harness.conformance import (
+        CHECKS_BY_ID,
+        ReferenceAdapter,
+        RunConfig,
+        load_cases,
+        run_adapter,
+    )
     from harness.reporting import build_report
     from harness.reporting.markdown import render
 
