@@ -25,7 +25,7 @@ from harness.protocols import Detect, Protocol, UnknownProtocolError, registered
 from harness.providers.base import Normalizer
 from harness.specs import bundled_cassettes, load_yaml, spec_path
 from harness.stop_reasons import map_stop_reason
-from harness.wire import FramingError, JSONLine, SSEDecoder
+from harness.wire import FramingError, JSONLine, JSONLinesDecoder, SSEDecoder
 from harness.wire.framing import JSON_LINES, SSE
 
 PROTOCOLS = registry.registered()
@@ -127,6 +127,29 @@ def test_an_sse_translator_gives_the_same_events_over_json_lines(protocol: Proto
             compared += 1
     if compared == 0:
         pytest.skip(f"no {protocol.id} cassette whose every event is a JSON object")
+
+
+LINES_PROTOCOLS = [p for p in PROTOCOLS if p.framing is JSON_LINES]
+
+
+@pytest.mark.parametrize("protocol", LINES_PROTOCOLS, ids=[p.id for p in LINES_PROTOCOLS])
+def test_a_json_lines_translator_gives_the_same_events_over_sse(protocol: Protocol) -> None:
+    compared = 0
+    for path in sorted((bundled_cassettes() / protocol.cassettes).glob("*.yaml")):
+        for inter in load_cassette(path).interactions:
+            body = inter.response.body
+            if inter.response.status >= 400 or not body.endswith(b"\n"):
+                continue
+            decoder = JSONLinesDecoder()
+            if any(isinstance(x, FramingError) for x in [*decoder.feed(body), *decoder.close()]):
+                continue  # a broken body kept on purpose: its error names a line offset
+            sse = b"".join(b"data: " + line + b"\n\n" for line in body.splitlines() if line.strip())
+            norm = protocol.translator(SSE.decoder())
+            over_sse = [*norm.feed(sse), *norm.close()]
+            assert over_sse == read_expected(expected_path(path, inter.index)), f"{path.name}#{inter.index}"
+            compared += 1
+    if compared == 0:
+        pytest.skip(f"no {protocol.id} cassette of well-formed lines")
 
 
 # -- a toy protocol, registered here only ----------------------------------------------------

@@ -25,9 +25,9 @@ from typing import Any, Final, Literal
 
 from harness.coerce import as_int, as_str
 from harness.protocols import Detect, Protocol, register
-from harness.providers.base import CallIds, excerpt
+from harness.providers.base import CallIds, excerpt, parse_json
 from harness.providers.base import Normalizer as _Normalizer
-from harness.wire import FramingError, JSONLine
+from harness.wire import FramingError, JSONLine, SSEEvent
 from harness.wire.framing import JSON_LINES, FrameDecoder
 
 TextKind = Literal["text", "thinking"]
@@ -68,7 +68,7 @@ class OllamaNormalizer(_Normalizer):
         empty = " (no lines received)" if self.lines_seen == 0 else ""
         self._fail(f"stream ended without done: true{empty}")
 
-    def dispatch(self, items: Iterable[JSONLine | FramingError]) -> None:
+    def dispatch(self, items: Iterable[JSONLine | SSEEvent | FramingError]) -> None:
         for item in items:
             if self.acc.terminated:
                 return
@@ -78,7 +78,15 @@ class OllamaNormalizer(_Normalizer):
                 self._fail(f"framing error at byte {item.offset}: {item.message}")
                 return
             self.lines_seen += 1
-            self._on_line(item.value, item.raw)
+            if isinstance(item, SSEEvent):  # the same objects under another framing
+                try:
+                    value = parse_json(item.data)
+                except ValueError as exc:
+                    self._malformed(f"not JSON: {exc}: {excerpt(item.data)}")
+                    return
+                self._on_line(value, item.data)
+            else:
+                self._on_line(item.value, item.raw)
 
     # -- one line -------------------------------------------------------------------
 
