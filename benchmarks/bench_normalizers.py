@@ -68,7 +68,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.events import DoneEvent, Event, TextBlock, TextDeltaEvent, ToolCall
-from harness.providers import get_normalizer
+from harness.protocols import get_normalizer
 from harness.providers.base import framing_slices, parse_json
 from harness.wire import SSEDecoder
 

@@ -91,9 +91,9 @@ class ReferenceAdapter:
     level: AdapterLevel = "event"
 
     def __init__(self) -> None:
-        from harness.providers import protocols
+        from harness.protocols import protocol_ids
 
-        self.protocols = frozenset(protocols())
+        self.protocols = frozenset(protocol_ids())
 
     def version(self) -> str:
         return __version__

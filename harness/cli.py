@@ -87,7 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("normalize", help="print the unified events of a cassette or raw body, one JSON line each")
     p.add_argument("file", help="a vcrpy cassette (.yaml) or a raw response body")
-    p.add_argument("--protocol", help="wire protocol id (default: detected from the URL and body)")
+    from harness.protocols import choices_metavar
+
+    p.add_argument(
+        "--protocol",
+        metavar=choices_metavar(),
+        help="wire protocol id (default: detected from the URL and body)",
+    )
     p.add_argument("--interaction", type=int, help="interaction index in the cassette (default: the first streaming one)")
     p.add_argument("--split", default="whole", help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...")
     p.add_argument("--adapter", help="replay through this adapter instead of the reference (as conformance failures name it)")

@@ -66,7 +66,7 @@ class Hang(Exception):
 
 def reference_events(protocol: str, chunks: Sequence[bytes]) -> list[Event]:
     """The reference normalizer's events, fed chunk by chunk and closed."""
-    from harness.providers import get_normalizer
+    from harness.protocols import get_normalizer
 
     norm = get_normalizer(protocol)
     out: list[Event] = []
@@ -363,7 +363,7 @@ def run_fuzz(
     out: Path | None = None,
 ) -> dict[str, Any]:
     """Fuzz every protocol; returns the results document (also written to ``out``)."""
-    from harness.providers import protocols as known
+    from harness.protocols import protocol_ids as known
 
     if examples <= 0:
         raise FuzzInputError(f"--examples must be positive (got {examples}): nothing would run")
@@ -482,8 +482,12 @@ def add_parser(subparsers: Any) -> None:
         "fuzz",
         help="mutate every bundled cassette of every protocol and check nothing breaks",
     )
+    from harness.protocols import choices_metavar
+
     p.add_argument("--cassettes", default=None, help="cassette folder, one sub-folder per protocol (default: the first of [tool.stream-harness] cassettes, else the bundled cassettes)")
-    p.add_argument("--protocol", action="append", help="only this protocol (repeatable)")
+    p.add_argument(
+        "--protocol", action="append", metavar=choices_metavar(), help="only this protocol (repeatable)"
+    )
     p.add_argument("--examples", type=int, default=1000, help="mutations per protocol (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0: the same run every time)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds one run may take before it is a hang")

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cassette import Cassette, CassetteError, Interaction, load_cassette
-from harness.normalize import detect_protocol
-from harness.providers import PROTOCOL_MODULES, UnknownProtocolError
+from harness.protocols import UnknownProtocolError, detect_protocol, is_registered, protocol_ids
 
 
 class InputError(Exception):
@@ -34,8 +33,8 @@ def _looks_like_cassette(path: Path, head: bytes) -> bool:
 
 
 def read_body(path: Path, *, protocol: str | None, interaction: int | None) -> Body:
-    if protocol is not None and protocol not in PROTOCOL_MODULES:
-        raise InputError(f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOL_MODULES)})")
+    if protocol is not None and not is_registered(protocol):
+        raise InputError(f"unknown protocol {protocol!r} (known: {', '.join(protocol_ids())})")
     try:
         raw = path.read_bytes()
     except OSError as exc:

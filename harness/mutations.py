@@ -34,13 +34,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from hypothesis import strategies as st
 
 from harness.limits import JSON_MAX_DEPTH
+from harness.wire.framing import Units
 
-Framing = Literal["sse", "lines", "eventstream"]
+# The units a body is cut into (the registered framing decides which: harness/wire/framing.py).
+Framing = Units
 
 KINDS: Final = (
     "flip",
@@ -56,16 +58,6 @@ KINDS: Final = (
     "field",
 )
 
-_FRAMING_OF: Final[dict[str, Framing]] = {
-    "anthropic-messages": "sse",
-    "openai-completions": "sse",
-    "openai-responses": "sse",
-    "google-generative-ai": "sse",
-    "bedrock-converse-stream": "eventstream",
-    "ollama": "lines",
-}
-
-
 @dataclass(frozen=True, slots=True)
 class Mutation:
     """One mutant: what was done (``kind``, ``detail``) and the resulting body."""
@@ -76,11 +68,11 @@ class Mutation:
 
 
 def framing_of(protocol: str, body: bytes) -> Framing:
-    """How a protocol's body divides into units (Gemini's JSON-array form goes by lines)."""
-    framing = _FRAMING_OF.get(protocol, "sse")
-    if protocol == "google-generative-ai" and body.lstrip()[:1] in (b"[", b"{"):
-        return "lines"
-    return framing
+    """How a protocol's body divides into units: its registered framing says (Gemini's
+    JSON-array form goes by lines, its SSE form by events)."""
+    from harness.protocols import get
+
+    return get(protocol).framing.units(body)
 
 
 _EVENT_END: Final = re.compile(rb"\r\n\r\n|\n\n|\r\r")

@@ -160,6 +160,15 @@ def load_stop_reason_table() -> StopReasonTable:
     return parse_stop_reason_table(data)
 
 
+def _section(protocol: str) -> str:
+    """The table section of a protocol: its registration names it (harness/protocols.py),
+    so two protocols with one stop vocabulary share a section; an id nobody registered is
+    looked up as itself (and normally found nowhere)."""
+    from harness.protocols import stop_reason_section
+
+    return stop_reason_section(protocol)
+
+
 def map_stop_reason(
     protocol: str,
     raw: str | None,
@@ -184,7 +193,7 @@ def map_stop_reason(
     except StopReasonTableError as exc:
         return StopMapping("error", str(exc), known=False)
 
-    proto = table.protocols.get(protocol) if isinstance(protocol, str) else None
+    proto = table.protocols.get(_section(protocol)) if isinstance(protocol, str) else None
     if proto is None:
         return StopMapping(
             "error", f"unrecognized protocol {protocol!r} (stop reason {raw!r})", known=False

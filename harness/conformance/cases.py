@@ -17,7 +17,8 @@ from harness.cassette import CassetteError, NotACassette, load_cassette
 from harness.events import DoneEvent, ErrorEvent, Event
 from harness.golden import expected_path, read_expected
 from harness.normalize import detect_protocol, normalize
-from harness.providers import UnknownProtocolError, protocols
+from harness.protocols import UnknownProtocolError
+from harness.protocols import protocol_ids as protocols
 
 
 @dataclass(frozen=True)

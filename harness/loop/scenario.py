@@ -473,7 +473,7 @@ def _compile_response(
     file: Path, where: str, r: ResponseSpec, default_protocol: str | None
 ) -> ModelResponse:
     from harness.chunking import SplitSpecError, apply_split
-    from harness.providers import PROTOCOL_MODULES
+    from harness.protocols import is_registered, protocol_ids
 
     protocol = r.protocol or default_protocol
     timing: dict[str, Any] = {
@@ -511,11 +511,11 @@ def _compile_response(
             f"{where}.protocol",
             "a body or HTTP status needs a protocol (here or at the top level)",
         )
-    if protocol not in PROTOCOL_MODULES:
+    if not is_registered(protocol):
         raise ScenarioError(
             file,
             f"{where}.protocol",
-            f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOL_MODULES)})",
+            f"unknown protocol {protocol!r} (known: {', '.join(protocol_ids())})",
         )
     try:
         chunks = _split_events(body) if r.split == "events" else apply_split(r.split, body)
@@ -529,7 +529,7 @@ def _from_cassette(
 ) -> tuple[bytes, int, dict[str, str], str]:
     from harness.cassette import CassetteError, load_cassette
     from harness.normalize import detect_protocol
-    from harness.providers import UnknownProtocolError
+    from harness.protocols import UnknownProtocolError
 
     assert r.cassette is not None
     target = (file.parent / r.cassette).resolve()

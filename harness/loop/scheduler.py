@@ -300,7 +300,7 @@ class Simulation:
             ]
             closing = None
         else:
-            from harness.providers import get_normalizer
+            from harness.protocols import get_normalizer
 
             normalizer = get_normalizer(_protocol(response))
             chunks = list(response.chunks)

@@ -1,53 +1,19 @@
-"""One normalizer per wire protocol, looked up by protocol id.
+"""The reference translators, one module per wire protocol.
 
-Modules are imported lazily so that importing :mod:`harness` stays cheap and a broken
-optional module cannot take the others down.
+Each module registers its protocol (harness/protocols.py) when imported; the registry
+discovers the modules of this package by itself, so adding a protocol is adding a module
+here. Modules are imported on the registry's first use, so importing :mod:`harness`
+stays cheap. The names below are the registry's, re-exported for the callers that have
+always imported them from here.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-
+from harness.protocols import UnknownProtocolError, get_normalizer
+from harness.protocols import protocol_ids as protocols
 from harness.providers.base import Normalizer, SSENormalizer
 
-# protocol id -> module under harness.providers exposing a ``Normalizer`` subclass named
-# ``Normalizer`` (each module's class is re-exported under that name).
-PROTOCOL_MODULES: dict[str, str] = {
-    "anthropic-messages": "anthropic_messages",
-    "openai-completions": "openai_completions",
-    "openai-responses": "openai_responses",
-    "google-generative-ai": "google_generative_ai",
-    "bedrock-converse-stream": "bedrock_converse_stream",
-    "ollama": "ollama",
-}
-
-
-class UnknownProtocolError(ValueError):
-    pass
-
-
-def protocols() -> list[str]:
-    """Protocol ids whose normalizer module is present."""
-    out = []
-    for pid, mod in PROTOCOL_MODULES.items():
-        if importlib.util.find_spec(f"harness.providers.{mod}") is not None:
-            out.append(pid)
-    return out
-
-
-def get_normalizer(protocol: str) -> Normalizer:
-    module_name = PROTOCOL_MODULES.get(protocol)
-    if module_name is None:
-        known = ", ".join(PROTOCOL_MODULES)
-        raise UnknownProtocolError(f"unknown protocol {protocol!r} (known: {known})")
-    module = importlib.import_module(f"harness.providers.{module_name}")
-    cls: type[Normalizer] = module.Normalizer
-    return cls()
-
-
 __all__ = [
-    "PROTOCOL_MODULES",
     "Normalizer",
     "SSENormalizer",
     "UnknownProtocolError",

@@ -26,8 +26,10 @@ from typing import Any, Literal
 
 from harness.coerce import as_text, is_int
 from harness.partial_json import parse_partial
+from harness.protocols import Detect, Protocol, register
 from harness.providers.base import SSENormalizer, excerpt, parse_json
 from harness.wire import FramingError, SSEEvent
+from harness.wire.framing import SSE, FrameDecoder
 
 WireKind = Literal["text", "thinking", "redacted_thinking", "tool_use", "provider"]
 
@@ -68,8 +70,8 @@ class _WireBlock:
 class AnthropicMessagesNormalizer(SSENormalizer):
     protocol = "anthropic-messages"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self._blocks: dict[int, _WireBlock] = {}
         self._tool_ids: set[str] = set()
         self._message_started = False
@@ -448,3 +450,18 @@ _HANDLERS = {
 }
 
 Normalizer = AnthropicMessagesNormalizer
+
+PROTOCOL = register(
+    Protocol(
+        id="anthropic-messages",
+        title="Anthropic Messages",
+        framing=SSE,
+        translator=AnthropicMessagesNormalizer,
+        detect=Detect(
+            url=(r"/v1/messages(?:$|[?#/])",),
+            body=(rb"event:\s*message_start|\"type\"\s*:\s*\"message_start\"",),
+        ),
+        stop_reasons="anthropic-messages",
+        order=10,
+    )
+)

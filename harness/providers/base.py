@@ -1,8 +1,9 @@
 """What every normalizer is: a sans-I/O ``feed`` / ``close`` state machine over bytes.
 
-A normalizer owns a framing decoder (harness/wire/) and an
-:class:`~harness.accumulator.Accumulator`; its only job is to translate the protocol's
-wire events into accumulator calls. It never raises: framing faults, malformed JSON and
+A normalizer is handed a framing decoder (the one its protocol is registered with,
+harness/protocols.py and harness/wire/framing.py) and owns an
+:class:`~harness.accumulator.Accumulator`; its only job is to translate the frames it is
+given into accumulator calls, whatever cut them out of the bytes. It never raises: framing faults, malformed JSON and
 an early EOF all end the stream in an ``error`` event that keeps what was received.
 """
 
@@ -16,14 +17,16 @@ from typing import Any, ClassVar
 from harness.accumulator import Accumulator
 from harness.events import Event
 from harness.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
-from harness.wire import FramingError, SSEDecoder, SSEEvent
+from harness.wire import FramingError, JSONLine, SSEEvent
+from harness.wire.framing import FrameDecoder
 
 
 class Normalizer(ABC):
     """Feed response-body bytes, get unified events; ``close`` gives the terminal event.
 
     ``feed`` and ``close`` live here only, and are the one choke point of the never-raise
-    rule for every framing: a subclass implements :meth:`on_bytes` and :meth:`on_close`,
+    rule for every framing: the bytes go through the injected decoder (:meth:`on_bytes`,
+    :meth:`on_close`), a translator implements :meth:`dispatch` and :meth:`on_eof`,
     and any exception in them (a bug of ours, or an input we did not foresee) becomes an
     error event that keeps everything received before it (:meth:`internal_error`),
     never a traceback. A subclass that overrides ``feed`` or ``close`` would step around
@@ -32,8 +35,19 @@ class Normalizer(ABC):
 
     protocol: ClassVar[str]
 
-    def __init__(self) -> None:
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        """``frames`` is the decoder of the framing the protocol is registered with.
+
+        It is injected (harness/protocols.py ``Protocol.normalizer``): a translator reads
+        frames and never chooses how they were cut out of the bytes. Without one (a
+        translator made directly, as tests do), the registration's framing is used.
+        """
         self.acc = Accumulator(self.protocol)
+        if frames is None:
+            from harness.protocols import get
+
+            frames = get(self.protocol).framing.decoder()
+        self.frames: FrameDecoder = frames
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -72,13 +86,28 @@ class Normalizer(ABC):
         """Wire anomalies the normalizer recovered from (see Accumulator.warn)."""
         return self.acc.warnings
 
-    @abstractmethod
     def on_bytes(self, chunk: bytes) -> None:
-        """Translate the next piece of the body into accumulator calls."""
+        """Cut the next piece of the body into frames and translate them."""
+        acc = self.acc
+        for piece in framing_slices(chunk):
+            self.dispatch(self.frames.feed(piece))
+            if acc.terminated:
+                return
+
+    def on_close(self) -> None:
+        """The body has ended: translate the frames left, then the end of the body."""
+        self.dispatch(self.frames.close())
+        if not self.acc.terminated:
+            self.on_eof()
 
     @abstractmethod
-    def on_close(self) -> None:
-        """The body has ended: finish the stream (the base fails it if this does not)."""
+    def dispatch(self, items: Iterable[Any]) -> None:
+        """Translate frames (or FramingErrors) into accumulator calls, stopping once the
+        stream is terminated."""
+
+    @abstractmethod
+    def on_eof(self) -> None:
+        """The body ended before the protocol's terminal signal."""
 
     def internal_error(self, exc: Exception) -> None:
         """An exception escaped the translator: end in an error that keeps what came.
@@ -176,70 +205,29 @@ def framing_slices(chunk: bytes) -> list[bytes]:
     return [chunk[i : i + _FRAMING_SLICE] for i in range(0, len(chunk), _FRAMING_SLICE)]
 
 
-class FramedNormalizer(Normalizer):
-    """Base for the protocols not framed by SSE alone (AWS event-stream, JSON lines,
-    Gemini's SSE-or-JSON-array): bytes -> frames -> accumulator calls.
+class SSENormalizer(Normalizer):
+    """Base for the protocols whose frames are named events with a JSON data payload:
+    counting, JSON decoding and the EOF rule live here.
 
-    A subclass says how bytes become frames (:meth:`frames`, :meth:`final_frames`), how
-    frames become accumulator calls (:meth:`dispatch`, which stops once the stream is
-    terminated) and what a body that ends early means (:meth:`on_eof`). An exception
-    anywhere in them is caught by the choke point of :class:`Normalizer`.
+    The frames are SSE events as they come, or JSON values cut by another framing (JSON
+    lines, array elements: a :class:`~harness.wire.JSONLine`), which are named by their
+    ``"type"`` as SSE would name them; the translator sees the same event either way.
     """
 
-    def on_bytes(self, chunk: bytes) -> None:
-        self.dispatch(self.frames(chunk))
-
-    def on_close(self) -> None:
-        self.dispatch(self.final_frames())
-        if not self.acc.terminated:
-            self.on_eof()
-
-    @abstractmethod
-    def frames(self, chunk: bytes) -> Iterable[Any]:
-        """The frames (or FramingErrors) the next piece of the body completes."""
-
-    @abstractmethod
-    def final_frames(self) -> Iterable[Any]:
-        """The frames left in the decoder at the end of the body."""
-
-    @abstractmethod
-    def dispatch(self, items: Iterable[Any]) -> None:
-        """Translate frames into accumulator calls, stopping once the stream ended."""
-
-    @abstractmethod
-    def on_eof(self) -> None:
-        """The body ended before the protocol's terminal signal."""
-
-
-class SSENormalizer(Normalizer):
-    """Base for the SSE protocols: framing, JSON decoding and the EOF rule live here."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._sse = SSEDecoder()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self.events_seen = 0
 
-    def on_bytes(self, chunk: bytes) -> None:
+    def dispatch(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
         acc = self.acc
-        for piece in framing_slices(chunk):
-            for item in self._sse.feed(piece):
-                self._dispatch(item)
-                if acc.terminated:
-                    return
-
-    def on_close(self) -> None:
-        for item in self._sse.close():
-            self._dispatch(item)
-            if self.acc.terminated:
+        for item in items:
+            if isinstance(item, FramingError):
+                self.on_framing_error(item)
+            else:
+                self.events_seen += 1
+                self.on_event(item if isinstance(item, SSEEvent) else named_event(item))
+            if acc.terminated:
                 return
-        self.on_eof()
-
-    def _dispatch(self, item: SSEEvent | FramingError) -> None:
-        if isinstance(item, FramingError):
-            self.on_framing_error(item)
-            return
-        self.events_seen += 1
-        self.on_event(item)
 
     def on_framing_error(self, error: FramingError) -> None:
         """The body broke its SSE framing: end the stream in an error."""
@@ -263,3 +251,11 @@ class SSENormalizer(Normalizer):
     def on_eof(self) -> None:
         """The body ended before the protocol's terminal signal (default: an error)."""
         self.acc.fail("stream ended without a terminal event")
+
+
+def named_event(line: JSONLine) -> SSEEvent:
+    """A JSON value from a non-SSE framing as the SSE event that would have carried it:
+    the data is its text, the name its ``"type"`` (SSE's default, ``message``, without)."""
+    value = line.value
+    kind = value.get("type") if isinstance(value, dict) else None
+    return SSEEvent(data=line.raw, event=kind if isinstance(kind, str) and kind else "message")

@@ -9,7 +9,7 @@ in either order. A frame with ``:message-type: exception`` is an error after the
 response started (``throttlingException``, ``modelStreamErrorException``, ...). Every
 payload carries a random ``p`` padding field, which is ignored.
 
-The frames are decoded by :class:`harness.wire.EventStreamDecoder` (CRC checks, case 42;
+The frames come from the registered framing, :class:`harness.wire.EventStreamDecoder` (CRC checks, case 42;
 leftover bytes at the end, case 43). The full mapping, the keys, the usage arithmetic,
 what is kept as provider blocks and the decisions where the protocol is silent are in
 specs/protocols/bedrock-converse-stream.md ("spec:" below); comments cite the research
@@ -30,8 +30,11 @@ from typing import Any, Final
 from harness.coerce import as_str, is_int
 from harness.limits import loads as bounded_loads
 from harness.partial_json import parse_partial
-from harness.providers.base import FramedNormalizer, excerpt
-from harness.wire import EventStreamDecoder, EventStreamMessage, FramingError
+from harness.protocols import Detect, Protocol, register
+from harness.providers.base import Normalizer as _Normalizer
+from harness.providers.base import excerpt
+from harness.wire import EventStreamMessage, FramingError
+from harness.wire.framing import EVENTSTREAM, FrameDecoder
 
 # metadata.usage -> Accumulator.set_usage keywords. Bedrock reports inputTokens without the
 # cached tokens (cacheRead/cacheWrite are separate counters) and outputTokens with the
@@ -84,12 +87,11 @@ class _Index:
     citations: list[Any] = field(default_factory=list)
 
 
-class BedrockConverseStreamNormalizer(FramedNormalizer):
+class BedrockConverseStreamNormalizer(_Normalizer):
     protocol = "bedrock-converse-stream"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._decoder = EventStreamDecoder()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self.frames_seen = 0
         self._indexes: dict[int, _Index] = {}
         self._tool_ids: set[str] = set()
@@ -100,13 +102,6 @@ class BedrockConverseStreamNormalizer(FramedNormalizer):
         self._flushed = False
 
     # -- feed / close ------------------------------------------------------------
-
-    def frames(self, chunk: bytes) -> Iterable[EventStreamMessage | FramingError]:
-        return self._decoder.feed(chunk)
-
-    def final_frames(self) -> Iterable[EventStreamMessage | FramingError]:
-        # case 43: bytes left in the decoder are an incomplete frame, an error.
-        return self._decoder.close()
 
     def dispatch(self, items: Iterable[EventStreamMessage | FramingError]) -> None:
         for item in items:
@@ -431,3 +426,19 @@ _HANDLERS = {
 Normalizer = BedrockConverseStreamNormalizer
 
 __all__ = ["BedrockConverseStreamNormalizer", "Normalizer"]
+
+PROTOCOL = register(
+    Protocol(
+        id="bedrock-converse-stream",
+        title="Amazon Bedrock ConverseStream",
+        framing=EVENTSTREAM,
+        translator=BedrockConverseStreamNormalizer,
+        detect=Detect(
+            # /converse (non-streaming) too: its error bodies answer the same API and are cases
+            url=(r"/converse(?:-stream)?(?:$|[?#/])",),
+            body=(rb":event-type.{0,40}(?:messageStart|contentBlock)",),
+        ),
+        stop_reasons="bedrock-converse-stream",
+        order=50,
+    )
+)

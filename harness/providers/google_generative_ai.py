@@ -3,10 +3,10 @@
 With ``?alt=sse`` every SSE ``data:`` is one complete ``GenerateContentResponse``
 (provider-facts.md 2.4; ``\\r\\n\\r\\n`` separators, corpus-visible-notes.md section 4);
 without it the same objects arrive as one streamed, pretty-printed JSON array
-(provider-facts.md 1.4). The framing is read from the body itself, because a recorded or
-proxied URL does not always say which one was asked for: the first byte that is not
-whitespace (after a BOM) decides, ``[`` or ``{`` for the array decoder (which also takes
-a body that is one JSON object, such as an error), anything else for SSE.
+(provider-facts.md 1.4). The protocol is registered with the framing that tells them
+apart from the body itself (``harness.wire.framing.SSE_OR_JSON_ARRAY``: a recorded or
+proxied URL does not always say which one was asked for), so this translator takes SSE
+events and array elements alike and never chooses.
 
 There is no terminal sentinel: the stream simply ends, and the last ``finishReason``
 decides how. Usage may arrive in the same chunk as the ``finishReason`` or in a later
@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from harness.coerce import as_int, as_str
-from harness.providers.base import CallIds, FramedNormalizer, excerpt, framing_slices, parse_json
+from harness.protocols import Detect, Protocol, register
+from harness.providers.base import CallIds, excerpt, parse_json
+from harness.providers.base import Normalizer as _Normalizer
 from harness.stop_reasons import map_stop_reason
-from harness.wire import FramingError, JSONArrayDecoder, JSONLine, SSEDecoder, SSEEvent
-
-_BOM: Final = b"\xef\xbb\xbf"
-_WHITESPACE: Final = b" \t\r\n"
+from harness.wire import FramingError, JSONLine, SSEEvent
+from harness.wire.framing import SSE_OR_JSON_ARRAY, FrameDecoder
 
 # Part fields that qualify a part rather than being its content (spec: "Parts"). A part
 # whose content field is not text or functionCall is kept verbatim as a provider block
@@ -275,15 +275,11 @@ class _StreamedCall:
     writer: ArgsWriter = field(default_factory=ArgsWriter)
 
 
-class GoogleGenerativeAINormalizer(FramedNormalizer):
+class GoogleGenerativeAINormalizer(_Normalizer):
     protocol = "google-generative-ai"
 
-    def __init__(self) -> None:
-        super().__init__()
-        # Bytes held until the first significant byte tells the framing.
-        self._head = bytearray()
-        self._decoder: SSEDecoder | JSONArrayDecoder | None = None
-        self.framing: Literal["sse", "jsonarray"] | None = None
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self.chunks_seen = 0
         self._keys = 0
         self._text: _OpenText | None = None
@@ -303,43 +299,11 @@ class GoogleGenerativeAINormalizer(FramedNormalizer):
 
     # -- feed / close ------------------------------------------------------------
 
-    def frames(self, chunk: bytes) -> Iterator[SSEEvent | JSONLine | FramingError]:
-        if self._decoder is None:
-            self._head += chunk
-            if not self._pick_framing(final=False):
-                return
-            data, self._head = bytes(self._head), bytearray()
-        else:
-            data = chunk
-        decoder = self._decoder
-        assert decoder is not None
-        for piece in framing_slices(data):
-            yield from decoder.feed(piece)
-
-    def final_frames(self) -> Iterator[SSEEvent | JSONLine | FramingError]:
-        if self._decoder is None:
-            self._pick_framing(final=True)
-            data, self._head = bytes(self._head), bytearray()
-            assert self._decoder is not None
-            yield from self._decoder.feed(data)
-        yield from self._decoder.close()
-
-    def _pick_framing(self, *, final: bool) -> bool:
-        """Choose the decoder from the first significant byte; False while undecided."""
-        head = bytes(self._head)
-        start = 0
-        if head.startswith(_BOM):
-            start = len(_BOM)
-        elif _BOM.startswith(head) and head and not final:
-            return False  # maybe the start of a BOM
-        significant = head[start:].lstrip(_WHITESPACE)
-        if not significant and not final:
-            return False
-        if significant[:1] in (b"[", b"{"):
-            self.framing, self._decoder = "jsonarray", JSONArrayDecoder()
-        else:
-            self.framing, self._decoder = "sse", SSEDecoder()
-        return True
+    @property
+    def framing(self) -> str | None:
+        """The framing the decoder settled on, once it has (diagnostics and tests)."""
+        chosen: str | None = getattr(self.frames, "framing", None)
+        return chosen
 
     def dispatch(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
         acc = self.acc
@@ -766,3 +730,18 @@ __all__ = [
     "PartialArgsError",
     "parse_json_path",
 ]
+
+PROTOCOL = register(
+    Protocol(
+        id="google-generative-ai",
+        title="Gemini streamGenerateContent",
+        framing=SSE_OR_JSON_ARRAY,
+        translator=GoogleGenerativeAINormalizer,
+        detect=Detect(
+            url=(r":(?:stream)?[gG]enerateContent",),
+            body=(rb"\"candidates\"\s*:|\"usageMetadata\"\s*:",),
+        ),
+        stop_reasons="google-generative-ai",
+        order=40,
+    )
+)

@@ -9,7 +9,7 @@ started is a line ``{"error": "..."}``. ``/api/generate`` lines (``response`` an
 ``thinking`` at the top level) are read the same way, since the body alone cannot tell
 the two apart.
 
-Lines are cut by :class:`harness.wire.JSONLinesDecoder`. The mapping of every field to
+Lines are cut by the registered framing (JSON lines, harness/wire/jsonlines.py). The mapping of every field to
 accumulator calls, the id and usage conventions and the decisions where the protocol is
 silent are in specs/protocols/ollama.md ("spec:" below).
 
@@ -24,8 +24,11 @@ from collections.abc import Hashable, Iterable
 from typing import Any, Final, Literal
 
 from harness.coerce import as_int, as_str
-from harness.providers.base import CallIds, FramedNormalizer, excerpt
-from harness.wire import FramingError, JSONLine, JSONLinesDecoder
+from harness.protocols import Detect, Protocol, register
+from harness.providers.base import CallIds, excerpt, parse_json
+from harness.providers.base import Normalizer as _Normalizer
+from harness.wire import FramingError, JSONLine, SSEEvent
+from harness.wire.framing import JSON_LINES, FrameDecoder
 
 TextKind = Literal["text", "thinking"]
 
@@ -47,12 +50,11 @@ _DONE_KNOWN: Final = frozenset(
 )
 
 
-class OllamaNormalizer(FramedNormalizer):
+class OllamaNormalizer(_Normalizer):
     protocol = "ollama"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._decoder = JSONLinesDecoder()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self.lines_seen = 0
         self._keys = 0
         self._open: tuple[TextKind, Hashable] | None = None
@@ -60,19 +62,13 @@ class OllamaNormalizer(FramedNormalizer):
 
     # -- feed / close ------------------------------------------------------------
 
-    def frames(self, chunk: bytes) -> Iterable[JSONLine | FramingError]:
-        return self._decoder.feed(chunk)
-
-    def final_frames(self) -> Iterable[JSONLine | FramingError]:
-        return self._decoder.close()
-
     def on_eof(self) -> None:
         # `done: true` is the only end marker (PF 1.3): without it the stream was cut;
         # what came is kept (bugs 27-29).
         empty = " (no lines received)" if self.lines_seen == 0 else ""
         self._fail(f"stream ended without done: true{empty}")
 
-    def dispatch(self, items: Iterable[JSONLine | FramingError]) -> None:
+    def dispatch(self, items: Iterable[JSONLine | SSEEvent | FramingError]) -> None:
         for item in items:
             if self.acc.terminated:
                 return
@@ -82,7 +78,15 @@ class OllamaNormalizer(FramedNormalizer):
                 self._fail(f"framing error at byte {item.offset}: {item.message}")
                 return
             self.lines_seen += 1
-            self._on_line(item.value, item.raw)
+            if isinstance(item, SSEEvent):  # the same objects under another framing
+                try:
+                    value = parse_json(item.data)
+                except ValueError as exc:
+                    self._malformed(f"not JSON: {exc}: {excerpt(item.data)}")
+                    return
+                self._on_line(value, item.data)
+            else:
+                self._on_line(item.value, item.raw)
 
     # -- one line -------------------------------------------------------------------
 
@@ -213,3 +217,18 @@ class OllamaNormalizer(FramedNormalizer):
 Normalizer = OllamaNormalizer
 
 __all__ = ["Normalizer", "OllamaNormalizer"]
+
+PROTOCOL = register(
+    Protocol(
+        id="ollama",
+        title="Ollama /api/chat",
+        framing=JSON_LINES,
+        translator=OllamaNormalizer,
+        detect=Detect(
+            url=(r"/api/chat(?:$|[?#/])",),
+            body=(rb"\"done\"\s*:\s*(?:true|false)",),
+        ),
+        stop_reasons="ollama",
+        order=60,
+    )
+)

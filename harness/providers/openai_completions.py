@@ -23,8 +23,10 @@ from typing import Any, Final
 
 from harness.coerce import as_dict, as_int, as_str, dicts
 from harness.events import ErrorInfo
+from harness.protocols import Detect, Protocol, register
 from harness.providers.base import SSENormalizer, excerpt
 from harness.wire import SSEEvent
+from harness.wire.framing import SSE, FrameDecoder
 
 # Vendor keys for the accumulator. Text-like blocks reuse their key after they close
 # (the accumulator opens a new block when the key is no longer open); tool calls get one
@@ -104,8 +106,8 @@ class OpenAICompletionsNormalizer(SSENormalizer):
 
     protocol = "openai-completions"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self._finish_reason: str | None = None
         self._calls: list[_Call] = []
         self._by_index: dict[int, _Call] = {}
@@ -514,3 +516,18 @@ class OpenAICompletionsNormalizer(SSENormalizer):
 
 
 Normalizer = OpenAICompletionsNormalizer
+
+PROTOCOL = register(
+    Protocol(
+        id="openai-completions",
+        title="OpenAI Chat Completions (and compatible servers)",
+        framing=SSE,
+        translator=OpenAICompletionsNormalizer,
+        detect=Detect(
+            url=(r"/chat/completions(?:$|[?#/])",),
+            body=(rb"\"object\"\s*:\s*\"chat\.completion\.chunk\"",),
+        ),
+        stop_reasons="openai-completions",
+        order=20,
+    )
+)

@@ -32,9 +32,11 @@ from typing import Any, Final
 
 from harness.coerce import as_dict, as_int, as_list, as_str
 from harness.events import ErrorInfo
+from harness.protocols import Detect, Protocol, register
 from harness.providers.base import SSENormalizer, excerpt
 from harness.stop_reasons import map_stop_reason
 from harness.wire import SSEEvent
+from harness.wire.framing import SSE, FrameDecoder
 
 # The message of the error that ends a stream cut before any terminal event (case 62).
 NO_TERMINAL_EVENT: Final = (
@@ -129,8 +131,8 @@ class _Item:
 class OpenAIResponsesNormalizer(SSENormalizer):
     protocol = "openai-responses"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
         self._items: list[_Item] = []
         self._by_id: dict[str, _Item] = {}
         self._by_index: dict[int, _Item] = {}
@@ -788,3 +790,18 @@ class OpenAIResponsesNormalizer(SSENormalizer):
 
 
 Normalizer = OpenAIResponsesNormalizer
+
+PROTOCOL = register(
+    Protocol(
+        id="openai-responses",
+        title="OpenAI Responses",
+        framing=SSE,
+        translator=OpenAIResponsesNormalizer,
+        detect=Detect(
+            url=(r"/responses(?:$|[?#/])",),
+            body=(rb"\"type\"\s*:\s*\"response\.(?:created|in_progress|output)",),
+        ),
+        stop_reasons="openai-responses",
+        order=30,
+    )
+)

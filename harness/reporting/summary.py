@@ -16,7 +16,7 @@ from harness.cassette import CassetteError, load_cassette
 from harness.contract import check_contract
 from harness.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
 from harness.golden import interaction_events
-from harness.providers import UnknownProtocolError
+from harness.protocols import UnknownProtocolError
 
 
 @dataclass(frozen=True, slots=True)

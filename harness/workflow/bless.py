@@ -82,10 +82,9 @@ def _display(path: Path) -> str:
 
 
 def _default_protocol(cassette_path: Path) -> str | None:
-    from harness.providers import PROTOCOL_MODULES
+    from harness.protocols import by_cassette_folder
 
-    name = cassette_path.parent.name
-    return name if name in PROTOCOL_MODULES else None
+    return by_cassette_folder(cassette_path.parent.name)
 
 
 def plan_bless(
@@ -94,7 +93,7 @@ def plan_bless(
     """The changes blessing would make, and contract warnings; raises BlessError."""
     from harness.contract import check_contract
     from harness.events import events_from_jsonl
-    from harness.providers import UnknownProtocolError
+    from harness.protocols import UnknownProtocolError
 
     cassette_path = Path(cassette_path)
     try:
@@ -188,8 +187,11 @@ def add_bless_parser(
         description="Exit status 1 with --check when the expected files differ (or when the events hold a secret), 2 on a bad cassette.",
     )
     p.add_argument("cassette", metavar="CASSETTE", help="cassettes/<protocol>/<name>.yaml")
+    from harness.protocols import choices_metavar
+
     p.add_argument(
         "--protocol",
+        metavar=choices_metavar(),
         help="wire protocol id (default: the folder name when it is one, else detected)",
     )
     p.add_argument(

@@ -108,11 +108,20 @@ class PreparedRequest:
 
 @functools.cache
 def endpoints() -> Mapping[str, Endpoint]:
-    """Every protocol of ``specs/recording.yaml``; a broken table raises ValueError."""
+    """The registered protocols (harness/protocols.py) that ``specs/recording.yaml`` can
+    record, in the registry's order; a broken table, or a row for a protocol nobody
+    registered, raises ValueError."""
+    from harness.protocols import protocol_ids
+
     try:
         data = _TableFile.model_validate(specs.load_yaml(TABLE_NAME))
     except ValidationError as exc:
         raise ValueError(f"specs/{TABLE_NAME}: {exc}") from exc
+    order = protocol_ids()
+    stray = sorted(set(data.protocols) - set(order))
+    if stray:
+        raise ValueError(f"specs/{TABLE_NAME}: protocols.{stray[0]}: not a registered protocol")
+    rows = sorted(data.protocols.items(), key=lambda item: order.index(item[0]))
     return {
         pid: Endpoint(
             protocol=pid,
@@ -126,7 +135,7 @@ def endpoints() -> Mapping[str, Endpoint]:
             headers=dict(row.headers),
             sse=SSEFraming(row.sse.event_names, row.sse.line_end, row.sse.done),
         )
-        for pid, row in data.protocols.items()
+        for pid, row in rows
     }
 
 

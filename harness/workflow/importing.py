@@ -335,7 +335,7 @@ def interactions_from_har(
     data: bytes, protocol: str, *, entry: int | None = None
 ) -> list[Interaction]:
     from harness.normalize import detect_protocol
-    from harness.providers import UnknownProtocolError
+    from harness.protocols import UnknownProtocolError
 
     try:
         har = json.loads(data)

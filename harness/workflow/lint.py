@@ -141,14 +141,11 @@ def secret_findings(
 
 
 def _protocol(path: Path, interaction: Interaction, override: str | None) -> str:
-    from harness.normalize import detect_protocol
-    from harness.providers import PROTOCOL_MODULES
+    from harness.protocols import by_cassette_folder, detect_protocol
 
     if override:
         return override
-    if path.parent.name in PROTOCOL_MODULES:
-        return path.parent.name
-    return detect_protocol(interaction)
+    return by_cassette_folder(path.parent.name) or detect_protocol(interaction)
 
 
 def normalize_findings(
@@ -161,7 +158,8 @@ def normalize_findings(
     from harness.contract import check_contract
     from harness.events import ErrorEvent
     from harness.normalize import normalize
-    from harness.providers import UnknownProtocolError, protocols
+    from harness.protocols import UnknownProtocolError
+    from harness.protocols import protocol_ids as protocols
 
     available = set(protocols())
     path = str(cassette.path)
@@ -331,8 +329,11 @@ def add_lint_parser(
         metavar="PATH",
         help="cassette files or folders (default: ./cassettes)",
     )
+    from harness.protocols import choices_metavar
+
     p.add_argument(
         "--protocol",
+        metavar=choices_metavar(),
         help="protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)",
     )
     p.add_argument(
@@ -352,11 +353,11 @@ def add_lint_parser(
 
 
 def lint_command(args: argparse.Namespace) -> int:
-    from harness.providers import PROTOCOL_MODULES
+    from harness.protocols import is_registered, protocol_ids
 
-    if args.protocol is not None and args.protocol not in PROTOCOL_MODULES:
+    if args.protocol is not None and not is_registered(args.protocol):
         print(
-            f"stream-harness: unknown protocol {args.protocol!r} (known: {', '.join(PROTOCOL_MODULES)})",
+            f"stream-harness: unknown protocol {args.protocol!r} (known: {', '.join(protocol_ids())})",
             file=sys.stderr,
         )
         return 2
