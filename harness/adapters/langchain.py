@@ -203,6 +203,9 @@ class LangChainAdapter(LibraryAdapter):
             response_id=_wire_id(getattr(value, "id", None)),
             provider_blocks=provider,
             error=error,
+            # ChatAnthropic keeps a refusal's stop_details in response_metadata: its
+            # explanation is the provider's message for the refused turn.
+            refusal=_refusal_explanation(meta) if protocol == "anthropic-messages" else None,
         )
 
 
@@ -212,6 +215,12 @@ _UUID4: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f
 
 def _invented(value: Any) -> bool:
     return isinstance(value, str) and bool(_UUID4.match(value))
+
+
+def _refusal_explanation(meta: Mapping[str, Any]) -> str | None:
+    details = meta.get("stop_details")
+    text = details.get("explanation") if isinstance(details, Mapping) else None
+    return text if isinstance(text, str) and text else None
 
 
 def _block_reason(meta: Mapping[str, Any]) -> tuple[str, str | None] | None:
