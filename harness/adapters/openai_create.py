@@ -225,6 +225,8 @@ def joined_collected(joined: Joined) -> Collected:
             input=as_int(getattr(u, "prompt_tokens", None)),
             output=as_int(getattr(u, "completion_tokens", None)),
             cache_read=as_int(getattr(details, "cached_tokens", None)),
+            # any-llm reports Anthropic's cache writes (inside prompt_tokens) here.
+            cache_write=as_int(getattr(details, "cache_write_tokens", None)),
             total=u.total_tokens if isinstance(getattr(u, "total_tokens", None), int) else None,
         )
     return Collected(
