@@ -264,3 +264,17 @@ def test_litellm_drops_its_builders_fill_ins_when_the_stream_raised() -> None:
     openrouter = _run(adapter, "openai-completions", "openrouter_finish_error", "whole")
     assert openrouter.message is not None
     assert openrouter.message.provider_stop_reason == "error"  # named in LiteLLM's raise
+
+
+def test_any_llm_keeps_gemini_signatures_and_reasoning_where_it_puts_them() -> None:
+    """any-llm carries Gemini's thoughtSignature in ``extra_content["google"]`` and its
+    reasoning as ``delta.reasoning.content``: read there, they match the cassette."""
+    adapter = _adapter("any-llm")
+    result = _run(adapter, "google-generative-ai", "tool_call", "whole")
+    assert result.message is not None
+    (call,) = [c for c in result.message.content if isinstance(c, ToolCall)]
+    assert (call.signature or "").startswith(GEMINI_CALL_SIGNATURE)
+    thinking = _run(adapter, "google-generative-ai", "thinking_signature", "whole")
+    assert thinking.message is not None
+    assert [b.type for b in thinking.message.content] == ["thinking", "text"]
+    assert thinking.message.content[0].content.startswith("**Comparing the two numbers**")
