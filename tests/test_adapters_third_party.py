@@ -278,3 +278,11 @@ def test_any_llm_keeps_gemini_signatures_and_reasoning_where_it_puts_them() -> N
     assert thinking.message is not None
     assert [b.type for b in thinking.message.content] == ["thinking", "text"]
     assert thinking.message.content[0].content.startswith("**Comparing the two numbers**")
+
+
+def test_langchain_reads_a_responses_refusal_block() -> None:
+    result = _run(_adapter("langchain"), "openai-responses", "refusal", "whole")
+    assert result.message is not None
+    assert result.message.stop_reason == "error"
+    assert result.message.error_message == "I'm sorry, but I can't help with that."
+    assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == ["I'm sorry, but I can't help with that."]

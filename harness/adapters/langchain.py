@@ -139,11 +139,19 @@ class LangChainAdapter(LibraryAdapter):
         extra = getattr(value, "additional_kwargs", None) or {}
         # langchain-google-genai keeps each function call's thoughtSignature by call id.
         signatures = extra.get(GEMINI_SIGNATURES) or {}
+        refusal: str | None = None
         for block in value.content_blocks:
             kind = block.get("type")
             custom = _custom_tool_call(block)
             if custom is not None:
                 content.append(_custom_call(custom, parsed))
+                continue
+            refused = _refusal_block(block)
+            if refused is not None:
+                # A Responses refusal part, which content_blocks leaves non_standard: the
+                # refusal is content, as the reference keeps it (and ends the turn in error).
+                content.append(TextBlock(content=refused))
+                refusal = refused
                 continue
             if kind == "text":
                 if block.get("text"):
@@ -205,7 +213,7 @@ class LangChainAdapter(LibraryAdapter):
             error=error,
             # ChatAnthropic keeps a refusal's stop_details in response_metadata: its
             # explanation is the provider's message for the refused turn.
-            refusal=_refusal_explanation(meta) if protocol == "anthropic-messages" else None,
+            refusal=_refusal_explanation(meta) if protocol == "anthropic-messages" else refusal,
         )
 
 
@@ -230,6 +238,14 @@ def _block_reason(meta: Mapping[str, Any]) -> tuple[str, str | None] | None:
     reason = feedback["block_reason"]
     detail = feedback.get("block_reason_message")
     return str(getattr(reason, "value", reason)), detail if isinstance(detail, str) else None
+
+
+def _refusal_block(block: Mapping[str, Any]) -> str | None:
+    value = block.get("value") if block.get("type") == "non_standard" else None
+    if isinstance(value, Mapping) and value.get("type") == "refusal":
+        text = value.get("refusal")
+        return text if isinstance(text, str) and text else None
+    return None
 
 
 def _custom_tool_call(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
