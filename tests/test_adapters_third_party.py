@@ -286,3 +286,16 @@ def test_langchain_reads_a_responses_refusal_block() -> None:
     assert result.message.stop_reason == "error"
     assert result.message.error_message == "I'm sorry, but I can't help with that."
     assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == ["I'm sorry, but I can't help with that."]
+
+
+def test_pydantic_ai_summary_parts_are_one_thinking_block_in_events_and_message() -> None:
+    """pydantic-ai keeps each Responses summary part as a ThinkingPart; the message joins
+    them (thinking_parts) and the events must say the same: one thinking block whose
+    deltas add up to its end (C6)."""
+    from harness.contract import check_contract
+
+    result = _run(_adapter("pydantic-ai"), "openai-responses", "reasoning_summary_encrypted", "whole")
+    assert result.message is not None and result.events is not None
+    assert [b.type for b in result.message.content] == ["thinking", "text"]
+    assert [e.type for e in result.events].count("thinking_start") == 1
+    assert check_contract(result.events) == []

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from harness.adapter import AdapterLevel, AdapterResult
 from harness.adapters import tool_arguments
-from harness.adapters.conventions import Collected, LibraryUsage, finish
+from harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
 from harness.adapters.google_genai import signature_text, uses_httpx2
 from harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
 from harness.events import (
@@ -365,6 +365,8 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
     the checks compare is pydantic-ai's deltas against its own final parts.
     """
     out: list[Event] = [StartEvent()]
+    merged_into = _merged_thinking_parts(events, message)
+    deferred = set(merged_into.values())
     index_of: dict[int, int] = {}
     kind_of: dict[int, str] = {}
     args: dict[int, str] = {}
@@ -416,6 +418,15 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
                 # deltas follow: then it opens on its first delta.
                 kind_of[event.index] = "text-pending"
                 continue
+            if event.index in merged_into and merged_into[event.index] in index_of:
+                # A summary part the message joined into the previous one (thinking_parts):
+                # its deltas continue that block, after the separator the join put there.
+                ci = index_of[merged_into[event.index]]
+                index_of[event.index] = ci
+                kind_of[event.index] = "thinking"
+                delta(ci, "thinking", PART_SEPARATOR)
+                delta(ci, "thinking", _initial(part))
+                continue
             _open(out, event.index, part, index_of, kind_of)
             ci = index_of[event.index]
             delta(ci, kind_of[event.index], _initial(part))
@@ -438,7 +449,7 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             else:
                 a = getattr(d, "args_delta", None)
                 delta(ci, pk, a if isinstance(a, str) else (json.dumps(a) if a else ""))
-        elif kind == "part_end" and event.index in index_of:
+        elif kind == "part_end" and event.index in index_of and event.index not in deferred:
             end(index_of[event.index])
     for ci in sorted(index_of.values()):
         end(ci)
@@ -452,6 +463,36 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             if isinstance(block, ToolCall) and event.id is not None and event.id != block.id:
                 out[i] = event.model_copy(update={"id": block.id})
     return out
+
+
+def _merged_thinking_parts(events: Sequence[Any], message: AssistantMessage) -> dict[int, int]:
+    """Thinking parts the message has as one block (the ``thinking_parts`` alignment):
+    each later part of a run of consecutive thinking parts, by its index, mapped to the
+    run's first part, where the parts' final contents joined with a blank line are a
+    thinking block of the message."""
+    order: list[int] = []
+    kinds: dict[int, str] = {}
+    final: dict[int, str] = {}
+    for event in events:
+        kind = getattr(event, "event_kind", None)
+        if kind == "part_start" and event.index not in kinds:
+            order.append(event.index)
+            kinds[event.index] = getattr(event.part, "part_kind", "")
+        elif kind == "part_end":
+            final[event.index] = getattr(event.part, "content", None) or ""
+    wanted = {b.content for b in message.content if isinstance(b, ThinkingBlock)}
+    merged: dict[int, int] = {}
+    run: list[int] = []
+    for index in [*order, -1]:
+        if index != -1 and kinds.get(index) == "thinking":
+            run.append(index)
+            continue
+        if len(run) > 1 and all(i in final for i in run):
+            joined = PART_SEPARATOR.join(final[i] for i in run)
+            if joined in wanted and not any(final[i] in wanted for i in run):
+                merged.update({i: run[0] for i in run[1:]})
+        run = []
+    return merged
 
 
 def _initial(part: Any) -> str:
@@ -469,7 +510,7 @@ def _open(
     kind_of: dict[int, str],
     as_kind: str | None = None,
 ) -> None:
-    ci = len(index_of)
+    ci = len(set(index_of.values()))
     index_of[index] = ci
     kind = as_kind or ("tool" if part.part_kind == "tool-call" else part.part_kind)
     kind_of[index] = kind
