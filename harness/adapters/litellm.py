@@ -111,7 +111,7 @@ class LiteLLMAdapter(LibraryAdapter):
             content.extend(_thinking(msg))
             text = msg.content
             if isinstance(text, str) and text:
-                content.append(TextBlock(content=text, signature=_text_signature(msg)))
+                content.append(TextBlock(content=text))
             for call in msg.tool_calls or []:
                 fn = call.function
                 call_id, signature = split_thought_id(call.id or "")
@@ -175,17 +175,6 @@ def split_thought_id(call_id: str) -> tuple[str, str | None]:
     """
     head, sep, tail = call_id.partition(THOUGHT_SEPARATOR)
     return (head, tail or None) if sep else (call_id, None)
-
-
-def _text_signature(msg: Any) -> str | None:
-    """Gemini's thoughtSignature on a text part, which LiteLLM keeps in
-    ``provider_specific_fields["thought_signatures"]`` (one per signed part). The message
-    has one text string, so only a single signature can be placed on it."""
-    fields = getattr(msg, "provider_specific_fields", None) or {}
-    found = fields.get("thought_signatures") if isinstance(fields, Mapping) else None
-    if isinstance(found, list) and len(found) == 1 and isinstance(found[0], str) and found[0]:
-        return found[0]
-    return None
 
 
 def _thinking(msg: Any) -> list[ContentBlock]:

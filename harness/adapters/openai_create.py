@@ -130,7 +130,10 @@ class Joined:
                 continue
             if isinstance(getattr(delta, "content", None), str):
                 self.content += delta.content
-            self.text_signature = _google_signature(delta) or self.text_signature
+                # Only a text delta's signature is the text's (a code-execution part's
+                # delta carries its own, which is not).
+                if delta.content:
+                    self.text_signature = _google_signature(delta) or self.text_signature
             if isinstance(getattr(delta, "refusal", None), str):
                 self.refusal += delta.refusal
             extra = getattr(delta, "model_extra", None) or {}
