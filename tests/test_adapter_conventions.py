@@ -150,3 +150,114 @@ def test_an_estimated_usage_is_zero_when_the_wire_had_none() -> None:
         finish("litellm", "anthropic-messages", estimated, counted_ref).provider_stop_reason
         == "end_turn"
     )
+
+
+def test_thinking_parts_are_merged_only_when_they_join_to_the_references_block() -> None:
+    ref = _msg(ThinkingBlock(content="**A**\n\nfirst.\n\n**B**\n\nsecond.", signature="s"), TextBlock(content="t"))
+    parts = _msg(
+        ThinkingBlock(content="**A**\n\nfirst.", signature="enc"),
+        ThinkingBlock(content="**B**\n\nsecond."),
+        TextBlock(content="t"),
+    )
+    out = align(parts, ref, frozenset({"thinking_parts"}))
+    assert [type(b).__name__ for b in out.content] == ["ThinkingBlock", "TextBlock"]
+    assert out.content[0] == ThinkingBlock(content=ref.content[0].content, signature="enc")
+    # With signatures too, the merged block takes the reference's token, as any agreeing block.
+    assert align(parts, ref, frozenset({"thinking_parts", "signatures"})).content == ref.content
+    # A part lost or changed: nothing merged, the difference stays.
+    changed = _msg(ThinkingBlock(content="**A**\n\nfirst."), ThinkingBlock(content="**B**\n\nother."), TextBlock(content="t"))
+    assert align(changed, ref, frozenset({"thinking_parts"})) == changed
+
+
+def test_litellms_raised_finish_reason_is_read_from_its_exception_only() -> None:
+    from harness.adapters.litellm import raised_finish_reason
+
+    exc = RuntimeError(
+        "litellm.MidStreamFallbackError: litellm.APIConnectionError: OpenAIException - openai raised "
+        "a streaming error - finish_reason: error, no content string given. Received Chunk={...}"
+    )
+    assert raised_finish_reason(exc) == "error"
+    assert raised_finish_reason(RuntimeError("AnthropicError - Overloaded")) is None
+
+
+class _Raising:
+    """A LibraryAdapter whose library raised, with a partial whose stop and usage are fill-ins."""
+
+    @staticmethod
+    def run(driven_kwargs: dict[str, Any]) -> AssistantMessage:
+        from harness.adapters.library import Driven, LibraryAdapter
+
+        class Fake(LibraryAdapter):
+            name = "litellm"
+            distribution = "litellm"
+
+            def __init__(self) -> None:  # no library to import
+                pass
+
+            def collect(self, protocol: str, value: Any) -> Collected:
+                return Collected(
+                    content=[TextBlock(content="partial")], stop="stop", usage=LibraryUsage(input=8, output=13)
+                )
+
+        ref = _msg(TextBlock(content="partial"), usage=Usage(input=120, output=1, total=121))
+        driven = Driven(raised=RuntimeError("boom"), partial=object(), **driven_kwargs)
+        result = Fake().result("openai-completions", driven, ref)
+        assert result.message is not None
+        return result.message
+
+
+def test_a_raise_can_override_the_partials_stop_and_drop_its_filled_in_usage() -> None:
+    kept = _Raising.run({})
+    assert (kept.provider_stop_reason, kept.usage.input) == ("stop", 8)
+    dropped = _Raising.run({"override_stop": True, "raised_stop": None, "drop_usage": True})
+    assert (dropped.provider_stop_reason, dropped.usage) == (None, Usage())
+    assert dropped.stop_reason == "error" and dropped.error_message == "boom"
+    raised = _Raising.run({"override_stop": True, "raised_stop": "error"})
+    assert raised.provider_stop_reason == "error"
+
+
+def test_the_provider_message_is_taken_from_a_wrapped_sdk_error() -> None:
+    from harness.adapters import error_message
+
+    class ClientError(Exception):
+        def __init__(self) -> None:
+            super().__init__("429 RESOURCE_EXHAUSTED. {'error': {'message': 'quota\\n* exceeded'}}")
+            self.message = "quota\n* exceeded"
+
+    try:
+        try:
+            raise ClientError()
+        except ClientError as inner:
+            raise ValueError(f"Error calling model: {inner}") from inner
+    except ValueError as outer:
+        assert error_message(outer) == "quota\n* exceeded"
+    # Without a cause, the exception's own text.
+    assert error_message(ValueError("plain  text")) == "plain text"
+
+
+def test_langchain_reads_block_reasons_custom_calls_and_drops_invented_ids() -> None:
+    from harness.adapters.langchain import _block_reason, _custom_call, _custom_tool_call, _invented
+
+    meta = {"prompt_feedback": {"block_reason": "PROHIBITED_CONTENT", "block_reason_message": None}}
+    assert _block_reason(meta) == ("PROHIBITED_CONTENT", None)
+    assert _block_reason({"finish_reason": "STOP"}) is None
+    block = {"type": "non_standard", "value": {"type": "custom_tool_call", "call_id": "call_1", "name": "code_exec", "input": "print(1)"}}
+    value = _custom_tool_call(block)
+    assert value is not None
+    parsed = {"call_1": {"name": "code_exec", "args": {"__arg1": "print(1)"}, "id": "call_1"}}
+    assert _custom_call(value, parsed) == ToolCall(id="call_1", name="code_exec", arguments={"input": "print(1)"})
+    assert _custom_tool_call({"type": "non_standard", "value": {"type": "server_tool_call"}}) is None
+    assert _invented("4db49312-f59a-4416-8824-b5cec186c749")
+    assert not _invented("5yq0kd2m")
+
+
+def test_pydantic_ai_closes_a_failed_runs_cut_call_as_its_fragments_parse() -> None:
+    from harness.adapters.pydantic_ai import _close_cut_calls
+
+    cut = AssistantMessage(
+        content=[ToolCall(id="c", name="f", arguments={"_raw": '{"city":"To'}), ToolCall(id="d", name="g", arguments={"a": 1})],
+        stop_reason="error",
+        error_message="cut",
+    )
+    closed = _close_cut_calls(cut)
+    assert [b.arguments for b in closed.content if isinstance(b, ToolCall)] == [{"city": "To"}, {"a": 1}]

@@ -212,3 +212,91 @@ def test_llm_drops_a_tool_name_that_arrives_late() -> None:
         reference = _run(load_adapter("reference"), "openai-completions", "late_tool_name", split)
         assert reference.message is not None
         assert [c.name for c in reference.message.content if isinstance(c, ToolCall)] != [""]
+
+
+# Where a library keeps what the wire said in a place of its own (the triage of issue 13):
+# the adapter reads it there. Values quoted from the cassettes.
+GEMINI_CALL_SIGNATURE = "67XhpZ6rRbjGMJgq1is7lUDTSbBhfn8sLu+FMhms75Me"
+
+
+@pytest.mark.parametrize("name", ["langchain", "pydantic-ai"])
+def test_a_gemini_function_calls_thought_signature_is_kept(name: str) -> None:
+    result = _run(_adapter(name), "google-generative-ai", "tool_call", "whole")
+    assert result.message is not None, result.raised
+    (call,) = [c for c in result.message.content if isinstance(c, ToolCall)]
+    assert (call.signature or "").startswith(GEMINI_CALL_SIGNATURE)
+
+
+@pytest.mark.parametrize("name", ["langchain", "pydantic-ai"])
+def test_a_blocked_gemini_prompt_reports_its_block_reason(name: str) -> None:
+    result = _run(_adapter(name), "google-generative-ai", "prompt_blocked", "whole")
+    assert result.message is not None, result.raised
+    assert result.message.provider_stop_reason == "PROHIBITED_CONTENT"
+    assert result.message.error_message == "prompt blocked: PROHIBITED_CONTENT"
+
+
+@pytest.mark.parametrize("name", ["langchain", "pydantic-ai"])
+def test_a_failed_responses_stream_reports_the_raw_status_failed(name: str) -> None:
+    result = _run(_adapter(name), "openai-responses", "failed_rate_limit", "whole")
+    assert result.message is not None
+    assert result.message.provider_stop_reason == "failed"
+    assert "Rate limit reached for gpt-4.1" in (result.message.error_message or "")
+
+
+def test_pydantic_ai_marks_redacted_thinking() -> None:
+    result = _run(_adapter("pydantic-ai"), "anthropic-messages", "redacted_thinking", "whole")
+    assert result.message is not None
+    thinking = [b for b in result.message.content if b.type == "thinking"]
+    assert [getattr(b, "redacted", None) for b in thinking] == [True]
+
+
+def test_langchain_keeps_a_responses_custom_tool_call() -> None:
+    result = _run(_adapter("langchain"), "openai-responses", "custom_tool_call", "whole")
+    assert result.message is not None
+    calls = [(c.id, c.name, c.arguments) for c in result.message.content if isinstance(c, ToolCall)]
+    assert calls == [("call_06f1d302ce1ddb9e3812821c", "code_exec", {"input": 'print("héllo")\nprint(2 ** 10)'})]
+
+
+def test_litellm_drops_its_builders_fill_ins_when_the_stream_raised() -> None:
+    adapter = _adapter("litellm")
+    result = _run(adapter, "openai-completions", "error_in_band_after_text", "whole")
+    assert result.raised is not None and result.message is not None
+    assert result.message.provider_stop_reason is None  # not stream_chunk_builder's "stop"
+    openrouter = _run(adapter, "openai-completions", "openrouter_finish_error", "whole")
+    assert openrouter.message is not None
+    assert openrouter.message.provider_stop_reason == "error"  # named in LiteLLM's raise
+
+
+def test_any_llm_keeps_gemini_signatures_and_reasoning_where_it_puts_them() -> None:
+    """any-llm carries Gemini's thoughtSignature in ``extra_content["google"]`` and its
+    reasoning as ``delta.reasoning.content``: read there, they match the cassette."""
+    adapter = _adapter("any-llm")
+    result = _run(adapter, "google-generative-ai", "tool_call", "whole")
+    assert result.message is not None
+    (call,) = [c for c in result.message.content if isinstance(c, ToolCall)]
+    assert (call.signature or "").startswith(GEMINI_CALL_SIGNATURE)
+    thinking = _run(adapter, "google-generative-ai", "thinking_signature", "whole")
+    assert thinking.message is not None
+    assert [b.type for b in thinking.message.content] == ["thinking", "text"]
+    assert thinking.message.content[0].content.startswith("**Comparing the two numbers**")
+
+
+def test_langchain_reads_a_responses_refusal_block() -> None:
+    result = _run(_adapter("langchain"), "openai-responses", "refusal", "whole")
+    assert result.message is not None
+    assert result.message.stop_reason == "error"
+    assert result.message.error_message == "I'm sorry, but I can't help with that."
+    assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == ["I'm sorry, but I can't help with that."]
+
+
+def test_pydantic_ai_summary_parts_are_one_thinking_block_in_events_and_message() -> None:
+    """pydantic-ai keeps each Responses summary part as a ThinkingPart; the message joins
+    them (thinking_parts) and the events must say the same: one thinking block whose
+    deltas add up to its end (C6)."""
+    from harness.contract import check_contract
+
+    result = _run(_adapter("pydantic-ai"), "openai-responses", "reasoning_summary_encrypted", "whole")
+    assert result.message is not None and result.events is not None
+    assert [b.type for b in result.message.content] == ["thinking", "text"]
+    assert [e.type for e in result.events].count("thinking_start") == 1
+    assert check_contract(result.events) == []

@@ -170,15 +170,34 @@ def error_message(exc: BaseException) -> str:
     openai: the ``error`` object inside it) and ``exc.message``, which for HTTP errors is
     ``"Error code: 429 - {...}"``. The provider's ``message`` is what a user would show.
     """
-    for candidate in (getattr(exc, "api_message", None), _body_message(getattr(exc, "body", None))):
-        if isinstance(candidate, str) and candidate:
-            return candidate
-    message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        return message
+    found = _provider_message(exc)
+    if found:
+        return found
+    # A library that wraps the SDK's error in its own (``raise ... from err``:
+    # langchain-google-genai's GoogleRateLimitError around google-genai's ClientError)
+    # hands the SDK's exception over as ``__cause__``: its message is the provider's.
+    cause = exc.__cause__
+    for _ in range(3):
+        if cause is None:
+            break
+        found = _provider_message(cause)
+        if found:
+            return found
+        cause = cause.__cause__
     # A bare exception (RuntimeError, AssertionError, TypeError from an accumulator): its
     # text, or its type when it has none, since an error message is never empty (C11).
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _provider_message(exc: BaseException) -> str | None:
+    for candidate in (
+        getattr(exc, "api_message", None),
+        _body_message(getattr(exc, "body", None)),
+        getattr(exc, "message", None),
+    ):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    return None
 
 
 def _body_message(body: object) -> str | None:

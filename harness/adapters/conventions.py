@@ -47,11 +47,18 @@ TABLE: Final = "adapter_conventions.yaml"
 
 Missing: TypeAlias = Literal["zero", "none", "estimate"]
 Alignment: TypeAlias = Literal[
-    "text_joined", "block_order", "signatures", "thinking_joined", "tool_call_ids"
+    "text_joined",
+    "block_order",
+    "signatures",
+    "thinking_joined",
+    "thinking_parts",
+    "tool_call_ids",
 ]
 ALIGNMENTS: Final[frozenset[str]] = frozenset(
-    {"text_joined", "block_order", "signatures", "thinking_joined", "tool_call_ids"}
+    {"text_joined", "block_order", "signatures", "thinking_joined", "thinking_parts", "tool_call_ids"}
 )
+# The separator the reference puts between the summary parts of one reasoning item.
+PART_SEPARATOR: Final = "\n\n"
 
 
 class ConventionsError(ValueError):
@@ -273,6 +280,38 @@ def _resegment(
     return out
 
 
+def _join_parts(blocks: list[ContentBlock], ref: Sequence[ContentBlock]) -> list[ContentBlock]:
+    """Merge runs of thinking blocks the reference has as one block, part by part.
+
+    The library keeps each summary part of one reasoning item as a thinking block of its
+    own; the reference joins them with a blank line. A run is merged only when its parts,
+    joined so, are exactly the reference's block at that place (its first part's signature
+    kept), so that a lost or changed part stays a difference.
+    """
+    out: list[ContentBlock] = []
+    i = 0
+    while i < len(blocks):
+        b = blocks[i]
+        want = ref[len(out)] if len(out) < len(ref) else None
+        if isinstance(b, ThinkingBlock) and isinstance(want, ThinkingBlock):
+            j = i + 1
+            while j < len(blocks) and isinstance(blocks[j], ThinkingBlock):
+                j += 1
+            for end in range(j, i + 1, -1):
+                run = [x for x in blocks[i:end] if isinstance(x, ThinkingBlock)]
+                if PART_SEPARATOR.join(x.content for x in run) == want.content:
+                    out.append(b.model_copy(update={"content": want.content}))
+                    i = end
+                    break
+            else:
+                out.append(b)
+                i += 1
+            continue
+        out.append(b)
+        i += 1
+    return out
+
+
 def _same_content(a: ContentBlock, b: ContentBlock) -> bool:
     """Equal but for the signature (and the id of a tool call)."""
     if isinstance(a, ToolCall) and isinstance(b, ToolCall):
@@ -289,6 +328,8 @@ def align(
 
     - ``text_joined`` / ``thinking_joined``: the library gives one string per message; it
       is cut at the reference's block boundaries when the characters agree.
+    - ``thinking_parts``: the library gives one thinking block per summary part where the
+      reference has one per reasoning item; the parts are merged when they join to it.
     - ``block_order``: the library's blocks come in a fixed order (thinking, text, tool
       calls); they take the reference's order when they are the same blocks.
     - ``signatures``: the library keeps no replay token where the reference has one
@@ -306,6 +347,8 @@ def align(
     ref = list(reference.content)
     if "thinking_joined" in rules:
         blocks = _resegment(blocks, ref, ThinkingBlock)
+    if "thinking_parts" in rules:
+        blocks = _join_parts(blocks, ref)
     if "text_joined" in rules:
         blocks = _resegment(blocks, ref, TextBlock)
     if "block_order" in rules and len(blocks) == len(ref) and blocks != ref:

@@ -15,6 +15,7 @@ Conventions: ``specs/adapter_conventions.yaml``, section ``langchain``.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -115,7 +116,17 @@ class LangChainAdapter(LibraryAdapter):
                 merged = chunk if merged is None else merged + chunk
                 count += 1
         except Exception as exc:
-            return Driven(raised=exc, partial=merged, raw={"chunks": count})
+            # ChatOpenAI raises ValueError(str(response.error)) on `response.failed` (its
+            # only raise that renders a ResponseError): the raise is how it reports the
+            # raw status "failed" (specs/adapter_conventions.yaml).
+            failed = protocol == "openai-responses" and str(exc).startswith("ResponseError(")
+            return Driven(
+                raised=exc,
+                partial=merged,
+                raw={"chunks": count},
+                raised_stop="failed" if failed else None,
+                override_stop=failed,
+            )
         return Driven(value=merged, raw={"message": dump(merged), "chunks": count})
 
     def collect(self, protocol: str, value: Any) -> Collected:
@@ -125,8 +136,23 @@ class LangChainAdapter(LibraryAdapter):
         provider: list[ProviderBlock] = []
         parsed = {c.get("id"): c for c in getattr(value, "tool_calls", None) or []}
         invalid = {c.get("id"): c for c in getattr(value, "invalid_tool_calls", None) or []}
+        extra = getattr(value, "additional_kwargs", None) or {}
+        # langchain-google-genai keeps each function call's thoughtSignature by call id.
+        signatures = extra.get(GEMINI_SIGNATURES) or {}
+        refusal: str | None = None
         for block in value.content_blocks:
             kind = block.get("type")
+            custom = _custom_tool_call(block)
+            if custom is not None:
+                content.append(_custom_call(custom, parsed))
+                continue
+            refused = _refusal_block(block)
+            if refused is not None:
+                # A Responses refusal part, which content_blocks leaves non_standard: the
+                # refusal is content, as the reference keeps it (and ends the turn in error).
+                content.append(TextBlock(content=refused))
+                refusal = refused
+                continue
             if kind == "text":
                 if block.get("text"):
                     content.append(TextBlock(content=block["text"]))
@@ -142,14 +168,35 @@ class LangChainAdapter(LibraryAdapter):
                     args = tool_arguments(invalid[call_id].get("args"))
                 elif not isinstance(args, dict):
                     args = tool_arguments(args)
-                content.append(ToolCall(id=call_id, name=block.get("name") or "", arguments=args))
+                signature = signatures.get(call_id) if isinstance(signatures, Mapping) else None
+                content.append(
+                    ToolCall(
+                        id=call_id,
+                        name=block.get("name") or "",
+                        arguments=args,
+                        signature=signature if isinstance(signature, str) and signature else None,
+                    )
+                )
             else:
+                data = dict(block)
+                if protocol == "google-generative-ai" and _invented(data.get("id")):
+                    # langchain-google-genai names a code-execution block with a fresh
+                    # uuid4 (the wire's executableCode has no id): not the provider's.
+                    del data["id"]
                 provider.append(
-                    ProviderBlock(provider_type=str(kind), position=len(content), data=dict(block))
+                    ProviderBlock(provider_type=str(kind), position=len(content), data=data)
                 )
         meta = value.response_metadata or {}
         stop = None
-        for key in _STOP_KEYS[protocol]:
+        error = None
+        blocked = _block_reason(meta) if protocol == "google-generative-ai" else None
+        if blocked is not None:
+            # A blocked prompt: no candidate, no finishReason; ChatGoogleGenerativeAI keeps
+            # promptFeedback in response_metadata. The raw value is the block reason, and
+            # the error says so as the contract words it.
+            stop, detail = blocked
+            error = f"prompt blocked: {stop}" + (f": {detail}" if detail else "")
+        for key in () if blocked else _STOP_KEYS[protocol]:
             found = meta.get(key)
             if isinstance(found, Mapping):
                 found = found.get("reason")
@@ -163,7 +210,64 @@ class LangChainAdapter(LibraryAdapter):
             model=meta.get("model_name") or meta.get("model"),
             response_id=_wire_id(getattr(value, "id", None)),
             provider_blocks=provider,
+            error=error,
+            # ChatAnthropic keeps a refusal's stop_details in response_metadata: its
+            # explanation is the provider's message for the refused turn.
+            refusal=_refusal_explanation(meta) if protocol == "anthropic-messages" else refusal,
         )
+
+
+GEMINI_SIGNATURES: Final = "__gemini_function_call_thought_signatures__"
+_UUID4: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def _invented(value: Any) -> bool:
+    return isinstance(value, str) and bool(_UUID4.match(value))
+
+
+def _refusal_explanation(meta: Mapping[str, Any]) -> str | None:
+    details = meta.get("stop_details")
+    text = details.get("explanation") if isinstance(details, Mapping) else None
+    return text if isinstance(text, str) and text else None
+
+
+def _block_reason(meta: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    feedback = meta.get("prompt_feedback")
+    if not isinstance(feedback, Mapping) or not feedback.get("block_reason"):
+        return None
+    reason = feedback["block_reason"]
+    detail = feedback.get("block_reason_message")
+    return str(getattr(reason, "value", reason)), detail if isinstance(detail, str) else None
+
+
+def _refusal_block(block: Mapping[str, Any]) -> str | None:
+    value = block.get("value") if block.get("type") == "non_standard" else None
+    if isinstance(value, Mapping) and value.get("type") == "refusal":
+        text = value.get("refusal")
+        return text if isinstance(text, str) and text else None
+    return None
+
+
+def _custom_tool_call(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A Responses custom tool call, which content_blocks leaves as a non_standard block."""
+    value = block.get("value") if block.get("type") == "non_standard" else None
+    if isinstance(value, Mapping) and value.get("type") == "custom_tool_call":
+        return value
+    return None
+
+
+def _custom_call(value: Mapping[str, Any], parsed: Mapping[Any, Any]) -> ToolCall:
+    """The custom call as ``tool_calls`` lists it: its free-form input under ``__arg1``
+    (LangChain's name for a tool's single string input), the contract's ``input``."""
+    call_id = str(value.get("call_id") or "")
+    listed = parsed.get(call_id) or {}
+    args = listed.get("args") if isinstance(listed, Mapping) else None
+    text = args.get("__arg1") if isinstance(args, Mapping) else None
+    return ToolCall(
+        id=call_id,
+        name=str(value.get("name") or ""),
+        arguments={"input": text if isinstance(text, str) else str(value.get("input") or "")},
+    )
 
 
 def _wire_id(message_id: Any) -> str | None:

@@ -16,7 +16,7 @@ import asyncio
 import importlib
 import importlib.metadata
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
@@ -75,6 +75,14 @@ class Driven:
     raised: BaseException | None = None
     partial: Any = None  # what the library still offered when it raised
     raw: dict[str, Any] = field(default_factory=dict)
+    # When the library raised: the raw stop value its raise stands for (a library that
+    # signals a wire stop value by raising, specs/adapter_conventions.yaml), else None;
+    # only read when ``override_stop`` (else the partial's own stop value is kept).
+    raised_stop: str | None = None
+    override_stop: bool = False
+    # When the library raised and the usage of its partial is its own fill-in (no chunk
+    # carried a count), not a count it reported: dropped.
+    drop_usage: bool = False
 
 
 class LibraryAdapter:
@@ -120,7 +128,14 @@ class LibraryAdapter:
         exc = driven.raised
         base = None
         if driven.partial is not None:
-            base = finish(self.name, protocol, self.collect(protocol, driven.partial), reference)
+            collected = self.collect(protocol, driven.partial)
+            if driven.override_stop:
+                collected = replace(collected, stop=driven.raised_stop)
+            if driven.drop_usage:
+                collected = replace(collected, usage=None)
+            base = finish(self.name, protocol, collected, reference)
+        elif driven.override_stop and driven.raised_stop is not None:
+            base = finish(self.name, protocol, Collected(stop=driven.raised_stop), reference)
         summary = exception_summary(exc)
         return AdapterResult(
             message=failed_message(base, error_message(exc)),

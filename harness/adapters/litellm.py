@@ -12,6 +12,7 @@ the wire has no usage) are in ``specs/adapter_conventions.yaml``, section ``lite
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -80,7 +81,19 @@ class LiteLLMAdapter(LibraryAdapter):
                     partial = litellm.stream_chunk_builder(received, messages=PROMPT)
                 except Exception:
                     partial = None
-            return Driven(raised=exc, partial=partial, raw={"chunks": len(received)})
+            # stream_chunk_builder fills in what no chunk carried: finish_reason "stop"
+            # and a tokenizer estimate. Those are not the library's report of a stream
+            # it ended by raising, so they are dropped; a finish reason LiteLLM raised
+            # on (OpenRouter's finish_reason "error") is named in the exception's text.
+            stop = next((s for s in map(_finish_reason, received) if s), None)
+            return Driven(
+                raised=exc,
+                partial=partial,
+                raw={"chunks": len(received)},
+                raised_stop=stop or raised_finish_reason(exc),
+                override_stop=True,
+                drop_usage=not any(map(_carries_usage, received)),
+            )
         finally:
             http.close()
         return Driven(value=final, raw={"response": dump(final), "chunks": len(received)})
@@ -120,6 +133,33 @@ class LiteLLMAdapter(LibraryAdapter):
             # on every run, so it is not reported as one.
             response_id=getattr(value, "id", None) if protocol == "openai-completions" else None,
         )
+
+
+def _finish_reason(chunk: Any) -> str | None:
+    choices = getattr(chunk, "choices", None) or []
+    value = getattr(choices[0], "finish_reason", None) if choices else None
+    return value if isinstance(value, str) and value else None
+
+
+def _carries_usage(chunk: Any) -> bool:
+    """Whether a chunk carried a count (where stream_chunk_builder looks for one)."""
+    hidden = getattr(chunk, "_hidden_params", None) or {}
+    return bool(getattr(chunk, "usage", None) or (isinstance(hidden, Mapping) and hidden.get("usage")))
+
+
+_RAISED_FINISH: Final = re.compile(r"finish_reason: (\w+), no content string given")
+
+
+def raised_finish_reason(exc: BaseException) -> str | None:
+    """The finish reason LiteLLM raised on, from its exception's text.
+
+    LiteLLM turns a chunk whose finish_reason is ``error`` (OpenRouter's in-band provider
+    error) into an exception ("... raised a streaming error - finish_reason: error, no
+    content string given ..."; litellm/litellm_core_utils/streaming_handler.py): the raw
+    value is reported by the raise, and only there.
+    """
+    found = _RAISED_FINISH.search(str(exc))
+    return found.group(1) if found else None
 
 
 THOUGHT_SEPARATOR: Final = "__thought__"

@@ -110,6 +110,7 @@ class Joined:
         self.calls: dict[int | None, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: Any = None
+        self.text_signature: str | None = None
 
     def add(self, chunk: Any) -> None:
         # getattr throughout: libraries that imitate the chunk type (aisuite's has no
@@ -129,6 +130,10 @@ class Joined:
                 continue
             if isinstance(getattr(delta, "content", None), str):
                 self.content += delta.content
+                # Only a text delta's signature is the text's (a code-execution part's
+                # delta carries its own, which is not).
+                if delta.content:
+                    self.text_signature = _google_signature(delta) or self.text_signature
             if isinstance(getattr(delta, "refusal", None), str):
                 self.refusal += delta.refusal
             extra = getattr(delta, "model_extra", None) or {}
@@ -136,6 +141,10 @@ class Joined:
                 value = extra.get(name)
                 if isinstance(value, str):
                     self.reasoning[name] = self.reasoning.get(name, "") + value
+            # any-llm declares `reasoning` on its delta type as an object with `content`.
+            declared = getattr(getattr(delta, "reasoning", None), "content", None)
+            if "reasoning" not in extra and isinstance(declared, str):
+                self.reasoning["reasoning"] = self.reasoning.get("reasoning", "") + declared
             for call in getattr(delta, "tool_calls", None) or []:
                 entry = self.calls.setdefault(
                     getattr(call, "index", None),
@@ -143,6 +152,9 @@ class Joined:
                 )
                 if getattr(call, "id", None):
                     entry["id"] = call.id
+                signature = _google_signature(call)
+                if signature:
+                    entry["signature"] = signature
                 fn = getattr(call, "function", None)
                 if fn is not None:
                     if fn.name:
@@ -189,6 +201,18 @@ class Joined:
         )
 
 
+def _google_signature(obj: Any) -> str | None:
+    """Gemini's thoughtSignature as any-llm carries it through OpenAI-shaped chunks: in
+    ``extra_content["google"]["thought_signature"]`` of a tool-call delta (or of the delta,
+    for a text part), the field Google's own OpenAI-compatible endpoint uses."""
+    extra = getattr(obj, "extra_content", None)
+    if extra is None:
+        extra = (getattr(obj, "model_extra", None) or {}).get("extra_content")
+    google = extra.get("google") if isinstance(extra, Mapping) else None
+    value = google.get("thought_signature") if isinstance(google, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
 def joined_collected(joined: Joined) -> Collected:
     """The joined deltas as a :class:`Collected`, for libraries that yield OpenAI-shaped chunks.
 
@@ -206,7 +230,7 @@ def joined_collected(joined: Joined) -> Collected:
             content.append(ThinkingBlock(content=joined.reasoning[name]))
             break
     if joined.content:
-        content.append(TextBlock(content=joined.content))
+        content.append(TextBlock(content=joined.content, signature=joined.text_signature))
     if joined.refusal:
         content.append(TextBlock(content=joined.refusal))
     for _, call in sorted(joined.calls.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
@@ -215,6 +239,7 @@ def joined_collected(joined: Joined) -> Collected:
                 id=call["id"] or f"toolcall_{len(content)}",
                 name=call["name"] or "",
                 arguments=tool_arguments(call["arguments"]),
+                signature=call.get("signature"),
             )
         )
     usage = None
@@ -225,6 +250,8 @@ def joined_collected(joined: Joined) -> Collected:
             input=as_int(getattr(u, "prompt_tokens", None)),
             output=as_int(getattr(u, "completion_tokens", None)),
             cache_read=as_int(getattr(details, "cached_tokens", None)),
+            # any-llm reports Anthropic's cache writes (inside prompt_tokens) here.
+            cache_write=as_int(getattr(details, "cache_write_tokens", None)),
             total=u.total_tokens if isinstance(getattr(u, "total_tokens", None), int) else None,
         )
     return Collected(

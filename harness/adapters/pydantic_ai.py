@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from harness.adapter import AdapterLevel, AdapterResult
 from harness.adapters import tool_arguments
-from harness.adapters.conventions import Collected, LibraryUsage, finish
+from harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
 from harness.adapters.google_genai import signature_text, uses_httpx2
 from harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
 from harness.events import (
@@ -167,7 +167,14 @@ class PydanticAIAdapter(LibraryAdapter):
                     partial = (seen, None)
             elif seen:
                 partial = (seen, None)
-            return Driven(raised=exc, partial=partial, raw={"events": len(seen)})
+            failed = _raised_on_failed(protocol, exc, partial)
+            return Driven(
+                raised=exc,
+                partial=partial,
+                raw={"events": len(seen)},
+                raised_stop="failed" if failed else None,
+                override_stop=failed,
+            )
         return Driven(value=(seen, final), raw={"response": dump(final)})
 
     def collect(self, protocol: str, value: Any) -> Collected:
@@ -183,6 +190,8 @@ class PydanticAIAdapter(LibraryAdapter):
         base = super().result(protocol, driven, reference)
         message = base.message
         assert message is not None
+        if driven.raised is not None or message.stop_reason in ("error", "aborted"):
+            message = _close_cut_calls(message)
         events = contract_events(events_in, message)
         if driven.raised is not None or message.stop_reason in ("error", "aborted"):
             error_message = message.error_message or "error"
@@ -204,6 +213,40 @@ class PydanticAIAdapter(LibraryAdapter):
         return AdapterResult(message=message, events=events, raised=base.raised, raw=base.raw)
 
 
+def _close_cut_calls(message: AssistantMessage) -> AssistantMessage:
+    """A failed run's calls cut inside their arguments, closed as the contract closes them.
+
+    pydantic-ai ends such a call with the fragments so far as its args string, not a JSON
+    document (kept by ``tool_arguments`` as ``{"_raw": ...}``); the contract closes an
+    unfinished call with what its fragments parse to (C7), which is the same text read
+    as far as it goes.
+    """
+    blocks: list[ContentBlock] = []
+    for block in message.content:
+        raw = block.arguments.get("_raw") if isinstance(block, ToolCall) else None
+        if isinstance(block, ToolCall) and isinstance(raw, str) and len(block.arguments) == 1:
+            live = parse_partial(raw)
+            block = block.model_copy(update={"arguments": live if isinstance(live, dict) else {}})
+        blocks.append(block)
+    return message.model_copy(update={"content": blocks})
+
+
+def _raised_on_failed(protocol: str, exc: BaseException, partial: Any) -> bool:
+    """Whether pydantic-ai raised for a Responses ``response.failed`` event.
+
+    On ``response.failed`` the Responses model records the terminal state (the response
+    becomes ``incomplete``) and then raises the provider's error
+    (models/openai/_responses_streaming.py): the raise reports the raw status "failed".
+    An ``error`` event raises without a terminal state.
+    """
+    if protocol != "openai-responses" or partial is None or partial[1] is None:
+        return False
+    return (
+        type(exc).__name__ in ("ModelHTTPError", "ModelRateLimitError")
+        and getattr(partial[1], "state", None) == "incomplete"
+    )
+
+
 def _modeled(part: Any) -> bool:
     return getattr(part, "part_kind", None) in ("text", "thinking", "tool-call")
 
@@ -213,10 +256,22 @@ def _block(part: Any) -> ContentBlock:
     if kind == "text":
         return TextBlock(content=part.content, signature=_text_signature(part))
     if kind == "thinking":
-        return ThinkingBlock(content=part.content or "", signature=part.signature or None)
+        # pydantic-ai keeps Anthropic's redacted_thinking as an empty ThinkingPart with the
+        # id "redacted_thinking" and the opaque data as its signature.
+        return ThinkingBlock(
+            content=part.content or "",
+            signature=part.signature or None,
+            redacted=getattr(part, "id", None) == "redacted_thinking",
+        )
     args = part.args
     arguments = args if isinstance(args, dict) else tool_arguments(args)
-    return ToolCall(id=part.tool_call_id or "", name=part.tool_name or "", arguments=arguments)
+    return ToolCall(
+        id=part.tool_call_id or "",
+        name=part.tool_name or "",
+        arguments=arguments,
+        # Gemini's thoughtSignature on a function call, in provider_details as on text.
+        signature=_text_signature(part),
+    )
 
 
 def _text_signature(part: Any) -> str | None:
@@ -255,11 +310,17 @@ def _collected(events: Sequence[Any], response: Any) -> Collected:
         return Collected(content=content, provider_blocks=provider)
     details = response.provider_details or {}
     usage = response.usage
+    blocked = details.get("block_reason") if isinstance(details, Mapping) else None
+    blocked = str(getattr(blocked, "value", blocked)) if blocked else None
     return Collected(
         content=content,
-        # The raw value when pydantic-ai keeps it (provider_details), else its own word.
-        stop=(details.get("finish_reason") if isinstance(details, Mapping) else None)
+        # The raw value when pydantic-ai keeps it (provider_details), else its own word;
+        # a blocked Gemini prompt's raw value is its block reason (finish_reason is
+        # pydantic-ai's content_filter).
+        stop=blocked
+        or (details.get("finish_reason") if isinstance(details, Mapping) else None)
         or response.finish_reason,
+        error=_blocked_message(blocked, details) if blocked else None,
         usage=LibraryUsage(
             input=as_int(usage.input_tokens),
             output=as_int(usage.output_tokens),
@@ -272,6 +333,11 @@ def _collected(events: Sequence[Any], response: Any) -> Collected:
         # A refusal's text is kept only in provider_details (OpenAI chat and Responses).
         refusal=_text_or_none(details.get("refusal")) if isinstance(details, Mapping) else None,
     )
+
+
+def _blocked_message(reason: str, details: Mapping[str, Any]) -> str:
+    detail = details.get("block_reason_message")
+    return f"prompt blocked: {reason}" + (f": {detail}" if isinstance(detail, str) and detail else "")
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -299,6 +365,8 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
     the checks compare is pydantic-ai's deltas against its own final parts.
     """
     out: list[Event] = [StartEvent()]
+    merged_into = _merged_thinking_parts(events, message)
+    deferred = set(merged_into.values())
     index_of: dict[int, int] = {}
     kind_of: dict[int, str] = {}
     args: dict[int, str] = {}
@@ -350,6 +418,15 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
                 # deltas follow: then it opens on its first delta.
                 kind_of[event.index] = "text-pending"
                 continue
+            if event.index in merged_into and merged_into[event.index] in index_of:
+                # A summary part the message joined into the previous one (thinking_parts):
+                # its deltas continue that block, after the separator the join put there.
+                ci = index_of[merged_into[event.index]]
+                index_of[event.index] = ci
+                kind_of[event.index] = "thinking"
+                delta(ci, "thinking", PART_SEPARATOR)
+                delta(ci, "thinking", _initial(part))
+                continue
             _open(out, event.index, part, index_of, kind_of)
             ci = index_of[event.index]
             delta(ci, kind_of[event.index], _initial(part))
@@ -372,7 +449,7 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             else:
                 a = getattr(d, "args_delta", None)
                 delta(ci, pk, a if isinstance(a, str) else (json.dumps(a) if a else ""))
-        elif kind == "part_end" and event.index in index_of:
+        elif kind == "part_end" and event.index in index_of and event.index not in deferred:
             end(index_of[event.index])
     for ci in sorted(index_of.values()):
         end(ci)
@@ -386,6 +463,36 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             if isinstance(block, ToolCall) and event.id is not None and event.id != block.id:
                 out[i] = event.model_copy(update={"id": block.id})
     return out
+
+
+def _merged_thinking_parts(events: Sequence[Any], message: AssistantMessage) -> dict[int, int]:
+    """Thinking parts the message has as one block (the ``thinking_parts`` alignment):
+    each later part of a run of consecutive thinking parts, by its index, mapped to the
+    run's first part, where the parts' final contents joined with a blank line are a
+    thinking block of the message."""
+    order: list[int] = []
+    kinds: dict[int, str] = {}
+    final: dict[int, str] = {}
+    for event in events:
+        kind = getattr(event, "event_kind", None)
+        if kind == "part_start" and event.index not in kinds:
+            order.append(event.index)
+            kinds[event.index] = getattr(event.part, "part_kind", "")
+        elif kind == "part_end":
+            final[event.index] = getattr(event.part, "content", None) or ""
+    wanted = {b.content for b in message.content if isinstance(b, ThinkingBlock)}
+    merged: dict[int, int] = {}
+    run: list[int] = []
+    for index in [*order, -1]:
+        if index != -1 and kinds.get(index) == "thinking":
+            run.append(index)
+            continue
+        if len(run) > 1 and all(i in final for i in run):
+            joined = PART_SEPARATOR.join(final[i] for i in run)
+            if joined in wanted and not any(final[i] in wanted for i in run):
+                merged.update({i: run[0] for i in run[1:]})
+        run = []
+    return merged
 
 
 def _initial(part: Any) -> str:
@@ -403,7 +510,7 @@ def _open(
     kind_of: dict[int, str],
     as_kind: str | None = None,
 ) -> None:
-    ci = len(index_of)
+    ci = len(set(index_of.values()))
     index_of[index] = ci
     kind = as_kind or ("tool" if part.part_kind == "tool-call" else part.part_kind)
     kind_of[index] = kind
