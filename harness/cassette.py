@@ -28,7 +28,7 @@ import re
 import struct
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -518,18 +518,22 @@ _RATIO_FLOOR: Final = 1024 * 1024
 _STEP: Final = 1024 * 1024
 
 
-def _zlib_pieces(data: bytes, wbits: int) -> Iterator[bytes]:
-    """Decompress in steps of at most 1 MiB of output, so a bomb stops at the limit."""
-    decompressor = zlib.decompressobj(wbits)
+def _pieces(decompressor: Any, data: bytes) -> Generator[bytes, None, bytes]:
+    """Decompress one stream in steps of at most 1 MiB of output, so a bomb stops at the
+    limit; returns what follows the stream's end (the next gzip member, padding)."""
     pending = data
     while True:
         piece = decompressor.decompress(pending, _STEP)
         yield piece
         pending = decompressor.unconsumed_tail
         if decompressor.eof:
-            return
+            return bytes(decompressor.unused_data)
         if not pending and not piece:
             raise EOFError("compressed data ended before the end-of-stream marker")
+
+
+def _zlib_pieces(data: bytes, wbits: int) -> Iterator[bytes]:
+    yield from _pieces(zlib.decompressobj(wbits), data)
 
 
 def _gunzip(data: bytes) -> bytes:
@@ -540,17 +544,7 @@ def _gzip_members(data: bytes) -> Iterator[bytes]:
     """Every member of a gzip body (gzip.decompress reads them all), 1 MiB at a time."""
     rest = data
     while rest:
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = rest
-        while True:
-            piece = decompressor.decompress(pending, _STEP)
-            yield piece
-            pending = decompressor.unconsumed_tail
-            if decompressor.eof:
-                break
-            if not pending and not piece:
-                raise EOFError("compressed data ended before the end-of-stream marker")
-        rest = decompressor.unused_data.lstrip(b"\x00")
+        rest = (yield from _pieces(zlib.decompressobj(16 + zlib.MAX_WBITS), rest)).lstrip(b"\x00")
 
 
 def _inflate(data: bytes) -> bytes:
