@@ -8,6 +8,7 @@ cassette is bundled, else the reference normalizer's events on the whole body.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,10 +43,18 @@ class Case:
         return self.status >= 400
 
     def expected_events(self) -> list[Event]:
-        """The golden events if committed, else the reference's events on the whole body."""
+        """The golden events if committed, else the reference's events on the whole body.
+
+        Read once per case (suite planning, every adapter's checks and the report all ask);
+        callers get their own list.
+        """
+        return list(self._expected)
+
+    @functools.cached_property
+    def _expected(self) -> tuple[Event, ...]:
         if self.golden is not None and self.golden.is_file():
-            return read_expected(self.golden)
-        return list(normalize(self.protocol, [self.body], status=self.status, headers=self.headers))
+            return tuple(read_expected(self.golden))
+        return tuple(normalize(self.protocol, [self.body], status=self.status, headers=self.headers))
 
     def warnings(self) -> list[str]:
         """What the reference recovered from on the whole body (a report shows it)."""
