@@ -95,11 +95,9 @@ class HarnessItem(pytest.Item):
         self.run_config = run_config
 
     def runtest(self) -> None:
-        from harness.conformance.checks import CheckContext
         from harness.conformance.runner import run_one
 
-        cfg = self.run_config
-        ctx = CheckContext(self.case, self.loaded.adapter, examples=cfg.examples, seed=cfg.seed, adapter_spec=self.loaded.spec)
+        ctx = self.run_config.context(self.case, self.loaded.adapter, self.loaded.spec)
         result = run_one(self.check, ctx, self.loaded.expectations)
         if result.outcome in ("failed", "errored"):
             raise HarnessFailure(result.failures)

@@ -49,6 +49,14 @@ class RunConfig:
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
 
+    def context(self, case: Case, adapter: Adapter, spec: str | None = None) -> CheckContext:
+        """The one (adapter, case) context every caller builds: the runner and pytest items."""
+        return CheckContext(
+            case, adapter, examples=self.examples, seed=self.seed,
+            single_cut_limit=self.single_cut_limit, adapter_spec=spec,
+            only_cuts=self.only_cuts, only_truncate=self.only_truncate,
+        )  # fmt: skip
+
 
 @dataclass
 class AdapterRun:
@@ -77,11 +85,7 @@ def run_adapter(
             if progress:
                 progress()
             continue
-        ctx = CheckContext(
-            case, adapter, examples=config.examples, seed=config.seed,
-            single_cut_limit=config.single_cut_limit, adapter_spec=spec,
-            only_cuts=config.only_cuts, only_truncate=config.only_truncate,
-        )  # fmt: skip
+        ctx = config.context(case, adapter, spec)
         expected = ctx.expected
         for check in config.checks:
             if not check.applicable(adapter, case, expected):
