@@ -180,6 +180,7 @@ def report_command(args: argparse.Namespace) -> int:
     started = datetime.now(UTC)
     runs = run_suite(suite, args.jobs, Console(stderr=True))
     report = _report(suite, runs, started)
+    seconds = (report.finished - report.started).total_seconds()  # this run's, before kept rows
     out = config.out
     if not args.fresh:
         report, note = keep_previous(
@@ -193,5 +194,5 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
         return 2
     render(report, form)
-    print(f"wrote {', '.join(str(p) for p in written)} ({(report.finished - report.started).total_seconds():.0f} s)")
+    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
     return 1 if report.did_fail else 0
