@@ -68,6 +68,7 @@ def test_every_line_validates_against_the_committed_schema(tmp_path: Path) -> No
         "protocol",
         "status",
         "sha256",
+        "expected_sha256",
         "warnings",
     }
     assert header["environment"] == {"platform": "Linux-test", "python": "3.11.9"}

@@ -26,7 +26,7 @@ from report_fixtures import (
 from harness import __version__
 from harness.conformance import CaseResult
 from harness.reporting import ReportError, build_report, merge_reports, reclassify, update_report
-from harness.reporting.report import matrix, problems
+from harness.reporting.report import matrix, problems, stale_adapters
 
 
 def test_header_metadata_comes_from_the_run() -> None:
@@ -263,13 +263,59 @@ def test_update_with_every_adapter_rerun_is_the_new_report() -> None:
 
 def test_update_refuses_a_previous_report_of_other_cases_or_checks() -> None:
     previous = make_report()
-    with pytest.raises(ReportError, match=r"the cases differ \(1 added, removed or changed\)"):
+    # C3 is an openai-completions case, beta's only protocol: beta's rows are stale.
+    with pytest.raises(ReportError, match=r"the cases differ: beta: 1 of its cases added, removed or changed \(.*error\.yaml#1\)"):
         update_report(previous.model_copy(update={"cases": previous.cases[:2], "results": tuple(r for r in previous.results if r.case != C3)}), make_report([alpha_run()]))
     changed = previous.cases[0].model_copy(update={"sha256": "f" * 64})
     with pytest.raises(ReportError, match="the cases differ"):
         update_report(previous.model_copy(update={"cases": (changed, *previous.cases[1:])}), make_report([alpha_run()]))
     with pytest.raises(ReportError, match=r"differ in examples"):
         update_report(previous.model_copy(update={"examples": 99}), make_report([alpha_run()]))
+    with pytest.raises(ReportError, match=r"the checks differ"):
+        update_report(previous.model_copy(update={"checks": previous.checks[:2]}), make_report([alpha_run()]))
+
+
+def test_a_case_of_another_protocol_leaves_an_adapters_rows_standing() -> None:
+    """beta runs only openai-completions: an Anthropic case added since (C2) does not
+    make its rows stale, so a re-run of alpha keeps them, over all three cases."""
+    full = make_report()
+    previous = full.model_copy(
+        update={
+            "cases": tuple(c for c in full.cases if c.id != C2),
+            "results": tuple(r for r in full.results if r.case != C2),
+        }
+    )
+    updated = update_report(previous, make_report([alpha_run()]))
+    assert [a.name for a in updated.adapters] == ["alpha", "beta"]
+    assert [c.id for c in updated.cases] == [c.id for c in full.cases]
+    assert [r for r in updated.results if r.adapter == "beta"] == [
+        r for r in full.results if r.adapter == "beta"
+    ]
+
+
+def test_changed_expected_events_make_rows_stale_and_only_those_are_dropped() -> None:
+    previous = make_report()
+    assert all(c.expected_sha256 for c in previous.cases)  # build_report records it
+    digested = previous.model_copy(
+        update={"cases": tuple(c.model_copy(update={"expected_sha256": "a" * 64}) for c in previous.cases)}
+    )
+    new = make_report([]).model_copy(
+        update={"cases": tuple(
+            c.model_copy(update={"expected_sha256": "b" * 64 if c.id == C2 else "a" * 64})
+            for c in previous.cases
+        )}
+    )
+    # C2 is Anthropic: alpha's rows are stale, beta's stand.
+    assert set(stale_adapters(digested, new)) == {"alpha"}
+    assert "anthropic-messages/tool.yaml#0" in stale_adapters(digested, new)["alpha"]
+    updated = update_report(digested, new)
+    assert [a.name for a in updated.adapters] == ["beta"]
+    assert {r.adapter for r in updated.results} == {"beta"}
+    # A report that recorded no digest (written before it was) cannot tell: rows are kept.
+    undigested = previous.model_copy(
+        update={"cases": tuple(c.model_copy(update={"expected_sha256": None}) for c in previous.cases)}
+    )
+    assert stale_adapters(undigested, new) == {}
 
 
 # --- recomputing outcomes from the expectation files ---------------------------------

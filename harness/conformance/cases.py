@@ -56,6 +56,11 @@ class Case:
             return tuple(read_expected(self.golden))
         return tuple(normalize(self.protocol, [self.body], status=self.status, headers=self.headers))
 
+    def expected_sha256(self) -> str:
+        """A digest of the expected events, so a report can tell when its rows went stale."""
+        text = "\n".join(e.model_dump_json() for e in self._expected)
+        return hashlib.sha256(text.encode()).hexdigest()
+
     def warnings(self) -> list[str]:
         """What the reference recovered from on the whole body (a report shows it)."""
         found: list[str] = []

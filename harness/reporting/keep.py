@@ -13,7 +13,13 @@ from pathlib import Path
 
 from harness.conformance.expectations import Expectations, ExpectationsError, expectations_for
 from harness.reporting.jsonl import load_report
-from harness.reporting.report import Report, ReportError, reclassify, update_report
+from harness.reporting.report import (
+    Report,
+    ReportError,
+    reclassify,
+    stale_adapters,
+    update_report,
+)
 
 
 def keep_previous(
@@ -26,6 +32,7 @@ def keep_previous(
         return report, None
     try:
         previous = reclassify(load_report(previous_path), expectations)
+        stale = stale_adapters(previous, report)
         updated = update_report(previous, report)
     except (ReportError, ExpectationsError, ValueError, OSError) as exc:
         return report, (
@@ -34,6 +41,12 @@ def keep_previous(
         )
     ran = {a.name for a in report.adapters}
     kept = [a.name for a in updated.adapters if a.name not in ran]
+    dropped = "".join(
+        f"; dropped {name}: {why} (re-run it, e.g. with `stream-harness matrix`)"
+        for name, why in stale.items()
+    )
     if not kept:
-        return updated, None
-    return updated, f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them)"
+        return updated, dropped[2:] or None
+    return updated, (
+        f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them){dropped}"
+    )

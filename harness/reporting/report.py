@@ -74,6 +74,10 @@ class CaseInfo(ReportModel):
     sha256: str
     # Anomalies the reference recovered from on this body (harness.normalize warnings).
     warnings: tuple[str, ...] = ()
+    # sha256 of the expected events the checks compared against (the reviewed golden, or
+    # the reference's events): rows kept from an earlier run are stale once it changes.
+    # None in reports written before it was recorded.
+    expected_sha256: str | None = None
 
 
 class SkippedInfo(ReportModel):
@@ -282,6 +286,7 @@ def build_report(
             status=c.status,
             sha256=c.sha256,
             warnings=tuple(c.warnings()),
+            expected_sha256=c.expected_sha256(),
         )
         for c in cases
     )
@@ -373,7 +378,9 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         ("level", "version", "protocols"),
     )
     cases = _union(
-        "case", ((c.id, c) for r in reports for c in r.cases), ("protocol", "status", "sha256")
+        "case",
+        ((c.id, c) for r in reports for c in r.cases),
+        ("protocol", "status", "sha256", "expected_sha256"),
     )
     skipped = list(dict.fromkeys(s for r in reports for s in r.skipped))
 
@@ -417,31 +424,76 @@ def merge_reports(reports: Sequence[Report]) -> Report:
     )
 
 
+def _case_keys(cases: Iterable[CaseInfo], protocols: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+    wanted = set(protocols)
+    return {c.id: (c.sha256, c.expected_sha256) for c in cases if c.protocol in wanted}
+
+
+def stale_adapters(previous: Report, new: Report) -> dict[str, str]:
+    """The adapters of ``previous`` that ``new`` did not re-run and whose rows no longer
+    describe ``new``'s cases, each with the reason.
+
+    An adapter's rows are judged on the cases of the protocols it runs, not on every
+    case: a cassette added for another protocol leaves a library's rows as true as they
+    were, so the matrix need not re-run it. A case whose bytes or expected events changed
+    (the expected digest compared where both reports recorded one) makes the rows stale.
+    """
+    ran = {a.name for a in new.adapters}
+    stale: dict[str, str] = {}
+    for adapter in previous.adapters:
+        if adapter.name in ran:
+            continue
+        before = _case_keys(previous.cases, adapter.protocols)
+        now = _case_keys(new.cases, adapter.protocols)
+        changed = sorted(
+            case
+            for case in before.keys() | now.keys()
+            if case not in before
+            or case not in now
+            or before[case][0] != now[case][0]
+            or (None not in (before[case][1], now[case][1]) and before[case][1] != now[case][1])
+        )
+        if changed:
+            more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+            stale[adapter.name] = (
+                f"{len(changed)} of its cases added, removed or changed ({', '.join(changed[:3])}{more})"
+            )
+    return stale
+
+
 def update_report(previous: Report, new: Report) -> Report:
     """``new`` plus the rows of ``previous`` for the adapters ``new`` did not run.
 
     So that re-running the default adapters (``stream-harness report``) over a committed
     matrix (``stream-harness matrix``) refreshes their rows without dropping the
-    third-party ones, which only their own environments can produce. The kept rows must
-    describe the same run: the same cases (bytes) and checks, plus what
-    :func:`merge_reports` requires; otherwise :class:`ReportError` says why.
+    third-party ones, which only their own environments can produce. A kept adapter's rows
+    must describe the same run: the same checks, the same cases (bytes and expected
+    events) of its protocols, plus what :func:`merge_reports` requires; adapters whose
+    rows are stale (:func:`stale_adapters`) are dropped, and when none can be kept
+    :class:`ReportError` says why.
     """
     ran = {a.name for a in new.adapters}
-    kept_adapters = tuple(a for a in previous.adapters if a.name not in ran)
-    if not kept_adapters:
+    candidates = tuple(a for a in previous.adapters if a.name not in ran)
+    if not candidates:
         return new
-    for what, ours, theirs in (
-        ("cases", {(c.id, c.sha256) for c in new.cases}, {(c.id, c.sha256) for c in previous.cases}),
-        ("checks", {c.id for c in new.checks}, {c.id for c in previous.checks}),
-    ):
-        if ours != theirs:
-            changed = len(ours ^ theirs)
-            raise ReportError(f"the {what} differ ({changed} added, removed or changed)")
+    ours, theirs = {c.id for c in new.checks}, {c.id for c in previous.checks}
+    if ours != theirs:
+        raise ReportError(f"the checks differ ({len(ours ^ theirs)} added, removed or changed)")
+    stale = stale_adapters(previous, new)
+    kept_adapters = tuple(a for a in candidates if a.name not in stale)
+    if not kept_adapters:
+        name, why = next(iter(stale.items()))
+        raise ReportError(f"the cases differ: {name}: {why}")
     kept_names = {a.name for a in kept_adapters}
+    new_cases = {c.id for c in new.cases}
     rest = previous.model_copy(
         update={
             "adapters": kept_adapters,
-            "results": tuple(r for r in previous.results if r.adapter in kept_names),
+            # The kept adapters' cases are new's (checked above); new's own CaseInfo wins.
+            "cases": tuple(c for c in new.cases),
+            "results": tuple(
+                r for r in previous.results if r.adapter in kept_names and r.case in new_cases
+            ),
         }
     )
     merged = merge_reports([new, rest])
@@ -460,6 +512,7 @@ def update_report(previous: Report, new: Report) -> Report:
             ),
         }
     )
+
 
 def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> Report:
     """The report with known failures and fixes recomputed from the expectation files.
