@@ -393,11 +393,12 @@ def test_matching_is_case_sensitive(protocol: str, raw: str) -> None:
 
 
 def test_table_spelling_is_consistent_per_protocol() -> None:
-    # Gemini enums are upper-case, every other protocol lower-case; and no two rows of one
-    # protocol differ only by case, so case folding could be introduced without a clash.
+    # Gemini and Cohere enums are upper-case, every other protocol lower-case; and no two
+    # rows of one protocol differ only by case, so case folding could be introduced
+    # without a clash.
     for protocol in PROTOCOLS:
         raws = [r["raw"] for r in ROWS if r["protocol"] == protocol and r["raw"] is not None]
-        want_upper = protocol == "google-generative-ai"
+        want_upper = protocol in ("google-generative-ai", "cohere-v2-chat")
         for raw in raws:
             # A Responses incomplete reason after the slash is spelled as each server
             # sends it (xAI's REASON_MAX_LEN); the status before it is lower-case.
