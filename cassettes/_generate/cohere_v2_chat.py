@@ -73,7 +73,13 @@ DONE = "data: [DONE]\n\n"
 
 
 def message_start(label: str) -> str:
-    skeleton = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
+    skeleton = {
+        "role": "assistant",
+        "content": [],
+        "tool_plan": "",
+        "tool_calls": [],
+        "citations": [],
+    }
     return event(
         {"id": made_up_uuid(label), "type": "message-start", "delta": {"message": skeleton}}
     )
@@ -89,7 +95,11 @@ def content_block(index: int, kind: str, parts: list[str], *, end: bool = True) 
     )
     for part in parts:
         out += event(
-            {"type": "content-delta", "index": index, "delta": {"message": {"content": {kind: part}}}}
+            {
+                "type": "content-delta",
+                "index": index,
+                "delta": {"message": {"content": {kind: part}}},
+            }
         )
     if end:
         out += event({"type": "content-end", "index": index})
@@ -243,7 +253,24 @@ def error_response(label: str, status: int, reason: str, message: str) -> Respon
 def plain_text() -> Interaction:
     body = (
         message_start("plain_text")
-        + content_block(0, "text", ["A", " large", " language", " model", " (LLM)", " is a", " neural", " network", " trained", " on", " text", "."])
+        + content_block(
+            0,
+            "text",
+            [
+                "A",
+                " large",
+                " language",
+                " model",
+                " (LLM)",
+                " is a",
+                " neural",
+                " network",
+                " trained",
+                " on",
+                " text",
+                ".",
+            ],
+        )
         + message_end("COMPLETE", usage(5, 12, 71, 12))
         + DONE
     )
@@ -255,7 +282,11 @@ def thinking() -> Interaction:
     # v2/docs/reasoning: a thinking content block, then the text block, each its own index.
     body = (
         message_start("thinking")
-        + content_block(0, "thinking", ["Alice", " has 2 sisters;", " her brother", " has Alice", " and both", " sisters."])
+        + content_block(
+            0,
+            "thinking",
+            ["Alice", " has 2 sisters;", " her brother", " has Alice", " and both", " sisters."],
+        )
         + content_block(1, "text", ["Alice's", " brother", " has 3", " sisters."])
         + message_end("COMPLETE", usage(29, 31, 612, 31, cached=512))
         + DONE
@@ -263,7 +294,11 @@ def thinking() -> Interaction:
     req = request(
         {
             "model": REASONING,
-            "messages": [user("Alice has 3 brothers and 2 sisters. How many sisters does Alice's brother have?")],
+            "messages": [
+                user(
+                    "Alice has 3 brothers and 2 sisters. How many sisters does Alice's brother have?"
+                )
+            ],
             "thinking": {"type": "enabled", "token_budget": 2000},
         }
     )
@@ -275,12 +310,18 @@ def tool_call_single() -> Interaction:
     body = (
         message_start("tool_call_single")
         + tool_plan(["I", " will", " look", " up", " the", " weather", " in", " Toronto", "."])
-        + tool_call(0, call_id("get_weather", "toronto"), "get_weather", arguments_fragments("Toronto"))
+        + tool_call(
+            0, call_id("get_weather", "toronto"), "get_weather", arguments_fragments("Toronto")
+        )
         + message_end("TOOL_CALL", usage(34, 25, 896, 71))
         + DONE
     )
     req = request(
-        {"model": COMMAND_A, "messages": [user("What's the weather in Toronto?")], "tools": [WEATHER_TOOL]}
+        {
+            "model": COMMAND_A,
+            "messages": [user("What's the weather in Toronto?")],
+            "tools": [WEATHER_TOOL],
+        }
     )
     return Interaction(0, req, stream_response("tool_call_single", body))
 
@@ -289,9 +330,27 @@ def parallel_tool_calls() -> Interaction:
     # The guide's example: the plan, then two calls (index 0 and 1) one after the other.
     body = (
         message_start("parallel_tool_calls")
-        + tool_plan(["I", " will", " search", " for", " the", " weather", " in", " Madrid", " and", " Brasilia", "."])
-        + tool_call(0, call_id("get_weather", "madrid"), "get_weather", arguments_fragments("Madrid"))
-        + tool_call(1, call_id("get_weather", "brasilia"), "get_weather", arguments_fragments("Brasilia"))
+        + tool_plan(
+            [
+                "I",
+                " will",
+                " search",
+                " for",
+                " the",
+                " weather",
+                " in",
+                " Madrid",
+                " and",
+                " Brasilia",
+                ".",
+            ]
+        )
+        + tool_call(
+            0, call_id("get_weather", "madrid"), "get_weather", arguments_fragments("Madrid")
+        )
+        + tool_call(
+            1, call_id("get_weather", "brasilia"), "get_weather", arguments_fragments("Brasilia")
+        )
         + message_end("TOOL_CALL", usage(37, 28, 913, 83))
         + DONE
     )
@@ -310,7 +369,23 @@ def citations() -> Interaction:
     # (tool sources), then content-end.
     madrid = call_id("get_weather", "madrid")
     brasilia = call_id("get_weather", "brasilia")
-    text = ["It", " is", " currently", " 2", "4", "°", "C in", " Madrid", " and", " 2", "8", "°", "C in", " Brasilia", "."]
+    text = [
+        "It",
+        " is",
+        " currently",
+        " 2",
+        "4",
+        "°",
+        "C in",
+        " Madrid",
+        " and",
+        " 2",
+        "8",
+        "°",
+        "C in",
+        " Brasilia",
+        ".",
+    ]
     body = (
         message_start("citations")
         + content_block(0, "text", text, end=False)
@@ -321,7 +396,11 @@ def citations() -> Interaction:
                 "end": 20,
                 "text": "24°C",
                 "sources": [
-                    {"type": "tool", "id": f"{madrid}:0", "tool_output": {"temperature": '{"madrid":"24°C"}'}}
+                    {
+                        "type": "tool",
+                        "id": f"{madrid}:0",
+                        "tool_output": {"temperature": '{"madrid":"24°C"}'},
+                    }
                 ],
                 "type": "TEXT_CONTENT",
             },
@@ -333,7 +412,11 @@ def citations() -> Interaction:
                 "end": 39,
                 "text": "28°C",
                 "sources": [
-                    {"type": "tool", "id": f"{brasilia}:0", "tool_output": {"temperature": '{"brasilia":"28°C"}'}}
+                    {
+                        "type": "tool",
+                        "id": f"{brasilia}:0",
+                        "tool_output": {"temperature": '{"brasilia":"28°C"}'},
+                    }
                 ],
                 "type": "TEXT_CONTENT",
             },
@@ -348,12 +431,32 @@ def citations() -> Interaction:
             "role": "assistant",
             "tool_plan": "I will search for the weather in Madrid and Brasilia.",
             "tool_calls": [
-                {"id": madrid, "type": "function", "function": {"name": "get_weather", "arguments": '{"location":"Madrid"}'}},
-                {"id": brasilia, "type": "function", "function": {"name": "get_weather", "arguments": '{"location":"Brasilia"}'}},
+                {
+                    "id": madrid,
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"location":"Madrid"}'},
+                },
+                {
+                    "id": brasilia,
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"location":"Brasilia"}'},
+                },
             ],
         },
-        {"role": "tool", "tool_call_id": madrid, "content": [{"type": "document", "document": {"data": '{"temperature": {"madrid": "24°C"}}'}}]},
-        {"role": "tool", "tool_call_id": brasilia, "content": [{"type": "document", "document": {"data": '{"temperature": {"brasilia": "28°C"}}'}}]},
+        {
+            "role": "tool",
+            "tool_call_id": madrid,
+            "content": [
+                {"type": "document", "document": {"data": '{"temperature": {"madrid": "24°C"}}'}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": brasilia,
+            "content": [
+                {"type": "document", "document": {"data": '{"temperature": {"brasilia": "28°C"}}'}}
+            ],
+        },
     ]
     req = request({"model": COMMAND_A, "messages": messages, "tools": [WEATHER_TOOL]})
     return Interaction(0, req, stream_response("citations", body))
@@ -380,7 +483,9 @@ def stop_sequence() -> Interaction:
 def max_tokens() -> Interaction:
     body = (
         message_start("max_tokens")
-        + content_block(0, "text", ["Once", " upon", " a", " time", ",", " a", " lighthouse", " keeper"])
+        + content_block(
+            0, "text", ["Once", " upon", " a", " time", ",", " a", " lighthouse", " keeper"]
+        )
         + message_end("MAX_TOKENS", usage(6, 8, 72, 8))
         + DONE
     )
@@ -392,7 +497,9 @@ def error_midstream() -> Interaction:
     # A failed generation: the text so far, then message-end with ERROR and its message.
     body = (
         message_start("error_midstream")
-        + content_block(0, "text", ["Event", " sourcing", " stores", " every", " change"], end=False)
+        + content_block(
+            0, "text", ["Event", " sourcing", " stores", " every", " change"], end=False
+        )
         + message_end("ERROR", None, error="internal server error, please try again later")
         + DONE
     )

@@ -183,7 +183,9 @@ class CohereV2ChatNormalizer(SSENormalizer):
             return
         key = self._call_key(obj)
         if key is None or self.acc.open_kind(key) != "tool_call":
-            self._malformed(f"tool-call-delta for a call that was not started: {excerpt(repr(key))}")
+            self._malformed(
+                f"tool-call-delta for a call that was not started: {excerpt(repr(key))}"
+            )
             return
         call = message.get("tool_calls")
         if isinstance(call, list):
@@ -315,7 +317,8 @@ class CohereV2ChatNormalizer(SSENormalizer):
             self._end(key)
         for key in list(self._pending):  # citations of blocks that never opened
             self.acc.provider_block(
-                "citations", {"content_index": self._ended.get(key), "citations": self._pending.pop(key)}
+                "citations",
+                {"content_index": self._ended.get(key), "citations": self._pending.pop(key)},
             )
         if self._usage_kept:
             self.acc.provider_block("usage", dict(self._usage_kept))
