@@ -280,7 +280,7 @@ def test_an_error_without_a_finish_reason_is_still_an_error() -> None:
     ("tail", "message"),
     [
         ("", "stream ended without message-end"),
-        ("data: [DONE]\n\n", "stream ended ([DONE]) without message-end"),
+        ("data: [DONE]\n\n", "stream ended without message-end ([DONE] came first)"),
     ],
 )
 def test_a_stream_without_message_end_is_an_error_keeping_the_text(tail: str, message: str) -> None:
@@ -288,6 +288,8 @@ def test_a_stream_without_message_end_is_an_error_keeping_the_text(tail: str, me
     assert isinstance(last, ErrorEvent)
     assert last.error_message == message
     assert last.message.content == [TextBlock(content="Half a")]
+    # A cut stream is a transport fault: retryable (specs/retry.yaml, stream_cut).
+    assert last.error is not None and last.error.kind == "transient"
 
 
 def test_done_after_message_end_is_not_needed_and_not_an_error() -> None:

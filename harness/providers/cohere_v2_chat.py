@@ -76,7 +76,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
             # After message-end the stream is terminated and this is never seen; before
             # it, the server closed the stream without a finish reason.
             self._before_terminal()
-            self.acc.fail("stream ended ([DONE]) without message-end")
+            self.acc.fail("stream ended without message-end ([DONE] came first)")
             return
         try:
             obj = parse_json(event.data)
