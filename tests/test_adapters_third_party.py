@@ -77,6 +77,19 @@ CASES: dict[
         # 161 output tokens: candidates plus thoughts (the reference's arithmetic).
         Usage(input=61, output=161, total=222),
     ),
+    ("cohere-v2-chat", "plain_text"): (
+        ["A large language model (LLM) is a neural network trained on text."],
+        [],
+        "COMPLETE",
+        # tokens, not billed_units (specs/protocols/cohere-v2-chat.md, "Usage").
+        Usage(input=71, output=12, total=83),
+    ),
+    ("cohere-v2-chat", "tool_call_single"): (
+        [],
+        [("get_weather_usorn2wl4akn", "get_weather", {"location": "Toronto"})],
+        "TOOL_CALL",
+        Usage(input=896, output=71, total=967),
+    ),
 }
 
 # Where a library's content differs from the cassette on these basic cases, it is a
@@ -118,6 +131,7 @@ def _run(adapter: Adapter, protocol: str, cassette: str, split: str) -> AdapterR
 PROTOCOLS: dict[str, tuple[str, ...]] = {
     "openai-sdk-create": ("openai-completions",),
     "google-genai": ("google-generative-ai",),
+    "cohere": ("cohere-v2-chat",),
     "litellm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "pydantic-ai": (
         "anthropic-messages",

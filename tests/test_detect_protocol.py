@@ -91,3 +91,26 @@ def test_bedrock_converse_error_bodies_are_detected_by_url() -> None:
     ):
         odd = dataclasses.replace(inter, request=dataclasses.replace(inter.request, uri=uri))
         assert detect_protocol(odd) == "bedrock-converse-stream"
+
+
+def test_cohere_v2_chat_is_detected_by_url_and_not_its_compatible_path() -> None:
+    inter = load_cassette(BUNDLED[0]).interactions[0]
+    for uri, want in (
+        ("https://api.cohere.com/v2/chat", "cohere-v2-chat"),
+        ("https://api.cohere.ai/v2/chat?x=1", "cohere-v2-chat"),
+        ("https://api.cohere.ai/compatibility/v1/chat/completions", "openai-completions"),
+        ("https://llm.example.invalid/v2/chat/completions", "openai-completions"),
+    ):
+        odd = dataclasses.replace(inter, request=dataclasses.replace(inter.request, uri=uri))
+        assert detect_protocol(odd) == want, uri
+
+
+def test_the_corpus_cohere_overflow_error_is_detected_as_cohere() -> None:
+    root = corpus_dir()
+    if root is None:
+        pytest.skip("corpus absent")
+    path = root / "other" / "pydantic-ai__test_context_window_exceeded[cohere].yaml"
+    if not path.is_file():
+        pytest.skip(f"{path.name} absent")
+    (inter,) = load_cassette(path).interactions
+    assert detect_protocol(inter) == "cohere-v2-chat"

@@ -40,6 +40,12 @@ SMOKE: dict[str, list[tuple[str, str]]] = {
         ("google-generative-ai", "tool_call"),
         ("google-generative-ai", "thinking_signature"),
     ],
+    "cohere": [
+        ("cohere-v2-chat", "plain_text"),
+        ("cohere-v2-chat", "parallel_tool_calls"),
+        ("cohere-v2-chat", "thinking"),
+        ("cohere-v2-chat", "citations"),
+    ],
 }
 
 

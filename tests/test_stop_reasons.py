@@ -38,6 +38,7 @@ PROTOCOLS = {
     "google-generative-ai",
     "bedrock-converse-stream",
     "ollama",
+    "cohere-v2-chat",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -124,6 +125,15 @@ DECIDED: dict[str, dict[str, str]] = {
         "load": "stop",
         "unload": "stop",
     },
+    "cohere-v2-chat": {
+        # cohere-python types/chat_finish_reason.py (ChatFinishReason)
+        "COMPLETE": "stop",
+        "STOP_SEQUENCE": "stop",
+        "MAX_TOKENS": "length",
+        "TOOL_CALL": "tool_use",
+        "ERROR": "error",
+        "TIMEOUT": "error",
+    },
 }
 
 # What "the end arrived without a reason" means per protocol (decided in the YAML header).
@@ -134,9 +144,16 @@ DECIDED_NULL = {
     "google-generative-ai": "error",
     "bedrock-converse-stream": "stop",
     "ollama": "stop",
+    "cohere-v2-chat": "stop",
 }
 
-OVERRIDE_PROTOCOLS = {"openai-responses", "openai-completions", "google-generative-ai", "ollama"}
+OVERRIDE_PROTOCOLS = {
+    "openai-responses",
+    "openai-completions",
+    "google-generative-ai",
+    "ollama",
+    "cohere-v2-chat",
+}
 
 
 def _table() -> dict[str, Any]:
@@ -376,11 +393,12 @@ def test_matching_is_case_sensitive(protocol: str, raw: str) -> None:
 
 
 def test_table_spelling_is_consistent_per_protocol() -> None:
-    # Gemini enums are upper-case, every other protocol lower-case; and no two rows of one
-    # protocol differ only by case, so case folding could be introduced without a clash.
+    # Gemini and Cohere enums are upper-case, every other protocol lower-case; and no two
+    # rows of one protocol differ only by case, so case folding could be introduced
+    # without a clash.
     for protocol in PROTOCOLS:
         raws = [r["raw"] for r in ROWS if r["protocol"] == protocol and r["raw"] is not None]
-        want_upper = protocol == "google-generative-ai"
+        want_upper = protocol in ("google-generative-ai", "cohere-v2-chat")
         for raw in raws:
             # A Responses incomplete reason after the slash is spelled as each server
             # sends it (xAI's REASON_MAX_LEN); the status before it is lower-case.
