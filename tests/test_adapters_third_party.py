@@ -90,6 +90,68 @@ CASES: dict[
         "TOOL_CALL",
         Usage(input=896, output=71, total=967),
     ),
+    # Issue 15's protocols (their cassettes land with the protocols: a case whose
+    # cassette is not in this checkout is skipped).
+    ("azure-openai-completions", "text_default_filter"): (
+        ["Grüße aus Zürich! Der Kaffee ist fertig ☕ und die Sonne scheint."],
+        [],
+        "stop",
+        Usage(input=19, output=17, total=36),
+    ),
+    ("azure-openai-completions", "tool_call_single"): (
+        [],
+        [("call_Az7kQ2mPp4Xw9Lr1", "get_weather", {"city": "Zürich"})],
+        "tool_calls",
+        Usage(),  # the stream carries no usage chunk
+    ),
+    ("azure-openai-responses", "plain_text"): (
+        ["Grüße aus Zürich ☕!"],
+        [],
+        "completed",
+        Usage(input=12, output=7, total=19),
+    ),
+    ("azure-openai-responses", "function_call"): (
+        [],
+        [("call_57a469a42e3a52c234519376", "get_weather", {"city": "Zürich"})],
+        "completed",
+        Usage(input=60, output=16, total=76),
+    ),
+    ("mistral-chat", "text_plain"): (
+        ["Le café est prêt ☕ — bon appétit."],
+        [],
+        "stop",
+        Usage(input=14, output=11, total=25),
+    ),
+    ("mistral-chat", "tool_call_streamed"): (
+        ["Reading the file."],
+        [("k3Vb8Nq1Z", "read_file", {"path": "src/main.py"})],
+        "tool_calls",
+        Usage(input=311, output=40, total=351),
+    ),
+    ("vertex-anthropic", "plain_text"): (
+        ["Hello from Vertex AI!"],
+        [],
+        "end_turn",
+        Usage(input=12, output=8, total=20),
+    ),
+    ("vertex-anthropic", "tool_call"): (
+        ["I'll check the weather in Lisbon."],
+        [("toolu_vrtx_01Wx7Yz9Ab1Cd3Ef5Gh7Ij9K", "get_weather", {"city": "Lisbon", "unit": "c"})],
+        "tool_use",
+        Usage(input=402, output=71, total=473),
+    ),
+    ("vertex-gemini", "plain_text"): (
+        ["Vertex AI runs Gemini in your Google Cloud project."],
+        [],
+        "STOP",
+        Usage(input=9, output=41, total=50),
+    ),
+    ("vertex-gemini", "tool_call"): (
+        [],
+        [("get_weather_1", "get_weather", {"location": "Zurich", "unit": "C"})],
+        "STOP",
+        Usage(input=58, output=137, total=195),
+    ),
 }
 
 # Where a library's content differs from the cassette on these basic cases, it is a
@@ -120,9 +182,10 @@ def _adapter(name: str) -> Adapter:
 
 
 def _run(adapter: Adapter, protocol: str, cassette: str, split: str) -> AdapterResult:
-    response = (
-        load_cassette(bundled_cassettes() / protocol / f"{cassette}.yaml").interactions[0].response
-    )
+    path = bundled_cassettes() / protocol / f"{cassette}.yaml"
+    if not path.exists():
+        pytest.skip(f"{protocol} is not in this checkout (issue 15 lands it)")
+    response = load_cassette(path).interactions[0].response
     body = response.body
     chunks = [body] if split == "whole" else [body[i : i + 1] for i in range(len(body))]
     return adapter.run(protocol, chunks, status=response.status, headers=response.headers)
@@ -138,12 +201,21 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
         "openai-completions",
         "openai-responses",
         "google-generative-ai",
+        "azure-openai-completions",
+        "azure-openai-responses",
+        "mistral-chat",
+        "vertex-anthropic",
+        "vertex-gemini",
+        "cohere-v2-chat",
     ),
     "langchain": (
         "anthropic-messages",
         "openai-completions",
         "openai-responses",
         "google-generative-ai",
+        "azure-openai-completions",
+        "azure-openai-responses",
+        "mistral-chat",
     ),
     "any-llm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "aisuite": ("anthropic-messages", "openai-completions"),

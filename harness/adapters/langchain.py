@@ -8,8 +8,15 @@ calls in order), ``tool_calls`` / ``invalid_tool_calls`` (the parsed arguments),
 ``usage_metadata`` and ``response_metadata``. Models: ``ChatOpenAI`` (Chat Completions,
 and the Responses API with ``use_responses_api=True``), ``ChatAnthropic`` (which has no
 ``http_client`` parameter, so its cached SDK client is replaced, as the research note's
-recipe does) and ``ChatGoogleGenerativeAI`` (``client_args={"transport": ...}``).
-Conventions: ``specs/adapter_conventions.yaml``, section ``langchain``.
+recipe does) and ``ChatGoogleGenerativeAI`` (``client_args={"transport": ...}``). Issue 15's
+protocols: ``AzureChatOpenAI`` (langchain-openai, Chat and Responses, on the SDK's
+``AzureOpenAI`` client) and ``ChatMistralAI`` (langchain-mistralai, which reads the SSE body
+itself with httpx-sse over its own ``httpx.Client``, the one handed in here). Not run:
+Vertex AI (``ChatAnthropicVertex`` / ``ChatVertexAI`` need langchain-google-vertexai and
+google-cloud-aiplatform), Bedrock InvokeModel (``ChatBedrock`` reads through boto3's event
+stream, whose HTTP layer is not httpx) and ``ChatCohere`` (langchain-cohere pins the Cohere
+SDK below the cohere group's). Conventions: ``specs/adapter_conventions.yaml``, section
+``langchain``.
 """
 
 from __future__ import annotations
@@ -25,13 +32,24 @@ from harness.adapters.google_genai import uses_httpx2
 from harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
 from harness.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 
+AZURE_CHAT: Final = "azure-openai-completions"
+AZURE_RESPONSES: Final = "azure-openai-responses"
+MISTRAL: Final = "mistral-chat"
+OPENAI: Final = frozenset({"openai-completions", "openai-responses", AZURE_CHAT, AZURE_RESPONSES})
+RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
-    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+    {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI}
 )
+# What AzureChatOpenAI is given (any value works offline: every request gets the body).
+AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
+AZURE_API_VERSION: Final = "2024-10-21"
 # response_metadata keys holding the raw stop value, per protocol (first present wins).
 _STOP_KEYS: Final = {
     "openai-completions": ("finish_reason",),
+    AZURE_CHAT: ("finish_reason",),
+    MISTRAL: ("finish_reason",),
     "openai-responses": ("incomplete_details", "status"),
+    AZURE_RESPONSES: ("incomplete_details", "status"),
     "anthropic-messages": ("stop_reason",),
     "google-generative-ai": ("finish_reason", "block_reason"),
 }
@@ -49,7 +67,12 @@ class LangChainAdapter(LibraryAdapter):
         import importlib.metadata as md
 
         parts = [f"langchain-core {md.version('langchain-core')}"]
-        for dist in ("langchain-openai", "langchain-anthropic", "langchain-google-genai"):
+        for dist in (
+            "langchain-openai",
+            "langchain-anthropic",
+            "langchain-google-genai",
+            "langchain-mistralai",
+        ):
             try:
                 parts.append(f"{dist} {md.version(dist)}")
             except md.PackageNotFoundError:
@@ -57,6 +80,37 @@ class LangChainAdapter(LibraryAdapter):
         return ", ".join(parts)
 
     def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+        if protocol in (AZURE_CHAT, AZURE_RESPONSES):
+            import httpx2
+
+            azure_chat = importlib.import_module("langchain_openai").AzureChatOpenAI
+            return azure_chat(
+                azure_deployment="gpt-harness",
+                api_key="test",
+                api_version=AZURE_API_VERSION,
+                azure_endpoint=AZURE_ENDPOINT,
+                max_retries=0,
+                http_client=httpx2.Client(
+                    transport=self.transport(httpx2, chunks, status, headers)
+                ),
+                stream_usage=True,
+                use_responses_api=protocol == AZURE_RESPONSES,
+            )
+        if protocol == MISTRAL:
+            import httpx
+
+            chat_mistral = importlib.import_module("langchain_mistralai").ChatMistralAI
+            # Its own httpx client posts to "/chat/completions" relative to base_url;
+            # tenacity's one attempt (max_retries=1) is no retry.
+            return chat_mistral(
+                model="mistral-harness",
+                api_key="test",
+                max_retries=1,
+                client=httpx.Client(
+                    base_url=f"{BASE_URL}/v1",
+                    transport=self.transport(httpx, chunks, status, headers),
+                ),
+            )
         if protocol in ("openai-completions", "openai-responses"):
             import httpx2
 
@@ -119,7 +173,7 @@ class LangChainAdapter(LibraryAdapter):
             # ChatOpenAI raises ValueError(str(response.error)) on `response.failed` (its
             # only raise that renders a ResponseError): the raise is how it reports the
             # raw status "failed" (specs/adapter_conventions.yaml).
-            failed = protocol == "openai-responses" and str(exc).startswith("ResponseError(")
+            failed = protocol in RESPONSES and str(exc).startswith("ResponseError(")
             return Driven(
                 raised=exc,
                 partial=merged,

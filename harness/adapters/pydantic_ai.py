@@ -53,9 +53,39 @@ from harness.events import (
 )
 from harness.partial_json import parse_partial
 
+# The protocols of issue 15 that pydantic-ai's own models speak, each through the client a
+# user of that service builds (see _model). Bedrock InvokeModelWithResponseStream is not
+# among them: BedrockConverseModel calls ConverseStream only, and AnthropicModel on an
+# AsyncAnthropicBedrock client reads the Anthropic family alone (the protocol's other
+# families, Titan, Llama, Cohere, Mistral, Nova, it cannot read).
+AZURE_CHAT: Final = "azure-openai-completions"
+AZURE_RESPONSES: Final = "azure-openai-responses"
+MISTRAL: Final = "mistral-chat"
+VERTEX_ANTHROPIC: Final = "vertex-anthropic"
+VERTEX_GEMINI: Final = "vertex-gemini"
+COHERE: Final = "cohere-v2-chat"
+CHAT: Final = frozenset({"openai-completions", AZURE_CHAT})
+RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
-    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+    {
+        "openai-completions",
+        "openai-responses",
+        "anthropic-messages",
+        "google-generative-ai",
+        AZURE_CHAT,
+        AZURE_RESPONSES,
+        MISTRAL,
+        VERTEX_ANTHROPIC,
+        VERTEX_GEMINI,
+        COHERE,
+    }
 )
+# What the offline clients are given where the service wants one (any value works: the
+# transport answers every request with the recorded body).
+AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
+AZURE_API_VERSION: Final = "2024-10-21"
+VERTEX_PROJECT: Final = "harness-project"
+VERTEX_REGION: Final = "us-east5"
 
 
 class PydanticAIAdapter(LibraryAdapter):
@@ -72,45 +102,83 @@ class PydanticAIAdapter(LibraryAdapter):
     protocols = PROTOCOLS
 
     def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
-        if protocol in ("openai-completions", "openai-responses"):
-            import httpx2
-            import openai
+        """The pydantic-ai model a user of ``protocol`` builds, on an offline SDK client."""
+        if protocol in CHAT or protocol in RESPONSES:
+            return self._openai_model(protocol, chunks, status, headers)
+        if protocol in ("anthropic-messages", VERTEX_ANTHROPIC):
+            return self._anthropic_model(protocol, chunks, status, headers)
+        if protocol == MISTRAL:
+            return self._mistral_model(chunks, status, headers)
+        if protocol == COHERE:
+            return self._cohere_model(chunks, status, headers)
+        return self._google_model(protocol, chunks, status, headers)
 
-            models = importlib.import_module("pydantic_ai.models.openai")
+    def _openai_model(
+        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
+    ) -> Any:
+        import httpx2
+        import openai
+
+        models = importlib.import_module("pydantic_ai.models.openai")
+        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
+        provider: Any
+        if protocol in (AZURE_CHAT, AZURE_RESPONSES):
+            # AzureProvider on the SDK's AsyncAzureOpenAI (key auth, a GA api-version), as
+            # pydantic-ai's Azure docs build it.
+            azure = importlib.import_module("pydantic_ai.providers.azure")
+            provider = azure.AzureProvider(
+                openai_client=openai.AsyncAzureOpenAI(
+                    api_key="test",
+                    api_version=AZURE_API_VERSION,
+                    azure_endpoint=AZURE_ENDPOINT,
+                    max_retries=0,
+                    http_client=http_client,
+                )
+            )
+        else:
             providers = importlib.import_module("pydantic_ai.providers.openai")
+            provider = providers.OpenAIProvider(
+                openai_client=openai.AsyncOpenAI(
+                    api_key="sk-test",
+                    base_url=f"{BASE_URL}/v1",
+                    max_retries=0,
+                    http_client=http_client,
+                )
+            )
+        cls = models.OpenAIChatModel if protocol in CHAT else models.OpenAIResponsesModel
+        return cls("gpt-harness", provider=provider)
 
-            client = openai.AsyncOpenAI(
-                api_key="sk-test",
-                base_url=f"{BASE_URL}/v1",
+    def _anthropic_model(
+        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
+    ) -> Any:
+        import anthropic
+        import httpx2
+
+        amodels = importlib.import_module("pydantic_ai.models.anthropic")
+        aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
+        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
+        client: Any
+        if protocol == VERTEX_ANTHROPIC:
+            # The SDK's Vertex client (rawPredict / streamRawPredict URLs); an access token
+            # given up front, so google-auth is never asked for credentials.
+            client = anthropic.AsyncAnthropicVertex(
+                region=VERTEX_REGION,
+                project_id=VERTEX_PROJECT,
+                access_token="test",
                 max_retries=0,
-                http_client=httpx2.AsyncClient(
-                    transport=self.transport(httpx2, chunks, status, headers)
-                ),
+                http_client=http_client,
             )
-            cls = (
-                models.OpenAIChatModel
-                if protocol == "openai-completions"
-                else models.OpenAIResponsesModel
+        else:
+            client = anthropic.AsyncAnthropic(
+                api_key="test", base_url=BASE_URL, max_retries=0, http_client=http_client
             )
-            return cls("gpt-harness", provider=providers.OpenAIProvider(openai_client=client))
-        if protocol == "anthropic-messages":
-            import anthropic
-            import httpx2
+        return amodels.AnthropicModel(
+            "claude-harness", provider=aproviders.AnthropicProvider(anthropic_client=client)
+        )
 
-            amodels = importlib.import_module("pydantic_ai.models.anthropic")
-            aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
-
-            aclient = anthropic.AsyncAnthropic(
-                api_key="test",
-                base_url=BASE_URL,
-                max_retries=0,
-                http_client=httpx2.AsyncClient(
-                    transport=self.transport(httpx2, chunks, status, headers)
-                ),
-            )
-            return amodels.AnthropicModel(
-                "claude-harness", provider=aproviders.AnthropicProvider(anthropic_client=aclient)
-            )
+    def _google_model(
+        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
+    ) -> Any:
         from google import genai
         from google.genai import types
 
@@ -118,17 +186,64 @@ class PydanticAIAdapter(LibraryAdapter):
         gproviders = importlib.import_module("pydantic_ai.providers.google")
 
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        gclient = genai.Client(
-            api_key="test",
-            http_options=types.HttpOptions(
-                httpx_async_client=http.AsyncClient(
-                    transport=self.transport(http, chunks, status, headers)
-                ),
-                retry_options=types.HttpRetryOptions(attempts=1),
+        options = types.HttpOptions(
+            httpx_async_client=http.AsyncClient(
+                transport=self.transport(http, chunks, status, headers)
             ),
+            retry_options=types.HttpRetryOptions(attempts=1),
         )
+        if protocol == VERTEX_GEMINI:
+            # The Vertex AI client (aiplatform URLs, integer enums on some routes) with a
+            # bearer token that never expires, so nothing refreshes it.
+            credentials = importlib.import_module("google.oauth2.credentials")
+            gclient = genai.Client(
+                vertexai=True,
+                project=VERTEX_PROJECT,
+                location=VERTEX_REGION,
+                credentials=credentials.Credentials(token="test"),
+                http_options=options,
+            )
+        else:
+            gclient = genai.Client(api_key="test", http_options=options)
         return gmodels.GoogleModel(
             "gemini-harness", provider=gproviders.GoogleProvider(client=gclient)
+        )
+
+    def _mistral_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+        # MistralModel on the mistralai SDK (its own SSE reader, chat.stream_async), which
+        # sends over httpx2 and retries nothing unless given a retry_config.
+        import httpx2
+
+        mistralai = importlib.import_module("mistralai.client")
+        mmodels = importlib.import_module("pydantic_ai.models.mistral")
+        mproviders = importlib.import_module("pydantic_ai.providers.mistral")
+        client = mistralai.Mistral(
+            api_key="test",
+            server_url=BASE_URL,
+            async_client=httpx2.AsyncClient(
+                transport=self.transport(httpx2, chunks, status, headers)
+            ),
+        )
+        return mmodels.MistralModel(
+            "mistral-harness", provider=mproviders.MistralProvider(mistral_client=client)
+        )
+
+    def _cohere_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+        # CohereModel streams through AsyncClientV2.chat_stream (the SDK's SSE reader),
+        # which sends over httpx.
+        import httpx
+
+        cohere = importlib.import_module("cohere")
+        cmodels = importlib.import_module("pydantic_ai.models.cohere")
+        cproviders = importlib.import_module("pydantic_ai.providers.cohere")
+        client = cohere.AsyncClientV2(
+            api_key="test",
+            base_url=BASE_URL,
+            max_retries=0,
+            httpx_client=httpx.AsyncClient(transport=self.transport(httpx, chunks, status, headers)),
+        )
+        return cmodels.CohereModel(
+            "command-harness", provider=cproviders.CohereProvider(cohere_client=client)
         )
 
     def drive(
@@ -239,7 +354,7 @@ def _raised_on_failed(protocol: str, exc: BaseException, partial: Any) -> bool:
     (models/openai/_responses_streaming.py): the raise reports the raw status "failed".
     An ``error`` event raises without a terminal state.
     """
-    if protocol != "openai-responses" or partial is None or partial[1] is None:
+    if protocol not in RESPONSES or partial is None or partial[1] is None:
         return False
     return (
         type(exc).__name__ in ("ModelHTTPError", "ModelRateLimitError")
