@@ -240,6 +240,19 @@ class LangChainAdapter(LibraryAdapter):
                 provider.append(
                     ProviderBlock(provider_type=str(kind), position=len(content), data=data)
                 )
+        legacy = extra.get("function_call")
+        if isinstance(legacy, Mapping) and legacy.get("name") and not any(
+            isinstance(b, ToolCall) for b in content
+        ):
+            # The deprecated single function_call (Azure's GA versions still stream it for
+            # a request with `functions`): ChatOpenAI merges it into additional_kwargs only.
+            content.append(
+                ToolCall(
+                    id="",
+                    name=str(legacy["name"]),
+                    arguments=tool_arguments(legacy.get("arguments")),
+                )
+            )
         meta = value.response_metadata or {}
         stop = None
         error = None
