@@ -38,6 +38,7 @@ PROTOCOLS = {
     "google-generative-ai",
     "bedrock-converse-stream",
     "ollama",
+    "azure-openai-completions",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -136,7 +137,13 @@ DECIDED_NULL = {
     "ollama": "stop",
 }
 
-OVERRIDE_PROTOCOLS = {"openai-responses", "openai-completions", "google-generative-ai", "ollama"}
+OVERRIDE_PROTOCOLS = {
+    "openai-responses",
+    "openai-completions",
+    "google-generative-ai",
+    "ollama",
+    "azure-openai-completions",
+}
 
 
 def _table() -> dict[str, Any]:
