@@ -38,6 +38,7 @@ PROTOCOLS = {
     "google-generative-ai",
     "bedrock-converse-stream",
     "ollama",
+    "mistral-chat",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -124,6 +125,14 @@ DECIDED: dict[str, dict[str, str]] = {
         "load": "stop",
         "unload": "stop",
     },
+    "mistral-chat": {
+        # mistralai SDK CompletionResponseStreamChoiceFinishReason + Mistral OpenAPI FinishReason
+        "stop": "stop",
+        "length": "length",
+        "model_length": "length",
+        "tool_calls": "tool_use",
+        "error": "error",
+    },
 }
 
 # What "the end arrived without a reason" means per protocol (decided in the YAML header).
@@ -134,9 +143,12 @@ DECIDED_NULL = {
     "google-generative-ai": "error",
     "bedrock-converse-stream": "stop",
     "ollama": "stop",
+    "mistral-chat": "stop",
 }
 
-OVERRIDE_PROTOCOLS = {"openai-responses", "openai-completions", "google-generative-ai", "ollama"}
+OVERRIDE_PROTOCOLS = {
+    "openai-responses", "openai-completions", "google-generative-ai", "ollama", "mistral-chat"
+}
 
 
 def _table() -> dict[str, Any]:
@@ -495,7 +507,7 @@ def _corpus() -> Path:
 CORPUS_FOLDERS = {
     "anthropic_messages": "anthropic-messages",
     "openai_chat": "openai-completions",
-    "mistral": "openai-completions",
+    "mistral": "mistral-chat",
     "gemini": "google-generative-ai",
     "bedrock_converse": "bedrock-converse-stream",
 }
