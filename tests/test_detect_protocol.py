@@ -20,7 +20,7 @@ BUNDLED = [p for p in cassette_files(ROOT / "cassettes")]
 CORPUS_FOLDER = {
     "anthropic_messages": "anthropic-messages",
     "openai_chat": "openai-completions",
-    "mistral": "openai-completions",
+    "mistral": "mistral-chat",
     "openai_responses": "openai-responses",
     "gemini": "google-generative-ai",
 }
