@@ -114,7 +114,8 @@ def test_json_lines_import_and_normalize_like_the_original(
     out = tmp_path / protocol / "imported.yaml"
     assert _import(str(lines), "--protocol", protocol, "--out", str(out)) == 0
     imported = _only(out)
-    done = ["[DONE]"] if protocol == "openai-completions" else []
+    sentinel = endpoints()[protocol].sse.done
+    done = [sentinel] if sentinel else []
     assert _payloads(imported.response.body) == [*payloads, *done]
     # The framing is put back as the provider sends it, [DONE] included; a fixture whose
     # point is a missing [DONE] (eof_without_done) is compared with [DONE] added.

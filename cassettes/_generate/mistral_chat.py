@@ -440,17 +440,30 @@ def error_mid_stream() -> list[Interaction]:
 
 
 def stream_cut() -> list[Interaction]:
-    """The connection dropped mid-answer: no finish reason, no [DONE], the last event
-    itself cut (conformance case 6, 62)."""
-    cid, model = "b3d5f7a9c1e37a5c7e9b1d3f5a7c9ecb", "mistral-small-latest"
-    whole = sse(
+    """The connection dropped in the middle of a streamed tool call: text, the call's
+    first fragments (devstral style), then nothing: no finish reason, no [DONE]. The text
+    and the partial call are kept; the arguments are cut (conformance case 6, 62)."""
+    cid, model = "b3d5f7a9c1e37a5c7e9b1d3f5a7c9ecb", "devstral-small-latest"
+    body = sse(
         chunk(cid, model, {"role": "assistant", "content": ""}),
-        chunk(cid, model, {"content": "Partial"}),
-        chunk(cid, model, {"content": " answer, then"}),
+        chunk(cid, model, {"content": "Listing the directory."}),
+        chunk(
+            cid,
+            model,
+            {
+                "tool_calls": [
+                    {"id": "Mv5Tr7Ka2", "function": {"name": "list_dir", "arguments": ""}, "index": 0}
+                ]
+            },
+        ),
+        chunk(
+            cid,
+            model,
+            {"tool_calls": [{"function": {"name": "", "arguments": '{"path": "do'}, "index": 0}]},
+        ),
         done=False,
     )
-    body = whole + b'data: {"id":"' + cid.encode() + b'","object":"chat.comp'
-    req = {"model": model, "messages": user("Explain TCP."), "stream": True}
+    req = {"model": model, "messages": user("What is in docs/?"), "stream": True}
     return one(CHAT_URL, req, body, "019c3b4c-bfc0-71d2-9d3e-f5a6b7c8d9ea")
 
 
