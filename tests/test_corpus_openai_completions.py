@@ -416,6 +416,8 @@ BUNDLED_KNOWN_DIFFERENCES: dict[str, set[str]] = {
     "content_filter": {"error"},  # the SDK accumulates; we end in error (stop_reasons.yaml)
     "eof_without_done": {"error"},  # the SDK does not notice the truncation (case 6, 62)
     "groq_whole_tool_call": {"usage"},  # x_groq.usage unknown to the SDK
+    "mistral_thinking_array": {"text", "thinking"},  # content lists corrupt the SDK's text
+    "mistral_tool_null_id": {"crash"},  # no `index`: TypeError
     "moderation_after_usage": {"usage"},  # the moderation chunk's usage: null overwrites it
     "ollama_parallel_index0": {"tool_calls"},  # the SDK merges both calls into one (bug 4)
     "known_id_after_later_call": {"tool_calls"},  # merged by index, as ollama_parallel_index0

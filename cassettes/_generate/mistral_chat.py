@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The SSE writer, request builder and tools are the Chat Completions generator's: the
 # framing is the same, only the chunks differ.
+import openai_completions  # noqa: E402
 from openai_completions import TIME_TOOL, WEATHER_TOOL, request, sse, user  # noqa: E402
 
 from harness.cassette import Interaction, Response, dump_cassette  # noqa: E402
@@ -164,26 +166,20 @@ def text_padding_usage_only() -> list[Interaction]:
     return one(CHAT_URL, req, body, "019c3b4c-1b2c-7d3e-9f4a-5b6c7d8e9fa0")
 
 
+def _native(interactions: list[Interaction]) -> list[Interaction]:
+    """The same interactions under Mistral's own URL (the SDK's `#stream` suffix dropped)."""
+    return [
+        replace(i, request=replace(i.request, uri=CHAT_URL)) for i in interactions
+    ]
+
+
 def thinking_array() -> list[Interaction]:
     """Magistral: `delta.content` as a list of `thinking` chunks (a nested list of text
     chunks), then `text` chunks and plain strings; a `reference` chunk stays a provider
-    block (mistralai SDK ThinkChunk, ReferenceChunk; PF 2.6; case 48)."""
-    cid, model = "3b9c1e7a2d4f4a6b8c0d2e4f6a8b0c1d", "magistral-medium-2509"
-    body = sse(
-        chunk(cid, model, {"role": "assistant", "content": ""}),
-        chunk(cid, model, think("Les ponts de Paris :")),
-        chunk(cid, model, think(" le plus ancien est le Pont Neuf.")),
-        chunk(cid, model, {"content": [{"type": "text", "text": "Le Pont Neuf"}]}),
-        chunk(cid, model, {"content": [{"type": "reference", "reference_ids": [1]}]}),
-        chunk(cid, model, {"content": ", achevé en 1607."}),
-        chunk(cid, model, {"content": ""}, finish="stop", usage=usage(21, 48)),
-    )
-    req = {
-        "model": "magistral-medium-latest",
-        "messages": user("Quel est le plus ancien pont de Paris ?"),
-        "stream": True,
-    }
-    return one(CHAT_URL, req, body, "019c2a3b-4c5d-7e6f-8a9b-0c1d2e3f4a5b")
+    block (mistralai SDK ThinkChunk, ReferenceChunk; PF 2.6; case 48). The body is
+    openai-completions' `mistral_thinking_array` (Mistral behind a gateway URL): the same
+    bytes must give the same events under both protocols."""
+    return _native(openai_completions.mistral_thinking_array())
 
 
 def thinking_signature() -> list[Interaction]:
@@ -355,27 +351,8 @@ def parallel_null_ids() -> list[Interaction]:
 def tool_null_id() -> list[Interaction]:
     """A whole call without `index`, `id` the literal string "null" and `arguments` as an
     object (mistralai SDK ToolCall id default "null", FunctionCall.arguments Dict | str;
-    PF 2.6; case 49)."""
-    cid, model = "7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b", "mistral-small-latest"
-    call = {"id": "null", "function": {"name": "get_weather", "arguments": {"city": "Marseille"}}}
-    body = sse(
-        chunk(cid, model, {"role": "assistant", "content": ""}, logprobs=True),
-        chunk(
-            cid,
-            model,
-            {"content": None, "tool_calls": [call]},
-            finish="tool_calls",
-            usage=usage(90, 22),
-            logprobs=True,
-        ),
-    )
-    req = {
-        "model": model,
-        "messages": user("Weather in Marseille?"),
-        "tools": [WEATHER_TOOL],
-        "stream": True,
-    }
-    return one(CHAT_URL, req, body, "019c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b")
+    PF 2.6; case 49); the body of openai-completions' `mistral_tool_null_id`."""
+    return _native(openai_completions.mistral_tool_null_id())
 
 
 def _finish_with(reason: str, cid: str, model: str, texts: list[str], u: dict[str, Any]) -> bytes:

@@ -28,6 +28,10 @@ OUT = ROOT / "cassettes" / PROTOCOL
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 CREATED = 1767225600  # 2026-01-01T00:00:00Z
+# Mistral's bytes behind an OpenAI-compatible gateway URL (a proxy, an OpenAI client pointed
+# at Mistral): detection says openai-completions, whose translator must read Mistral's
+# typed chunks too. cassettes/mistral-chat/ has the same bodies under Mistral's own URL.
+MISTRAL_VIA_GATEWAY = "https://llm-gateway.internal/v1/chat/completions"
 
 
 def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
@@ -1027,6 +1031,127 @@ def rate_limit_429() -> list[Interaction]:
     return [Interaction(0, req, response(body, status=429, headers=headers))]
 
 
+def mistral_thinking_array() -> list[Interaction]:
+    """Mistral (magistral) through an OpenAI-compatible gateway: `delta.content` as a list
+    of `thinking` and `text` chunks, then plain strings; a `reference` chunk stays a
+    provider block (PF 2.6; case 48)."""
+    cid, model = "3b9c1e7a2d4f4a6b8c0d2e4f6a8b0c1d", "magistral-medium-2509"
+
+    def m(
+        delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        if usage is not None:
+            out["usage"] = usage
+        return out
+
+    def think(text: str) -> dict[str, Any]:
+        return {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": text}]}]}
+
+    body = sse(
+        m({"role": "assistant", "content": ""}),
+        m(think("Les ponts de Paris :")),
+        m(think(" le plus ancien est le Pont Neuf.")),
+        m({"content": [{"type": "text", "text": "Le Pont Neuf"}]}),
+        m({"content": [{"type": "reference", "reference_ids": [1]}]}),
+        m({"content": ", achevé en 1607."}),
+        m(
+            {"content": ""},
+            finish="stop",
+            usage={"prompt_tokens": 21, "total_tokens": 69, "completion_tokens": 48},
+        ),
+    )
+    req = request(
+        MISTRAL_VIA_GATEWAY,
+        {
+            "model": "magistral-medium-latest",
+            "messages": user("Quel est le plus ancien pont de Paris ?"),
+            "stream": True,
+        },
+    )
+    return [
+        Interaction(
+            0,
+            req,
+            response(
+                body, headers={"mistral-correlation-id": "019c2a3b-4c5d-7e6f-8a9b-0c1d2e3f4a5b"}
+            ),
+        )
+    ]
+
+
+def mistral_tool_null_id() -> list[Interaction]:
+    """Mistral through an OpenAI-compatible gateway: a whole call without `index`, `id`
+    the literal string "null" and `arguments` as an object (PF 2.6; case 49)."""
+    cid, model = "7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b", "mistral-small-latest"
+    body = sse(
+        {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": ""},
+                    "finish_reason": None,
+                    "logprobs": None,
+                }
+            ],
+        },
+        {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "null",
+                                "function": {
+                                    "name": "get_weather",
+                                    "arguments": {"city": "Marseille"},
+                                },
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {"prompt_tokens": 90, "total_tokens": 112, "completion_tokens": 22},
+        },
+    )
+    req = request(
+        MISTRAL_VIA_GATEWAY,
+        {
+            "model": model,
+            "messages": user("Weather in Marseille?"),
+            "tools": [WEATHER_TOOL],
+            "stream": True,
+        },
+    )
+    return [
+        Interaction(
+            0,
+            req,
+            response(
+                body, headers={"mistral-correlation-id": "019c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b"}
+            ),
+        )
+    ]
+
+
 def moderation_after_usage() -> list[Interaction]:
     """Newer OpenAI payloads: after the usage-only chunk comes one more `choices: []` chunk
     whose only news is a top-level `moderation` object (input moderation results) and
@@ -1266,6 +1391,8 @@ CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
         finish_without_done,
         context_length_exceeded_400,
         rate_limit_429,
+        mistral_thinking_array,
+        mistral_tool_null_id,
         moderation_after_usage,
         no_usage_tool_call,
         forced_tool_choice_stop,
