@@ -101,3 +101,29 @@ def test_the_known_differences_are_the_expectation_files() -> None:
     cases = {entry["case"] for entry in data["known_failures"]}
     for name in KNOWN:
         assert f"{PROTOCOL}/{name}.yaml#0" in cases, name
+
+
+@pytest.mark.corpus
+def test_the_sdk_agrees_with_the_reference_on_the_recorded_mistral_traffic(
+    adapter: Adapter, corpus_dir: Path
+) -> None:
+    """Every recording detection sends to mistral-chat (the corpus's mistral/ folder)."""
+    from harness.normalize import detect_protocol
+
+    checked = 0
+    for path in sorted(corpus_dir.rglob("*.yaml")):
+        for interaction in load_cassette(path).interactions:
+            try:
+                if detect_protocol(interaction) != PROTOCOL:
+                    continue
+            except ValueError:
+                continue
+            response = interaction.response
+            result = adapter.run(PROTOCOL, [response.body], status=response.status, headers=response.headers)
+            ours = comparable_message(result.message)
+            ref = comparable_message(
+                reference_message(PROTOCOL, [response.body], response.status, response.headers)
+            )
+            assert ours == ref, path.name
+            checked += 1
+    assert checked >= 4  # three streams and the overflow error
