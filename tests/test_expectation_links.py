@@ -49,6 +49,7 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai-sdk-create": (("openai/openai-python",), ("platform.openai.com",)),
     "google-genai": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev")),
     "cohere": (("cohere-ai/cohere-python",), ("docs.cohere.com",)),
+    "mistral-sdk": (("mistralai/client-python",), ("docs.mistral.ai",)),
     "litellm": (("BerriAI/litellm", "openai/openai-python"), ("docs.litellm.ai",)),
     "pydantic-ai": (("pydantic/pydantic-ai", *_PY_SDKS), ("ai.pydantic.dev",)),
     "langchain": (
