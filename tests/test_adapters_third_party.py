@@ -152,6 +152,12 @@ CASES: dict[
         "STOP",
         Usage(input=58, output=137, total=195),
     ),
+    ("mistral-chat", "tool_call_whole"): (
+        [],
+        [("Qx7Lm2Pw9", "get_weather", {"city": "Lyon"})],
+        "tool_calls",
+        Usage(input=92, output=21, total=113),
+    ),
 }
 
 # Where a library's content differs from the cassette on these basic cases, it is a
@@ -220,6 +226,7 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "any-llm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "aisuite": ("anthropic-messages", "openai-completions"),
     "llm": ("openai-completions",),
+    "mistral-sdk": ("mistral-chat",),
 }
 
 PARAMS = [

@@ -49,6 +49,7 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai-sdk-create": (("openai/openai-python",), ("platform.openai.com",)),
     "google-genai": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev")),
     "cohere": (("cohere-ai/cohere-python",), ("docs.cohere.com",)),
+    "mistral-sdk": (("mistralai/client-python",), ("docs.mistral.ai",)),
     "litellm": (("BerriAI/litellm", "openai/openai-python"), ("docs.litellm.ai",)),
     "pydantic-ai": (("pydantic/pydantic-ai", *_PY_SDKS), ("ai.pydantic.dev",)),
     "langchain": (
@@ -146,3 +147,13 @@ def test_every_known_failure_links_a_specific_issue_or_finding(adapter: str) -> 
         if (problem := link_problem(adapter, k.issue)) is not None
     ]
     assert not bad, "\n".join(bad)
+
+
+def test_every_finding_is_in_the_findings_index() -> None:
+    """A finding nobody can find from the index is not ready to file."""
+    folder = REPO_ROOT / FINDINGS
+    index = (folder / "README.md").read_text(encoding="utf-8")
+    unlisted = sorted(
+        p.name for p in folder.glob("*.md") if p.name != "README.md" and f"]({p.name})" not in index
+    )
+    assert unlisted == []

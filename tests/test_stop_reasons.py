@@ -39,6 +39,8 @@ PROTOCOLS = {
     "bedrock-converse-stream",
     "ollama",
     "cohere-v2-chat",
+    "azure-openai-completions",
+    "mistral-chat",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -134,6 +136,14 @@ DECIDED: dict[str, dict[str, str]] = {
         "ERROR": "error",
         "TIMEOUT": "error",
     },
+    "mistral-chat": {
+        # mistralai SDK CompletionResponseStreamChoiceFinishReason + Mistral OpenAPI FinishReason
+        "stop": "stop",
+        "length": "length",
+        "model_length": "length",
+        "tool_calls": "tool_use",
+        "error": "error",
+    },
 }
 
 # What "the end arrived without a reason" means per protocol (decided in the YAML header).
@@ -145,6 +155,7 @@ DECIDED_NULL = {
     "bedrock-converse-stream": "stop",
     "ollama": "stop",
     "cohere-v2-chat": "stop",
+    "mistral-chat": "stop",
 }
 
 OVERRIDE_PROTOCOLS = {
@@ -153,6 +164,8 @@ OVERRIDE_PROTOCOLS = {
     "google-generative-ai",
     "ollama",
     "cohere-v2-chat",
+    "azure-openai-completions",
+    "mistral-chat",
 }
 
 
@@ -513,7 +526,7 @@ def _corpus() -> Path:
 CORPUS_FOLDERS = {
     "anthropic_messages": "anthropic-messages",
     "openai_chat": "openai-completions",
-    "mistral": "openai-completions",
+    "mistral": "mistral-chat",
     "gemini": "google-generative-ai",
     "bedrock_converse": "bedrock-converse-stream",
 }

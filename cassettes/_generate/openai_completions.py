@@ -28,6 +28,10 @@ OUT = ROOT / "cassettes" / PROTOCOL
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 CREATED = 1767225600  # 2026-01-01T00:00:00Z
+# Mistral's bytes behind an OpenAI-compatible gateway URL (a proxy, an OpenAI client pointed
+# at Mistral): detection says openai-completions, whose translator must read Mistral's
+# typed chunks too. cassettes/mistral-chat/ has the same bodies under Mistral's own URL.
+MISTRAL_VIA_GATEWAY = "https://llm-gateway.internal/v1/chat/completions"
 
 
 def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
@@ -748,77 +752,6 @@ def refusal() -> list[Interaction]:
     ]
 
 
-def content_filter() -> list[Interaction]:
-    """Azure OpenAI: a first chunk with `choices: []`, empty model and
-    `prompt_filter_results`, then text cut by `finish_reason: "content_filter"` (PF 3.1)."""
-    cid, model = "chatcmpl-Fq2Lx0pAzureFilter", "gpt-4o-2024-11-20"
-    filters = {
-        "hate": {"filtered": False, "severity": "safe"},
-        "self_harm": {"filtered": False, "severity": "safe"},
-        "sexual": {"filtered": False, "severity": "safe"},
-        "violence": {"filtered": True, "severity": "high"},
-    }
-    first = {
-        "choices": [],
-        "created": 0,
-        "id": "",
-        "model": "",
-        "object": "",
-        "prompt_filter_results": [
-            {
-                "prompt_index": 0,
-                "content_filter_results": {
-                    k: {"filtered": False, "severity": "safe"} for k in filters
-                },
-            }
-        ],
-    }
-
-    def az(
-        delta: dict[str, Any], finish: str | None = None, results: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        choice: dict[str, Any] = {
-            "content_filter_results": results or {},
-            "delta": delta,
-            "finish_reason": finish,
-            "index": 0,
-            "logprobs": None,
-        }
-        return {
-            "choices": [choice],
-            "created": CREATED,
-            "id": cid,
-            "model": model,
-            "object": "chat.completion.chunk",
-            "system_fingerprint": "fp_b705f0c291",
-        }
-
-    body = sse(
-        first,
-        az({"content": "", "refusal": None, "role": "assistant"}),
-        az({"content": "The battle scene opens with"}),
-        az({"content": " the two armies"}),
-        az({}, finish="content_filter", results=filters),
-    )
-    req = request(
-        "https://contoso-eastus.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
-        {"messages": user("Write a graphic battle scene."), "stream": True},
-    )
-    return [
-        Interaction(
-            0,
-            req,
-            response(
-                body,
-                headers={
-                    "apim-request-id": "8e2d7c1b-0a9f-4e8d-b7c6-5a4f3e2d1c0b",
-                    "x-ms-region": "East US",
-                },
-            ),
-        )
-    ]
-
-
 def error_in_band_after_text() -> list[Interaction]:
     """After HTTP 200 and some text, a `data:` line holding only an error object, then the
     connection closes (PF 2.2, coder aibridge stream_error fixture; case 51)."""
@@ -1028,8 +961,9 @@ def rate_limit_429() -> list[Interaction]:
 
 
 def mistral_thinking_array() -> list[Interaction]:
-    """Mistral (magistral): `delta.content` as a list of `thinking` and `text` chunks,
-    then plain strings; a `reference` chunk stays a provider block (PF 2.6; case 48)."""
+    """Mistral (magistral) through an OpenAI-compatible gateway: `delta.content` as a list
+    of `thinking` and `text` chunks, then plain strings; a `reference` chunk stays a
+    provider block (PF 2.6; case 48)."""
     cid, model = "3b9c1e7a2d4f4a6b8c0d2e4f6a8b0c1d", "magistral-medium-2509"
 
     def m(
@@ -1063,7 +997,7 @@ def mistral_thinking_array() -> list[Interaction]:
         ),
     )
     req = request(
-        "https://api.mistral.ai/v1/chat/completions",
+        MISTRAL_VIA_GATEWAY,
         {
             "model": "magistral-medium-latest",
             "messages": user("Quel est le plus ancien pont de Paris ?"),
@@ -1082,8 +1016,8 @@ def mistral_thinking_array() -> list[Interaction]:
 
 
 def mistral_tool_null_id() -> list[Interaction]:
-    """Mistral: a whole call without `index`, `id` the literal string "null" and
-    `arguments` as an object (PF 2.6; case 49)."""
+    """Mistral through an OpenAI-compatible gateway: a whole call without `index`, `id`
+    the literal string "null" and `arguments` as an object (PF 2.6; case 49)."""
     cid, model = "7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b", "mistral-small-latest"
     body = sse(
         {
@@ -1128,7 +1062,7 @@ def mistral_tool_null_id() -> list[Interaction]:
         },
     )
     req = request(
-        "https://api.mistral.ai/v1/chat/completions",
+        MISTRAL_VIA_GATEWAY,
         {
             "model": model,
             "messages": user("Weather in Marseille?"),
@@ -1379,7 +1313,6 @@ CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
         empty_args_tool,
         length_stop,
         refusal,
-        content_filter,
         error_in_band_after_text,
         openrouter_finish_error,
         eof_without_done,
