@@ -20,6 +20,7 @@ from harness.adapters.registry import THIRD_PARTY, adapter_spec
 from harness.cassette import load_cassette
 from harness.conformance import bundled_cassettes
 from harness.events import TextBlock, ToolCall, Usage
+from harness.protocols import is_registered
 
 SPLITS = ["whole", "1byte"]
 
@@ -170,6 +171,9 @@ KNOWN: dict[tuple[str, str], frozenset[str]] = {
     # ...and content_blocks drops the text that merging left as a bare string
     # (conformance_report/findings/langchain-content-blocks-drop-text.md).
     ("langchain", "anthropic-messages/tool_call"): frozenset({"usage", "text"}),
+    # langchain-mistralai gives a streamed call's index-0 fragments fresh ids (index 0 read
+    # as missing), so they do not merge: one call becomes three (langchain-ai/langchain#38677).
+    ("langchain", "mistral-chat/tool_call_streamed"): frozenset({"calls"}),
 }
 
 _LOADED: dict[str, Adapter | str] = {}
@@ -189,7 +193,7 @@ def _adapter(name: str) -> Adapter:
 
 def _run(adapter: Adapter, protocol: str, cassette: str, split: str) -> AdapterResult:
     path = bundled_cassettes() / protocol / f"{cassette}.yaml"
-    if not path.exists():
+    if not (is_registered(protocol) and path.exists()):
         pytest.skip(f"{protocol} is not in this checkout (issue 15 lands it)")
     response = load_cassette(path).interactions[0].response
     body = response.body
@@ -257,7 +261,11 @@ def test_adapter_gives_the_cassettes_message(
     known = KNOWN.get((name, f"{protocol}/{cassette}"), frozenset())
     if "text" not in known:
         assert [b.content for b in msg.content if isinstance(b, TextBlock)] == texts
-    assert [(c.id, c.name, c.arguments) for c in msg.content if isinstance(c, ToolCall)] == calls
+    got = [(c.id, c.name, c.arguments) for c in msg.content if isinstance(c, ToolCall)]
+    if "calls" in known:
+        assert got != calls and len(got) > len(calls)
+    else:
+        assert got == calls
     assert msg.provider_stop_reason == raw_stop
     assert msg.stop_reason == ("tool_use" if calls else "stop")
     if "usage" not in known:
