@@ -38,6 +38,7 @@ PROTOCOLS = {
     "google-generative-ai",
     "bedrock-converse-stream",
     "ollama",
+    "bedrock-invoke-stream",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -134,9 +135,16 @@ DECIDED_NULL = {
     "google-generative-ai": "error",
     "bedrock-converse-stream": "stop",
     "ollama": "stop",
+    "bedrock-invoke-stream": "stop",
 }
 
-OVERRIDE_PROTOCOLS = {"openai-responses", "openai-completions", "google-generative-ai", "ollama"}
+OVERRIDE_PROTOCOLS = {
+    "openai-responses",
+    "openai-completions",
+    "google-generative-ai",
+    "ollama",
+    "bedrock-invoke-stream",
+}
 
 
 def _table() -> dict[str, Any]:
@@ -375,10 +383,26 @@ def test_matching_is_case_sensitive(protocol: str, raw: str) -> None:
     )
 
 
+# Sections holding several vendors' vocabularies (bedrock-invoke-stream: Anthropic's
+# lower-case values beside Titan's and Cohere's upper-case ones).
+MIXED_CASE = {"bedrock-invoke-stream"}
+
+
+def test_mixed_case_sections_stay_safe_to_case_fold() -> None:
+    # Two spellings of one word (stop_sequence / STOP_SEQUENCE, length / LENGTH) must mean
+    # the same, so that case folding could still be introduced without a clash.
+    for protocol in MIXED_CASE:
+        reasons: dict[str, set[str]] = {}
+        for r in ROWS:
+            if r["protocol"] == protocol and r["raw"] is not None:
+                reasons.setdefault(r["raw"].casefold(), set()).add(r["reason"])
+        assert all(len(found) == 1 for found in reasons.values()), (protocol, reasons)
+
+
 def test_table_spelling_is_consistent_per_protocol() -> None:
     # Gemini enums are upper-case, every other protocol lower-case; and no two rows of one
     # protocol differ only by case, so case folding could be introduced without a clash.
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOLS - MIXED_CASE:
         raws = [r["raw"] for r in ROWS if r["protocol"] == protocol and r["raw"] is not None]
         want_upper = protocol == "google-generative-ai"
         for raw in raws:

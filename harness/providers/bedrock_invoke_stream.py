@@ -251,22 +251,28 @@ def _first_output(name: str) -> Getter:
     return get
 
 
-def _cohere_text(value: dict[str, Any]) -> Any:
-    if "text" in value:
-        return value["text"]
+def _cohere_generation(value: dict[str, Any]) -> dict[str, Any] | None:
+    """``generations[0]`` of a chunk without stream markers (the response shape)."""
+    if "is_finished" in value or "text" in value:
+        return None
     generations = value.get("generations")
     first = generations[0] if isinstance(generations, list) and generations else None
-    return first.get("text") if isinstance(first, dict) else None
+    return first if isinstance(first, dict) else None
+
+
+def _cohere_text(value: dict[str, Any]) -> Any:
+    # A stream chunk has its text at the top; the final chunk keeps the whole response
+    # (generations included) under "response", which is not read (it would repeat the text).
+    generation = _cohere_generation(value)
+    return generation.get("text") if generation is not None else value.get("text")
 
 
 def _cohere_stop(value: dict[str, Any]) -> Any:
     # finish_reason counts on the chunk that says is_finished (spec: "Cohere Command").
-    source = value
-    if "is_finished" not in value:
-        generations = value.get("generations")
-        first = generations[0] if isinstance(generations, list) and generations else None
-        source = first if isinstance(first, dict) else value
-    return source.get("finish_reason") if source.get("is_finished") is True else None
+    generation = _cohere_generation(value)
+    if generation is not None:
+        return generation.get("finish_reason")
+    return value.get("finish_reason") if value.get("is_finished") is True else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,6 +584,8 @@ PROTOCOL = register(
             body=(rb":event-type\x07\x00\x05chunk",),
         ),
         stop_reasons=PROTOCOL_ID,
-        order=50,
+        # After the six first protocols: its URL and body rules match nothing of theirs
+        # (chunk frames show no ConverseStream event name in clear), nor theirs its.
+        order=70,
     )
 )
