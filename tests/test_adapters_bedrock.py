@@ -26,7 +26,9 @@ def _run(adapter: Adapter, path: Path, step: int | None) -> tuple[AdapterResult,
     inter = load_cassette(path).interactions[0]
     body = inter.response.body
     chunks = [body] if step is None else [body[i : i + step] for i in range(0, len(body), step)]
-    result = adapter.run(PROTOCOL, chunks, status=inter.response.status, headers=inter.response.headers)
+    result = adapter.run(
+        PROTOCOL, chunks, status=inter.response.status, headers=inter.response.headers
+    )
     expected = interaction_events(inter, PROTOCOL)[-1].message  # type: ignore[attr-defined]
     return result, expected
 
@@ -47,13 +49,17 @@ def anthropic_bedrock() -> Adapter:
 
 @pytest.mark.parametrize("step", [None, 7], ids=["whole", "7byte"])
 @pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)
-def test_boto3_agrees_with_the_reference(boto3_adapter: Adapter, path: Path, step: int | None) -> None:
+def test_boto3_agrees_with_the_reference(
+    boto3_adapter: Adapter, path: Path, step: int | None
+) -> None:
     result, expected = _run(boto3_adapter, path, step)
     assert compare_messages(expected, result) == []  # type: ignore[arg-type]
 
 
 def test_boto3_surfaces_exception_frames_as_exceptions(boto3_adapter: Adapter) -> None:
-    result, _ = _run(boto3_adapter, bundled_cassettes() / PROTOCOL / "llama_timeout_midstream.yaml", None)
+    result, _ = _run(
+        boto3_adapter, bundled_cassettes() / PROTOCOL / "llama_timeout_midstream.yaml", None
+    )
     assert result.raised is not None and result.raised.startswith("EventStreamError")
     assert result.message is not None
     assert result.message.error_message == (
@@ -64,13 +70,20 @@ def test_boto3_surfaces_exception_frames_as_exceptions(boto3_adapter: Adapter) -
 def test_botocore_drops_a_cut_frame_silently(boto3_adapter: Adapter) -> None:
     # conformance_report/findings/botocore-eventstream-incomplete-frame.md: boto3 raises
     # nothing for the 41 bytes of a cut frame; only the fold's end-marker check ends it.
-    result, _ = _run(boto3_adapter, bundled_cassettes() / PROTOCOL / "anthropic_truncated.yaml", None)
+    result, _ = _run(
+        boto3_adapter, bundled_cassettes() / PROTOCOL / "anthropic_truncated.yaml", None
+    )
     assert result.raised is None
     assert result.message is not None and result.message.stop_reason == "error"
 
 
-ANTHROPIC_FAMILY = [p for p in CASSETTES if p.stem.startswith("anthropic_") and p.stem != "anthropic_truncated"]
-ANTHROPIC_FAMILY += [bundled_cassettes() / PROTOCOL / f"{n}.yaml" for n in ("throttling_before_stream", "http_400_context_overflow")]
+ANTHROPIC_FAMILY = [
+    p for p in CASSETTES if p.stem.startswith("anthropic_") and p.stem != "anthropic_truncated"
+]
+ANTHROPIC_FAMILY += [
+    bundled_cassettes() / PROTOCOL / f"{n}.yaml"
+    for n in ("throttling_before_stream", "http_400_context_overflow")
+]
 
 
 @pytest.mark.parametrize("path", ANTHROPIC_FAMILY, ids=lambda p: p.stem)
@@ -79,7 +92,9 @@ def test_anthropic_bedrock_agrees_on_claude_streams(anthropic_bedrock: Adapter, 
     assert compare_messages(expected, result) == []  # type: ignore[arg-type]
 
 
-def test_anthropic_bedrock_conformance_passes_with_its_expectations(anthropic_bedrock: Adapter) -> None:
+def test_anthropic_bedrock_conformance_passes_with_its_expectations(
+    anthropic_bedrock: Adapter,
+) -> None:
     run = run_conformance(
         anthropic_bedrock,
         checks=("expected", "stop-reason", "error-surfacing"),

@@ -28,7 +28,9 @@ PROTOCOL = "bedrock-invoke-stream"
 def _interactions() -> list[Any]:
     root = corpus_dir()
     if root is None:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")]
+        return [
+            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
+        ]
     out = []
     for path in sorted(root.rglob("*.yaml")):
         try:
@@ -38,7 +40,9 @@ def _interactions() -> list[Any]:
         for inter in cassette.interactions:
             if "/invoke-with-response-stream" in inter.request.uri and inter.response.status < 400:
                 out.append(pytest.param(inter, id=f"{path.relative_to(root)}#{inter.index}"))
-    return out or [pytest.param(None, marks=pytest.mark.skip(reason="no InvokeModel streams"), id="none")]
+    return out or [
+        pytest.param(None, marks=pytest.mark.skip(reason="no InvokeModel streams"), id="none")
+    ]
 
 
 CASES = _interactions()

@@ -25,12 +25,20 @@ PROTOCOL = "bedrock-invoke-stream"
 def chunk(obj: Any, *, raw: bytes | None = None) -> bytes:
     data = raw if raw is not None else json.dumps(obj).encode()
     part = {"bytes": base64.b64encode(data).decode(), "p": "abcdef"}
-    headers = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+    headers = {
+        ":event-type": "chunk",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
     return encode_message(headers, json.dumps(part).encode())
 
 
 def exception(kind: str, message: str) -> bytes:
-    headers = {":exception-type": kind, ":content-type": "application/json", ":message-type": "exception"}
+    headers = {
+        ":exception-type": kind,
+        ":content-type": "application/json",
+        ":message-type": "exception",
+    }
     return encode_message(headers, json.dumps({"message": message}).encode())
 
 
@@ -78,26 +86,56 @@ def test_the_family_is_told_from_the_chunk_keys(value: Any, family: str | None) 
 
 def test_the_framing_unwraps_chunks_and_passes_exceptions_on() -> None:
     other = encode_message({":event-type": "futureEvent", ":message-type": "event"}, b"{}")
-    body = chunk({"generation": "a"}) + other + chunk(None, raw=b"not json") + exception("throttlingException", "slow")
+    body = (
+        chunk({"generation": "a"})
+        + other
+        + chunk(None, raw=b"not json")
+        + exception("throttlingException", "slow")
+    )
     items = PayloadPartDecoder().feed(body)
     assert isinstance(items[0], JSONLine) and items[0].value == {"generation": "a"}
     assert isinstance(items[1], BadChunk) and "not JSON" in items[1].message
-    assert isinstance(items[2], EventStreamMessage) and items[2].exception_type == "throttlingException"
+    assert (
+        isinstance(items[2], EventStreamMessage)
+        and items[2].exception_type == "throttlingException"
+    )
     assert len(items) == 3  # the unknown event type is passed over
 
 
 def test_metrics_fill_the_usage_only_where_the_family_reports_none() -> None:
-    metrics = {"inputTokenCount": 11, "outputTokenCount": 5, "invocationLatency": 9, "firstByteLatency": 3}
+    metrics = {
+        "inputTokenCount": 11,
+        "outputTokenCount": 5,
+        "invocationLatency": 9,
+        "firstByteLatency": 3,
+    }
     claude = chunk({"completion": "Hi", "stop_reason": None, "stop": None}) + chunk(
-        {"completion": "", "stop_reason": "max_tokens", "stop": None, "amazon-bedrock-invocationMetrics": metrics}
+        {
+            "completion": "",
+            "stop_reason": "max_tokens",
+            "stop": None,
+            "amazon-bedrock-invocationMetrics": metrics,
+        }
     )
     done = terminal(run(claude))
     assert (done.message.usage.input, done.message.usage.output) == (11, 5)
     assert done.message.provider_blocks[0].provider_type == "amazon-bedrock-invocationMetrics"
     # Llama reports its own counts: they win over the metrics.
-    llama = chunk({"generation": "Hi", "prompt_token_count": 7, "generation_token_count": 1, "stop_reason": None}) + chunk(
-        {"generation": "", "prompt_token_count": None, "generation_token_count": 2, "stop_reason": "stop",
-         "amazon-bedrock-invocationMetrics": metrics}
+    llama = chunk(
+        {
+            "generation": "Hi",
+            "prompt_token_count": 7,
+            "generation_token_count": 1,
+            "stop_reason": None,
+        }
+    ) + chunk(
+        {
+            "generation": "",
+            "prompt_token_count": None,
+            "generation_token_count": 2,
+            "stop_reason": "stop",
+            "amazon-bedrock-invocationMetrics": metrics,
+        }
     )
     done = terminal(run(llama))
     assert (done.message.usage.input, done.message.usage.output) == (7, 2)
@@ -118,7 +156,9 @@ def test_an_unknown_family_is_an_error_not_a_silent_success() -> None:
 
 
 def test_an_exception_before_any_chunk_is_classified_by_its_type() -> None:
-    end = terminal(run(exception("throttlingException", "Too many tokens, please wait before trying again.")))
+    end = terminal(
+        run(exception("throttlingException", "Too many tokens, please wait before trying again."))
+    )
     assert isinstance(end, ErrorEvent)
     assert end.error.kind == "rate_limit" and end.error.retryable
     assert end.error.provider_type == "throttlingException"
@@ -128,7 +168,10 @@ def test_an_exception_before_any_chunk_is_classified_by_its_type() -> None:
     "first",
     [
         {"generation": "part", "stop_reason": None},
-        {"type": "message_start", "message": {"id": "m", "model": "c", "usage": {"input_tokens": 1}}},
+        {
+            "type": "message_start",
+            "message": {"id": "m", "model": "c", "usage": {"input_tokens": 1}},
+        },
         {"messageStart": {"role": "assistant"}},
         {"event_type": "stream-start", "generation_id": "g"},
     ],
@@ -169,8 +212,18 @@ def test_nova_cache_counters_use_the_invoke_names() -> None:
         chunk({"messageStart": {"role": "assistant"}})
         + chunk({"contentBlockDelta": {"delta": {"text": "hi"}, "contentBlockIndex": 0}})
         + chunk({"messageStop": {"stopReason": "end_turn"}})
-        + chunk({"metadata": {"usage": {"inputTokens": 3, "outputTokens": 1, "cacheReadInputTokenCount": 40,
-                                        "cacheWriteInputTokenCount": 2}}})
+        + chunk(
+            {
+                "metadata": {
+                    "usage": {
+                        "inputTokens": 3,
+                        "outputTokens": 1,
+                        "cacheReadInputTokenCount": 40,
+                        "cacheWriteInputTokenCount": 2,
+                    }
+                }
+            }
+        )
     )
     done = terminal(run(body, step=7))
     assert isinstance(done, DoneEvent)
@@ -180,8 +233,11 @@ def test_nova_cache_counters_use_the_invoke_names() -> None:
 
 def test_cohere_final_response_is_not_read_again() -> None:
     body = chunk({"text": "Hello", "is_finished": False}) + chunk(
-        {"is_finished": True, "finish_reason": "COMPLETE",
-         "response": {"generations": [{"text": "Hello", "finish_reason": "COMPLETE"}]}}
+        {
+            "is_finished": True,
+            "finish_reason": "COMPLETE",
+            "response": {"generations": [{"text": "Hello", "finish_reason": "COMPLETE"}]},
+        }
     )
     done = terminal(run(body))
     assert isinstance(done, DoneEvent) and text_of(done) == "Hello"
@@ -190,8 +246,15 @@ def test_cohere_final_response_is_not_read_again() -> None:
 def test_cohere_command_r_tool_calls_end_with_complete_as_tool_use() -> None:
     body = (
         chunk({"event_type": "stream-start", "generation_id": "g1"})
-        + chunk({"event_type": "tool-calls-generation", "tool_calls": [
-            {"name": "a", "parameters": {"x": 1}}, {"name": "a", "parameters": {"x": 2}}]})
+        + chunk(
+            {
+                "event_type": "tool-calls-generation",
+                "tool_calls": [
+                    {"name": "a", "parameters": {"x": 1}},
+                    {"name": "a", "parameters": {"x": 2}},
+                ],
+            }
+        )
         + chunk({"event_type": "stream-end", "finish_reason": "COMPLETE"})
     )
     done = terminal(run(body, step=5))

@@ -101,7 +101,9 @@ class Chunks:
             ":content-type": "application/json",
             ":message-type": "event",
         }
-        self.frames.append(encode_message(headers, json.dumps(part, separators=(",", ":")).encode()))
+        self.frames.append(
+            encode_message(headers, json.dumps(part, separators=(",", ":")).encode())
+        )
         return self
 
     def exception(self, exception_type: str, message: str, **extra: Any) -> Chunks:
@@ -209,7 +211,9 @@ class Claude:
         self.c.chunk({"type": "content_block_stop", "index": index})
         return self
 
-    def end(self, reason: str, output: int, m: dict[str, int], sequence: str | None = None) -> Chunks:
+    def end(
+        self, reason: str, output: int, m: dict[str, int], sequence: str | None = None
+    ) -> Chunks:
         self.c.chunk(
             {
                 "type": "message_delta",
@@ -233,7 +237,11 @@ WEATHER = {
 TIME = {
     "name": "get_time",
     "description": "Current local time in an IANA time zone.",
-    "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]},
+    "input_schema": {
+        "type": "object",
+        "properties": {"tz": {"type": "string"}},
+        "required": ["tz"],
+    },
 }
 
 
@@ -365,7 +373,9 @@ def nova_text() -> Interaction:
 def nova_tool_call() -> Interaction:
     tid = "tooluse_" + base64.urlsafe_b64encode(digest("nova:tool")).decode()[:22]
     c = Chunks("nova_tool_call").chunk({"messageStart": {"role": "assistant"}})
-    c.chunk({"contentBlockDelta": {"delta": {"text": "Checking the weather."}, "contentBlockIndex": 0}})
+    c.chunk(
+        {"contentBlockDelta": {"delta": {"text": "Checking the weather."}, "contentBlockIndex": 0}}
+    )
     c.chunk({"contentBlockStop": {"contentBlockIndex": 0}})
     c.chunk(
         {
@@ -437,7 +447,7 @@ def titan_text() -> Interaction:
     return titan(
         "titan_text",
         "User: What is a hello world program?\nBot:",
-        ["\nA hello world program", " prints the text", " \"Hello, World!\"."],
+        ["\nA hello world program", " prints the text", ' "Hello, World!".'],
         "FINISH",
         13,
     )
@@ -500,11 +510,31 @@ def llama_timeout_midstream() -> Interaction:
     # modelTimeoutException (408) after two chunks: the text so far is kept.
     c = Chunks("llama_timeout_midstream")
     c.chunk(
-        {"generation": "Photosynthesis", "prompt_token_count": 16, "generation_token_count": 1, "stop_reason": None}
+        {
+            "generation": "Photosynthesis",
+            "prompt_token_count": 16,
+            "generation_token_count": 1,
+            "stop_reason": None,
+        }
     )
-    c.chunk({"generation": " turns light", "prompt_token_count": None, "generation_token_count": 2, "stop_reason": None})
-    c.exception("modelTimeoutException", "Model has timed out in processing the request. Try your request again.")
-    return stream("llama_timeout_midstream", LLAMA, {"prompt": "Explain photosynthesis.", "max_gen_len": 512}, c)
+    c.chunk(
+        {
+            "generation": " turns light",
+            "prompt_token_count": None,
+            "generation_token_count": 2,
+            "stop_reason": None,
+        }
+    )
+    c.exception(
+        "modelTimeoutException",
+        "Model has timed out in processing the request. Try your request again.",
+    )
+    return stream(
+        "llama_timeout_midstream",
+        LLAMA,
+        {"prompt": "Explain photosynthesis.", "max_gen_len": 512},
+        c,
+    )
 
 
 # -- Mistral ------------------------------------------------------------------------------
@@ -543,7 +573,9 @@ def cohere(label: str, pieces: list[str], reason: str) -> Interaction:
 
 
 def cohere_command_text() -> Interaction:
-    return cohere("cohere_command_text", [" A hello world", " program prints", " a greeting."], "COMPLETE")
+    return cohere(
+        "cohere_command_text", [" A hello world", " program prints", " a greeting."], "COMPLETE"
+    )
 
 
 def cohere_command_max_tokens() -> Interaction:
@@ -585,7 +617,12 @@ def cohere_command_r_text() -> Interaction:
         for piece in ("Hello", " world", " programs print a greeting.")
     ]
     c = cohere_r("cohere_command_r_text", events, "COMPLETE", 9, 7)
-    return stream("cohere_command_r_text", COMMAND_R, {"message": "What is hello world?", "max_tokens": 200}, c)
+    return stream(
+        "cohere_command_r_text",
+        COMMAND_R,
+        {"message": "What is hello world?", "max_tokens": 200},
+        c,
+    )
 
 
 def cohere_command_r_tool_call() -> Interaction:
@@ -641,7 +678,9 @@ def claude_text(label: str, pieces: list[str], reason: str, stop: str | None) ->
 
 
 def claude_text_stop_sequence() -> Interaction:
-    return claude_text("claude_text_stop_sequence", [" Mars", " and Venus."], "stop_sequence", "\n\nHuman:")
+    return claude_text(
+        "claude_text_stop_sequence", [" Mars", " and Venus."], "stop_sequence", "\n\nHuman:"
+    )
 
 
 def claude_text_max_tokens() -> Interaction:

@@ -38,7 +38,6 @@ from harness.adapters import (
     with_warnings,
 )
 from harness.coerce import as_int
-from harness.stop_reasons import StopMapping
 from harness.events import (
     AssistantMessage,
     ContentBlock,
@@ -47,6 +46,7 @@ from harness.events import (
     ToolCall,
     Usage,
 )
+from harness.stop_reasons import StopMapping
 
 PROTOCOL = "bedrock-invoke-stream"
 MODEL_ID = "anthropic.claude-harness-v1:0"
@@ -211,7 +211,16 @@ class _Fold:
         kind = c.get("type")
         if isinstance(kind, str):
             self.anthropic(kind, c)
-        elif any(k in c for k in ("messageStart", "contentBlockStart", "contentBlockDelta", "messageStop", "metadata")):
+        elif any(
+            k in c
+            for k in (
+                "messageStart",
+                "contentBlockStart",
+                "contentBlockDelta",
+                "messageStop",
+                "metadata",
+            )
+        ):
             self.nova(c)
         elif "completion" in c:
             self.text(c.get("completion"))
@@ -288,7 +297,12 @@ class _Fold:
             start = c["contentBlockStart"]
             tool = start.get("start", {}).get("toolUse")
             if tool:
-                self.block(start["contentBlockIndex"], "tool", id=tool.get("toolUseId"), name=tool.get("name"))
+                self.block(
+                    start["contentBlockIndex"],
+                    "tool",
+                    id=tool.get("toolUseId"),
+                    name=tool.get("name"),
+                )
         if "contentBlockDelta" in c:
             d = c["contentBlockDelta"]
             delta = d["delta"]
@@ -321,7 +335,9 @@ class _Fold:
             for call in c.get("tool_calls") or []:
                 self.tool_count += 1
                 key = ("tool", self.tool_count)
-                b = self.block(key, "tool", id=f"{call.get('name')}_{self.tool_count}", name=call.get("name"))
+                b = self.block(
+                    key, "tool", id=f"{call.get('name')}_{self.tool_count}", name=call.get("name")
+                )
                 b["args"] = json.dumps(call.get("parameters") or {})
         elif kind == "stream-end":
             self.stop = c.get("finish_reason")
@@ -345,7 +361,11 @@ class _Fold:
                 content.append(ThinkingBlock(content="", signature=b.get("data"), redacted=True))
             else:
                 content.append(
-                    ToolCall(id=b.get("id") or "", name=b.get("name") or "", arguments=tool_arguments(b["args"]))
+                    ToolCall(
+                        id=b.get("id") or "",
+                        name=b.get("name") or "",
+                        arguments=tool_arguments(b["args"]),
+                    )
                 )
         counts = self.usage or self.metrics
         usage = Usage(
@@ -460,7 +480,9 @@ def _relabel(message: AssistantMessage) -> AssistantMessage:
     return message.model_copy(
         update={
             "stop_reason": mapping.reason,
-            "error_message": (error or mapping.error_message) if mapping.reason == "error" else None,
+            "error_message": (error or mapping.error_message)
+            if mapping.reason == "error"
+            else None,
         }
     )
 

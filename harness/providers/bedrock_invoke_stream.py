@@ -120,7 +120,9 @@ class _Family(ABC):
         return False
 
     @abstractmethod
-    def fail(self, message: str, *, headers: dict[str, str] | None = None, body: Any = None) -> None:
+    def fail(
+        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
+    ) -> None:
         """End in an error, after handing over whatever the family still holds."""
 
     def exception(self, frame: EventStreamMessage) -> None:
@@ -159,7 +161,9 @@ class _Anthropic(_Family):
             isinstance(message, dict) and isinstance(message.get("usage"), dict)
         )
 
-    def fail(self, message: str, *, headers: dict[str, str] | None = None, body: Any = None) -> None:
+    def fail(
+        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
+    ) -> None:
         self.inner.fail_with(message, headers=headers, body=body)
 
     def framing_error(self, error: FramingError) -> None:
@@ -222,7 +226,9 @@ class _Nova(_Family):
         metadata = value.get("metadata")
         return isinstance(metadata, dict) and isinstance(metadata.get("usage"), dict)
 
-    def fail(self, message: str, *, headers: dict[str, str] | None = None, body: Any = None) -> None:
+    def fail(
+        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
+    ) -> None:
         self.inner.fail_with(message, headers=headers, body=body)
 
     def exception(self, frame: EventStreamMessage) -> None:
@@ -305,7 +311,9 @@ _LLAMA = _TextShape(
 _CLAUDE_TEXT = _TextShape(
     "claude-text-completions", "stop_reason", _key("completion"), _key("stop_reason"), extra="stop"
 )
-_MISTRAL = _TextShape("mistral", "outputs[0].stop_reason", _first_output("text"), _first_output("stop_reason"))
+_MISTRAL = _TextShape(
+    "mistral", "outputs[0].stop_reason", _first_output("text"), _first_output("stop_reason")
+)
 _COHERE = _TextShape("cohere-command", "finish_reason", _cohere_text, _cohere_stop)
 
 
@@ -360,10 +368,14 @@ class _Text(_Family):
 
     def _flush(self) -> None:
         if self.extra is not None and not self.acc.terminated:
-            self.acc.provider_block(self.shape.extra or "extra", {self.shape.extra or "extra": self.extra})
+            self.acc.provider_block(
+                self.shape.extra or "extra", {self.shape.extra or "extra": self.extra}
+            )
             self.extra = None
 
-    def fail(self, message: str, *, headers: dict[str, str] | None = None, body: Any = None) -> None:
+    def fail(
+        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
+    ) -> None:
         self._flush()
         self.acc.fail(message, headers=headers, body=body)
 
@@ -418,7 +430,9 @@ class _CohereChat(_Family):
                 key = ("tool", self.tools)
                 self.tools += 1
                 # Cohere's v1 calls have no id: a synthetic one per call (CallIds).
-                acc.whole_tool_call(key, id=self.ids.assign(None, name), name=name, arguments=arguments)
+                acc.whole_tool_call(
+                    key, id=self.ids.assign(None, name), name=name, arguments=arguments
+                )
                 acc.end(key)
         elif kind == "stream-end":
             reason = value.get("finish_reason")
@@ -443,7 +457,9 @@ class _CohereChat(_Family):
         # tool-calls-chunk, citation-generation, search-queries-generation and
         # search-results are passed over (spec: "Cohere Command R").
 
-    def fail(self, message: str, *, headers: dict[str, str] | None = None, body: Any = None) -> None:
+    def fail(
+        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
+    ) -> None:
         self.acc.fail(message, headers=headers, body=body)
 
     def eof(self) -> None:
@@ -501,7 +517,9 @@ class BedrockInvokeStreamNormalizer(_Normalizer):
         self.chunks_seen = 0
         self.family: _Family | None = None
 
-    def dispatch(self, items: Iterable[JSONLine | EventStreamMessage | BadChunk | FramingError]) -> None:
+    def dispatch(
+        self, items: Iterable[JSONLine | EventStreamMessage | BadChunk | FramingError]
+    ) -> None:
         acc = self.acc
         for item in items:
             if acc.terminated:
@@ -525,16 +543,16 @@ class BedrockInvokeStreamNormalizer(_Normalizer):
     def _on_chunk(self, line: JSONLine) -> None:
         value = line.value
         if not isinstance(value, dict):
-            self._fail(f"malformed chunk #{self.chunks_seen}: not a JSON object: {excerpt(line.raw)}")
+            self._fail(
+                f"malformed chunk #{self.chunks_seen}: not a JSON object: {excerpt(line.raw)}"
+            )
             return
         family = self.family
         if family is None:
             name = family_of(value)
             if name is None:
                 keys = ", ".join(sorted(value)[:8])
-                self._fail(
-                    f"chunk #{self.chunks_seen} is of no known model family (keys: {keys})"
-                )
+                self._fail(f"chunk #{self.chunks_seen} is of no known model family (keys: {keys})")
                 return
             family = self.family = _make_family(name, self.acc)
         metrics = value.get(METRICS)
