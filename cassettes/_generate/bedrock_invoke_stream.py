@@ -418,6 +418,14 @@ def nova_max_tokens() -> Interaction:
     return stream("nova_max_tokens", NOVA, nova_request("Write an epic.", 5), c)
 
 
+def nova_content_filtered() -> Interaction:
+    c = Chunks("nova_content_filtered").chunk({"messageStart": {"role": "assistant"}})
+    c.chunk({"contentBlockDelta": {"delta": {"text": "I can't help"}, "contentBlockIndex": 0}})
+    c.chunk({"contentBlockStop": {"contentBlockIndex": 0}})
+    nova_end(c, "content_filtered", 14, 4, 230)
+    return stream("nova_content_filtered", NOVA, nova_request("Something disallowed."), c)
+
+
 # -- Amazon Titan Text -------------------------------------------------------------------
 
 
@@ -470,6 +478,16 @@ def titan_content_filtered() -> Interaction:
         ["\nSorry - this model is designed to avoid"],
         "CONTENT_FILTERED",
         10,
+    )
+
+
+def titan_stop_criteria_met() -> Interaction:
+    return titan(
+        "titan_stop_criteria_met",
+        "User: List three colors, then write END.\nBot:",
+        ["\nRed, green,", " blue."],
+        "STOP_CRITERIA_MET",
+        15,
     )
 
 
@@ -554,6 +572,20 @@ def mistral_text() -> Interaction:
     return stream("mistral_text", MISTRAL, req, c)
 
 
+def mistral_length() -> Interaction:
+    c = Chunks("mistral_length")
+    for piece in ("Once", " upon a"):
+        c.chunk({"outputs": [{"text": piece, "stop_reason": None}]})
+    c.chunk(
+        {
+            "outputs": [{"text": " time", "stop_reason": "length"}],
+            "amazon-bedrock-invocationMetrics": metrics(12, 4, 210, 120),
+        }
+    )
+    req = {"prompt": "<s>[INST] Tell a story. [/INST]", "max_tokens": 4}
+    return stream("mistral_length", MISTRAL, req, c)
+
+
 # -- Cohere Command (generate) and Command R (chat) --------------------------------------
 
 
@@ -580,6 +612,10 @@ def cohere_command_text() -> Interaction:
 
 def cohere_command_max_tokens() -> Interaction:
     return cohere("cohere_command_max_tokens", [" A hello world", " program"], "MAX_TOKENS")
+
+
+def cohere_command_error_toxic() -> Interaction:
+    return cohere("cohere_command_error_toxic", [" I"], "ERROR_TOXIC")
 
 
 def cohere_r(label: str, events: list[dict[str, Any]], reason: str, inp: int, out: int) -> Chunks:
@@ -652,6 +688,15 @@ def cohere_command_r_tool_call() -> Interaction:
         ],
     }
     return stream("cohere_command_r_tool_call", COMMAND_R, req, c)
+
+
+def cohere_command_r_error_limit() -> Interaction:
+    # ERROR_LIMIT: the model's context limit was reached mid-answer.
+    events = [{"event_type": "text-generation", "text": piece} for piece in ("The report", " covers")]
+    c = cohere_r("cohere_command_r_error_limit", events, "ERROR_LIMIT", 127_900, 2)
+    return stream(
+        "cohere_command_r_error_limit", COMMAND_R, {"message": "Summarize.", "max_tokens": 4000}, c
+    )
 
 
 # -- Claude Text Completions ---------------------------------------------------------------
@@ -746,6 +791,11 @@ CASSETTES = {
     "titan_text": titan_text,
     "titan_length": titan_length,
     "titan_content_filtered": titan_content_filtered,
+    "titan_stop_criteria_met": titan_stop_criteria_met,
+    "nova_content_filtered": nova_content_filtered,
+    "mistral_length": mistral_length,
+    "cohere_command_error_toxic": cohere_command_error_toxic,
+    "cohere_command_r_error_limit": cohere_command_r_error_limit,
     "llama_text": llama_text,
     "llama_length": llama_length,
     "llama_timeout_midstream": llama_timeout_midstream,
