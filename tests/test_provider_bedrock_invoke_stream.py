@@ -262,3 +262,21 @@ def test_cohere_command_r_tool_calls_end_with_complete_as_tool_use() -> None:
     ids = [getattr(b, "id", None) for b in done.message.content]
     assert ids == ["a_1", "a_2"]
     assert done.message.response_id == "g1"
+
+
+def test_bundled_streams_are_detected_from_the_body_alone() -> None:
+    import dataclasses
+
+    from harness.cassette import load_cassette
+    from harness.normalize import detect_protocol
+    from harness.specs import bundled_cassettes
+
+    checked = 0
+    for path in sorted((bundled_cassettes() / PROTOCOL).glob("*.yaml")):
+        inter = load_cassette(path).interactions[0]
+        if inter.response.status >= 400 or b":event-type\x07\x00\x05chunk" not in inter.response.body:
+            continue  # HTTP errors, and streams that are one exception frame
+        bare = dataclasses.replace(inter, request=dataclasses.replace(inter.request, uri=""))
+        assert detect_protocol(bare) == PROTOCOL, path.name
+        checked += 1
+    assert checked >= 25
