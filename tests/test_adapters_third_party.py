@@ -153,6 +153,18 @@ CASES: dict[
         "STOP",
         Usage(input=58, output=137, total=195),
     ),
+    ("bedrock-invoke-stream", "anthropic_text"): (
+        ["The capital of France is Paris."],
+        [],
+        "end_turn",
+        Usage(input=14, output=9, total=23),
+    ),
+    ("bedrock-invoke-stream", "anthropic_tool_call"): (
+        ["I'll check the weather in Paris."],
+        [("toolu_bdrk_01BM6ON5NXEAE6T37BOM5BBN", "get_weather", {"city": "Paris"})],
+        "tool_use",
+        Usage(input=398, output=67, total=465),
+    ),
     ("mistral-chat", "tool_call_whole"): (
         [],
         [("Qx7Lm2Pw9", "get_weather", {"city": "Lyon"})],
@@ -217,6 +229,7 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
         "vertex-anthropic",
         "vertex-gemini",
         "cohere-v2-chat",
+        "bedrock-invoke-stream",
     ),
     "langchain": (
         "anthropic-messages",

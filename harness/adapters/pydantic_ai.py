@@ -54,16 +54,18 @@ from harness.events import (
 from harness.partial_json import parse_partial
 
 # The protocols of issue 15 that pydantic-ai's own models speak, each through the client a
-# user of that service builds (see _model). Bedrock InvokeModelWithResponseStream is not
-# among them: BedrockConverseModel calls ConverseStream only, and AnthropicModel on an
-# AsyncAnthropicBedrock client reads the Anthropic family alone (the protocol's other
-# families, Titan, Llama, Cohere, Mistral, Nova, it cannot read).
+# user of that service builds (see _model). Bedrock InvokeModelWithResponseStream only
+# through AnthropicModel on an AsyncAnthropicBedrock client (pydantic-ai's Bedrock docs:
+# BedrockConverseModel calls ConverseStream, never InvokeModel), which reads the
+# Anthropic family alone: the protocol's other families (Titan, Llama, Cohere, Mistral,
+# Nova, Claude Text Completions) are known failures "not a failure in use".
 AZURE_CHAT: Final = "azure-openai-completions"
 AZURE_RESPONSES: Final = "azure-openai-responses"
 MISTRAL: Final = "mistral-chat"
 VERTEX_ANTHROPIC: Final = "vertex-anthropic"
 VERTEX_GEMINI: Final = "vertex-gemini"
 COHERE: Final = "cohere-v2-chat"
+BEDROCK_INVOKE: Final = "bedrock-invoke-stream"
 CHAT: Final = frozenset({"openai-completions", AZURE_CHAT})
 RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
@@ -78,6 +80,7 @@ PROTOCOLS: Final = frozenset(
         VERTEX_ANTHROPIC,
         VERTEX_GEMINI,
         COHERE,
+        BEDROCK_INVOKE,
     }
 )
 # What the offline clients are given where the service wants one (any value works: the
@@ -105,7 +108,7 @@ class PydanticAIAdapter(LibraryAdapter):
         """The pydantic-ai model a user of ``protocol`` builds, on an offline SDK client."""
         if protocol in CHAT or protocol in RESPONSES:
             return self._openai_model(protocol, chunks, status, headers)
-        if protocol in ("anthropic-messages", VERTEX_ANTHROPIC):
+        if protocol in ("anthropic-messages", VERTEX_ANTHROPIC, BEDROCK_INVOKE):
             return self._anthropic_model(protocol, chunks, status, headers)
         if protocol == MISTRAL:
             return self._mistral_model(chunks, status, headers)
@@ -156,9 +159,23 @@ class PydanticAIAdapter(LibraryAdapter):
 
         amodels = importlib.import_module("pydantic_ai.models.anthropic")
         aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
+        if protocol == BEDROCK_INVOKE and status < 400:
+            headers = dict(headers or {})
+            if not any(k.lower() == "content-type" for k in headers):
+                headers["content-type"] = ["application/vnd.amazon.eventstream"]
         http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
         client: Any
-        if protocol == VERTEX_ANTHROPIC:
+        if protocol == BEDROCK_INVOKE:
+            # The SDK's Bedrock client (invoke-with-response-stream URLs; it decodes the AWS
+            # event stream itself with botocore); Bedrock's API-key auth, so no SigV4.
+            client = anthropic.AsyncAnthropicBedrock(
+                api_key="harness",
+                aws_region="us-east-1",
+                base_url=BASE_URL,
+                max_retries=0,
+                http_client=http_client,
+            )
+        elif protocol == VERTEX_ANTHROPIC:
             # The SDK's Vertex client (rawPredict / streamRawPredict URLs); an access token
             # given up front, so google-auth is never asked for credentials.
             client = anthropic.AsyncAnthropicVertex(
