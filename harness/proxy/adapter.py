@@ -1,0 +1,297 @@
+"""A real gateway between a replayed upstream and the reference, as an ordinary Adapter.
+
+``ProxyAdapter(gateway, upstream, client)`` is one report row, named
+``<gateway>[<upstream>-><client>]``. Its ``run`` takes a body of the upstream protocol
+(the cassette's response, in the chunks a check chose), puts it in place on the loopback
+upstream (:mod:`harness.proxy.upstream`), sends a streaming request of the client
+protocol through the gateway, and hands the bytes that come out, as they came, to the
+reference normalizer of the client protocol. So the runner, the checks, the report and
+the expectation files treat a gateway like a library; what is particular to a gateway is
+said by attributes the checks read: ``client_protocol`` (the final message is compared
+across protocols, :mod:`harness.proxy.compare`), ``proxy`` (the proxy checks apply) and
+``split_budget`` (a request through a gateway costs a tenth of a second, not
+microseconds, so a few splits instead of a hundred).
+
+One gateway process and one upstream serve every row of that gateway in a process
+(:class:`ProxySession`): started at the first run, restarted if the gateway dies (the run
+it died in is a crashed result, never an exception), stopped by :meth:`close`, at exit,
+or by the ``with`` block.
+"""
+
+from __future__ import annotations
+
+import atexit
+import http.client
+import json
+import os
+import socket
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
+from harness.events import DoneEvent, ErrorEvent, Event, ToolCall
+from harness.normalize import normalize
+from harness.proxy.gateways import CLIENT_PATHS, GATEWAYS, Gateway, client_request, row_name
+from harness.proxy.process import HOST, GatewayError, GatewayProcess
+from harness.proxy.upstream import MISMATCH_STATUS, CutMode, Hit, ProxyUpstream, Reply
+
+MAX_FAILED_STARTS: Final = 2
+SPLIT_BUDGET: Final = 4
+LOG_ENV: Final = "STREAM_HARNESS_PROXY_LOGS"
+_DROP: Final = {"content-length", "content-encoding", "transfer-encoding", "connection"}
+
+
+class ProxySession:
+    """The upstream and the gateway process every row of one gateway shares."""
+
+    def __init__(self, gateway: Gateway, log_dir: Path | None = None) -> None:
+        self.gateway = gateway
+        folder = log_dir or (Path(os.environ[LOG_ENV]) if os.environ.get(LOG_ENV) else None)
+        self.log_dir = folder or Path(tempfile.mkdtemp(prefix=f"stream-harness-{gateway.name}-"))
+        self.upstream: ProxyUpstream | None = None
+        self.process: GatewayProcess | None = None
+        self.failed_starts = 0
+        self.starts = 0
+        self.owner = os.getpid()
+
+    def ensure(self) -> tuple[ProxyUpstream, GatewayProcess]:
+        """The running upstream and gateway, started (again) if need be."""
+        if self.owner != os.getpid():  # a forked worker: the parent's threads did not come along
+            self.upstream, self.process, self.owner = None, None, os.getpid()
+        if self.upstream is None:
+            self.upstream = ProxyUpstream().start()
+        if self.process is not None and not self.process.alive():
+            self.process.stop()
+            self.process = None
+        if self.process is None:
+            if self.failed_starts >= MAX_FAILED_STARTS:
+                raise GatewayError(f"{self.gateway.name}: given up after {self.failed_starts} failed starts")
+            proc = self.gateway.process(self.upstream.url, self.log_dir)
+            try:
+                proc.start()
+            except GatewayError:
+                self.failed_starts += 1
+                raise
+            self.failed_starts = 0
+            self.starts += 1
+            self.process = proc
+        return self.upstream, self.process
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+        if self.upstream is not None and self.owner == os.getpid():
+            self.upstream.stop()
+        self.upstream = None
+
+    def __enter__(self) -> ProxySession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_SESSIONS: dict[str, ProxySession] = {}
+
+
+@atexit.register
+def _close_sessions() -> None:
+    for s in list(_SESSIONS.values()):
+        s.close()
+
+
+def shared_session(gateway: Gateway) -> ProxySession:
+    found = _SESSIONS.get(gateway.name)
+    if found is None:
+        found = _SESSIONS[gateway.name] = ProxySession(gateway)
+    return found
+
+
+@dataclass
+class Exchange:
+    """One request through the gateway: what the client received, when, and what went upstream."""
+
+    result: AdapterResult
+    status: int = 0
+    headers: dict[str, list[str]] = field(default_factory=dict)
+    chunks: list[bytes] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # monotonic time each client read returned
+    sent: float = 0.0
+    hits: list[Hit] = field(default_factory=list)
+
+    def ttfb_ratio(self) -> float | None:
+        """Client first byte after the upstream's first chunk, over the upstream's own span.
+
+        Below 1: the client had bytes before the upstream sent its last chunk (streamed);
+        at or above 1: the gateway held the stream until the upstream had finished.
+        """
+        if not self.times or not self.hits or len(self.hits[-1].sent) < 2:
+            return None
+        up = self.hits[-1].sent
+        span = up[-1] - up[0]
+        return (self.times[0] - up[0]) / span if span > 0 else None
+
+
+class ProxyAdapter:
+    """One gateway on one upstream -> client protocol pair (see the module docstring)."""
+
+    level: AdapterLevel = "event"
+    proxy = True
+    split_budget = SPLIT_BUDGET
+
+    def __init__(
+        self,
+        gateway: Gateway | str,
+        upstream: str,
+        client: str,
+        *,
+        session: ProxySession | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        gw = GATEWAYS[gateway] if isinstance(gateway, str) else gateway
+        if client not in gw.routes.get(upstream, ()):
+            raise AdapterLoadError(f"{gw.name} does not serve {client} from a {upstream} upstream")
+        self.gateway = gw
+        self.name = row_name(gw.name, upstream, client)
+        self.protocols = frozenset({upstream})
+        self.upstream_protocol = upstream
+        self.client_protocol = client
+        self.session = session or shared_session(gw)
+        self.timeout = timeout
+
+    def version(self) -> str:
+        return f"{self.gateway.version()} ({self.upstream_protocol} -> {self.client_protocol})"
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> ProxyAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
+        return self.exchange(protocol, chunks, status=status, headers=headers).result
+
+    def exchange(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+        delay: float = 0.0,
+        cut: CutMode = "none",
+    ) -> Exchange:
+        """Serve ``chunks`` upstream (``delay`` apart, ending as ``cut`` says) and read the client side."""
+        try:
+            upstream, proc = self.session.ensure()
+        except (GatewayError, AdapterLoadError) as exc:
+            return Exchange(AdapterResult(message=None, crashed=str(exc)))
+        pairs = [(k, v) for k, values in (headers or {}).items() if k.lower() not in _DROP for v in values]
+        upstream.answer(Reply(protocol, status, pairs, [c for c in chunks if c], delay, cut))
+        body = client_request(self.client_protocol, self.gateway.model(protocol), _tool_names(protocol, chunks, status))
+        ex = Exchange(AdapterResult(message=None))
+        problem = self._send(proc, upstream, body, ex)
+        ex.hits = list(upstream.hits)
+        raw: dict[str, Any] = {
+            "gateway": self.gateway.name,
+            "client_status": ex.status,
+            "upstream_requests": [f"{h.method} {h.path} -> {h.status}" for h in ex.hits],
+        }
+        if proc.log_path is not None:
+            raw["gateway_log"] = str(proc.log_path)
+        mismatch = next((h.note for h in ex.hits if h.status == MISMATCH_STATUS), None)
+        if mismatch:
+            ex.result = AdapterResult(message=None, crashed=mismatch, raw=raw)
+            return ex
+        if problem is not None and not ex.chunks and not ex.status:
+            alive = proc.alive()
+            why = problem if alive else f"{problem}; the gateway died: {proc.tail()}"
+            ex.result = AdapterResult(message=None, crashed=why, raw=raw)
+            return ex
+        if not ex.hits:
+            text = b"".join(ex.chunks)[:300].decode("utf-8", "replace")
+            crashed = f"the gateway answered {ex.status} without calling the upstream: {text}"
+            ex.result = AdapterResult(message=None, crashed=crashed, raw=raw)
+            return ex
+        if problem is not None:
+            raw["client_transport_error"] = problem
+        events: list[Event] = list(
+            normalize(self.client_protocol, ex.chunks, status=ex.status or 200, headers=ex.headers)
+        )
+        last = events[-1] if events else None
+        message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+        ex.result = AdapterResult(message=message, events=events, raw=raw)
+        return ex
+
+    def _send(self, proc: GatewayProcess, upstream: ProxyUpstream, body: dict[str, object], ex: Exchange) -> str | None:
+        """POST through the gateway, reading the body as it comes; a transport problem as text."""
+        data = json.dumps(body).encode()
+        hdrs = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if self.client_protocol != "google-generative-ai" else "*/*",
+            "connection": "close",
+            "anthropic-version": "2023-06-01",
+            **self.gateway.headers(self.upstream_protocol, upstream.url, proc),
+        }
+        conn = http.client.HTTPConnection(HOST, proc.port, timeout=self.timeout)
+        try:
+            ex.sent = time.monotonic()
+            conn.request("POST", CLIENT_PATHS[self.client_protocol], body=data, headers=hdrs)
+            resp = conn.getresponse()
+            ex.status = resp.status
+            for k, v in resp.getheaders():
+                ex.headers.setdefault(k.lower(), []).append(v)
+            while True:
+                try:
+                    piece = resp.read1(65536)
+                except http.client.IncompleteRead as exc:
+                    if exc.partial:
+                        ex.chunks.append(bytes(exc.partial))
+                        ex.times.append(time.monotonic())
+                    return f"the gateway's response ended mid-body: {exc!r}"
+                if not piece:
+                    return None
+                ex.chunks.append(piece)
+                ex.times.append(time.monotonic())
+        except (OSError, http.client.HTTPException, socket.timeout) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            conn.close()
+
+
+def _tool_names(protocol: str, chunks: Sequence[bytes], status: int) -> list[str]:
+    """The tools the recorded response calls, for the request to declare."""
+    if status >= 400:
+        return []
+    names: list[str] = []
+    for event in normalize(protocol, [b"".join(chunks)], status=status):
+        if isinstance(event, DoneEvent | ErrorEvent):
+            names = [b.name for b in event.message.content if isinstance(b, ToolCall)]
+    return list(dict.fromkeys(names))
+
+
+def proxy_adapter(name: str) -> ProxyAdapter:
+    """An adapter from its row name, ``<gateway>[<upstream>-><client>]``."""
+    gateway, _, pair = name.partition("[")
+    upstream, _, client = pair.rstrip("]").partition("->")
+    if gateway not in GATEWAYS or not upstream or not client:
+        raise AdapterLoadError(f"unknown proxy adapter {name!r} (expected <gateway>[<upstream>-><client>])")
+    problem = GATEWAYS[gateway].find()
+    if problem:
+        raise AdapterLoadError(f"adapter {name!r}: {problem}")
+    return ProxyAdapter(gateway, upstream, client)
