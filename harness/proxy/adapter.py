@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
-from harness.events import DoneEvent, ErrorEvent, Event, ToolCall
+from harness.events import AssistantMessage, DoneEvent, ErrorEvent, Event, ToolCall
 from harness.normalize import normalize
 from harness.proxy.gateways import CLIENT_PATHS, GATEWAYS, Gateway, client_request, row_name
 from harness.proxy.process import HOST, GatewayError, GatewayProcess
@@ -235,6 +235,13 @@ class ProxyAdapter:
         )
         last = events[-1] if events else None
         message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+        if message is not None:
+            reference = _reference_message(protocol, chunks, status, headers)
+            message, minted = stable_ids(message, reference)
+            if minted:
+                raw["minted_ids"] = minted
+                assert isinstance(last, DoneEvent | ErrorEvent)
+                events[-1] = last.model_copy(update={"message": message})
         ex.result = AdapterResult(message=message, events=events, raw=raw)
         return ex
 
@@ -274,6 +281,44 @@ class ProxyAdapter:
             conn.close()
 
 
+MINTED: Final = "<minted by the gateway>"
+
+
+def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) -> tuple[AssistantMessage, list[str]]:
+    """The message with the ids the gateway minted per request replaced by one marker.
+
+    A translating gateway makes up a response id (``chatcmpl-<uuid>``) and, where the
+    upstream had none, tool-call ids, new on every request; kept, they would make every
+    two runs of one body differ. An id the upstream sent and the gateway kept stays.
+    """
+    minted: list[str] = []
+    update: dict[str, Any] = {}
+    if message.response_id and (reference is None or message.response_id != reference.response_id):
+        minted.append(f"response_id {message.response_id}")
+        update["response_id"] = MINTED
+    kept = {b.id for b in (reference.content if reference else []) if isinstance(b, ToolCall)}
+    content = []
+    for block in message.content:
+        if isinstance(block, ToolCall) and block.id and block.id not in kept:
+            minted.append(f"tool call id {block.id}")
+            block = block.model_copy(update={"id": MINTED})
+        content.append(block)
+    if minted:
+        update["content"] = content
+    return (message.model_copy(update=update) if update else message), minted
+
+
+def _reference_message(
+    protocol: str, chunks: Sequence[bytes], status: int, headers: Mapping[str, Sequence[str]] | None
+) -> AssistantMessage | None:
+    hdrs = {k: list(v) for k, v in (headers or {}).items()}
+    found = None
+    for event in normalize(protocol, [b"".join(chunks)], status=status, headers=hdrs):
+        if isinstance(event, DoneEvent | ErrorEvent):
+            found = event.message
+    return found
+
+
 def _tool_names(protocol: str, chunks: Sequence[bytes], status: int) -> list[str]:
     """The tools the recorded response calls, for the request to declare."""
     if status >= 400:
@@ -295,3 +340,25 @@ def proxy_adapter(name: str) -> ProxyAdapter:
     if problem:
         raise AdapterLoadError(f"adapter {name!r}: {problem}")
     return ProxyAdapter(gateway, upstream, client)
+
+
+def record_timing(row: str, case: str, ex: Exchange, delay: float) -> None:
+    """One line of ``timing.jsonl`` in ``$STREAM_HARNESS_PROXY_LOGS``, when set (the note's numbers)."""
+    folder = os.environ.get(LOG_ENV)
+    if not folder:
+        return
+    up = ex.hits[-1].sent if ex.hits else []
+    line = {
+        "row": row,
+        "case": case,
+        "delay": delay,
+        "upstream_events": len(up),
+        "upstream_span": round(up[-1] - up[0], 4) if len(up) > 1 else None,
+        "client_first_lag": round(ex.times[0] - up[0], 4) if ex.times and up else None,
+        "client_last_lag": round(ex.times[-1] - up[-1], 4) if ex.times and up else None,
+        "client_reads": len(ex.times),
+        "ttfb_ratio": None if ex.ttfb_ratio() is None else round(ex.ttfb_ratio() or 0.0, 4),
+    }
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with open(Path(folder) / "timing.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
