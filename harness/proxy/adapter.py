@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
-from harness.events import AssistantMessage, DoneEvent, ErrorEvent, Event, ToolCall
+from harness.events import (
+    AssistantMessage,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    ToolCall,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from harness.normalize import normalize
 from harness.proxy.gateways import CLIENT_PATHS, GATEWAYS, Gateway, client_request, row_name
 from harness.proxy.process import HOST, GatewayError, GatewayProcess
@@ -219,8 +227,7 @@ class ProxyAdapter:
             ex.result = AdapterResult(message=None, crashed=mismatch, raw=raw)
             return ex
         if problem is not None and not ex.chunks and not ex.status:
-            alive = proc.alive()
-            why = problem if alive else f"{problem}; the gateway died: {proc.tail()}"
+            why = f"{problem}; the gateway died: {proc.tail()}" if proc.died_within(1.0) else problem
             ex.result = AdapterResult(message=None, crashed=why, raw=raw)
             return ex
         if not ex.hits:
@@ -240,8 +247,7 @@ class ProxyAdapter:
             message, minted = stable_ids(message, reference)
             if minted:
                 raw["minted_ids"] = minted
-                assert isinstance(last, DoneEvent | ErrorEvent)
-                events[-1] = last.model_copy(update={"message": message})
+                events = _with_stable_ids(events, message)
         ex.result = AdapterResult(message=message, events=events, raw=raw)
         return ex
 
@@ -306,6 +312,21 @@ def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) ->
     if minted:
         update["content"] = content
     return (message.model_copy(update=update) if update else message), minted
+
+
+def _with_stable_ids(events: list[Event], message: AssistantMessage) -> list[Event]:
+    """The events with the final message's stable ids, on the tool-call events too (C8)."""
+    ids = {i: b.id for i, b in enumerate(message.content) if isinstance(b, ToolCall)}
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, DoneEvent | ErrorEvent):
+            e = e.model_copy(update={"message": message})
+        elif isinstance(e, ToolCallStartEvent) and e.content_index in ids and e.id is not None:
+            e = e.model_copy(update={"id": ids[e.content_index]})
+        elif isinstance(e, ToolCallEndEvent) and e.content_index in ids:
+            e = e.model_copy(update={"tool_call": e.tool_call.model_copy(update={"id": ids[e.content_index]})})
+        out.append(e)
+    return out
 
 
 def _reference_message(

@@ -41,7 +41,10 @@ def free_port() -> int:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether a server could listen on ``port`` again (as servers do, with SO_REUSEADDR:
+    the closed connections' TIME_WAIT does not hold a port, a listener or a bound socket does)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((HOST, port))
         except OSError:
@@ -144,6 +147,16 @@ class GatewayProcess:
 
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
+
+    def died_within(self, seconds: float) -> bool:
+        """Whether the process exits within ``seconds`` (a dropped connection: did it die?)."""
+        if self.popen is None:
+            return True
+        try:
+            self.popen.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def stop(self) -> None:
         """SIGTERM to its process group, SIGKILL after the grace period; idempotent."""

@@ -61,7 +61,10 @@ def event_frames(body: bytes) -> list[bytes]:
 
     The realistic network shape (one event per read) and the unit the pacing counts in.
     """
-    sep = _EVENT_END if _EVENT_END.search(body) else re.compile(rb"\n")
+    if body.lstrip()[:1] == b"[":
+        sep = re.compile(rb",\r\n" if b",\r\n" in body else rb"\n")  # Gemini's array: by element
+    else:
+        sep = _EVENT_END if _EVENT_END.search(body) else re.compile(rb"\n")
     out, start = [], 0
     for m in sep.finditer(body):
         out.append(body[start : m.end()])
@@ -97,10 +100,13 @@ def gemini_reframed(body: bytes, *, sse: bool) -> bytes | None:
     values = gemini_values(body)
     if values is None:
         return None
-    items = [json.dumps(v, ensure_ascii=False).encode() for v in values]
     if sse:
+        items = [json.dumps(v, ensure_ascii=False).encode() for v in values]
         return b"".join(b"data: " + i + b"\r\n\r\n" for i in items)
-    return b"[" + b",\r\n".join(items) + b"]"
+    # As Gemini writes it (recorded in the corpus): each element pretty-printed, "\n,\r\n"
+    # between them, "\n]" at the end. Clients split on those bytes (Portkey on "\r\n").
+    items = [json.dumps(v, ensure_ascii=False, indent=2).encode() for v in values]
+    return b"[" + b"\n,\r\n".join(items) + b"\n]"
 
 
 @dataclass
