@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -66,12 +67,34 @@ def http_get(port: int, path: str, timeout: float = 2.0) -> tuple[int, bytes] | 
 
 
 _LIVE: set[GatewayProcess] = set()
+_FINALIZED: set[int] = set()
 
 
 @atexit.register
 def _stop_all() -> None:
     for proc in list(_LIVE):
         proc.stop()
+
+
+def _stop_at_exit_of_this_process() -> None:
+    """``atexit`` does not run in a forked multiprocessing worker (the runner's ``--jobs``),
+    ``multiprocessing.util.Finalize`` does: register both, once per process."""
+    pid = os.getpid()
+    if pid in _FINALIZED:
+        return
+    _FINALIZED.add(pid)
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(None, _stop_all, exitpriority=100)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies (Linux), so
+    a runner killed outright leaves no gateway behind."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class GatewayProcess:
@@ -121,11 +144,13 @@ class GatewayProcess:
                     env=self.env,
                     cwd=self.cwd,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
                 )
             except OSError as exc:
                 raise GatewayError(f"{self.name} did not start: {exc}") from None
         self.owner = os.getpid()
         _LIVE.add(self)
+        _stop_at_exit_of_this_process()
         deadline = began + self.start_timeout
         while True:
             code = self.popen.poll()
