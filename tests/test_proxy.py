@@ -443,7 +443,7 @@ def test_gateway_minted_ids_are_replaced_by_one_marker() -> None:
     minted = AssistantMessage(content=[ToolCall(id="call_9f", name="f")], response_id="chatcmpl-1")
     kept = AssistantMessage(content=[ToolCall(id="toolu_1", name="f")], response_id="msg_1")
     out, notes = stable_ids(minted, ref)
-    assert out.response_id == "<minted by the gateway>" and out.content[0].id == "<minted by the gateway>"  # type: ignore[union-attr]
+    assert out.response_id == "<minted by the gateway>" and out.content[0].id == "<minted by the gateway> #0"  # type: ignore[union-attr]
     assert len(notes) == 2
     assert stable_ids(kept, ref) == (kept, [])
 
@@ -482,3 +482,24 @@ def test_the_litellm_config_turns_retries_off_and_points_every_alias_upstream() 
         "up-openai-responses": "http://127.0.0.1:1234/v1",
         "up-google-generative-ai": "http://127.0.0.1:1234",
     }
+
+
+def test_a_run_that_exits_without_closing_leaves_no_gateway(tmp_path: Path) -> None:
+    """atexit (and, in forked workers, multiprocessing's finalizers) stop what was started."""
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(FAKE.parent)!r})\n"
+        "from test_proxy import fake_gateway\n"
+        "from pathlib import Path\n"
+        f"proc = fake_gateway('ok').process('http://127.0.0.1:9', Path({str(tmp_path)!r})).start()\n"
+        "print(proc.popen.pid, proc.port, flush=True)\n"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    pid, port = (int(x) for x in done.stdout.split())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert port_is_free(port)

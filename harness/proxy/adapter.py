@@ -304,10 +304,10 @@ def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) ->
         update["response_id"] = MINTED
     kept = {b.id for b in (reference.content if reference else []) if isinstance(b, ToolCall)}
     content = []
-    for block in message.content:
+    for i, block in enumerate(message.content):
         if isinstance(block, ToolCall) and block.id and block.id not in kept:
             minted.append(f"tool call id {block.id}")
-            block = block.model_copy(update={"id": MINTED})
+            block = block.model_copy(update={"id": f"{MINTED} #{i}"})  # still distinct (C10)
         content.append(block)
     if minted:
         update["content"] = content
