@@ -30,7 +30,14 @@ from harness.conformance.checks import (
     check_proxy_upstream_cut,
     check_stop_reason,
 )
-from harness.events import AssistantMessage, DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
+from harness.events import (
+    AssistantMessage,
+    DoneEvent,
+    ErrorEvent,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 from harness.normalize import normalize
 from harness.proxy import compare
 from harness.proxy.adapter import Exchange, ProxyAdapter, ProxySession, stable_ids

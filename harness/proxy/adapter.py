@@ -24,7 +24,6 @@ import atexit
 import http.client
 import json
 import os
-import socket
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -281,7 +280,7 @@ class ProxyAdapter:
                     return None
                 ex.chunks.append(piece)
                 ex.times.append(time.monotonic())
-        except (OSError, http.client.HTTPException, socket.timeout) as exc:
+        except (TimeoutError, OSError, http.client.HTTPException) as exc:
             return f"{type(exc).__name__}: {exc}"
         finally:
             conn.close()
