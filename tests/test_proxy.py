@@ -510,3 +510,18 @@ def test_a_run_that_exits_without_closing_leaves_no_gateway(tmp_path: Path) -> N
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert port_is_free(port)
+
+
+def test_the_matrix_groups_pin_every_gateway_row() -> None:
+    from harness.matrix import MatrixError, default_pins, js_source, load_groups
+
+    groups = {g.name: g for g in load_groups(default_pins())}
+    assert set(groups["litellm-proxy"].adapters) | set(groups["portkey"].adapters) == set(all_rows())
+    assert groups["litellm-proxy"].requirements[0].startswith("litellm[proxy]==")
+    assert groups["portkey"].npm is not None
+    folder = js_source(groups["portkey"].npm)
+    package = json.loads((folder / "package.json").read_text())
+    assert package["dependencies"]["@portkey-ai/gateway"][0].isdigit()  # an exact pin
+    assert (folder / "package-lock.json").is_file()
+    with pytest.raises(MatrixError):
+        js_source("adapters-js/../specs")
