@@ -24,6 +24,7 @@ import atexit
 import http.client
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -287,14 +288,16 @@ class ProxyAdapter:
 
 
 MINTED: Final = "<minted by the gateway>"
+_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) -> tuple[AssistantMessage, list[str]]:
     """The message with the ids the gateway minted per request replaced by one marker.
 
-    A translating gateway makes up a response id (``chatcmpl-<uuid>``) and, where the
-    upstream had none, tool-call ids, new on every request; kept, they would make every
-    two runs of one body differ. An id the upstream sent and the gateway kept stays.
+    A translating gateway makes up a response id (``chatcmpl-<uuid>``), tool-call ids
+    where the upstream had none, and item ids inside the replay tokens it builds, new on
+    every request; kept, they would make every two runs of one body differ. An id the
+    upstream sent and the gateway kept stays.
     """
     minted: list[str] = []
     update: dict[str, Any] = {}
@@ -302,11 +305,18 @@ def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) ->
         minted.append(f"response_id {message.response_id}")
         update["response_id"] = MINTED
     kept = {b.id for b in (reference.content if reference else []) if isinstance(b, ToolCall)}
+    signatures = {b.signature for b in (reference.content if reference else []) if b.signature}
     content = []
     for i, block in enumerate(message.content):
         if isinstance(block, ToolCall) and block.id and block.id not in kept:
             minted.append(f"tool call id {block.id}")
             block = block.model_copy(update={"id": f"{MINTED} #{i}"})  # still distinct (C10)
+        sig = block.signature
+        if sig and sig not in signatures and _UUID.search(sig):
+            # A replay token the gateway made, holding item ids it mints per request
+            # (Responses' {"id": "rs_<uuid>", ...}): the same token up to those ids.
+            minted.append(f"ids in a signature of block {i}")
+            block = block.model_copy(update={"signature": _UUID.sub("<uuid>", sig)})
         content.append(block)
     if minted:
         update["content"] = content
