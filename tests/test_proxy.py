@@ -111,6 +111,17 @@ def test_the_upstream_answers_its_protocol_and_names_a_mismatch() -> None:
         assert "the gateway called /v1/responses (openai-responses), the cassette has anthropic-messages" in body.decode()
 
 
+def test_a_side_request_is_answered_404_and_is_no_mismatch() -> None:
+    with ProxyUpstream() as up:
+        up.answer(Reply(GOOGLE, chunks=[b"data: {}\n\n"]))
+        host, port = up.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("GET", "/v1/models/gemini-2.5-flash")
+        assert conn.getresponse().status == 404
+        conn.close()
+        assert [h.status for h in up.hits] == [404]
+
+
 def test_a_close_cut_drops_the_connection_inside_the_body_and_a_clean_cut_ends_it() -> None:
     with ProxyUpstream() as up:
         up.answer(Reply(CHAT, chunks=[b"data: {}\n\n"], cut="close"))

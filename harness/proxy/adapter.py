@@ -38,6 +38,8 @@ from harness.events import (
     DoneEvent,
     ErrorEvent,
     Event,
+    TextEndEvent,
+    ThinkingEndEvent,
     ToolCall,
     ToolCallEndEvent,
     ToolCallStartEvent,
@@ -326,10 +328,13 @@ def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) ->
 def _with_stable_ids(events: list[Event], message: AssistantMessage) -> list[Event]:
     """The events with the final message's stable ids, on the tool-call events too (C8)."""
     ids = {i: b.id for i, b in enumerate(message.content) if isinstance(b, ToolCall)}
+    sigs = {i: b.signature for i, b in enumerate(message.content)}
     out: list[Event] = []
     for e in events:
         if isinstance(e, DoneEvent | ErrorEvent):
             e = e.model_copy(update={"message": message})
+        elif isinstance(e, TextEndEvent | ThinkingEndEvent) and e.content_index in sigs:
+            e = e.model_copy(update={"signature": sigs[e.content_index]})
         elif isinstance(e, ToolCallStartEvent) and e.content_index in ids and e.id is not None:
             e = e.model_copy(update={"id": ids[e.content_index]})
         elif isinstance(e, ToolCallEndEvent) and e.content_index in ids:

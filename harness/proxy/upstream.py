@@ -202,6 +202,11 @@ class _Handler(BaseHTTPRequestHandler):
         hit = Hit(self.command, parts.path, protocol, headers, body, arrived)
         self.upstream.record(hit)
         reply = self.upstream.reply
+        if protocol is None and self.command == "GET":
+            # A side request (LiteLLM looks a Gemini model up on /v1/models): not the
+            # stream, so not a mismatch; answered 404 as a provider without the route would.
+            self._plain(hit, 404, f"no route {parts.path}")
+            return
         if reply is None or protocol != reply.protocol:
             have = reply.protocol if reply else "nothing"
             hit.note = f"the gateway called {parts.path} ({protocol or 'no known protocol'}), the cassette has {have}"
