@@ -38,6 +38,7 @@ from harness.events import (
     DoneEvent,
     ErrorEvent,
     Event,
+    ProviderBlock,
     TextEndEvent,
     ThinkingEndEvent,
     ToolCall,
@@ -246,7 +247,7 @@ class ProxyAdapter:
         message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
         if message is not None:
             reference = _reference_message(protocol, chunks, status, headers)
-            message, minted = stable_ids(message, reference)
+            message, minted = stable_ids(message, reference, b"".join(chunks))
             if minted:
                 raw["minted_ids"] = minted
                 events = _with_stable_ids(events, message)
@@ -290,38 +291,49 @@ class ProxyAdapter:
 
 
 MINTED: Final = "<minted by the gateway>"
-_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# A UUID, or a long hex run after a prefix (``call_50b94e51dcb84db0b5d3d83e7852``).
+_MINTED_ID: Final = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?<=_)[0-9a-f]{20,}\b"
+)
 
 
-def stable_ids(message: AssistantMessage, reference: AssistantMessage | None) -> tuple[AssistantMessage, list[str]]:
-    """The message with the ids the gateway minted per request replaced by one marker.
+def stable_ids(
+    message: AssistantMessage, reference: AssistantMessage | None, upstream_body: bytes = b""
+) -> tuple[AssistantMessage, list[str]]:
+    """The message with the ids the gateway minted per request replaced by markers.
 
     A translating gateway makes up a response id (``chatcmpl-<uuid>``), tool-call ids
-    where the upstream had none, and item ids inside the replay tokens it builds, new on
-    every request; kept, they would make every two runs of one body differ. An id the
-    upstream sent and the gateway kept stays.
+    where the upstream had none, and item ids inside the replay tokens and annotations it
+    builds (``{"id": "rs_<uuid>"}``, ``fc_call_<hex>``), new on every request; kept, they
+    would make every two runs of one body differ. An id the upstream sent (found in its
+    body) and the gateway kept stays.
     """
     minted: list[str] = []
     update: dict[str, Any] = {}
+
+    def mask(text: str) -> str:
+        return _MINTED_ID.sub(lambda m: m.group(0) if m.group(0).encode() in upstream_body else "<id>", text)
+
     if message.response_id and (reference is None or message.response_id != reference.response_id):
         minted.append(f"response_id {message.response_id}")
         update["response_id"] = MINTED
     kept = {b.id for b in (reference.content if reference else []) if isinstance(b, ToolCall)}
-    signatures = {b.signature for b in (reference.content if reference else []) if b.signature}
     content = []
     for i, block in enumerate(message.content):
         if isinstance(block, ToolCall) and block.id and block.id not in kept:
             minted.append(f"tool call id {block.id}")
             block = block.model_copy(update={"id": f"{MINTED} #{i}"})  # still distinct (C10)
-        sig = block.signature
-        if sig and sig not in signatures and _UUID.search(sig):
-            # A replay token the gateway made, holding item ids it mints per request
-            # (Responses' {"id": "rs_<uuid>", ...}): the same token up to those ids.
-            minted.append(f"ids in a signature of block {i}")
-            block = block.model_copy(update={"signature": _UUID.sub("<uuid>", sig)})
+        if block.signature and mask(block.signature) != block.signature:
+            minted.append(f"ids in the signature of block {i}")
+            block = block.model_copy(update={"signature": mask(block.signature)})
         content.append(block)
     if minted:
         update["content"] = content
+    if message.provider_blocks:
+        text = json.dumps([b.model_dump(mode="json") for b in message.provider_blocks])
+        if mask(text) != text:
+            minted.append("ids in provider blocks")
+            update["provider_blocks"] = [ProviderBlock.model_validate(b) for b in json.loads(mask(text))]
     return (message.model_copy(update=update) if update else message), minted
 
 
