@@ -135,15 +135,21 @@ class Exchange:
     sent: float = 0.0
     hits: list[Hit] = field(default_factory=list)
 
+    def stream_sent(self) -> list[float]:
+        """When the upstream sent each chunk of the (last) stream request; side requests
+        (a GET for model metadata) do not count."""
+        streams = [h for h in self.hits if h.protocol is not None]
+        return streams[-1].sent if streams else []
+
     def ttfb_ratio(self) -> float | None:
         """Client first byte after the upstream's first chunk, over the upstream's own span.
 
         Below 1: the client had bytes before the upstream sent its last chunk (streamed);
         at or above 1: the gateway held the stream until the upstream had finished.
         """
-        if not self.times or not self.hits or len(self.hits[-1].sent) < 2:
+        up = self.stream_sent()
+        if not self.times or len(up) < 2:
             return None
-        up = self.hits[-1].sent
         span = up[-1] - up[0]
         return (self.times[0] - up[0]) / span if span > 0 else None
 
@@ -350,7 +356,9 @@ def _with_stable_ids(events: list[Event], message: AssistantMessage) -> list[Eve
         elif isinstance(e, ToolCallStartEvent) and e.content_index in ids and e.id is not None:
             e = e.model_copy(update={"id": ids[e.content_index]})
         elif isinstance(e, ToolCallEndEvent) and e.content_index in ids:
-            e = e.model_copy(update={"tool_call": e.tool_call.model_copy(update={"id": ids[e.content_index]})})
+            block = message.content[e.content_index]
+            assert isinstance(block, ToolCall)
+            e = e.model_copy(update={"tool_call": e.tool_call.model_copy(update={"id": block.id, "signature": block.signature})})
         out.append(e)
     return out
 
@@ -394,7 +402,7 @@ def record_timing(row: str, case: str, ex: Exchange, delay: float) -> None:
     folder = os.environ.get(LOG_ENV)
     if not folder:
         return
-    up = ex.hits[-1].sent if ex.hits else []
+    up = ex.stream_sent()
     line = {
         "row": row,
         "case": case,
