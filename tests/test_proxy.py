@@ -536,3 +536,15 @@ def test_the_matrix_groups_pin_every_gateway_row() -> None:
     assert (folder / "package-lock.json").is_file()
     with pytest.raises(MatrixError):
         js_source("adapters-js/../specs")
+
+
+def test_two_litellm_processes_in_one_folder_read_their_own_upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked runner workers share a log folder; a shared config would point both gateways
+    at one upstream (seen as 'the gateway answered without calling the upstream')."""
+    from harness.proxy.gateways import LITELLM
+
+    monkeypatch.setenv("STREAM_HARNESS_LITELLM", str(tmp_path / "litellm"))
+    LITELLM.process("http://127.0.0.1:1111", tmp_path)
+    LITELLM.process("http://127.0.0.1:2222", tmp_path)
+    configs = sorted(p.read_text() for p in tmp_path.glob("litellm-config-*.yaml"))
+    assert len(configs) == 2 and "1111" in configs[0] and "2222" in configs[1]

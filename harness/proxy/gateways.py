@@ -173,7 +173,9 @@ def _litellm_process(upstream: str, folder: Path) -> GatewayProcess:
     binary = litellm_binary()
     if binary is None:
         raise AdapterLoadError(str(_litellm_missing()))
-    config = folder / "litellm-config.yaml"
+    # One file per process: forked runner workers share the log folder, and each one's
+    # gateway must read its own upstream's address.
+    config = folder / f"litellm-config-{secrets.token_hex(4)}.yaml"
     folder.mkdir(parents=True, exist_ok=True)
     config.write_text(litellm_config(upstream), encoding="utf-8")
     key = "sk-" + secrets.token_hex(24)
