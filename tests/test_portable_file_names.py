@@ -1,6 +1,6 @@
-"""Every file the wheel ships from specs/ and cassettes/ has a name every OS can create.
+"""Every file the wheel ships from specs/, cassettes/ (and adapters-js/) has a name every OS can create.
 
-setup.py maps specs/ and cassettes/ into ``harness._bundled``; one file name with a ``>``
+setup.py maps specs/, cassettes/ and adapters-js/ into ``harness._bundled``; one file name with a ``>``
 (a proxy row's ``->``) or a trailing dot makes ``pip install`` fail on Windows, which no
 Linux CI run notices. Expectation file names come from adapter names through one function,
 :func:`harness.conformance.expectations.expectation_file_name`, tested here on every
@@ -42,10 +42,11 @@ def unportable(name: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("folder", ["specs", "cassettes"])
+@pytest.mark.parametrize("folder", ["specs", "cassettes", "adapters-js"])
 def test_every_shipped_file_name_is_portable(folder: str) -> None:
     root = ROOT / folder
-    paths = list(root.rglob("*"))
+    # node_modules is installed, not shipped (setup.py's exclude_package_data).
+    paths = [p for p in root.rglob("*") if "node_modules" not in p.relative_to(root).parts]
     assert paths, f"nothing under {folder}/"
     bad = [
         f"{p.relative_to(ROOT)}: {why}"
