@@ -104,6 +104,7 @@ def _load(name: str) -> Adapter:
 
 # Adapters that keep a client across runs, with the protocols where they do.
 KEPT = [
+    ("any-llm", "google-generative-ai"),
     ("google-genai", "google-generative-ai"),
     ("pydantic-ai", "google-generative-ai"),
     ("langchain", "google-generative-ai"),

@@ -77,16 +77,35 @@ class AnyLLMAdapter(LibraryAdapter):
         client_args = self._client_args(protocol, chunks, status, headers)
         joined = Joined()
 
-        async def go() -> None:
-            stream = await any_llm.acompletion(
-                model=model,
-                provider=provider,
-                messages=PROMPT,
-                stream=True,
-                api_key="test",
-                api_base=f"{BASE_URL}/v1" if provider == "openai" else None,
-                client_args=client_args,
+        api_base = f"{BASE_URL}/v1" if provider == "openai" else None
+        gemini: Any = None
+        if protocol == "google-generative-ai":
+            # ``any_llm.acompletion`` is ``AnyLLM.create(...)`` then its ``acompletion``; for
+            # Gemini the created AnyLLM is kept, as a user making many calls keeps it: its
+            # genai Client loads two SSL contexts (60 ms, ten times a run).
+            gemini = self.once(
+                protocol,
+                lambda: any_llm.AnyLLM.create(
+                    any_llm.AnyLLM.resolve_provider_key(provider),
+                    api_key="test",
+                    api_base=api_base,
+                    **client_args,
+                ),
             )
+
+        async def go() -> None:
+            if gemini is not None:
+                stream = await gemini.acompletion(model=model, messages=PROMPT, stream=True)
+            else:
+                stream = await any_llm.acompletion(
+                    model=model,
+                    provider=provider,
+                    messages=PROMPT,
+                    stream=True,
+                    api_key="test",
+                    api_base=api_base,
+                    client_args=client_args,
+                )
             async for chunk in stream:
                 joined.add(chunk)
 
