@@ -115,14 +115,28 @@ KEPT = [
 
 @pytest.mark.parametrize(("name", "protocol"), KEPT, ids=[f"{n}-{p}" for n, p in KEPT])
 def test_kept_clients_give_what_fresh_ones_give(name: str, protocol: str) -> None:
+    """Run by run, a kept client against two fresh adapters (each builds its clients anew).
+
+    Where the two fresh runs disagree the library itself is not deterministic there
+    (langchain-google-genai names a call without an id with a fresh uuid4), so that pair is
+    not compared; most pairs must be.
+    """
     kept = _load(name)
+    compared = total = 0
     for case in _cases(protocol):
         for cuts in _splits(case):
             chunks = split_at(case.body, cuts)
-            fresh = load_adapter(name)  # a new adapter builds its clients anew
-            want = fresh.run(protocol, chunks, status=case.status, headers=case.headers)
+            want, again = (
+                load_adapter(name).run(protocol, chunks, status=case.status, headers=case.headers)
+                for _ in range(2)
+            )
             got = kept.run(protocol, chunks, status=case.status, headers=case.headers)
+            total += 1
+            if _outcome(want) != _outcome(again):
+                continue
+            compared += 1
             assert _outcome(got) == _outcome(want), (case.id, cuts)
+    assert compared >= total * 3 // 4, f"only {compared} of {total} runs were deterministic"
 
 
 def test_the_reference_message_is_the_whole_bodys_for_every_split() -> None:
