@@ -97,10 +97,6 @@ class LibraryAdapter:
 
     def __init__(self) -> None:
         self._modules = import_all(self.name, self.distribution, self.modules)
-        # What the current run serves, and the transports and clients kept across runs.
-        self._serving: Any = None
-        self._transports: dict[int, Any] = {}
-        self._kept: dict[Any, Any] = {}
 
     def module(self, name: str) -> ModuleType:
         return self._modules[name]
@@ -160,15 +156,17 @@ class LibraryAdapter:
         runs (:meth:`once`); every request it gets is answered with the response of the
         run in progress, in that run's chunks, exactly as a fresh transport would.
         """
-        self._serving = serve(httpx_module, chunks, status=status, headers=headers)
-        found = self._transports.get(id(httpx_module))
+        # Kept in the instance's dict, set up on first use: a subclass need not call
+        # this class's __init__ for it.
+        self.__dict__["_serving"] = serve(httpx_module, chunks, status=status, headers=headers)
+        transports: dict[int, Any] = self.__dict__.setdefault("_transports", {})
+        found = transports.get(id(httpx_module))
         if found is None:
-            found = httpx_module.MockTransport(self._serve_current)
-            self._transports[id(httpx_module)] = found
+            found = transports[id(httpx_module)] = httpx_module.MockTransport(self._serve_current)
         return found
 
     def _serve_current(self, request: Any) -> Any:
-        return self._serving.handler(request)
+        return self.__dict__["_serving"].handler(request)
 
     def once(self, key: Any, build: Callable[[], T]) -> T:
         """``build()`` the first time ``key`` is asked for, the same object after that.
@@ -179,9 +177,10 @@ class LibraryAdapter:
         stream many times. Only for objects built on :meth:`transport` (which serves
         each run's response) and holding no state from one request to the next.
         """
-        if key not in self._kept:
-            self._kept[key] = build()
-        return cast(T, self._kept[key])
+        kept: dict[Any, Any] = self.__dict__.setdefault("_kept", {})
+        if key not in kept:
+            kept[key] = build()
+        return cast(T, kept[key])
 
     # -- what each adapter implements --------------------------------------------------
 
