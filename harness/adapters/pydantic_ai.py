@@ -203,28 +203,33 @@ class PydanticAIAdapter(LibraryAdapter):
         gproviders = importlib.import_module("pydantic_ai.providers.google")
 
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        options = types.HttpOptions(
-            httpx_async_client=http.AsyncClient(
-                transport=self.transport(http, chunks, status, headers)
-            ),
-            retry_options=types.HttpRetryOptions(attempts=1),
-        )
-        if protocol == VERTEX_GEMINI:
-            # The Vertex AI client (aiplatform URLs, integer enums on some routes) with a
-            # bearer token that never expires, so nothing refreshes it.
-            credentials = importlib.import_module("google.oauth2.credentials")
-            gclient = genai.Client(
-                vertexai=True,
-                project=VERTEX_PROJECT,
-                location=VERTEX_REGION,
-                credentials=credentials.Credentials(token="test"),
-                http_options=options,
+        transport = self.transport(http, chunks, status, headers)
+
+        def build() -> Any:
+            options = types.HttpOptions(
+                httpx_async_client=http.AsyncClient(transport=transport),
+                retry_options=types.HttpRetryOptions(attempts=1),
             )
-        else:
-            gclient = genai.Client(api_key="test", http_options=options)
-        return gmodels.GoogleModel(
-            "gemini-harness", provider=gproviders.GoogleProvider(client=gclient)
-        )
+            if protocol == VERTEX_GEMINI:
+                # The Vertex AI client (aiplatform URLs, integer enums on some routes) with
+                # a bearer token that never expires, so nothing refreshes it.
+                credentials = importlib.import_module("google.oauth2.credentials")
+                gclient = genai.Client(
+                    vertexai=True,
+                    project=VERTEX_PROJECT,
+                    location=VERTEX_REGION,
+                    credentials=credentials.Credentials(token="test"),
+                    http_options=options,
+                )
+            else:
+                gclient = genai.Client(api_key="test", http_options=options)
+            return gmodels.GoogleModel(
+                "gemini-harness", provider=gproviders.GoogleProvider(client=gclient)
+            )
+
+        # Built once per protocol: the genai Client loads two SSL contexts (50 ms, ten
+        # times a run).
+        return self.once(protocol, build)
 
     def _mistral_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
         # MistralModel on the mistralai SDK (its own SSE reader, chat.stream_async), which
