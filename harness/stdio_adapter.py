@@ -260,7 +260,7 @@ class _Process:
         _LIVE.discard(self)
         if self.owner != os.getpid():
             return  # a forked copy: the process belongs to the parent
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, _Exited):
             if polite:
                 self.send({"cmd": "stop"})
         with contextlib.suppress(OSError, ValueError):
