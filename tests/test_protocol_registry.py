@@ -35,7 +35,11 @@ PROTOCOLS = registry.registered()
 
 
 def test_the_six_protocols_register_themselves_in_listing_order() -> None:
-    assert [p.id for p in PROTOCOLS][:6] == [
+    # Specific protocols (vertex-*, ...) may be listed between them: their `order` puts
+    # their URL rules before the generic protocol that would also match.
+    six = {"anthropic-messages", "openai-completions", "openai-responses",
+           "google-generative-ai", "bedrock-converse-stream", "ollama"}
+    assert [p.id for p in PROTOCOLS if p.id in six] == [
         "anthropic-messages",
         "openai-completions",
         "openai-responses",
@@ -86,7 +90,7 @@ def test_a_second_registration_of_an_id_is_refused() -> None:
         registry.register(clash)
     with pytest.raises(ValueError, match="lower-case"):
         Protocol(id="Bad Id", title="x", framing=JSON_LINES, translator=ToyNormalizer, detect=Detect(), stop_reasons="ollama")
-    with pytest.raises(UnknownProtocolError, match="known: anthropic-messages"):
+    with pytest.raises(UnknownProtocolError, match=r"known: .*anthropic-messages"):
         registry.get("smoke-signals")
 
 
