@@ -85,7 +85,9 @@ def _steps(path: str) -> tuple[_Step, ...]:
     for piece in path.split("."):
         match = _STEP.fullmatch(piece)
         if match is None:
-            raise VertexEnumTableError(f"specs/{TABLE_NAME}: field path {path!r}: bad step {piece!r}")
+            raise VertexEnumTableError(
+                f"specs/{TABLE_NAME}: field path {path!r}: bad step {piece!r}"
+            )
         steps.append((match.group(1), match.group(2) is not None))
     if steps[-1][1]:
         raise VertexEnumTableError(f"specs/{TABLE_NAME}: field path {path!r} ends in a list")
@@ -104,7 +106,9 @@ def parse_enum_table(data: Any) -> VertexEnumTable:
     for row in spec.fields:
         enum = spec.enums.get(row.enum)
         if enum is None:
-            raise VertexEnumTableError(f"specs/{TABLE_NAME}: field {row.path!r} names no enum {row.enum!r}")
+            raise VertexEnumTableError(
+                f"specs/{TABLE_NAME}: field {row.path!r} names no enum {row.enum!r}"
+            )
         fields.append(EnumField(row.path, _steps(row.path), dict(enum.values)))
     leaves = sorted({f.steps[-1][0] for f in fields})
     numeric = re.compile(r'"(?:' + "|".join(leaves) + r')"\s*:\s*-?\d')
