@@ -13,6 +13,7 @@ from typing import Final
 THIRD_PARTY: Final[dict[str, str]] = {
     "openai-sdk-create": "harness.adapters.openai_create:OpenAICreateAdapter",
     "google-genai": "harness.adapters.google_genai:GoogleGenAIAdapter",
+    "google-genai-vertex": "harness.adapters.google_genai:GoogleGenAIVertexAdapter",
     "litellm": "harness.adapters.litellm:LiteLLMAdapter",
     "pydantic-ai": "harness.adapters.pydantic_ai:PydanticAIAdapter",
     "langchain": "harness.adapters.langchain:LangChainAdapter",
