@@ -45,6 +45,7 @@ def accumulate_parts(responses: Sequence[Any]) -> Collected:
     content: list[ContentBlock] = []
     provider: list[ProviderBlock] = []
     stop: str | None = None
+    finish_message: str | None = None
     usage: Any = None
     model = response_id = None
     for response in responses:
@@ -57,6 +58,7 @@ def accumulate_parts(responses: Sequence[Any]) -> Collected:
         for candidate in (response.candidates or [])[:1]:
             if candidate.finish_reason is not None:
                 stop = _enum_value(candidate.finish_reason)
+            finish_message = getattr(candidate, "finish_message", None) or finish_message
             parts = candidate.content.parts if candidate.content is not None else None
             for part in parts or []:
                 _add_part(part, content, provider)
@@ -67,6 +69,7 @@ def accumulate_parts(responses: Sequence[Any]) -> Collected:
         model=model,
         response_id=response_id,
         provider_blocks=provider,
+        stop_details=finish_message,
     )
 
 
