@@ -211,8 +211,17 @@ class _Process:
 
     def send(self, message: Mapping[str, Any]) -> None:
         assert self.popen.stdin is not None
-        self.popen.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
-        self.popen.stdin.flush()
+        try:
+            self.popen.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            self.popen.stdin.flush()
+        except BrokenPipeError:
+            # The process went away before reading: say how it ended, as receive() does,
+            # rather than a broken pipe that depends on who was quicker.
+            try:
+                code = self.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                raise _Exited("adapter process closed its standard input") from None
+            raise _Exited(f"adapter process exited (code {code})") from None
 
     def receive(self, timeout: float, noise: list[str]) -> dict[str, Any]:
         """The next protocol line; whole stray lines (not starting with ``{``) go to ``noise``."""
@@ -251,7 +260,7 @@ class _Process:
         _LIVE.discard(self)
         if self.owner != os.getpid():
             return  # a forked copy: the process belongs to the parent
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, _Exited):
             if polite:
                 self.send({"cmd": "stop"})
         with contextlib.suppress(OSError, ValueError):

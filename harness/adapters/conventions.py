@@ -183,6 +183,9 @@ class Collected:
     refusal: str | None = None
     # The provider's error message the library surfaced (an error chunk it yielded).
     error: str | None = None
+    # The provider's own words on why it stopped, as the library handed them over (Gemini
+    # finishMessage): appended to an error stop's message, as the reference does.
+    stop_details: str | None = None
 
 
 def contract_usage(usage: LibraryUsage | None, rule: UsageRule) -> Usage:
@@ -219,6 +222,8 @@ def to_message(adapter: str, protocol: str, collected: Collected) -> AssistantMe
         details=collected.refusal or collected.error,
     )
     error_message = mapping.error_message if mapping.reason == "error" else None
+    if error_message is not None and collected.stop_details:
+        error_message = f"{error_message}: {collected.stop_details}"
     if collected.error:
         error_message = collected.error
     return AssistantMessage(
