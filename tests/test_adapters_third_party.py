@@ -141,18 +141,6 @@ CASES: dict[
         "tool_use",
         Usage(input=402, output=71, total=473),
     ),
-    ("vertex-gemini", "plain_text"): (
-        ["Vertex AI runs Gemini in your Google Cloud project."],
-        [],
-        "STOP",
-        Usage(input=9, output=41, total=50),
-    ),
-    ("vertex-gemini", "tool_call"): (
-        [],
-        [("get_weather_1", "get_weather", {"location": "Zurich", "unit": "C"})],
-        "STOP",
-        Usage(input=58, output=137, total=195),
-    ),
     ("bedrock-invoke-stream", "anthropic_text"): (
         ["The capital of France is Paris."],
         [],
