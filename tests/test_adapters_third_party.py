@@ -132,6 +132,8 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "openai-sdk-create": ("openai-completions",),
     "google-genai": ("google-generative-ai",),
     "cohere": ("cohere-v2-chat",),
+    # LiteLLM also speaks cohere-v2-chat, but fails every Cohere v2 stream (asserted below,
+    # test_litellm_fails_every_cohere_v2_stream_on_its_first_sse_line).
     "litellm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "pydantic-ai": (
         "anthropic-messages",
@@ -213,6 +215,29 @@ def test_litellm_turns_a_server_tool_use_into_a_client_tool_call(split: str) -> 
     reference = _run(load_adapter("reference"), "anthropic-messages", "web_search_citations", split)
     assert reference.message is not None
     assert not [c for c in reference.message.content if isinstance(c, ToolCall)]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_litellm_fails_every_cohere_v2_stream_on_its_first_sse_line(split: str) -> None:
+    """conformance_report/findings/litellm-cohere-v2-stream-unparsed.md, asserted as what
+    LiteLLM does (a fix upstream shows here as a failure to update): its cohere_chat/ parser
+    runs json.loads on the SSE line ``event: message-start`` and raises, keeping nothing."""
+    adapter = _adapter("litellm")
+    assert "cohere-v2-chat" in adapter.protocols
+    result = _run(adapter, "cohere-v2-chat", "tool_call_single", split)
+    assert result.crashed is None
+    assert result.raised is not None and "Error parsing chunk" in result.raised
+    assert "event: message-start" in result.raised
+    assert result.message is not None and result.message.content == []
+
+
+def test_litellm_reads_a_cohere_http_error_through_the_replayed_transport() -> None:
+    """The cohere_chat/ route takes its HTTP client from LiteLLM's client cache, not from
+    ``client=``: the adapter puts the replaying one there. Were the request to go anywhere
+    else, LiteLLM would report a connection error, not the provider's message."""
+    result = _run(_adapter("litellm"), "cohere-v2-chat", "http_429_rate_limit", "whole")
+    assert result.message is not None and result.raised is not None
+    assert "You are past the per minute request limit" in (result.message.error_message or "")
 
 
 def test_llm_drops_a_tool_name_that_arrives_late() -> None:

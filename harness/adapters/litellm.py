@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness.adapters import tool_arguments
@@ -21,18 +23,45 @@ from harness.adapters.conventions import Collected, LibraryUsage
 from harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
 from harness.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 
-MODELS: Final = {
-    "openai-completions": "openai/gpt-harness",
-    "anthropic-messages": "anthropic/claude-harness",
-    "google-generative-ai": "gemini/gemini-harness",
+
+@dataclass(frozen=True)
+class Route:
+    """How LiteLLM is asked to speak one wire protocol: its model string and call arguments.
+
+    ``client`` is what LiteLLM is handed as ``client=``: an ``openai.OpenAI`` (its
+    ``openai/`` route calls the openai SDK), or LiteLLM's own ``HTTPHandler`` (every
+    provider LiteLLM implements over raw HTTP). Either wraps an ``httpx.Client`` whose
+    transport serves the recorded body, so LiteLLM's real request and streaming code runs
+    and nothing leaves the process. ``kwargs`` are the provider's required arguments
+    (placeholder credentials, an ``api_base`` under the harness's base URL).
+    """
+
+    model: str
+    client: str = "handler"
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    # Whether LiteLLM keeps the wire's response id as its ``id`` (else it makes up a
+    # fresh "chatcmpl-<uuid>" per call, not reported as the response's id).
+    keeps_id: bool = False
+
+
+ROUTES: Final[Mapping[str, Route]] = {
+    "openai-completions": Route("openai/gpt-harness", client="openai", keeps_id=True),
+    "anthropic-messages": Route("anthropic/claude-harness"),
+    "google-generative-ai": Route("gemini/gemini-harness"),
+    # LiteLLM's cohere_chat/ route posts to /v2/chat (CohereModelInfo.get_cohere_route:
+    # v2 unless the model says v1/) and reads the stream with CohereV2ModelResponseIterator.
+    "cohere-v2-chat": Route(
+        "cohere_chat/command-a-03-2025", kwargs={"api_base": f"{BASE_URL}/v2/chat"}
+    ),
 }
+MODELS: Final = {protocol: route.model for protocol, route in ROUTES.items()}
 
 
 class LiteLLMAdapter(LibraryAdapter):
     name = "litellm"
     distribution = "litellm"
     modules = ("litellm", "httpx", "litellm.llms.custom_httpx.http_handler")
-    protocols = frozenset(MODELS)
+    protocols = frozenset(ROUTES)
 
     def __init__(self) -> None:
         # LiteLLM fetches its model price map from GitHub at import; offline it retries for
@@ -52,27 +81,28 @@ class LiteLLMAdapter(LibraryAdapter):
         httpx = self.module("httpx")
         transport = self.transport(httpx, chunks, status, headers)
         http = httpx.Client(transport=transport)
-        if protocol == "openai-completions":
+        route = ROUTES[protocol]
+        handler = self.module("litellm.llms.custom_httpx.http_handler").HTTPHandler(client=http)
+        client: Any = handler
+        if route.client == "openai":
             openai = __import__("openai")
-            client: Any = openai.OpenAI(
+            client = openai.OpenAI(
                 api_key="sk-test", base_url=f"{BASE_URL}/v1", max_retries=0, http_client=http
             )
-        else:
-            handler = self.module("litellm.llms.custom_httpx.http_handler")
-            client = handler.HTTPHandler(client=http)
         received: list[Any] = []
         try:
-            stream = litellm.completion(
-                model=MODELS[protocol],
-                messages=PROMPT,
-                stream=True,
-                client=client,
-                api_key="sk-test",
-                max_retries=0,
-                stream_options={"include_usage": True},
-            )
-            for chunk in stream:
-                received.append(chunk)
+            arguments: dict[str, Any] = {
+                "api_key": "sk-test",
+                "max_retries": 0,
+                "stream_options": {"include_usage": True},
+                **route.kwargs,
+            }
+            with _cached_client(litellm, handler):
+                stream = litellm.completion(
+                    model=route.model, messages=PROMPT, stream=True, client=client, **arguments
+                )
+                for chunk in stream:
+                    received.append(chunk)
             final = litellm.stream_chunk_builder(received, messages=PROMPT)
         except Exception as exc:
             partial = None
@@ -131,8 +161,34 @@ class LiteLLMAdapter(LibraryAdapter):
             # For Anthropic and Gemini, LiteLLM makes up a fresh "chatcmpl-<uuid>" per call
             # (the wire's message id is not kept): not the response's id, and different
             # on every run, so it is not reported as one.
-            response_id=getattr(value, "id", None) if protocol == "openai-completions" else None,
+            response_id=getattr(value, "id", None) if ROUTES[protocol].keeps_id else None,
         )
+
+
+# The keys under which LiteLLM caches the sync HTTPHandler it builds when a provider's
+# code path does not take ``client=`` (litellm/llms/custom_httpx/http_handler.py,
+# get_httpx_client: "httpx_client" plus its params, here ssl_verify None).
+_CLIENT_KEYS: Final = ("httpx_client", "httpx_clientssl_verify_None")
+
+
+@contextmanager
+def _cached_client(litellm: Any, handler: Any) -> Iterator[None]:
+    """The replaying handler as LiteLLM's cached HTTP client, for the length of one call.
+
+    Some of LiteLLM's providers (cohere_chat/ among them: main.py _complete_cohere_chat
+    does not pass ``client=`` on) take their client from LiteLLM's in-memory client cache
+    rather than the argument. Putting the replaying handler there makes those paths read
+    the recorded body too (and never the network); the entries are removed afterwards, so
+    no later call sees a stale transport.
+    """
+    cache = litellm.in_memory_llm_clients_cache
+    for key in _CLIENT_KEYS:
+        cache.set_cache(key, handler)
+    try:
+        yield
+    finally:
+        for key in _CLIENT_KEYS:
+            cache.delete_cache(key)
 
 
 def _finish_reason(chunk: Any) -> str | None:
