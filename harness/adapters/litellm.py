@@ -11,6 +11,7 @@ the wire has no usage) are in ``specs/adapter_conventions.yaml``, section ``lite
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -42,7 +43,13 @@ class Route:
     # Whether LiteLLM keeps the wire's response id as its ``id`` (else it makes up a
     # fresh "chatcmpl-<uuid>" per call, not reported as the response's id).
     keeps_id: bool = False
+    # Vertex AI: Google credentials answered offline (_offline_vertex_token).
+    vertex: bool = False
 
+
+# An Azure OpenAI data-plane version with streamed usage and the Responses API; the
+# replayed body does not depend on it, LiteLLM and the openai SDK only put it in the URL.
+AZURE_API_VERSION: Final = "2025-04-01-preview"
 
 ROUTES: Final[Mapping[str, Route]] = {
     "openai-completions": Route("openai/gpt-harness", client="openai", keeps_id=True),
@@ -89,6 +96,15 @@ class LiteLLMAdapter(LibraryAdapter):
             client = openai.OpenAI(
                 api_key="sk-test", base_url=f"{BASE_URL}/v1", max_retries=0, http_client=http
             )
+        elif route.client == "azure":
+            openai = __import__("openai")
+            client = openai.AzureOpenAI(
+                api_key="sk-test",
+                azure_endpoint=BASE_URL,
+                api_version=AZURE_API_VERSION,
+                max_retries=0,
+                http_client=http,
+            )
         received: list[Any] = []
         try:
             arguments: dict[str, Any] = {
@@ -97,7 +113,7 @@ class LiteLLMAdapter(LibraryAdapter):
                 "stream_options": {"include_usage": True},
                 **route.kwargs,
             }
-            with _cached_client(litellm, handler):
+            with _cached_client(litellm, handler), _offline_vertex_token(self, route.vertex):
                 stream = litellm.completion(
                     model=route.model, messages=PROMPT, stream=True, client=client, **arguments
                 )
@@ -189,6 +205,37 @@ def _cached_client(litellm: Any, handler: Any) -> Iterator[None]:
     finally:
         for key in _CLIENT_KEYS:
             cache.delete_cache(key)
+
+
+VERTEX_TOKEN: Final = "ya29.harness-offline-token"
+VERTEX_PROJECT: Final = "harness-project"
+
+
+@contextmanager
+def _offline_vertex_token(adapter: LiteLLMAdapter, active: bool) -> Iterator[None]:
+    """LiteLLM's Vertex AI credential lookup answered with a fixed token, for one call.
+
+    Every ``vertex_ai/`` call first gets an OAuth token through google-auth
+    (``VertexBase.get_access_token``: load the credentials, refresh them over the
+    network); offline there is neither an account nor a token server. The lookup is
+    replaced, for the length of the call, by one returning a fixed token and the
+    project: what a user's loaded credentials would give. Everything after it (the URL,
+    the request, the streaming parser) is LiteLLM's own code.
+    """
+    if not active:
+        yield
+        return
+    base = importlib.import_module("litellm.llms.vertex_ai.vertex_llm_base").VertexBase
+    original = base.__dict__["get_access_token"]
+
+    def get_access_token(self: Any, credentials: Any, project_id: Any, **_: Any) -> Any:
+        return VERTEX_TOKEN, project_id or VERTEX_PROJECT
+
+    base.get_access_token = get_access_token
+    try:
+        yield
+    finally:
+        base.get_access_token = original
 
 
 def _finish_reason(chunk: Any) -> str | None:
