@@ -146,3 +146,13 @@ def test_every_known_failure_links_a_specific_issue_or_finding(adapter: str) -> 
         if (problem := link_problem(adapter, k.issue)) is not None
     ]
     assert not bad, "\n".join(bad)
+
+
+def test_every_finding_is_in_the_findings_index() -> None:
+    """A finding nobody can find from the index is not ready to file."""
+    folder = REPO_ROOT / FINDINGS
+    index = (folder / "README.md").read_text(encoding="utf-8")
+    unlisted = sorted(
+        p.name for p in folder.glob("*.md") if p.name != "README.md" and f"]({p.name})" not in index
+    )
+    assert unlisted == []

@@ -39,6 +39,7 @@ PROTOCOLS = {
     "bedrock-converse-stream",
     "ollama",
     "cohere-v2-chat",
+    "azure-openai-completions",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -153,6 +154,7 @@ OVERRIDE_PROTOCOLS = {
     "google-generative-ai",
     "ollama",
     "cohere-v2-chat",
+    "azure-openai-completions",
 }
 
 

@@ -115,7 +115,7 @@ def test_json_lines_import_and_normalize_like_the_original(
     assert _import(str(lines), "--protocol", protocol, "--out", str(out)) == 0
     imported = _only(out)
     sentinel = endpoints()[protocol].sse.done  # specs/recording.yaml
-    done = [sentinel] if sentinel else []
+    done = [sentinel] if sentinel is not None else []
     assert _payloads(imported.response.body) == [*payloads, *done]
     # The framing is put back as the provider sends it, [DONE] included; a fixture whose
     # point is a missing [DONE] (eof_without_done) is compared with [DONE] added.

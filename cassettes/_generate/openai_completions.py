@@ -748,77 +748,6 @@ def refusal() -> list[Interaction]:
     ]
 
 
-def content_filter() -> list[Interaction]:
-    """Azure OpenAI: a first chunk with `choices: []`, empty model and
-    `prompt_filter_results`, then text cut by `finish_reason: "content_filter"` (PF 3.1)."""
-    cid, model = "chatcmpl-Fq2Lx0pAzureFilter", "gpt-4o-2024-11-20"
-    filters = {
-        "hate": {"filtered": False, "severity": "safe"},
-        "self_harm": {"filtered": False, "severity": "safe"},
-        "sexual": {"filtered": False, "severity": "safe"},
-        "violence": {"filtered": True, "severity": "high"},
-    }
-    first = {
-        "choices": [],
-        "created": 0,
-        "id": "",
-        "model": "",
-        "object": "",
-        "prompt_filter_results": [
-            {
-                "prompt_index": 0,
-                "content_filter_results": {
-                    k: {"filtered": False, "severity": "safe"} for k in filters
-                },
-            }
-        ],
-    }
-
-    def az(
-        delta: dict[str, Any], finish: str | None = None, results: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        choice: dict[str, Any] = {
-            "content_filter_results": results or {},
-            "delta": delta,
-            "finish_reason": finish,
-            "index": 0,
-            "logprobs": None,
-        }
-        return {
-            "choices": [choice],
-            "created": CREATED,
-            "id": cid,
-            "model": model,
-            "object": "chat.completion.chunk",
-            "system_fingerprint": "fp_b705f0c291",
-        }
-
-    body = sse(
-        first,
-        az({"content": "", "refusal": None, "role": "assistant"}),
-        az({"content": "The battle scene opens with"}),
-        az({"content": " the two armies"}),
-        az({}, finish="content_filter", results=filters),
-    )
-    req = request(
-        "https://contoso-eastus.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
-        {"messages": user("Write a graphic battle scene."), "stream": True},
-    )
-    return [
-        Interaction(
-            0,
-            req,
-            response(
-                body,
-                headers={
-                    "apim-request-id": "8e2d7c1b-0a9f-4e8d-b7c6-5a4f3e2d1c0b",
-                    "x-ms-region": "East US",
-                },
-            ),
-        )
-    ]
-
-
 def error_in_band_after_text() -> list[Interaction]:
     """After HTTP 200 and some text, a `data:` line holding only an error object, then the
     connection closes (PF 2.2, coder aibridge stream_error fixture; case 51)."""
@@ -1379,7 +1308,6 @@ CASSETTES: dict[str, Callable[[], list[Interaction]]] = {
         empty_args_tool,
         length_stop,
         refusal,
-        content_filter,
         error_in_band_after_text,
         openrouter_finish_error,
         eof_without_done,

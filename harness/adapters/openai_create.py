@@ -9,7 +9,8 @@ the SDK's README and OpenAI's cookbook: content and arguments concatenated, a to
 id and name taken when present (never concatenated, unlike the helper's
 ``accumulate_delta``), the last finish reason and usage kept. The joined completion is
 then mapped exactly as the helper's final completion (specs/adapters.md, openai-sdk), so
-the two adapters differ only where the libraries' code does.
+the two adapters differ only where the libraries' code does. Azure OpenAI runs the same
+loop on ``openai.AzureOpenAI`` (:func:`harness.adapters.openai_sdk.sdk_client`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from harness.adapters import (
 )
 from harness.adapters.conventions import Collected, LibraryUsage
 from harness.adapters.library import import_all
-from harness.adapters.openai_sdk import chat_message
+from harness.adapters.openai_sdk import AZURE_CHAT, chat_message, sdk_client
 from harness.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 
 CHAT: Final = "openai-completions"
@@ -36,11 +37,12 @@ _REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
 
 
 class OpenAICreateAdapter:
-    """``openai.OpenAI().chat.completions.create(stream=True)``, deltas joined by hand."""
+    """``openai.OpenAI().chat.completions.create(stream=True)`` (or ``AzureOpenAI()``'s),
+    deltas joined by hand."""
 
     name = "openai-sdk-create"
     level: AdapterLevel = "message"
-    protocols: frozenset[str] = frozenset({CHAT})
+    protocols: frozenset[str] = frozenset({CHAT, AZURE_CHAT})
 
     def __init__(self) -> None:
         mods = import_all(self.name, "openai", ("openai", "httpx2"))
@@ -60,12 +62,7 @@ class OpenAICreateAdapter:
         if protocol not in self.protocols:
             raise ValueError(f"{self.name} does not speak {protocol!r}")
         transport = serve(self._httpx2, chunks, status=status, headers=headers)
-        client = self._openai.OpenAI(
-            api_key="sk-test",
-            base_url="http://harness.invalid/v1",
-            max_retries=0,
-            http_client=self._httpx2.Client(transport=transport),
-        )
+        client = sdk_client(self._openai, self._httpx2, protocol, transport)
         joined = Joined()
         try:
             with library_warnings() as seen:
@@ -80,7 +77,7 @@ class OpenAICreateAdapter:
                         joined.add(chunk)
                 except Exception as exc:
                     completion = joined.completion(self._openai) if joined.chunks else None
-                    base = chat_message(completion) if completion is not None else None
+                    base = chat_message(completion, protocol) if completion is not None else None
                     result = AdapterResult(
                         message=failed_message(base, error_message(exc)),
                         raised=exception_summary(exc),
@@ -89,7 +86,7 @@ class OpenAICreateAdapter:
                 else:
                     completion = joined.completion(self._openai)
                     result = AdapterResult(
-                        message=chat_message(completion),
+                        message=chat_message(completion, protocol),
                         raw={"completion": completion.to_dict(warnings=False)},
                     )
         finally:
@@ -108,6 +105,8 @@ class Joined:
         self.refusal = ""
         self.reasoning: dict[str, str] = {}
         self.calls: dict[int | None, dict[str, Any]] = {}
+        # The deprecated single `delta.function_call` (name once, arguments in pieces).
+        self.function_call: dict[str, str] | None = None
         self.finish_reason: str | None = None
         self.usage: Any = None
         self.text_signature: str | None = None
@@ -145,6 +144,13 @@ class Joined:
             declared = getattr(getattr(delta, "reasoning", None), "content", None)
             if "reasoning" not in extra and isinstance(declared, str):
                 self.reasoning["reasoning"] = self.reasoning.get("reasoning", "") + declared
+            legacy = getattr(delta, "function_call", None)
+            if legacy is not None:
+                if self.function_call is None:
+                    self.function_call = {"name": "", "arguments": ""}
+                self.function_call["name"] = getattr(legacy, "name", None) or self.function_call["name"]
+                if isinstance(getattr(legacy, "arguments", None), str):
+                    self.function_call["arguments"] += legacy.arguments
             for call in getattr(delta, "tool_calls", None) or []:
                 entry = self.calls.setdefault(
                     getattr(call, "index", None),
@@ -178,6 +184,8 @@ class Joined:
                 }
                 for _, c in sorted(self.calls.items())
             ]
+        if self.function_call is not None:
+            message["function_call"] = dict(self.function_call)
         data = {
             "id": self.id or "",
             "object": "chat.completion",

@@ -6,6 +6,11 @@ What users of the SDK's streaming helpers get: ``client.chat.completions.stream(
 the contract ends in a terminal event (a ``length`` finish, a Responses stream without
 ``response.completed``); the adapter records the raise and maps what the library still
 hands its user. Every convention is in specs/adapters.md, section openai-sdk.
+
+The Azure protocols run the same helpers on the SDK's ``openai.AzureOpenAI`` client (its
+deployment URL ``/openai/deployments/{model}/chat/completions?api-version=...`` and
+``/openai/responses?api-version=...``): what differs is the client's request building, and
+that the finished message is mapped through the Azure protocol's stop-reason section.
 """
 
 from __future__ import annotations
@@ -42,6 +47,12 @@ from harness.providers.openai_responses import THINKING_PART_SEPARATOR, signatur
 
 CHAT: Final = "openai-completions"
 RESPONSES: Final = "openai-responses"
+AZURE_CHAT: Final = "azure-openai-completions"
+AZURE_RESPONSES: Final = "azure-openai-responses"
+CHAT_PROTOCOLS: Final = frozenset({CHAT, AZURE_CHAT})
+AZURE_PROTOCOLS: Final = frozenset({AZURE_CHAT, AZURE_RESPONSES})
+# A GA api-version the AzureOpenAI client puts in the query (any value works offline).
+AZURE_API_VERSION: Final = "2024-10-21"
 
 # Chat reasoning fields the SDK's typed message lacks; its generic merge keeps them as
 # extra fields (specs/known-differences.md, openai-completions), first non-empty wins.
@@ -53,12 +64,34 @@ _TERMINAL_LIFECYCLE: Final = frozenset(
 )
 
 
+def sdk_client(openai: Any, httpx2: Any, protocol: str, transport: Any) -> Any:
+    """The SDK client a user of ``protocol`` makes: ``AzureOpenAI`` for the Azure protocols
+    (key auth, an Azure endpoint, a GA api-version), ``OpenAI`` otherwise; no retries, the
+    replay transport underneath."""
+    http_client = httpx2.Client(transport=transport)
+    if protocol in AZURE_PROTOCOLS:
+        return openai.AzureOpenAI(
+            api_key="harness-key",
+            api_version=AZURE_API_VERSION,
+            azure_endpoint="https://harness.openai.azure.com",
+            max_retries=0,
+            http_client=http_client,
+        )
+    return openai.OpenAI(
+        api_key="sk-test",
+        base_url="http://harness.invalid/v1",
+        max_retries=0,
+        http_client=http_client,
+    )
+
+
 class OpenAISDKAdapter:
-    """``openai.OpenAI()`` streaming helpers: chat completions and responses."""
+    """``openai.OpenAI()`` / ``openai.AzureOpenAI()`` streaming helpers: chat completions
+    and responses."""
 
     name = "openai-sdk"
     level: AdapterLevel = "message"
-    protocols: frozenset[str] = frozenset({CHAT, RESPONSES})
+    protocols: frozenset[str] = frozenset({CHAT, RESPONSES, AZURE_CHAT, AZURE_RESPONSES})
 
     def __init__(self) -> None:
         self._openai, self._httpx2 = require(self.name, "openai", "httpx2")
@@ -77,22 +110,20 @@ class OpenAISDKAdapter:
         if protocol not in self.protocols:
             raise ValueError(f"{self.name} does not speak {protocol!r}")
         transport = serve(self._httpx2, chunks, status=status, headers=headers)
-        client = self._openai.OpenAI(
-            api_key="sk-test",
-            base_url="http://harness.invalid/v1",
-            max_retries=0,
-            http_client=self._httpx2.Client(transport=transport),
-        )
+        client = sdk_client(self._openai, self._httpx2, protocol, transport)
         try:
             with library_warnings() as seen:
-                result = self._chat(client) if protocol == CHAT else self._responses(client)
+                if protocol in CHAT_PROTOCOLS:
+                    result = self._chat(client, protocol)
+                else:
+                    result = self._responses(client, protocol)
         finally:
             client.close()
         return with_warnings(result, seen)
 
     # -- chat completions -------------------------------------------------------------
 
-    def _chat(self, client: Any) -> AdapterResult:
+    def _chat(self, client: Any, protocol: str) -> AdapterResult:
         openai = self._openai
         stream = None
         try:
@@ -108,23 +139,25 @@ class OpenAISDKAdapter:
             # and its finish reason says what happened.
             completion = getattr(exc, "completion", None) or _chat_snapshot(stream)
             return AdapterResult(
-                message=chat_message(completion) if completion is not None else None,
+                message=chat_message(completion, protocol) if completion is not None else None,
                 raised=exception_summary(exc),
                 raw={"exception": exception_summary(exc), "completion": _dump(completion)},
             )
         except Exception as exc:
             snapshot = _chat_snapshot(stream)
-            base = chat_message(snapshot) if snapshot is not None else None
+            base = chat_message(snapshot, protocol) if snapshot is not None else None
             return AdapterResult(
                 message=failed_message(base, error_message(exc)),
                 raised=exception_summary(exc),
                 raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
             )
-        return AdapterResult(message=chat_message(final), raw={"completion": _dump(final)})
+        return AdapterResult(
+            message=chat_message(final, protocol), raw={"completion": _dump(final)}
+        )
 
     # -- responses ----------------------------------------------------------------------
 
-    def _responses(self, client: Any) -> AdapterResult:
+    def _responses(self, client: Any, protocol: str) -> AdapterResult:
         terminal: Any = None  # the response of a terminal lifecycle event
         error_event: Any = None  # a top-level `error` event, which the SDK yields, not raises
         try:
@@ -144,7 +177,7 @@ class OpenAISDKAdapter:
             if error_event is not None:
                 message = failed_message(None, error_event.message or exception_summary(exc))
             elif terminal is not None:
-                message = responses_message(terminal)
+                message = responses_message(terminal, protocol)
             else:
                 message = failed_message(None, error_message(exc))
             return AdapterResult(
@@ -156,7 +189,9 @@ class OpenAISDKAdapter:
                     "error_event": _dump(error_event),
                 },
             )
-        return AdapterResult(message=responses_message(final), raw={"response": _dump(final)})
+        return AdapterResult(
+            message=responses_message(final, protocol), raw={"response": _dump(final)}
+        )
 
 
 def _chat_snapshot(stream: Any) -> Any:
@@ -182,8 +217,9 @@ def _extra(obj: Any, name: str) -> Any:
 # -- chat completion -> AssistantMessage ----------------------------------------------------
 
 
-def chat_message(completion: Any) -> AssistantMessage:
-    """A ``ChatCompletion`` (or the stream's snapshot) in the contract's terms."""
+def chat_message(completion: Any, protocol: str = CHAT) -> AssistantMessage:
+    """A ``ChatCompletion`` (or the stream's snapshot) in the contract's terms, its stop
+    value mapped through ``protocol``'s section of specs/stop_reasons.yaml."""
     choices = list(completion.choices or [])
     first = next((c for c in choices if (c.index or 0) == 0), choices[0] if choices else None)
     content: list[ContentBlock] = []
@@ -204,6 +240,17 @@ def chat_message(completion: Any) -> AssistantMessage:
             content.append(TextBlock(content=refusal))
         for call in msg.tool_calls or []:
             content.append(_chat_tool_call(call, len(content)))
+        legacy = getattr(msg, "function_call", None)
+        if legacy is not None and getattr(legacy, "name", None):
+            # The deprecated single `function_call` (Azure's GA versions still serve it) is
+            # one more tool call, without an id: the reference's synthetic one.
+            content.append(
+                ToolCall(
+                    id=f"toolcall_{len(content)}",
+                    name=legacy.name,
+                    arguments=tool_arguments(legacy.arguments),
+                )
+            )
     provider = [
         ProviderBlock(
             provider_type="openai.choice", position=len(content), data=c.to_dict(warnings=False)
@@ -214,7 +261,7 @@ def chat_message(completion: Any) -> AssistantMessage:
     # A refusal is not an answer, whatever the finish reason: the table's refusal override,
     # with the refusal text as the message (specs/protocols/openai-completions.md).
     mapping = stop_mapping(
-        CHAT,
+        protocol,
         raw,
         has_tool_calls=any(isinstance(b, ToolCall) for b in content),
         refusal=bool(refusal),
@@ -308,7 +355,7 @@ def _reasoning_signature(item: Any) -> str:
     return _compact(_wire_order(item.to_dict(warnings=False)))
 
 
-def responses_message(response: Any) -> AssistantMessage:
+def responses_message(response: Any, protocol: str = RESPONSES) -> AssistantMessage:
     """A ``Response`` (final or from a terminal lifecycle event) in the contract's terms."""
     content: list[ContentBlock] = []
     provider: list[ProviderBlock] = []
@@ -384,7 +431,7 @@ def responses_message(response: Any) -> AssistantMessage:
     raw = f"{status}/{reason}" if status and reason else status
     details = getattr(response.error, "message", None) if response.error else None
     mapping = stop_mapping(
-        RESPONSES,
+        protocol,
         raw,
         has_tool_calls=any(isinstance(b, ToolCall) for b in content),
         refusal=bool(refusals),

@@ -102,7 +102,11 @@ def _message_hint(texts: Sequence[str], table: RetryTable, max_chars: int) -> fl
         for text in texts:
             match = pattern.search(text[:max_chars])
             if match is not None:
-                delay = _usable(parse_duration(match.group(1)))
+                # A Go-style duration, or plain seconds where the pattern matched the
+                # unit itself (Azure's "Please retry after 6 seconds.").
+                group = match.group(1)
+                parsed = parse_duration(group)
+                delay = _usable(parsed if parsed is not None else parse_number(group))
                 if delay is not None:
                     return delay
     return None
