@@ -51,6 +51,8 @@ class Route:
 # replayed body does not depend on it, LiteLLM and the openai SDK only put it in the URL.
 AZURE_API_VERSION: Final = "2025-04-01-preview"
 
+AZURE: Final = {"api_base": BASE_URL, "api_version": AZURE_API_VERSION}
+
 ROUTES: Final[Mapping[str, Route]] = {
     "openai-completions": Route("openai/gpt-harness", client="openai", keeps_id=True),
     "anthropic-messages": Route("anthropic/claude-harness"),
@@ -60,6 +62,16 @@ ROUTES: Final[Mapping[str, Route]] = {
     "cohere-v2-chat": Route(
         "cohere_chat/command-a-03-2025", kwargs={"api_base": f"{BASE_URL}/v2/chat"}
     ),
+    # Azure OpenAI: azure/<deployment> through an openai.AzureOpenAI client, and the
+    # Responses API through LiteLLM's azure/responses/<deployment> bridge (its Responses
+    # stream parser, turned into chat chunks). The deployment is named after a model of
+    # LiteLLM's price map, as its docs advise: for an unknown name litellm.responses
+    # decides the model cannot stream, sends stream=false and parses one JSON body, so a
+    # streamed answer would never reach its stream parser.
+    "azure-openai-completions": Route(
+        "azure/gpt-4.1", client="azure", kwargs=AZURE, keeps_id=True
+    ),
+    "azure-openai-responses": Route("azure/responses/gpt-4.1", client="azure", kwargs=AZURE),
 }
 MODELS: Final = {protocol: route.model for protocol, route in ROUTES.items()}
 
@@ -158,6 +170,17 @@ class LiteLLMAdapter(LibraryAdapter):
             text = msg.content
             if isinstance(text, str) and text:
                 content.append(TextBlock(content=text))
+            legacy = getattr(msg, "function_call", None)
+            if legacy is not None and getattr(legacy, "name", None):
+                # The legacy `function_call` delta (Azure's older deployments still send
+                # it): stream_chunk_builder joins it into message.function_call, no id.
+                content.append(
+                    ToolCall(
+                        id=f"toolcall_{len(content)}",
+                        name=legacy.name,
+                        arguments=tool_arguments(getattr(legacy, "arguments", None)),
+                    )
+                )
             for call in msg.tool_calls or []:
                 fn = call.function
                 call_id, signature = split_thought_id(call.id or "")
