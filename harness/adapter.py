@@ -138,6 +138,9 @@ BUILTIN: dict[str, str] = {
     "anthropic-sdk": "harness.adapters.anthropic_sdk:AnthropicSDKAdapter",
     "anthropic-sdk-beta": "harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
     "openai-sdk": "harness.adapters.openai_sdk:OpenAISDKAdapter",
+    # Bedrock InvokeModelWithResponseStream (boto3 and botocore are in the sdk extra).
+    "boto3-bedrock-invoke": "harness.adapters.bedrock_sdk:Boto3BedrockInvokeAdapter",
+    "anthropic-bedrock-sdk": "harness.adapters.bedrock_sdk:AnthropicBedrockSDKAdapter",
 }
 
 

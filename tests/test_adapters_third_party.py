@@ -90,6 +90,18 @@ CASES: dict[
         "TOOL_CALL",
         Usage(input=896, output=71, total=967),
     ),
+    ("mistral-chat", "text_plain"): (
+        ["Le café est prêt ☕ — bon appétit."],
+        [],
+        "stop",
+        Usage(input=14, output=11, total=25),
+    ),
+    ("mistral-chat", "tool_call_whole"): (
+        [],
+        [("Qx7Lm2Pw9", "get_weather", {"city": "Lyon"})],
+        "tool_calls",
+        Usage(input=92, output=21, total=113),
+    ),
 }
 
 # Where a library's content differs from the cassette on these basic cases, it is a
@@ -150,6 +162,7 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "any-llm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "aisuite": ("anthropic-messages", "openai-completions"),
     "llm": ("openai-completions",),
+    "mistral-sdk": ("mistral-chat",),
 }
 
 PARAMS = [

@@ -1,4 +1,7 @@
-"""The openai-completions normalizer on every recorded streaming interaction of the corpus.
+"""The Chat Completions chunk normalizers on every recorded streaming interaction of the corpus.
+
+openai-completions and mistral-chat (its subclass, Mistral's own URLs) read the same chunks,
+so their recordings are checked here together, each through the protocol detection picks.
 
 For each interaction: split invariance and the contract, the outcome read off the wire by
 hand (EXPECTED below), and a comparison with the openai SDK's own accumulator
@@ -31,10 +34,13 @@ from harness.events import (
     Usage,
 )
 from harness.normalize import UnknownProtocolError, detect_protocol
-from harness.providers.openai_completions import Normalizer
+from harness.protocols import get_normalizer
 from harness.strategies import chunkings
 
 PROTOCOL = "openai-completions"
+# The chunk protocols this file checks: detection sends Mistral's recordings to mistral-chat.
+PROTOCOLS = (PROTOCOL, "mistral-chat")
+PROTOCOL_OF: dict[str, str] = {}
 
 
 def _interactions() -> list[tuple[str, Interaction]]:
@@ -52,9 +58,11 @@ def _interactions() -> list[tuple[str, Interaction]]:
                 protocol = detect_protocol(interaction)
             except UnknownProtocolError:
                 continue
-            if protocol == PROTOCOL:
+            if protocol in PROTOCOLS:
                 assert root is not None
-                out.append((f"{path.stem}#{interaction.index}", interaction))
+                name = f"{path.stem}#{interaction.index}"
+                PROTOCOL_OF[name] = protocol
+                out.append((name, interaction))
     return out
 
 
@@ -67,8 +75,8 @@ PARAMS = (
 NAMES = {id(i): name for name, i in INTERACTIONS}
 
 
-def _events(chunks: list[bytes]) -> list[Event]:
-    normalizer = Normalizer()
+def _events(chunks: list[bytes], protocol: str = PROTOCOL) -> list[Event]:
+    normalizer = get_normalizer(protocol)
     out: list[Event] = []
     for piece in chunks:
         out.extend(normalizer.feed(piece))
@@ -83,15 +91,16 @@ def _events(chunks: list[bytes]) -> list[Event]:
 @pytest.mark.parametrize("interaction", PARAMS)
 def test_corpus_split_invariance(interaction: Interaction) -> None:
     body = interaction.response.body
-    whole = _events([body])
+    protocol = PROTOCOL_OF[NAMES[id(interaction)]]
+    whole = _events([body], protocol)
     assert check_contract(whole) == []
     if len(body) < 64 * 1024:
-        assert _events([body[i : i + 1] for i in range(len(body))]) == whole
+        assert _events([body[i : i + 1] for i in range(len(body))], protocol) == whole
 
     @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(chunks=chunkings(body))
     def check(chunks: list[bytes]) -> None:
-        assert _events(chunks) == whole
+        assert _events(chunks, protocol) == whole
 
     check()
 
@@ -217,7 +226,7 @@ def test_corpus_outcome_matches_the_wire(interaction: Interaction) -> None:
     name = NAMES[id(interaction)]
     assert name in EXPECTED, f"new corpus interaction {name}: read its wire and add it to EXPECTED"
     exp = EXPECTED[name]
-    events = _events([interaction.response.body])
+    events = _events([interaction.response.body], PROTOCOL_OF[name])
     last = events[-1]
     assert isinstance(last, DoneEvent | ErrorEvent)
     msg = last.message
@@ -386,7 +395,7 @@ def test_corpus_agrees_with_the_openai_sdk_except_known_differences(
     pytest.importorskip("openai")
     name = NAMES[id(interaction)]
     body = interaction.response.body
-    found = disagreements(sdk_summary(body), our_summary(_events([body])))
+    found = disagreements(sdk_summary(body), our_summary(_events([body], PROTOCOL_OF[name])))
     assert set(found) == KNOWN_DIFFERENCES.get(name, set()), found
 
 

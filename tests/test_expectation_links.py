@@ -49,6 +49,12 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai-sdk-create": (("openai/openai-python",), ("platform.openai.com",)),
     "google-genai": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev")),
     "cohere": (("cohere-ai/cohere-python",), ("docs.cohere.com",)),
+    "mistral-sdk": (("mistralai/client-python",), ("docs.mistral.ai",)),
+    "anthropic-bedrock-sdk": (
+        ("anthropics/anthropic-sdk-python", "boto/botocore"),
+        ("docs.anthropic.com", "platform.claude.com", "docs.aws.amazon.com"),
+    ),
+    "boto3-bedrock-invoke": (("boto/boto3", "boto/botocore"), ("docs.aws.amazon.com",)),
     "litellm": (("BerriAI/litellm", "openai/openai-python"), ("docs.litellm.ai",)),
     "pydantic-ai": (("pydantic/pydantic-ai", *_PY_SDKS), ("ai.pydantic.dev",)),
     "langchain": (

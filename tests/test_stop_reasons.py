@@ -40,6 +40,8 @@ PROTOCOLS = {
     "ollama",
     "cohere-v2-chat",
     "azure-openai-completions",
+    "mistral-chat",
+    "bedrock-invoke-stream",
 }
 
 # provider-facts.md 3.1, value by value, with the lead's decision for each.
@@ -135,6 +137,14 @@ DECIDED: dict[str, dict[str, str]] = {
         "ERROR": "error",
         "TIMEOUT": "error",
     },
+    "mistral-chat": {
+        # mistralai SDK CompletionResponseStreamChoiceFinishReason + Mistral OpenAPI FinishReason
+        "stop": "stop",
+        "length": "length",
+        "model_length": "length",
+        "tool_calls": "tool_use",
+        "error": "error",
+    },
 }
 
 # What "the end arrived without a reason" means per protocol (decided in the YAML header).
@@ -146,6 +156,8 @@ DECIDED_NULL = {
     "bedrock-converse-stream": "stop",
     "ollama": "stop",
     "cohere-v2-chat": "stop",
+    "mistral-chat": "stop",
+    "bedrock-invoke-stream": "stop",
 }
 
 OVERRIDE_PROTOCOLS = {
@@ -155,6 +167,8 @@ OVERRIDE_PROTOCOLS = {
     "ollama",
     "cohere-v2-chat",
     "azure-openai-completions",
+    "mistral-chat",
+    "bedrock-invoke-stream",
 }
 
 
@@ -394,11 +408,27 @@ def test_matching_is_case_sensitive(protocol: str, raw: str) -> None:
     )
 
 
+# Sections holding several vendors' vocabularies (bedrock-invoke-stream: Anthropic's
+# lower-case values beside Titan's and Cohere's upper-case ones).
+MIXED_CASE = {"bedrock-invoke-stream"}
+
+
+def test_mixed_case_sections_stay_safe_to_case_fold() -> None:
+    # Two spellings of one word (stop_sequence / STOP_SEQUENCE, length / LENGTH) must mean
+    # the same, so that case folding could still be introduced without a clash.
+    for protocol in MIXED_CASE:
+        reasons: dict[str, set[str]] = {}
+        for r in ROWS:
+            if r["protocol"] == protocol and r["raw"] is not None:
+                reasons.setdefault(r["raw"].casefold(), set()).add(r["reason"])
+        assert all(len(found) == 1 for found in reasons.values()), (protocol, reasons)
+
+
 def test_table_spelling_is_consistent_per_protocol() -> None:
     # Gemini and Cohere enums are upper-case, every other protocol lower-case; and no two
     # rows of one protocol differ only by case, so case folding could be introduced
     # without a clash.
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOLS - MIXED_CASE:
         raws = [r["raw"] for r in ROWS if r["protocol"] == protocol and r["raw"] is not None]
         want_upper = protocol in ("google-generative-ai", "cohere-v2-chat")
         for raw in raws:
@@ -515,7 +545,7 @@ def _corpus() -> Path:
 CORPUS_FOLDERS = {
     "anthropic_messages": "anthropic-messages",
     "openai_chat": "openai-completions",
-    "mistral": "openai-completions",
+    "mistral": "mistral-chat",
     "gemini": "google-generative-ai",
     "bedrock_converse": "bedrock-converse-stream",
 }

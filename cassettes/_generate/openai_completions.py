@@ -28,6 +28,10 @@ OUT = ROOT / "cassettes" / PROTOCOL
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 CREATED = 1767225600  # 2026-01-01T00:00:00Z
+# Mistral's bytes behind an OpenAI-compatible gateway URL (a proxy, an OpenAI client pointed
+# at Mistral): detection says openai-completions, whose translator must read Mistral's
+# typed chunks too. cassettes/mistral-chat/ has the same bodies under Mistral's own URL.
+MISTRAL_VIA_GATEWAY = "https://llm-gateway.internal/v1/chat/completions"
 
 
 def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
@@ -957,8 +961,9 @@ def rate_limit_429() -> list[Interaction]:
 
 
 def mistral_thinking_array() -> list[Interaction]:
-    """Mistral (magistral): `delta.content` as a list of `thinking` and `text` chunks,
-    then plain strings; a `reference` chunk stays a provider block (PF 2.6; case 48)."""
+    """Mistral (magistral) through an OpenAI-compatible gateway: `delta.content` as a list
+    of `thinking` and `text` chunks, then plain strings; a `reference` chunk stays a
+    provider block (PF 2.6; case 48)."""
     cid, model = "3b9c1e7a2d4f4a6b8c0d2e4f6a8b0c1d", "magistral-medium-2509"
 
     def m(
@@ -992,7 +997,7 @@ def mistral_thinking_array() -> list[Interaction]:
         ),
     )
     req = request(
-        "https://api.mistral.ai/v1/chat/completions",
+        MISTRAL_VIA_GATEWAY,
         {
             "model": "magistral-medium-latest",
             "messages": user("Quel est le plus ancien pont de Paris ?"),
@@ -1011,8 +1016,8 @@ def mistral_thinking_array() -> list[Interaction]:
 
 
 def mistral_tool_null_id() -> list[Interaction]:
-    """Mistral: a whole call without `index`, `id` the literal string "null" and
-    `arguments` as an object (PF 2.6; case 49)."""
+    """Mistral through an OpenAI-compatible gateway: a whole call without `index`, `id`
+    the literal string "null" and `arguments` as an object (PF 2.6; case 49)."""
     cid, model = "7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b", "mistral-small-latest"
     body = sse(
         {
@@ -1057,7 +1062,7 @@ def mistral_tool_null_id() -> list[Interaction]:
         },
     )
     req = request(
-        "https://api.mistral.ai/v1/chat/completions",
+        MISTRAL_VIA_GATEWAY,
         {
             "model": model,
             "messages": user("Weather in Marseille?"),

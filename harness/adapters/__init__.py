@@ -201,6 +201,12 @@ def _provider_message(exc: BaseException) -> str | None:
 
 
 def _body_message(body: object) -> str | None:
+    if isinstance(body, str) and body.lstrip().startswith("{"):
+        # The mistralai SDK keeps the body as text (``SDKError.body``): read it as the
+        # reference reads an error body, so the provider's message is the same.
+        from harness.errors.body import error_details_from_body
+
+        return error_details_from_body(body).message
     if not isinstance(body, Mapping):
         return None
     inner = body.get("error")

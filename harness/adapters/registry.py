@@ -14,6 +14,7 @@ THIRD_PARTY: Final[dict[str, str]] = {
     "openai-sdk-create": "harness.adapters.openai_create:OpenAICreateAdapter",
     "google-genai": "harness.adapters.google_genai:GoogleGenAIAdapter",
     "cohere": "harness.adapters.cohere_sdk:CohereSDKAdapter",
+    "mistral-sdk": "harness.adapters.mistral_sdk:MistralSDKAdapter",
     "litellm": "harness.adapters.litellm:LiteLLMAdapter",
     "pydantic-ai": "harness.adapters.pydantic_ai:PydanticAIAdapter",
     "langchain": "harness.adapters.langchain:LangChainAdapter",

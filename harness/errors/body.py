@@ -193,9 +193,39 @@ def _from_error_object(err: Mapping[object, object], depth: int) -> ErrorDetails
     return details
 
 
+def _validation_detail(detail: object) -> str | None:
+    """FastAPI's 422 ``{"detail": [{loc, msg, type}]}`` (Mistral, vLLM) as one line.
+
+    Each entry reads ``body.messages: Field required``; at most three, so that a request
+    with many bad fields gives a short message.
+    """
+    if not isinstance(detail, Sequence) or isinstance(detail, str | bytes | bytearray):
+        return None
+    parts: list[str] = []
+    for item in list(detail)[:3]:
+        if not isinstance(item, Mapping):
+            continue
+        msg = _str(item.get("msg"))
+        if msg is None:
+            continue
+        loc = item.get("loc")
+        where = (
+            ".".join(str(x) for x in loc if isinstance(x, str | int))
+            if isinstance(loc, Sequence) and not isinstance(loc, str | bytes | bytearray)
+            else ""
+        )
+        parts.append(f"{where}: {msg}" if where else msg)
+    return "; ".join(parts) or None
+
+
 def _from_flat(value: Mapping[object, object]) -> ErrorDetails:
     """Shapes without an ``error`` object: Bedrock, Cohere, vLLM/Mistral, Responses events."""
-    message = _str(value.get("message")) or _str(value.get("Message")) or _str(value.get("detail"))
+    message = (
+        _str(value.get("message"))
+        or _str(value.get("Message"))
+        or _str(value.get("detail"))
+        or _validation_detail(value.get("detail"))
+    )
     bedrock_type = _str(value.get("__type"))
     provider_type = _bedrock_type(bedrock_type) if bedrock_type else None
     if provider_type is None:

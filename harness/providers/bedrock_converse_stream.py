@@ -322,26 +322,15 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         # case 44, PF 2.5 / 5.4: the exception name is in :exception-type; harness.errors
         # classifies by it (throttlingException -> rate_limit), and its veto keeps the
         # throttling text "Too many tokens, please wait ..." from reading as an overflow.
-        exception_type = frame.exception_type or "exception"
-        text = frame.payload.decode("utf-8", "replace")
-        message = None
-        try:
-            value = bounded_loads(text)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            message = as_str(value.get("message")) or as_str(value.get("Message"))
-        elif text.strip():
-            message = text.strip()
-        self._fail(message or exception_type, headers=_text_headers(frame), body=text)
+        message, headers, body = frame_error(frame)
+        self._fail(message, headers=headers, body=body)
 
     def _on_error_frame(self, frame: EventStreamMessage) -> None:
         # ":message-type: error" carries :error-code / :error-message headers (AWS
         # event-stream). VAI drops these silently (PF 1.2); a lost error is a silent
         # success, so it ends the stream like an exception (spec: "Errors").
-        headers = _text_headers(frame)
-        message = headers.get(":error-message") or headers.get(":error-code") or "error frame"
-        self._fail(message, headers=headers, body=frame.payload.decode("utf-8", "replace"))
+        message, headers, body = frame_error(frame)
+        self._fail(message, headers=headers, body=body)
 
     # -- ending ---------------------------------------------------------------------
 
@@ -409,6 +398,30 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         return index
 
 
+def frame_error(frame: EventStreamMessage) -> tuple[str, dict[str, str], str]:
+    """An exception or error frame as (message, string headers, body text) for ``acc.fail``.
+
+    Shared with bedrock-invoke-stream, whose exception frames are the same union members.
+    An exception's message is its JSON ``message`` (``Message``), else the payload text,
+    else the exception name; an error frame's is its ``:error-message`` / ``:error-code``.
+    """
+    headers = _text_headers(frame)
+    text = frame.payload.decode("utf-8", "replace")
+    if frame.message_type == "error":
+        message = headers.get(":error-message") or headers.get(":error-code") or "error frame"
+        return message, headers, text
+    found = None
+    try:
+        value = bounded_loads(text)
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        found = as_str(value.get("message")) or as_str(value.get("Message"))
+    elif text.strip():
+        found = text.strip()
+    return found or frame.exception_type or "exception", headers, text
+
+
 def _text_headers(frame: EventStreamMessage) -> dict[str, str]:
     """The frame's string headers, as harness.errors reads them (:exception-type, ...)."""
     return {k: v for k, v in frame.headers.items() if isinstance(v, str)}
@@ -425,7 +438,7 @@ _HANDLERS = {
 
 Normalizer = BedrockConverseStreamNormalizer
 
-__all__ = ["BedrockConverseStreamNormalizer", "Normalizer"]
+__all__ = ["BedrockConverseStreamNormalizer", "Normalizer", "frame_error"]
 
 PROTOCOL = register(
     Protocol(

@@ -287,7 +287,14 @@ class OpenAICompletionsNormalizer(SSENormalizer):
                 self.acc.provider_block("openrouter.reasoning_detail", detail)
 
     def _content_parts(self, parts: list[Any]) -> None:
-        """Mistral's ``content`` as a list of typed chunks (PF 2.6, case 48)."""
+        """Mistral's ``content`` as a list of typed chunks (PF 2.6, case 48).
+
+        It lives here, not in the mistral-chat translator only, because Mistral's bytes
+        also reach this protocol under OpenAI-compatible URLs (a proxy, an OpenAI client
+        pointed at api.mistral.ai and recorded through a gateway) and a URL-less body
+        whose first 4 KiB holds no thinking chunk: the same bytes must give the same
+        events whichever of the two protocols detection picked.
+        """
         for part in parts:
             if isinstance(part, str):
                 self._text_like(TEXT, part)
@@ -300,17 +307,40 @@ class OpenAICompletionsNormalizer(SSENormalizer):
                 if isinstance(text, str):
                     self._text_like(TEXT, text)
             elif kind == "thinking":
-                thinking = part.get("thinking")
-                pieces = thinking if isinstance(thinking, list) else [thinking]
-                for piece in pieces:
-                    if isinstance(piece, str):
-                        self._text_like(THINKING, piece)
-                    elif isinstance(piece, dict) and isinstance(piece.get("text"), str):
-                        self._text_like(THINKING, piece["text"])
+                self._thinking_part(part)
             else:  # reference ids, image_url, and whatever comes next
                 self.acc.provider_block(
                     f"mistral.{kind}" if isinstance(kind, str) else "mistral.part", part
                 )
+
+    def _thinking_part(self, part: dict[str, Any]) -> None:
+        """``{type: thinking, thinking: [text | reference | tool_reference chunks], signature?}``.
+
+        Text pieces are the thinking's text (an empty list, which magistral sends as the
+        thinking's last chunk, adds nothing and ends nothing); other pieces are kept as
+        provider blocks. ``signature`` (mistralai SDK 3.x ``ThinkChunk``: "to replay some
+        reasoning blocks across turns") is the open thinking block's replay token.
+        """
+        thinking = part.get("thinking")
+        pieces = thinking if isinstance(thinking, list) else [thinking]
+        for piece in pieces:
+            if isinstance(piece, str):
+                self._text_like(THINKING, piece)
+            elif isinstance(piece, dict):
+                text = piece.get("text")
+                if isinstance(text, str):
+                    self._text_like(THINKING, text)
+                elif piece.get("type") is not None:
+                    kind = piece.get("type")
+                    name = f"mistral.{kind}" if isinstance(kind, str) else "mistral.part"
+                    self.acc.provider_block(name, piece)
+        signature = as_str(part.get("signature"))
+        if signature is not None:
+            if not self.acc.is_open(THINKING):  # a signature-only chunk: a block of its own
+                for other in _TEXT_LIKE:
+                    self.acc.end(other)
+                self.acc.open_thinking(THINKING)
+            self.acc.signature(THINKING, signature)
 
     # -- tool calls ----------------------------------------------------------------
 
@@ -355,6 +385,9 @@ class OpenAICompletionsNormalizer(SSENormalizer):
             # call would repeat that id (C10) and split its arguments.
             self.acc.warn(f"tool-call fragment for {call_id!r} at another call's index")
             return known
+        return self._new_call(index)
+
+    def _new_call(self, index: int | None) -> _Call:
         call = _Call(key=("tool_call", len(self._calls)), index=index)
         self._calls.append(call)
         if index is not None:

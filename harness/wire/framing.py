@@ -19,6 +19,7 @@ from harness.wire._types import FramingError, JSONLine
 from harness.wire.eventstream import EventStreamDecoder
 from harness.wire.jsonarray import JSONArrayDecoder
 from harness.wire.jsonlines import JSONLinesDecoder
+from harness.wire.payloadpart import PayloadPartDecoder
 from harness.wire.sse import SSEDecoder, SSEEvent
 
 Units = Literal["sse", "lines", "eventstream"]
@@ -107,6 +108,14 @@ SSE = Framing("sse", SSEDecoder, lambda _body: "sse", "server-sent events")
 EVENTSTREAM = Framing(
     "eventstream", EventStreamDecoder, lambda _body: "eventstream", "AWS event-stream frames"
 )
+# Bedrock InvokeModelWithResponseStream: the same frames, each ``chunk`` unwrapped to the
+# model's JSON (harness/wire/payloadpart.py); the fuzzer cuts the body by frames.
+EVENTSTREAM_CHUNKS = Framing(
+    "eventstream-chunks",
+    PayloadPartDecoder,
+    lambda _body: "eventstream",
+    "AWS event-stream frames whose chunk events carry base64 JSON",
+)
 JSON_LINES = Framing("jsonlines", JSONLinesDecoder, lambda _body: "lines", "JSON lines (NDJSON)")
 JSON_ARRAY = Framing(
     "jsonarray", JSONArrayDecoder, lambda _body: "lines", "a streamed top-level JSON array"
@@ -120,6 +129,7 @@ SSE_OR_JSON_ARRAY = Framing(
 
 __all__ = [
     "EVENTSTREAM",
+    "EVENTSTREAM_CHUNKS",
     "JSON_ARRAY",
     "JSON_LINES",
     "SSE",
