@@ -11,10 +11,12 @@ the wire has no usage) are in ``specs/adapter_conventions.yaml``, section ``lite
 
 from __future__ import annotations
 
+import base64
 import importlib
+import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -23,6 +25,7 @@ from harness.adapters import tool_arguments
 from harness.adapters.conventions import Collected, LibraryUsage
 from harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
 from harness.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
+from harness.wire.eventstream import EventStreamDecoder
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class Route:
     keeps_id: bool = False
     # Vertex AI: Google credentials answered offline (_offline_vertex_token).
     vertex: bool = False
+    # When one protocol carries several model families (Bedrock's InvokeModel), the model
+    # string is chosen from the recorded body (the family a user would have asked for).
+    pick: Callable[[Sequence[bytes]], str] | None = None
 
 
 # An Azure OpenAI data-plane version with streamed usage and the Responses API; the
@@ -52,6 +58,75 @@ class Route:
 AZURE_API_VERSION: Final = "2025-04-01-preview"
 
 AZURE: Final = {"api_base": BASE_URL, "api_version": AZURE_API_VERSION}
+BEDROCK: Final = {
+    "api_base": BASE_URL,
+    "aws_access_key_id": "AKIDHARNESSOFFLINE",
+    "aws_secret_access_key": "harness-offline-secret",
+    "aws_region_name": "us-east-1",
+}
+VERTEX: Final = {
+    "api_base": BASE_URL,
+    "vertex_project": "harness-project",
+    "vertex_location": "us-east5",
+}
+
+# Bedrock InvokeModel model ids by family: what each family's first chunk looks like
+# decides which one a user would have called (the model id is in the request URL, which
+# the adapter is not given). The ids are those of the bundled cassettes.
+BEDROCK_MODELS: Final = {
+    "anthropic": "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "claude-text": "anthropic.claude-v2:1",
+    "cohere-r": "cohere.command-r-plus-v1:0",
+    "cohere": "cohere.command-text-v14",
+    "llama": "meta.llama3-1-8b-instruct-v1:0",
+    "mistral": "mistral.mistral-7b-instruct-v0:2",
+    "nova": "us.amazon.nova-lite-v1:0",
+    "titan": "amazon.titan-text-express-v1",
+}
+# (a key of the first chunk's JSON, family), first match wins.
+_BEDROCK_KEYS: Final = (
+    ("type", "anthropic"),
+    ("completion", "claude-text"),
+    ("event_type", "cohere-r"),
+    ("generation", "llama"),
+    ("outputs", "mistral"),
+    ("outputText", "titan"),
+    ("completionReason", "titan"),
+    ("messageStart", "nova"),
+    ("contentBlockDelta", "nova"),
+    ("contentBlockStart", "nova"),
+    ("is_finished", "cohere"),
+    ("generations", "cohere"),
+)
+
+
+def bedrock_family(chunks: Sequence[bytes]) -> str:
+    """The model family of an InvokeModelWithResponseStream body, from its first chunk.
+
+    Each ``chunk`` event's payload is ``{"bytes": <base64 of the model's own JSON>}``; the
+    families' JSON shapes differ (Anthropic's ``type``, Titan's ``outputText``, Llama's
+    ``generation`` ...). A body without a decodable chunk (an HTTP error, an exception
+    frame) is read as Anthropic's, the family LiteLLM users call most.
+    """
+    decoder = EventStreamDecoder()
+    for chunk in chunks:
+        for message in decoder.feed(chunk):
+            payload = getattr(message, "payload", None)
+            if not payload:
+                continue
+            try:
+                outer = json.loads(payload)
+                inner = json.loads(base64.b64decode(outer["bytes"])) if "bytes" in outer else None
+            except (ValueError, TypeError, KeyError):
+                continue
+            if isinstance(inner, dict):
+                return next((fam for key, fam in _BEDROCK_KEYS if key in inner), "anthropic")
+    return "anthropic"
+
+
+def bedrock_model(chunks: Sequence[bytes]) -> str:
+    return "bedrock/invoke/" + BEDROCK_MODELS[bedrock_family(chunks)]
+
 
 ROUTES: Final[Mapping[str, Route]] = {
     "openai-completions": Route("openai/gpt-harness", client="openai", keeps_id=True),
@@ -68,10 +143,19 @@ ROUTES: Final[Mapping[str, Route]] = {
     # LiteLLM's price map, as its docs advise: for an unknown name litellm.responses
     # decides the model cannot stream, sends stream=false and parses one JSON body, so a
     # streamed answer would never reach its stream parser.
-    "azure-openai-completions": Route(
-        "azure/gpt-4.1", client="azure", kwargs=AZURE, keeps_id=True
-    ),
+    "azure-openai-completions": Route("azure/gpt-4.1", client="azure", kwargs=AZURE, keeps_id=True),
     "azure-openai-responses": Route("azure/responses/gpt-4.1", client="azure", kwargs=AZURE),
+    # LiteLLM's mistral/ route: its own HTTP code (MistralConfig over the OpenAI-style
+    # stream handler), client= passed on.
+    "mistral-chat": Route("mistral/mistral-large-latest", kwargs={"api_base": f"{BASE_URL}/v1"}),
+    # bedrock/invoke/<model id>: InvokeModelWithResponseStream, signed with SigV4 by
+    # botocore (placeholder keys, offline), the event stream decoded by LiteLLM's
+    # AWSEventStreamDecoder and each family's chunk parser.
+    "bedrock-invoke-stream": Route(
+        "bedrock/invoke/" + BEDROCK_MODELS["anthropic"],
+        kwargs=BEDROCK,
+        pick=lambda c: bedrock_model(c),
+    ),
 }
 MODELS: Final = {protocol: route.model for protocol, route in ROUTES.items()}
 
@@ -126,8 +210,9 @@ class LiteLLMAdapter(LibraryAdapter):
                 **route.kwargs,
             }
             with _cached_client(litellm, handler), _offline_vertex_token(self, route.vertex):
+                model = route.pick(chunks) if route.pick is not None else route.model
                 stream = litellm.completion(
-                    model=route.model, messages=PROMPT, stream=True, client=client, **arguments
+                    model=model, messages=PROMPT, stream=True, client=client, **arguments
                 )
                 for chunk in stream:
                     received.append(chunk)
@@ -270,7 +355,9 @@ def _finish_reason(chunk: Any) -> str | None:
 def _carries_usage(chunk: Any) -> bool:
     """Whether a chunk carried a count (where stream_chunk_builder looks for one)."""
     hidden = getattr(chunk, "_hidden_params", None) or {}
-    return bool(getattr(chunk, "usage", None) or (isinstance(hidden, Mapping) and hidden.get("usage")))
+    return bool(
+        getattr(chunk, "usage", None) or (isinstance(hidden, Mapping) and hidden.get("usage"))
+    )
 
 
 _RAISED_FINISH: Final = re.compile(r"finish_reason: (\w+), no content string given")
