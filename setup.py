@@ -20,6 +20,8 @@ setup(
     package_data={"harness": ["py.typed"], **{name: ["**/*"] for name in BUNDLED}},
     exclude_package_data={
         "harness._bundled.cassettes": ["_generate/*"],
-        "harness._bundled.adapters_js": ["node_modules/*", "node_modules/**/*"],
+        "harness._bundled.adapters_js": [
+            "node_modules/*", "node_modules/**/*", "proxies/*/node_modules/*", "proxies/*/node_modules/**/*",
+        ],
     },
 )

@@ -162,6 +162,10 @@ def load_adapter(spec: str) -> Adapter:
     """An adapter by built-in name, entry-point name, or ``module:object``."""
     from harness.adapters.registry import THIRD_PARTY
 
+    if "->" in spec and spec.endswith("]"):  # a gateway row: <gateway>[<upstream>-><client>]
+        from harness.proxy.adapter import proxy_adapter
+
+        return proxy_adapter(spec)
     if spec.startswith("cmd:"):  # any executable speaking specs/adapter-protocol.md
         from harness.stdio_adapter import command_adapter
 

@@ -247,10 +247,14 @@ JS_DIRS: Final = ("lib", "adapters")
 
 
 def js_source(name: str) -> Path:
-    """A JS adapters folder by its name in the repository; shipped as package data."""
-    if name != "adapters-js":
-        raise MatrixError(f"npm folder {name!r}: the only JS adapters folder is adapters-js")
-    return bundled_js()
+    """A JS folder by its name in the repository (``adapters-js`` or a folder under it,
+    such as the Portkey gateway's ``adapters-js/proxies/portkey``); shipped as package data."""
+    if name == "adapters-js":
+        return bundled_js()
+    sub = name.removeprefix("adapters-js/")
+    if sub != name and ".." not in Path(sub).parts and (bundled_js() / sub / "package.json").is_file():
+        return bundled_js() / sub
+    raise MatrixError(f"npm folder {name!r}: not adapters-js nor a folder of it with a package.json")
 
 
 def _npm_ci(group: Group, path: Path, runner: Runner) -> None:

@@ -14,6 +14,7 @@ import pytest
 from harness.cli import main
 from harness.config import Config, ConfigError, load_config
 from harness.conformance import SuiteError, prepare, run_conformance
+from harness.conformance.checks import CHECKS
 from harness.diff import first_difference, short_diff, value_at
 from harness.reporting.console import annotation, choose_format, plain_matrix
 from harness.specs import bundled_cassettes, specs_dir
@@ -124,7 +125,7 @@ def test_run_conformance_raises_on_nothing_to_check(project: Path) -> None:
 def test_a_suite_states_how_much_it_checks(project: Path) -> None:
     suite = prepare(Config(cassettes=(CASSETTE,), examples=4))
     assert suite.planned > 0
-    assert suite.describe().startswith("1 cassette(s), 1 case(s), 8 check(s), 1 adapter(s)")
+    assert suite.describe().startswith(f"1 cassette(s), 1 case(s), {len(CHECKS)} check(s), 1 adapter(s)")
 
 
 def test_scenarios_are_not_cassettes_and_not_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

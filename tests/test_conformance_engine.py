@@ -189,7 +189,9 @@ MUTANTS = {
 
 
 def test_every_check_has_a_mutant() -> None:
-    assert set(MUTANTS) == set(CHECKS_BY_ID)
+    # The gateway checks need a gateway's exchanges (paced, cut upstream): their breaking
+    # gateways are hand-made in tests/test_proxy.py.
+    assert set(MUTANTS) == {c for c in CHECKS_BY_ID if not c.startswith("proxy-")}
 
 
 def _results(adapter: Mutant | ReferenceAdapter, case_dir: Path, check: str) -> list[str]:

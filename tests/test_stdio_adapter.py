@@ -42,7 +42,7 @@ TOY = Path(__file__).resolve().parent / "stdio_toy_adapter.py"
 OPENAI = bundled_cassettes() / "openai-completions"
 # The cases the toy handles in full (it knows no reasoning, refusals or in-band errors).
 TOY_CASES = [
-    "cache_usage", "content_filter", "context_length_exceeded_400", "empty_args_tool",
+    "cache_usage", "context_length_exceeded_400", "empty_args_tool",
     "finish_without_done", "late_tool_name", "length_stop", "no_usage_tool_call",
     "parallel_tool_calls_interleaved", "rate_limit_429", "text_plain", "tool_call_single",
     "trailing_empty_args",

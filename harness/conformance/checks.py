@@ -125,7 +125,11 @@ class CheckContext:
         if n < 2:
             return []
         out: list[list[int]] = []
-        if n <= self.single_cut_limit:
+        # An adapter whose every run is costly (a gateway process: a request each) says how
+        # many drawn splits it affords; it gets no exhaustive single cuts then.
+        budget = getattr(self.adapter, "split_budget", None)
+        examples = self.examples if budget is None else min(self.examples, int(budget))
+        if n <= self.single_cut_limit and budget is None:
             out.append(list(range(1, n)))  # one byte per chunk
             out.extend([k] for k in range(1, n))  # every single cut
         rng = random.Random(f"{self.seed}:{self.case.id}")
@@ -134,7 +138,7 @@ class CheckContext:
             # Every trouble spot at once: one run that cuts inside every UTF-8 character,
             # CRLF pair and marker; shrinking then finds the one cut that matters.
             out.append(list(spots))
-        for _ in range(self.examples):
+        for _ in range(examples):
             count = rng.randint(1, min(32, n - 1))
             cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
             out.append(sorted(cuts))
@@ -178,11 +182,14 @@ class Check:
     # defaults to True: a library that hands errors over unclassified
     # (``classifies_errors = False``) is not failed for not classifying them.
     needs: str | None = None
+    # What an adapter without the attribute has: True for a capability most have
+    # (``classifies_errors``), False for one few have (``proxy``: the gateway checks).
+    needs_default: bool = True
 
     def applicable(self, adapter: Adapter, case: Case, expected: list[Event]) -> bool:
         if self.level == "event" and adapter.level != "event":
             return False
-        if self.needs is not None and not getattr(adapter, self.needs, True):
+        if self.needs is not None and not getattr(adapter, self.needs, self.needs_default):
             return False
         return case.protocol in adapter.protocols and self.applies(case, expected)
 
@@ -323,6 +330,14 @@ def check_expected(ctx: CheckContext) -> list[Failure]:
     want = comparable_message(ctx.expected_message)
     if result.crashed:
         return [differing(f"the adapter crashed: {result.crashed}", want, outcome_of(result))]
+    client = client_protocol(ctx)
+    if client is not None:  # a gateway: compared at the contract level, across protocols
+        from harness.proxy import compare
+
+        found = compare.differences(ctx.expected_message, ctx.case.protocol, result.message, client)
+        if not found:
+            return []
+        return [differing("; ".join(found), compare.view(ctx.expected_message, client=client), compare.view(result.message, client=client))]
     diffs = compare_messages(ctx.expected_message, result)
     if not diffs:
         return []
@@ -366,6 +381,26 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
     # Whether the wire carried a refusal is a fact of the case, read from the reference.
     ref = ctx.expected[-1]
     refusal = isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.provider_type == "refusal"
+    client = client_protocol(ctx)
+    if client is not None and client != ctx.case.protocol:
+        # Across protocols the raw value is the client protocol's own word: it must map, by
+        # that protocol's table, to the stop reason the upstream's raw value maps to.
+        mapped = map_stop_reason(client, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+        problems = []
+        # No raw value (a stream that ended before one came): only the outcome is compared.
+        if msg.provider_stop_reason is not None and mapped != msg.stop_reason:
+            problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r} for {client}")
+        if msg.stop_reason != want.stop_reason:
+            problems.append(f"stop_reason {msg.stop_reason!r} (raw {msg.provider_stop_reason!r} on {client}), the upstream's {want.provider_stop_reason!r} is {want.stop_reason!r}")
+        if not problems:
+            return []
+        return [
+            differing(
+                "; ".join(problems),
+                {"stop_reason": want.stop_reason, "upstream_raw": want.provider_stop_reason},
+                {"stop_reason": msg.stop_reason, "client_raw": msg.provider_stop_reason},
+            )
+        ]
     mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
     problems = []
     if msg.provider_stop_reason != want.provider_stop_reason:
@@ -472,6 +507,123 @@ def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
     return []
 
 
+# ---------------------------------------------------------------------------------------
+# Gateways (harness/proxy): an adapter with ``proxy = True`` runs a real gateway between a
+# replayed upstream and the reference; these checks ask it for exchanges the Adapter
+# protocol cannot express (paced, cut upstream) through its ``exchange`` method.
+
+PACING = 0.2  # seconds between upstream events in the streaming check
+MAX_PACED = 10  # upstream sends at most this many paced groups of events
+
+
+def client_protocol(ctx: CheckContext) -> str | None:
+    """The protocol a gateway's client reads, or None for a library adapter."""
+    value = getattr(ctx.adapter, "client_protocol", None)
+    return value if isinstance(value, str) else None
+
+
+def _paced_groups(body: bytes) -> list[bytes]:
+    """The body's events, merged into at most MAX_PACED consecutive groups."""
+    from harness.proxy.upstream import event_frames
+
+    frames = event_frames(body)
+    if len(frames) <= MAX_PACED:
+        return frames
+    size = -(-len(frames) // MAX_PACED)
+    return [b"".join(frames[i : i + size]) for i in range(0, len(frames), size)]
+
+
+def _streams(case: Case, expected: list[Event]) -> bool:
+    return case.status < 400
+
+
+def _http_error(case: Case, expected: list[Event]) -> bool:
+    return case.status >= 400
+
+
+def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
+    from harness.proxy.adapter import record_timing
+
+    groups = _paced_groups(ctx.case.body)
+    if len(groups) < 3:
+        return []
+    c = ctx.case
+    ex = ctx.adapter.exchange(c.protocol, groups, status=c.status, headers=c.headers, delay=PACING)  # type: ignore[attr-defined]
+    result = ex.result
+    if result.crashed:
+        return [differing(f"the adapter crashed: {result.crashed}", {"crashed": None}, outcome_of(result))]
+    ratio = ex.ttfb_ratio()
+    record_timing(ctx.adapter.name, c.id, ex, PACING)
+    out = []
+    if ratio is None or ratio >= 1:
+        shown = "no body byte" if ratio is None else f"first byte at {ratio:.2f} of the upstream's span"
+        out.append(
+            differing(
+                f"the gateway buffered: with {len(groups)} upstream events {PACING * 1000:.0f} ms apart, {shown} "
+                "(a streaming gateway passes the first byte on before the upstream's last event is sent)",
+                {"ttfb_ratio": "< 1"},
+                {"ttfb_ratio": None if ratio is None else round(ratio, 3), "client_reads": len(ex.times)},
+            )
+        )
+    if _message_key(result) != _message_key(ctx.whole()):
+        out.append(
+            differing(
+                f"paced upstream events give another final message than the whole body ({_summary(result)} instead of {_summary(ctx.whole())})",
+                outcome_of(ctx.whole()),
+                outcome_of(result),
+            )
+        )
+    return out
+
+
+def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
+    from harness.proxy.upstream import event_frames
+
+    c = ctx.case
+    frames = event_frames(c.body)
+    ends = [sum(len(f) for f in frames[:k]) for k in range(len(frames) + 1)]
+    # A cut between events, as near the middle as leaves the stream unfinished.
+    order = sorted(range(1, len(frames)), key=lambda k: abs(k - len(frames) / 2))
+    k = next((k for k in order if c.cut_ends_in_error(ends[k])), None)
+    if k is None:
+        return []
+    ex = ctx.adapter.exchange(c.protocol, frames[:k], status=c.status, headers=c.headers, cut="close")  # type: ignore[attr-defined]
+    result = ex.result
+    if result.crashed:
+        return [differing(f"upstream cut after event {k} of {len(frames)}: the adapter crashed: {result.crashed}", {"terminal": "error"}, outcome_of(result))]
+    if result.terminal == "done":
+        return [
+            differing(
+                f"the upstream connection dropped after event {k} of {len(frames)} and the client saw a clean finish; "
+                "a cut stream must reach the client as an error or a truncation",
+                {"terminal": "error"},
+                outcome_of(result),
+            )
+        ]
+    return []
+
+
+def check_proxy_error_status(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    if result.crashed:
+        return [differing(f"the adapter crashed: {result.crashed}", {"status": ctx.case.status}, outcome_of(result))]
+    status = result.raw.get("client_status")
+    want = ctx.expected[-1]
+    want_after = want.error.retry_after if isinstance(want, ErrorEvent) and want.error else None
+    last = result.events[-1] if result.events else None
+    got_after = last.error.retry_after if isinstance(last, ErrorEvent) and last.error else None
+    expected_doc = {"status": ctx.case.status, "retry_after": want_after}
+    observed_doc = {"status": status, "retry_after": got_after}
+    problems = []
+    if status != ctx.case.status:
+        problems.append(f"the upstream answered HTTP {ctx.case.status}, the client got {status}")
+    if want_after is not None and got_after is None:
+        problems.append(f"the upstream's retry-after ({want_after:g} s) did not reach the client")
+    if not problems:
+        return []
+    return [differing("; ".join(problems), expected_doc, observed_doc)]
+
+
 CHECKS: tuple[Check, ...] = (
     Check("contract", "event sequence follows the contract grammar", "C1-C12", "event", _always, check_contract_rules),
     Check("split-invariance", "any split of the body gives the same final message", "C13", "message", _always, check_split_invariance),
@@ -481,6 +633,9 @@ CHECKS: tuple[Check, ...] = (
     Check("error-surfacing", "errors end in error with the provider's message, nothing lost", "C15", "message", _ends_in_error, check_error_surfacing),
     Check("truncation", "a body cut mid-stream ends in error, never done", "C2, C15", "message", _is_stream, check_truncation),
     Check("overflow-classification", "error events carry the classification of specs/overflow.yaml", "C16", "event", _ends_in_error, check_overflow_classification, needs="classifies_errors"),
+    Check("proxy-streaming", "a gateway streams: the first byte before the upstream's last event", "C15", "message", _streams, check_proxy_streaming, needs="proxy", needs_default=False),
+    Check("proxy-upstream-cut", "an upstream connection dropped mid-stream reaches the client as an error", "C2, C15", "message", _streams, check_proxy_upstream_cut, needs="proxy", needs_default=False),
+    Check("proxy-error-status", "an upstream HTTP error reaches the client with its status and retry-after", "C15, C16", "message", _http_error, check_proxy_error_status, needs="proxy", needs_default=False),
 )  # fmt: skip
 
 CHECKS_BY_ID = {c.id: c for c in CHECKS}
