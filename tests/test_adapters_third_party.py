@@ -244,6 +244,53 @@ def test_litellm_fails_every_cohere_v2_stream_on_its_first_sse_line(split: str) 
     assert result.message is not None and result.message.content == []
 
 
+def test_litellm_declares_the_protocols_of_its_routes() -> None:
+    """Issue 15: LiteLLM's real code on the new protocols, one route each."""
+    adapter = _adapter("litellm")
+    assert {
+        "cohere-v2-chat",
+        "azure-openai-completions",
+        "azure-openai-responses",
+        "mistral-chat",
+        "bedrock-invoke-stream",
+    } <= adapter.protocols
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((bundled_cassettes() / "bedrock-invoke-stream").glob("*.yaml")),
+    ids=lambda p: p.stem,
+)
+def test_the_bedrock_family_read_from_the_body_is_the_recorded_models(path: Any) -> None:
+    """The model LiteLLM is asked for is chosen from the body (the adapter is not given the
+    URL); on every bundled stream it is of the family of the model id the request was
+    recorded with. Runs without litellm: the choice is the adapter's own code."""
+    from urllib.parse import unquote
+
+    from harness.adapters.litellm import bedrock_family
+
+    # The model ids' family marks (Bedrock's model catalogue), most specific first.
+    marks = [
+        ("anthropic.claude-v2", "claude-text"),
+        ("anthropic.claude", "anthropic"),
+        ("cohere.command-r", "cohere-r"),
+        ("cohere.command", "cohere"),
+        ("meta.llama", "llama"),
+        ("mistral.", "mistral"),
+        ("amazon.nova", "nova"),
+        ("amazon.titan", "titan"),
+    ]
+
+    interaction = load_cassette(path).interactions[0]
+    recorded = unquote(interaction.request.uri).split("/model/")[1].split("/")[0]
+    body = interaction.response.body
+    family = bedrock_family([body[i : i + 7] for i in range(0, len(body), 7)])
+    if interaction.response.status != 200 or b"chunk" not in body:
+        assert family == "anthropic"  # nothing to read: the default
+    else:
+        assert family == next(fam for mark, fam in marks if mark in recorded), recorded
+
+
 def test_litellm_reads_a_cohere_http_error_through_the_replayed_transport() -> None:
     """The cohere_chat/ route takes its HTTP client from LiteLLM's client cache, not from
     ``client=``: the adapter puts the replaying one there. Were the request to go anywhere
