@@ -2,13 +2,17 @@
 
 What LiteLLM users get: the stream of OpenAI-shaped chunks LiteLLM translates each
 provider into, rebuilt into one ``ModelResponse`` by ``litellm.stream_chunk_builder``.
-Three providers, one per wire protocol: ``openai/`` (through an ``openai.OpenAI`` client,
-which LiteLLM accepts as ``client=``), ``anthropic/`` and ``gemini/`` (LiteLLM's own
-HTTP code, given an ``HTTPHandler`` around an ``httpx.Client``). The conventions (its
-OpenAI stop vocabulary, cache tokens inside ``prompt_tokens``, a tokenizer estimate when
-the wire has no usage) are in ``specs/adapter_conventions.yaml``, section ``litellm``.
+One provider route per wire protocol (``ROUTES``): ``openai/`` and ``azure/`` through an
+``openai.OpenAI`` / ``openai.AzureOpenAI`` client (LiteLLM accepts either as ``client=``);
+``anthropic/``, ``gemini/``, ``mistral/``, ``bedrock/invoke/`` (the model family read
+from the body) and ``vertex_ai/`` through LiteLLM's own HTTP code, given an
+``HTTPHandler`` around an ``httpx.Client``; ``cohere_chat/`` and the ``azure/responses/``
+bridge, which do not take ``client=``, find the same handler in LiteLLM's client cache.
+Every one reads the recorded body from an in-memory transport: no network. The
+conventions (its OpenAI stop vocabulary, cache tokens inside ``prompt_tokens``, a
+tokenizer estimate when the wire has no usage) are in ``specs/adapter_conventions.yaml``,
+section ``litellm``.
 """
-
 from __future__ import annotations
 
 import base64
