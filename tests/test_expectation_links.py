@@ -13,7 +13,8 @@ streams through google-genai, LangChain's ChatOpenAI through openai-python), who
 is then the adapter's bug too. ``PROVIDERS`` are the servers whose wire faults a row may
 cite whatever the adapter (a provider fault passed on is the provider's issue).
 Documentation hosts are allowed per adapter for rows that cite a documented design
-choice rather than a bug.
+choice rather than a bug. A gateway's rows (``litellm-proxy[<upstream>-><client>]``) are
+one family, the gateway's: ``FAMILY`` keys on the part before ``[``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ import pytest
 
 from harness.adapter import BUILTIN
 from harness.adapters.registry import THIRD_PARTY
-from harness.conformance.expectations import expectations_dir, expectations_for
+from harness.conformance.expectations import (
+    adapter_from_file_name,
+    expectations_dir,
+    expectations_for,
+)
+from harness.proxy.gateways import GATEWAYS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FINDINGS = "conformance_report/findings/"
@@ -78,6 +84,10 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("langchain-ai/langchainjs", *_JS_SDKS),
         ("js.langchain.com", "docs.langchain.com"),
     ),
+    # Gateways (harness/proxy): every row of one gateway cites the gateway's tracker. The
+    # LiteLLM proxy runs the litellm library's code, whose bugs are then the row's bugs.
+    "litellm-proxy": (("BerriAI/litellm",), ("docs.litellm.ai",)),
+    "portkey": (("Portkey-AI/gateway",), ("portkey.ai",)),
 }
 PROVIDERS: tuple[str, ...] = ("ollama/ollama",)
 
@@ -86,9 +96,14 @@ _SPECIFIC = re.compile(r"^/([^/]+/[^/]+)/(issues/\d+|pull/\d+|discussions/\d+|bl
 
 
 def _adapters() -> list[str]:
-    names = sorted(p.stem for p in expectations_dir().glob("*.yaml"))
+    names = sorted(adapter_from_file_name(p.name) for p in expectations_dir().glob("*.yaml"))
     assert names, "no expectation files found"
     return names
+
+
+def family(adapter: str) -> str:
+    """The ``FAMILY`` key of ``adapter``: a gateway row's gateway, else the adapter itself."""
+    return adapter.partition("[")[0]
 
 
 def link_problem(adapter: str, link: str) -> str | None:
@@ -98,7 +113,7 @@ def link_problem(adapter: str, link: str) -> str | None:
     url = urlparse(link)
     if url.scheme != "https" or not url.netloc:
         return "neither a finding under conformance_report/findings/ nor an https URL"
-    repos, hosts = FAMILY[adapter]
+    repos, hosts = FAMILY[family(adapter)]
     if url.netloc != "github.com":
         return (
             None
@@ -114,8 +129,8 @@ def link_problem(adapter: str, link: str) -> str | None:
 
 
 def test_family_map_covers_every_adapter() -> None:
-    assert set(_adapters()) <= set(FAMILY)
-    assert set(THIRD_PARTY) | set(BUILTIN) == set(FAMILY)
+    assert {family(a) for a in _adapters()} <= set(FAMILY)
+    assert set(THIRD_PARTY) | set(BUILTIN) | set(GATEWAYS) == set(FAMILY)
 
 
 @pytest.mark.parametrize(
@@ -137,6 +152,11 @@ def test_family_map_covers_every_adapter() -> None:
         ("js-langchain", "https://github.com/openai/openai-node/issues/1", None),
         ("openai-sdk", "https://github.com/ollama/ollama/issues/15457", None),
         ("llm", f"{FINDINGS}llm-truncated-stream.md", None),
+        ("litellm-proxy[anthropic-messages->openai-completions]", "https://github.com/BerriAI/litellm/issues", "front page"),
+        ("litellm-proxy[anthropic-messages->openai-completions]", "https://github.com/BerriAI/litellm/issues/42085", None),
+        ("portkey[google-generative-ai->openai-completions]", "https://github.com/BerriAI/litellm/issues/42085", "family"),
+        ("portkey[google-generative-ai->openai-completions]", "https://portkey.ai/docs/x", None),
+        ("portkey[google-generative-ai->openai-completions]", "https://docs.litellm.ai/docs/x", "not listed"),
     ],
 )
 def test_link_rules(adapter: str, link: str, problem: str | None) -> None:

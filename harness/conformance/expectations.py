@@ -1,7 +1,8 @@
 """Per-adapter expectation files: known failures, each with the upstream issue.
 
 In the spirit of web-platform-tests' metadata: expectations live outside the checks, in
-``specs/expectations/<adapter>.yaml``, so that a report separates new failures from known
+``specs/expectations/<adapter>.yaml`` (a portable spelling of the adapter name, see
+:func:`expectation_file_name`), so that a report separates new failures from known
 ones and flags a known failure that now passes (time to drop the entry)::
 
     adapter: openai-sdk
@@ -22,7 +23,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import yaml
 
@@ -92,6 +93,32 @@ def load_expectations(path: Path, adapter: str) -> Expectations:
     return Expectations(adapter, tuple(known))
 
 
+# Characters a Windows file name cannot hold (plus the path separators), and what an adapter
+# name's ``->`` (a proxy row, ``litellm-proxy[anthropic-messages->openai-completions]``)
+# becomes in its file name. The files ship in the wheel, so ``pip install`` on Windows
+# would fail on a ``>`` in one of them.
+UNPORTABLE_CHARS: Final = frozenset('<>:"|?*\\/')
+_ARROW: Final = ("->", "--to--")
+
+
+def expectation_file_name(adapter: str) -> str:
+    """The portable file name of ``adapter``'s expectations: the one place that derives it.
+
+    ``->`` becomes ``--to--`` (readable, and :func:`adapter_from_file_name` undoes it);
+    any other character no file system takes is refused rather than silently mangled."""
+    stem = adapter.replace(*_ARROW)
+    bad = sorted({c for c in stem if c in UNPORTABLE_CHARS or ord(c) < 32})
+    if bad or not stem or stem[-1] in ". " or _ARROW[1] in adapter:
+        raise ExpectationsError(f"adapter name {adapter!r} has no portable expectation file name")
+    return f"{stem}.yaml"
+
+
+def adapter_from_file_name(name: str) -> str:
+    """The adapter whose expectations ``name`` (``<stem>.yaml``, or a path's name) holds."""
+    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    return stem.replace(_ARROW[1], _ARROW[0])
+
+
 def expectations_dir() -> Path:
     from harness.specs import specs_dir
 
@@ -99,4 +126,4 @@ def expectations_dir() -> Path:
 
 
 def expectations_for(adapter: str, directory: Path | None = None) -> Expectations:
-    return load_expectations((directory or expectations_dir()) / f"{adapter}.yaml", adapter)
+    return load_expectations((directory or expectations_dir()) / expectation_file_name(adapter), adapter)

@@ -18,6 +18,7 @@ from harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check
 from harness.conformance.expectations import (
     Expectations,
     ExpectationsError,
+    expectation_file_name,
     expectations_dir,
     load_expectations,
 )
@@ -65,9 +66,10 @@ def cassette_roots(config: Config) -> tuple[Path, ...]:
 
 def expectations_for_adapter(name: str, user_dir: Path | None) -> Expectations:
     """The user's ``<name>.yaml`` when their folder has one, else the bundled one (if any)."""
+    file_name = expectation_file_name(name)
     for folder in (user_dir, expectations_dir()):
-        if folder is not None and (folder / f"{name}.yaml").is_file():
-            return load_expectations(folder / f"{name}.yaml", name)
+        if folder is not None and (folder / file_name).is_file():
+            return load_expectations(folder / file_name, name)
     return Expectations(name, ())
 
 

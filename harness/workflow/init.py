@@ -86,7 +86,8 @@ def test_any_chunking_gives_the_same_events(harness_cassette, harness_chunks) ->
     assert chunked == whole
 '''
 
-EXPECTATIONS_README = """Known failures of an adapter, one file per adapter name: <name>.yaml.
+EXPECTATIONS_README = """Known failures of an adapter, one file per adapter name: <name>.yaml
+(a "->" in the name is spelled "--to--", so that the file name is valid on Windows).
 Each entry names the check, the case (glob) and the upstream issue; see the
 stream-harness README ("Known failures"). A report tells these from new failures.
 """
