@@ -137,6 +137,7 @@ BUILTIN: dict[str, str] = {
     "reference": "harness.adapter:ReferenceAdapter",
     "anthropic-sdk": "harness.adapters.anthropic_sdk:AnthropicSDKAdapter",
     "anthropic-sdk-beta": "harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
+    "anthropic-sdk-vertex": "harness.adapters.anthropic_sdk:AnthropicVertexSDKAdapter",
     "openai-sdk": "harness.adapters.openai_sdk:OpenAISDKAdapter",
     # Bedrock InvokeModelWithResponseStream (boto3 and botocore are in the sdk extra).
     "boto3-bedrock-invoke": "harness.adapters.bedrock_sdk:Boto3BedrockInvokeAdapter",
@@ -201,7 +202,8 @@ def load_adapter(spec: str) -> Adapter:
 # What `stream-harness report` runs when no adapter is named: the reference and every
 # official SDK adapter (the `sdk` extra); the third-party libraries run when named, or
 # per environment by `stream-harness matrix`.
-DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "google-genai")
+DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "google-genai",
+                    "anthropic-sdk-vertex", "google-genai-vertex")
 
 
 def available_adapters() -> list[str]:

@@ -102,6 +102,19 @@ CASES: dict[
         "tool_calls",
         Usage(input=92, output=21, total=113),
     ),
+    ("vertex-gemini", "plain_text"): (
+        ["Vertex AI runs Gemini in your Google Cloud project."],
+        [],
+        "STOP",
+        Usage(input=9, output=41, total=50),
+    ),
+    ("vertex-gemini", "tool_call"): (
+        [],
+        # No functionCall.id on the wire: the reference's synthetic id, taken by alignment.
+        [("get_weather_1", "get_weather", {"location": "Zurich", "unit": "C"})],
+        "STOP",
+        Usage(input=58, output=137, total=195),
+    ),
 }
 
 # Where a library's content differs from the cassette on these basic cases, it is a
@@ -144,6 +157,7 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "openai-sdk-create": ("openai-completions",),
     "google-genai": ("google-generative-ai",),
     "cohere": ("cohere-v2-chat",),
+    "google-genai-vertex": ("vertex-gemini",),
     # LiteLLM also speaks cohere-v2-chat, but fails every Cohere v2 stream (asserted below,
     # test_litellm_fails_every_cohere_v2_stream_on_its_first_sse_line).
     "litellm": ("anthropic-messages", "openai-completions", "google-generative-ai"),

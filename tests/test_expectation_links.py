@@ -56,6 +56,11 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "google-genai": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev")),
     "cohere": (("cohere-ai/cohere-python",), ("docs.cohere.com",)),
     "mistral-sdk": (("mistralai/client-python",), ("docs.mistral.ai",)),
+    "google-genai-vertex": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev", "cloud.google.com")),
+    "anthropic-sdk-vertex": (
+        ("anthropics/anthropic-sdk-python",),
+        ("docs.anthropic.com", "platform.claude.com", "cloud.google.com"),
+    ),
     "anthropic-bedrock-sdk": (
         ("anthropics/anthropic-sdk-python", "boto/botocore"),
         ("docs.anthropic.com", "platform.claude.com", "docs.aws.amazon.com"),

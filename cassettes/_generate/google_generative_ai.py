@@ -821,7 +821,8 @@ CASSETTES = {
     "parallel_tool_calls": parallel_tool_calls,
     "function_call_without_id": function_call_without_id,
     "duplicate_ids": duplicate_ids,
-    "partial_args": partial_args,
+    # partial_args (Vertex-only streamed arguments) is a vertex-gemini cassette: written by
+    # cassettes/_generate/vertex_gemini.py from the function above.
     "max_tokens": max_tokens,
     "safety": safety,
     "prompt_blocked": prompt_blocked,

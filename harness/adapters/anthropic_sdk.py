@@ -5,8 +5,9 @@ What users of the SDK get: ``client.messages.stream(...)`` iterated to the end, 
 :class:`AnthropicBetaSDKAdapter` runs ``client.beta.messages.stream(...)``, whose
 accumulator also assembles ``mcp_tool_use`` input and applies ``compaction_delta``
 (specs/known-differences.md, anthropic-messages 5), so that a report can tell the two
-apart. The mapping of the final ``Message`` to an ``AssistantMessage`` is
-specs/adapters.md, section anthropic-sdk.
+apart. :class:`AnthropicVertexSDKAdapter` runs the same stream through the SDK's
+``AnthropicVertex`` client (Claude on Vertex AI, protocol vertex-anthropic). The mapping of
+the final ``Message`` to an ``AssistantMessage`` is specs/adapters.md, section anthropic-sdk.
 """
 
 from __future__ import annotations
@@ -80,12 +81,7 @@ class AnthropicSDKAdapter:
         self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
     ) -> AdapterResult:
         transport = serve(self._httpx2, chunks, status=status, headers=headers)
-        client = self._anthropic.Anthropic(
-            api_key="test",
-            base_url="http://harness.invalid",
-            max_retries=0,
-            http_client=self._httpx2.Client(transport=transport),
-        )
+        client = self._client(self._httpx2.Client(transport=transport))
         messages = client.beta.messages if self.beta else client.messages
         stream = None
         try:
@@ -99,7 +95,7 @@ class AnthropicSDKAdapter:
             # on protocol violations (RuntimeError, AssertionError, ValueError from its
             # accumulator). What it had assembled stays readable on the stream.
             snapshot = _snapshot(stream)
-            base = to_message(snapshot) if snapshot is not None else None
+            base = to_message(snapshot, self.stop_protocol) if snapshot is not None else None
             return AdapterResult(
                 message=failed_message(base, error_message(exc)),
                 raised=exception_summary(exc),
@@ -107,7 +103,17 @@ class AnthropicSDKAdapter:
             )
         finally:
             client.close()
-        return AdapterResult(message=to_message(final), raw={"message": _dump(final)})
+        return AdapterResult(
+            message=to_message(final, self.stop_protocol), raw={"message": _dump(final)}
+        )
+
+    stop_protocol = PROTOCOL
+
+    def _client(self, http_client: Any) -> Any:
+        """The SDK client the stream goes through, on the in-memory transport."""
+        return self._anthropic.Anthropic(
+            api_key="test", base_url="http://harness.invalid", max_retries=0, http_client=http_client
+        )
 
 
 class AnthropicBetaSDKAdapter(AnthropicSDKAdapter):
@@ -115,6 +121,29 @@ class AnthropicBetaSDKAdapter(AnthropicSDKAdapter):
 
     name = "anthropic-sdk-beta"
     beta = True
+
+
+class AnthropicVertexSDKAdapter(AnthropicSDKAdapter):
+    """``anthropic.AnthropicVertex(...).messages.stream(...)``: Claude on Vertex AI.
+
+    The client gets an access token, a region and a project, so it never loads Google
+    credentials (no google-auth, no network); it sends ``POST .../publishers/anthropic/
+    models/{model}:streamRawPredict`` with ``anthropic_version`` in the body, which the
+    in-memory transport answers with the recorded bytes whatever the URL.
+    """
+
+    name = "anthropic-sdk-vertex"
+    protocols: frozenset[str] = frozenset({"vertex-anthropic"})
+    stop_protocol = "vertex-anthropic"
+
+    def _client(self, http_client: Any) -> Any:
+        return self._anthropic.AnthropicVertex(
+            region="us-east5",
+            project_id="harness-project",
+            access_token="test",
+            max_retries=0,
+            http_client=http_client,
+        )
 
 
 def _snapshot(stream: Any) -> Any:
@@ -132,7 +161,7 @@ def _dump(obj: Any) -> Any:
     return obj.to_dict(warnings=False) if obj is not None else None
 
 
-def to_message(message: Any) -> AssistantMessage:
+def to_message(message: Any, protocol: str = PROTOCOL) -> AssistantMessage:
     """The SDK's ``Message`` (or ``BetaMessage``) in the contract's terms (specs/adapters.md)."""
     content: list[ContentBlock] = []
     provider: list[ProviderBlock] = []
@@ -169,7 +198,7 @@ def to_message(message: Any) -> AssistantMessage:
     raw = message.stop_reason
     details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
     mapping = stop_mapping(
-        PROTOCOL,
+        protocol,
         raw,
         has_tool_calls=any(isinstance(b, ToolCall) for b in content),
         details=details,

@@ -77,16 +77,35 @@ class AnyLLMAdapter(LibraryAdapter):
         client_args = self._client_args(protocol, chunks, status, headers)
         joined = Joined()
 
-        async def go() -> None:
-            stream = await any_llm.acompletion(
-                model=model,
-                provider=provider,
-                messages=PROMPT,
-                stream=True,
-                api_key="test",
-                api_base=f"{BASE_URL}/v1" if provider == "openai" else None,
-                client_args=client_args,
+        api_base = f"{BASE_URL}/v1" if provider == "openai" else None
+        gemini: Any = None
+        if protocol == "google-generative-ai":
+            # ``any_llm.acompletion`` is ``AnyLLM.create(...)`` then its ``acompletion``; for
+            # Gemini the created AnyLLM is kept, as a user making many calls keeps it: its
+            # genai Client loads two SSL contexts (60 ms, ten times a run).
+            gemini = self.once(
+                protocol,
+                lambda: any_llm.AnyLLM.create(
+                    any_llm.AnyLLM.resolve_provider_key(provider),
+                    api_key="test",
+                    api_base=api_base,
+                    **client_args,
+                ),
             )
+
+        async def go() -> None:
+            if gemini is not None:
+                stream = await gemini.acompletion(model=model, messages=PROMPT, stream=True)
+            else:
+                stream = await any_llm.acompletion(
+                    model=model,
+                    provider=provider,
+                    messages=PROMPT,
+                    stream=True,
+                    api_key="test",
+                    api_base=api_base,
+                    client_args=client_args,
+                )
             async for chunk in stream:
                 joined.add(chunk)
 
@@ -128,30 +147,12 @@ class AISuiteAdapter(LibraryAdapter):
         status: int,
         headers: Mapping[str, Sequence[str]] | None,
     ) -> Driven:
-        aisuite = self.module("aisuite")
         key = "openai" if protocol == "openai-completions" else "anthropic"
-        client = aisuite.Client({key: {"api_key": "test"}})
-        provider, _ = client.chat.completions._resolve_provider(f"{key}:harness")
-        if key == "openai":
-            import openai
-
-            http: Any = __import__("httpx")
-            provider.client = openai.OpenAI(
-                api_key="sk-test",
-                base_url=f"{BASE_URL}/v1",
-                max_retries=0,
-                http_client=http.Client(transport=self.transport(http, chunks, status, headers)),
-            )
-        else:
-            import anthropic
-
-            http = _anthropic_http(anthropic)
-            provider.client = anthropic.Anthropic(
-                api_key="test",
-                base_url=BASE_URL,
-                max_retries=0,
-                http_client=http.Client(transport=self.transport(http, chunks, status, headers)),
-            )
+        http: Any = __import__("httpx") if key == "openai" else _anthropic_http(__import__("anthropic"))
+        transport = self.transport(http, chunks, status, headers)
+        # Built once per provider: resolving a provider builds its SDK's sync and async
+        # clients, two SSL contexts loaded from disk (50 ms, ten times a run).
+        client = self.once(key, lambda: self._client(key, http, transport))
         joined = Joined()
         try:
             for chunk in client.chat.completions.create(
@@ -163,6 +164,30 @@ class AISuiteAdapter(LibraryAdapter):
                 raised=exc, partial=joined if joined.chunks else None, raw={"chunks": joined.chunks}
             )
         return Driven(value=joined, raw={"chunks": joined.chunks})
+
+    def _client(self, key: str, http: Any, transport: Any) -> Any:
+        aisuite = self.module("aisuite")
+        client = aisuite.Client({key: {"api_key": "test"}})
+        provider, _ = client.chat.completions._resolve_provider(f"{key}:harness")
+        if key == "openai":
+            import openai
+
+            provider.client = openai.OpenAI(
+                api_key="sk-test",
+                base_url=f"{BASE_URL}/v1",
+                max_retries=0,
+                http_client=http.Client(transport=transport),
+            )
+        else:
+            import anthropic
+
+            provider.client = anthropic.Anthropic(
+                api_key="test",
+                base_url=BASE_URL,
+                max_retries=0,
+                http_client=http.Client(transport=transport),
+            )
+        return client
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return joined_collected(value)

@@ -183,6 +183,9 @@ class Collected:
     refusal: str | None = None
     # The provider's error message the library surfaced (an error chunk it yielded).
     error: str | None = None
+    # The provider's own words on why it stopped, as the library handed them over (Gemini
+    # finishMessage): appended to an error stop's message, as the reference does.
+    stop_details: str | None = None
 
 
 def contract_usage(usage: LibraryUsage | None, rule: UsageRule) -> Usage:
@@ -219,6 +222,8 @@ def to_message(adapter: str, protocol: str, collected: Collected) -> AssistantMe
         details=collected.refusal or collected.error,
     )
     error_message = mapping.error_message if mapping.reason == "error" else None
+    if error_message is not None and collected.stop_details:
+        error_message = f"{error_message}: {collected.stop_details}"
     if collected.error:
         error_message = collected.error
     return AssistantMessage(
@@ -242,10 +247,19 @@ def reference_message(
     protocol: str, chunks: Sequence[bytes], status: int, headers: Mapping[str, Sequence[str]] | None
 ) -> AssistantMessage | None:
     """The reference's final message on the same body (whole, so split-independent)."""
+    hdrs = tuple((k, tuple(v)) for k, v in (headers or {}).items())
+    return _reference_message(protocol, b"".join(chunks), status, hdrs)
+
+
+@functools.lru_cache(maxsize=64)
+def _reference_message(
+    protocol: str, body: bytes, status: int, headers: tuple[tuple[str, tuple[str, ...]], ...]
+) -> AssistantMessage | None:
+    """Memoized: every split of a case asks for the same whole body (hundreds of times;
+    the messages are frozen, so sharing one is safe)."""
     from harness.normalize import normalize
 
-    hdrs = {k: list(v) for k, v in (headers or {}).items()}
-    events = list(normalize(protocol, [b"".join(chunks)], status=status, headers=hdrs))
+    events = list(normalize(protocol, [body], status=status, headers={k: list(v) for k, v in headers}))
     last = events[-1] if events else None
     return last.message if isinstance(last, DoneEvent | ErrorEvent) else None
 

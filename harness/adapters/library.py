@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.metadata
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from harness.adapter import AdapterLevel, AdapterLoadError, AdapterResult
 from harness.adapters import (
@@ -150,7 +150,37 @@ class LibraryAdapter:
         status: int,
         headers: Mapping[str, Sequence[str]] | None,
     ) -> Any:
-        return serve(httpx_module, chunks, status=status, headers=headers)
+        """The adapter's one transport for ``httpx_module``, now serving this response.
+
+        One per adapter, not per run, so that a client built on it can be kept across
+        runs (:meth:`once`); every request it gets is answered with the response of the
+        run in progress, in that run's chunks, exactly as a fresh transport would.
+        """
+        # Kept in the instance's dict, set up on first use: a subclass need not call
+        # this class's __init__ for it.
+        self.__dict__["_serving"] = serve(httpx_module, chunks, status=status, headers=headers)
+        transports: dict[int, Any] = self.__dict__.setdefault("_transports", {})
+        found = transports.get(id(httpx_module))
+        if found is None:
+            found = transports[id(httpx_module)] = httpx_module.MockTransport(self._serve_current)
+        return found
+
+    def _serve_current(self, request: Any) -> Any:
+        return self.__dict__["_serving"].handler(request)
+
+    def once(self, key: Any, build: Callable[[], T]) -> T:
+        """``build()`` the first time ``key`` is asked for, the same object after that.
+
+        For clients whose construction is not what is under test and costs more than a
+        run: a google-genai ``Client`` loads two SSL contexts from disk (about 50 ms of
+        CPU) although the replay never opens a socket; users build a client once and
+        stream many times. Only for objects built on :meth:`transport` (which serves
+        each run's response) and holding no state from one request to the next.
+        """
+        kept: dict[Any, Any] = self.__dict__.setdefault("_kept", {})
+        if key not in kept:
+            kept[key] = build()
+        return cast(T, kept[key])
 
     # -- what each adapter implements --------------------------------------------------
 

@@ -15,6 +15,7 @@ THIRD_PARTY: Final[dict[str, str]] = {
     "google-genai": "harness.adapters.google_genai:GoogleGenAIAdapter",
     "cohere": "harness.adapters.cohere_sdk:CohereSDKAdapter",
     "mistral-sdk": "harness.adapters.mistral_sdk:MistralSDKAdapter",
+    "google-genai-vertex": "harness.adapters.google_genai:GoogleGenAIVertexAdapter",
     "litellm": "harness.adapters.litellm:LiteLLMAdapter",
     "pydantic-ai": "harness.adapters.pydantic_ai:PydanticAIAdapter",
     "langchain": "harness.adapters.langchain:LangChainAdapter",
