@@ -267,6 +267,8 @@ def test_litellm_declares_the_protocols_of_its_routes() -> None:
         "azure-openai-responses",
         "mistral-chat",
         "bedrock-invoke-stream",
+        "vertex-anthropic",
+        "vertex-gemini",
     } <= adapter.protocols
 
 

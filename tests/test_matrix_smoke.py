@@ -55,6 +55,8 @@ SMOKE: dict[str, list[tuple[str, str]]] = {
         ("mistral-chat", "tool_call_whole"),
         ("bedrock-invoke-stream", "anthropic_tool_call"),
         ("bedrock-invoke-stream", "nova_tool_call"),
+        ("vertex-anthropic", "tool_call"),
+        ("vertex-gemini", "plain_text"),
     ],
 }
 

@@ -13,6 +13,7 @@ conventions (its OpenAI stop vocabulary, cache tokens inside ``prompt_tokens``, 
 tokenizer estimate when the wire has no usage) are in ``specs/adapter_conventions.yaml``,
 section ``litellm``.
 """
+
 from __future__ import annotations
 
 import base64
@@ -160,6 +161,10 @@ ROUTES: Final[Mapping[str, Route]] = {
         kwargs=BEDROCK,
         pick=lambda c: bedrock_model(c),
     ),
+    # vertex_ai/: Anthropic's rawPredict / streamRawPredict (LiteLLM's partner-model
+    # route) and Gemini's streamGenerateContent on aiplatform.
+    "vertex-anthropic": Route("vertex_ai/claude-sonnet-4@20250514", kwargs=VERTEX, vertex=True),
+    "vertex-gemini": Route("vertex_ai/gemini-2.5-flash", kwargs=VERTEX, vertex=True),
 }
 MODELS: Final = {protocol: route.model for protocol, route in ROUTES.items()}
 
