@@ -219,6 +219,8 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "google-genai": ("google-generative-ai",),
     "cohere": ("cohere-v2-chat",),
     "google-genai-vertex": ("vertex-gemini",),
+    # LiteLLM also speaks cohere-v2-chat, but fails every Cohere v2 stream (asserted below,
+    # test_litellm_fails_every_cohere_v2_stream_on_its_first_sse_line).
     "litellm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "pydantic-ai": (
         "anthropic-messages",
@@ -315,6 +317,78 @@ def test_litellm_turns_a_server_tool_use_into_a_client_tool_call(split: str) -> 
     reference = _run(load_adapter("reference"), "anthropic-messages", "web_search_citations", split)
     assert reference.message is not None
     assert not [c for c in reference.message.content if isinstance(c, ToolCall)]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_litellm_fails_every_cohere_v2_stream_on_its_first_sse_line(split: str) -> None:
+    """conformance_report/findings/litellm-cohere-v2-stream-unparsed.md, asserted as what
+    LiteLLM does (a fix upstream shows here as a failure to update): its cohere_chat/ parser
+    runs json.loads on the SSE line ``event: message-start`` and raises, keeping nothing."""
+    adapter = _adapter("litellm")
+    assert "cohere-v2-chat" in adapter.protocols
+    result = _run(adapter, "cohere-v2-chat", "tool_call_single", split)
+    assert result.crashed is None
+    assert result.raised is not None and "Error parsing chunk" in result.raised
+    assert "event: message-start" in result.raised
+    assert result.message is not None and result.message.content == []
+
+
+def test_litellm_declares_the_protocols_of_its_routes() -> None:
+    """Issue 15: LiteLLM's real code on the new protocols, one route each."""
+    adapter = _adapter("litellm")
+    assert {
+        "cohere-v2-chat",
+        "azure-openai-completions",
+        "azure-openai-responses",
+        "mistral-chat",
+        "bedrock-invoke-stream",
+        "vertex-anthropic",
+        "vertex-gemini",
+    } <= adapter.protocols
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((bundled_cassettes() / "bedrock-invoke-stream").glob("*.yaml")),
+    ids=lambda p: p.stem,
+)
+def test_the_bedrock_family_read_from_the_body_is_the_recorded_models(path: Any) -> None:
+    """The model LiteLLM is asked for is chosen from the body (the adapter is not given the
+    URL); on every bundled stream it is of the family of the model id the request was
+    recorded with. Runs without litellm: the choice is the adapter's own code."""
+    from urllib.parse import unquote
+
+    from harness.adapters.litellm import bedrock_family
+
+    # The model ids' family marks (Bedrock's model catalogue), most specific first.
+    marks = [
+        ("anthropic.claude-v2", "claude-text"),
+        ("anthropic.claude", "anthropic"),
+        ("cohere.command-r", "cohere-r"),
+        ("cohere.command", "cohere"),
+        ("meta.llama", "llama"),
+        ("mistral.", "mistral"),
+        ("amazon.nova", "nova"),
+        ("amazon.titan", "titan"),
+    ]
+
+    interaction = load_cassette(path).interactions[0]
+    recorded = unquote(interaction.request.uri).split("/model/")[1].split("/")[0]
+    body = interaction.response.body
+    family = bedrock_family([body[i : i + 7] for i in range(0, len(body), 7)])
+    if interaction.response.status != 200 or b"chunk" not in body:
+        assert family == "anthropic"  # nothing to read: the default
+    else:
+        assert family == next(fam for mark, fam in marks if mark in recorded), recorded
+
+
+def test_litellm_reads_a_cohere_http_error_through_the_replayed_transport() -> None:
+    """The cohere_chat/ route takes its HTTP client from LiteLLM's client cache, not from
+    ``client=``: the adapter puts the replaying one there. Were the request to go anywhere
+    else, LiteLLM would report a connection error, not the provider's message."""
+    result = _run(_adapter("litellm"), "cohere-v2-chat", "http_429_rate_limit", "whole")
+    assert result.message is not None and result.raised is not None
+    assert "You are past the per minute request limit" in (result.message.error_message or "")
 
 
 def test_llm_drops_a_tool_name_that_arrives_late() -> None:
