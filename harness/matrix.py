@@ -552,6 +552,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     render(report, choose_format(args.format))
     print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
     if result.failed_groups:
+        # The verdict above covers the groups that ran; the last word must agree with the
+        # exit status, so it says the matrix is incomplete.
+        names = ", ".join(run.group.name for run in result.failed_groups)
+        print(f"verdict: ERROR: group(s) {names} did not run; the rows above are the other groups'")
         return 2
     return 1 if report.did_fail else 0
 

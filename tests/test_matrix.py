@@ -336,3 +336,22 @@ def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path, 
     # A new lock file is a new environment.
     (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}')
     assert ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None).path != env.path
+
+
+def test_a_failed_group_ends_in_an_error_verdict_that_agrees_with_exit_2(
+    tmp_path: Path, pins: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other groups' verdict may say passed; the last verdict line must say what the
+    exit status says: the matrix is incomplete."""
+    import argparse
+
+    from harness.matrix import configure_parser, matrix_command
+
+    monkeypatch.setattr("harness.matrix.find_uv", lambda: None)
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    runner = FakeRunner({"one": _report("one", "1.0", "passed")}, fail=["libtwo==2.0"])
+    args = parser.parse_args(["--pins", str(pins), "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "report"), "--format", "plain"])
+    assert matrix_command(args, runner=runner) == 2
+    verdicts = [line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict:")]
+    assert verdicts[-1].startswith("verdict: ERROR: group(s) two did not run")
