@@ -197,11 +197,16 @@ class CohereSDKAdapter(LibraryAdapter):
     ) -> Driven:
         cohere = self.module("cohere")
         httpx = self.module("httpx")
-        client = cohere.ClientV2(
-            api_key="test",
-            base_url=BASE_URL,
-            max_retries=0,
-            httpx_client=httpx.Client(transport=self.transport(httpx, chunks, status, headers)),
+        transport = self.transport(httpx, chunks, status, headers)
+        # Built once (LibraryAdapter.once), as users build a client and stream many times.
+        client = self.once(
+            protocol,
+            lambda: cohere.ClientV2(
+                api_key="test",
+                base_url=BASE_URL,
+                max_retries=0,
+                httpx_client=httpx.Client(transport=transport),
+            ),
         )
         received: list[Any] = []
         try:

@@ -196,13 +196,19 @@ class MistralSDKAdapter(LibraryAdapter):
     ) -> Driven:
         sdk = self.module("mistralai.client")
         http = self.module("httpx2")
-        client = sdk.Mistral(
-            api_key="test",
-            server_url=BASE_URL,
-            client=http.Client(transport=self.transport(http, chunks, status, headers)),
-            # Unused, but the SDK builds a default one, loading the certificate store:
-            # 80 ms, most of a run's time.
-            async_client=http.AsyncClient(verify=False),
+        transport = self.transport(http, chunks, status, headers)
+        # Built once (LibraryAdapter.once): a client is not what is under test, and users
+        # build one and stream many times.
+        client = self.once(
+            protocol,
+            lambda: sdk.Mistral(
+                api_key="test",
+                server_url=BASE_URL,
+                client=http.Client(transport=transport),
+                # Unused, but the SDK builds a default one, loading the certificate store:
+                # 80 ms, most of a run's time.
+                async_client=http.AsyncClient(verify=False),
+            ),
         )
         received: list[Any] = []
         try:
