@@ -107,7 +107,10 @@ KEPT = [
     ("any-llm", "google-generative-ai"),
     ("google-genai", "google-generative-ai"),
     ("pydantic-ai", "google-generative-ai"),
+    ("pydantic-ai", "mistral-chat"),
     ("langchain", "google-generative-ai"),
+    ("langchain", "azure-openai-completions"),
+    ("langchain", "azure-openai-responses"),
     ("aisuite", "openai-completions"),
     ("aisuite", "anthropic-messages"),
 ]

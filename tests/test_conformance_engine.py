@@ -344,3 +344,24 @@ def test_overflow_classification_skips_adapters_that_do_not_classify(case_dir: P
     cases, _ = load_cases([case_dir])
     run = run_adapter(mutant, cases, RunConfig(examples=2, checks=[CHECKS_BY_ID["overflow-classification"]]))
     assert run.results == []
+
+
+def test_a_bundled_cassette_is_named_from_the_bundled_folder_whatever_part_is_given() -> None:
+    """A narrowed run (one protocol folder, one file: what a reproduce command gives) meets
+    the same case ids as the full run, so the same known failures apply to it."""
+    from harness.specs import bundled_cassettes
+
+    bundled = bundled_cassettes()
+    full, _ = load_cases([bundled])
+    by_id = {c.id: c for c in full}
+    folder, _ = load_cases([bundled / "mistral-chat", bundled / "openai-completions"])
+    assert folder and all(c.id in by_id for c in folder)
+    assert {c.id.split("/")[0] for c in folder} == {"mistral-chat", "openai-completions"}
+    one = folder[0]
+    single, _ = load_cases([one.cassette])
+    assert [c.id for c in single] == [one.id]
+
+
+def test_a_cassette_outside_the_bundled_folder_is_named_from_the_folder_given(case_dir: Path) -> None:
+    cases, _ = load_cases([case_dir / "anthropic-messages"])
+    assert cases and all(not c.id.startswith("anthropic-messages/") for c in cases)

@@ -20,6 +20,7 @@ from harness.golden import expected_path, read_expected
 from harness.normalize import detect_protocol, normalize
 from harness.protocols import UnknownProtocolError
 from harness.protocols import protocol_ids as protocols
+from harness.specs import ResourceError, bundled_cassettes
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,26 @@ def cassette_files(root: Path) -> list[Path]:
     )
 
 
+def case_name(path: Path, root: Path) -> Path:
+    """What a case's id is made of: the file relative to the folder the user gave, except
+    that a bundled cassette is always named from the bundled folder.
+
+    So ``check --cassettes <bundled>/openai-completions/x.yaml`` (a reproduce command, or a
+    narrowed run) meets the same case as the full run, with the same known failures; two
+    bundled protocol folders given together do not collide on a shared file name.
+    """
+    try:
+        bundled = bundled_cassettes().resolve()
+    except ResourceError:
+        bundled = None
+    if bundled is not None:
+        try:
+            return path.resolve().relative_to(bundled)
+        except ValueError:
+            pass
+    return path.relative_to(root) if path != root else Path(path.name)
+
+
 def load_cases(
     roots: Iterable[Path], *, skip_unusable: bool = False
 ) -> tuple[list[Case], list[Skipped]]:
@@ -127,7 +148,7 @@ def load_cases(
         files = cassette_files(root)
         found_cassette = False
         for path in files:
-            rel = path.relative_to(root) if path != root else Path(path.name)
+            rel = case_name(path, root)
             try:
                 cassette = load_cassette(path)
             except NotACassette:
@@ -138,7 +159,7 @@ def load_cases(
             before = len(cases)
             reasons: list[str] = []
             for inter in cassette.interactions:
-                where = f"{rel}#{inter.index}"
+                where = f"{rel.as_posix()}#{inter.index}"
                 if not (inter.is_streaming or inter.response.status >= 400):
                     skipped.append(Skipped(where, "not a stream nor an error response"))
                     continue
