@@ -110,6 +110,8 @@ KEPT = [
     ("langchain", "google-generative-ai"),
     ("aisuite", "openai-completions"),
     ("aisuite", "anthropic-messages"),
+    ("langchain", "vertex-gemini"),
+    ("langchain", "vertex-anthropic"),
 ]
 
 
