@@ -113,6 +113,8 @@ KEPT = [
     ("langchain", "azure-openai-responses"),
     ("aisuite", "openai-completions"),
     ("aisuite", "anthropic-messages"),
+    ("langchain", "vertex-gemini"),
+    ("langchain", "vertex-anthropic"),
 ]
 
 

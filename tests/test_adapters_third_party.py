@@ -249,6 +249,8 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "llm": ("openai-completions",),
     "mistral-sdk": ("mistral-chat",),
 }
+# Issue 15, Vertex AI: ChatGoogleGenerativeAI(vertexai=True) and ChatAnthropicVertex.
+PROTOCOLS["langchain"] += ("vertex-anthropic", "vertex-gemini")
 
 PARAMS = [
     pytest.param(name, protocol, cassette, split, id=f"{name}-{protocol}-{cassette}-{split}")

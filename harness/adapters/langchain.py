@@ -11,11 +11,14 @@ and the Responses API with ``use_responses_api=True``), ``ChatAnthropic`` (which
 recipe does) and ``ChatGoogleGenerativeAI`` (``client_args={"transport": ...}``). Issue 15's
 protocols: ``AzureChatOpenAI`` (langchain-openai, Chat and Responses, on the SDK's
 ``AzureOpenAI`` client) and ``ChatMistralAI`` (langchain-mistralai, which reads the SSE body
-itself with httpx-sse over its own ``httpx.Client``, the one handed in here). Not run:
-Vertex AI (``ChatAnthropicVertex`` / ``ChatVertexAI`` need langchain-google-vertexai and
-google-cloud-aiplatform), Bedrock InvokeModel (``ChatBedrock`` reads through boto3's event
-stream, whose HTTP layer is not httpx) and ``ChatCohere`` (langchain-cohere pins the Cohere
-SDK below the cohere group's). Conventions: ``specs/adapter_conventions.yaml``, section
+itself with httpx-sse over its own ``httpx.Client``, the one handed in here). Vertex AI:
+Gemini through ``ChatGoogleGenerativeAI(vertexai=True, ...)`` (the route LangChain's docs
+give since langchain-google-genai 4.0, ``ChatVertexAI`` being deprecated; it asks for
+``alt=sse``), Claude through ``ChatAnthropicVertex`` (langchain-google-vertexai, with an
+``access_token`` and an ``http_client``).
+Not run: Bedrock InvokeModel (``ChatBedrock`` reads through boto3's event stream, whose
+HTTP layer is not httpx) and ``ChatCohere`` (langchain-cohere pins the Cohere SDK below
+the cohere group's). Conventions: ``specs/adapter_conventions.yaml``, section
 ``langchain``.
 """
 
@@ -35,10 +38,18 @@ from harness.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock
 AZURE_CHAT: Final = "azure-openai-completions"
 AZURE_RESPONSES: Final = "azure-openai-responses"
 MISTRAL: Final = "mistral-chat"
+# Issue 15, Vertex AI: Gemini through ChatGoogleGenerativeAI(vertexai=True), Claude through
+# ChatAnthropicVertex (langchain-google-vertexai).
+VERTEX_ANTHROPIC: Final = "vertex-anthropic"
+VERTEX_GEMINI: Final = "vertex-gemini"
+VERTEX: Final = frozenset({VERTEX_ANTHROPIC, VERTEX_GEMINI})
+VERTEX_PROJECT: Final = "harness-project"
+GEMINI: Final = frozenset({"google-generative-ai", VERTEX_GEMINI})
+ANTHROPIC: Final = frozenset({"anthropic-messages", VERTEX_ANTHROPIC})
 OPENAI: Final = frozenset({"openai-completions", "openai-responses", AZURE_CHAT, AZURE_RESPONSES})
 RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
-    {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI}
+    {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI, *VERTEX}
 )
 # What AzureChatOpenAI is given (any value works offline: every request gets the body).
 AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
@@ -52,11 +63,14 @@ _STOP_KEYS: Final = {
     AZURE_RESPONSES: ("incomplete_details", "status"),
     "anthropic-messages": ("stop_reason",),
     "google-generative-ai": ("finish_reason", "block_reason"),
+    VERTEX_ANTHROPIC: ("stop_reason",),
+    VERTEX_GEMINI: ("finish_reason", "block_reason"),
 }
 
 
 class LangChainAdapter(LibraryAdapter):
-    """``ChatOpenAI`` / ``ChatAnthropic`` / ``ChatGoogleGenerativeAI`` ``.stream()``, merged with ``+``."""
+    """``ChatOpenAI`` / ``ChatAnthropic`` / ``ChatGoogleGenerativeAI`` (and their Azure, Mistral
+    and Vertex AI kin) ``.stream()``, merged with ``+``."""
 
     name = "langchain"
     distribution = "langchain-core"
@@ -72,6 +86,7 @@ class LangChainAdapter(LibraryAdapter):
             "langchain-anthropic",
             "langchain-google-genai",
             "langchain-mistralai",
+            "langchain-google-vertexai",
         ):
             try:
                 parts.append(f"{dist} {md.version(dist)}")
@@ -80,6 +95,8 @@ class LangChainAdapter(LibraryAdapter):
         return ", ".join(parts)
 
     def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+        if protocol in VERTEX:
+            return self._vertex_model(protocol, chunks, status, headers)
         if protocol in (AZURE_CHAT, AZURE_RESPONSES):
             import httpx2
 
@@ -158,6 +175,55 @@ class LangChainAdapter(LibraryAdapter):
             lambda: chat_google(
                 model="gemini-harness",
                 google_api_key="test",
+                max_retries=0,
+                client_args={"transport": transport},
+            ),
+        )
+
+    def _vertex_model(
+        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
+    ) -> Any:
+        """Vertex AI as LangChain's docs set it up: both built once per protocol.
+
+        Gemini: ``ChatGoogleGenerativeAI(vertexai=True, project=..., location=...,
+        credentials=...)``, the route the docs recommend since langchain-google-genai 4.0
+        (``ChatVertexAI`` is deprecated); its google-genai client asks for ``alt=sse``.
+        Claude: ``ChatAnthropicVertex``, which takes an ``access_token`` and an
+        ``http_client`` for its ``AnthropicVertex`` client. Both credentials are a token
+        that never expires, so google-auth neither looks for credentials nor refreshes.
+        """
+        if protocol == VERTEX_ANTHROPIC:
+            import httpx2
+
+            chat_vertex = importlib.import_module(
+                "langchain_google_vertexai.model_garden"
+            ).ChatAnthropicVertex
+            transport = self.transport(httpx2, chunks, status, headers)
+            # Its tenacity decorator makes max_retries attempts: one is no retry.
+            return self.once(
+                protocol,
+                lambda: chat_vertex(
+                    model_name="claude-harness",
+                    project=VERTEX_PROJECT,
+                    location="us-east5",
+                    access_token="test",
+                    max_retries=1,
+                    http_client=httpx2.Client(transport=transport),
+                ),
+            )
+        genai = importlib.import_module("google.genai")  # untyped; Any on purpose
+        credentials = importlib.import_module("google.oauth2.credentials")
+        chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
+        http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
+        transport = self.transport(http, chunks, status, headers)
+        return self.once(
+            protocol,
+            lambda: chat_google(
+                model="gemini-harness",
+                vertexai=True,
+                project=VERTEX_PROJECT,
+                location="us-central1",
+                credentials=credentials.Credentials(token="test"),
                 max_retries=0,
                 client_args={"transport": transport},
             ),
@@ -242,7 +308,7 @@ class LangChainAdapter(LibraryAdapter):
                 )
             else:
                 data = dict(block)
-                if protocol == "google-generative-ai" and _invented(data.get("id")):
+                if protocol in GEMINI and _invented(data.get("id")):
                     # langchain-google-genai names a code-execution block with a fresh
                     # uuid4 (the wire's executableCode has no id): not the provider's.
                     del data["id"]
@@ -265,7 +331,7 @@ class LangChainAdapter(LibraryAdapter):
         meta = value.response_metadata or {}
         stop = None
         error = None
-        blocked = _block_reason(meta) if protocol == "google-generative-ai" else None
+        blocked = _block_reason(meta) if protocol in GEMINI else None
         if blocked is not None:
             # A blocked prompt: no candidate, no finishReason; ChatGoogleGenerativeAI keeps
             # promptFeedback in response_metadata. The raw value is the block reason, and
@@ -287,9 +353,12 @@ class LangChainAdapter(LibraryAdapter):
             response_id=_wire_id(getattr(value, "id", None)),
             provider_blocks=provider,
             error=error,
+            # Gemini's finishMessage (why a candidate was stopped), once the library keeps
+            # it (langchain-google#1991 asks for it; ChatVertexAI had it).
+            stop_details=_text(meta.get("finish_message")) if protocol in GEMINI else None,
             # ChatAnthropic keeps a refusal's stop_details in response_metadata: its
             # explanation is the provider's message for the refused turn.
-            refusal=_refusal_explanation(meta) if protocol == "anthropic-messages" else refusal,
+            refusal=_refusal_explanation(meta) if protocol in ANTHROPIC else refusal,
         )
 
 
@@ -299,6 +368,10 @@ _UUID4: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f
 
 def _invented(value: Any) -> bool:
     return isinstance(value, str) and bool(_UUID4.match(value))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _refusal_explanation(meta: Mapping[str, Any]) -> str | None:
