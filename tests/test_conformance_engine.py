@@ -365,3 +365,34 @@ def test_a_bundled_cassette_is_named_from_the_bundled_folder_whatever_part_is_gi
 def test_a_cassette_outside_the_bundled_folder_is_named_from_the_folder_given(case_dir: Path) -> None:
     cases, _ = load_cases([case_dir / "anthropic-messages"])
     assert cases and all(not c.id.startswith("anthropic-messages/") for c in cases)
+
+
+class DiesOnOverflow(Mutant):
+    """A library that kills its own process on one response (as a segfault in native code
+    or the out-of-memory killer would), in a forked worker only, so the test runner lives."""
+
+    def mutate_chunks(self, chunks: list[bytes]) -> list[bytes]:
+        import multiprocessing
+        import os
+
+        if b"prompt is too long" in b"".join(chunks) and multiprocessing.parent_process() is not None:
+            os._exit(3)
+        return chunks
+
+
+def test_a_worker_killed_by_the_library_is_that_case_errored_and_the_run_goes_on(case_dir: Path) -> None:
+    from harness.conformance.runner import run_adapters
+
+    cases, _ = load_cases([case_dir])
+    config = RunConfig(examples=2)
+    reference = run_adapters([ReferenceAdapter()], cases, config, [None], jobs=1)[0].results
+    for slice_size in (1, 6):
+        run = run_adapters([DiesOnOverflow("dies")], cases, config, [None], jobs=2, slice_size=slice_size)[0]
+        died = [r for r in run.results if r.case == "anthropic-messages/overflow.yaml#0"]
+        others = [r for r in run.results if r.case != "anthropic-messages/overflow.yaml#0"]
+        assert died and all(r.outcome == "errored" and "died" in r.failures[0].message for r in died)
+        assert died[0].failures[0].command and "--check" in died[0].failures[0].command
+        # Every other case settled as the sequential run settles it, in the same order.
+        assert [(r.case, r.check, r.outcome) for r in others] == [
+            (r.case, r.check, r.outcome) for r in reference if r.case != "anthropic-messages/overflow.yaml#0"
+        ]

@@ -143,6 +143,52 @@ def _run_slice(adapter_index: int, start: int, stop: int) -> list[CaseResult]:
     return run.results
 
 
+def _run_pool(
+    tasks: Sequence[tuple[int, int, int]], workers: int
+) -> tuple[dict[tuple[int, int, int], list[CaseResult]], list[tuple[int, int, int]], str]:
+    """Run ``tasks`` on a fresh forked pool: what finished, what a dead worker took down
+    with it, and how the pool broke (empty when it did not)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    done: dict[tuple[int, int, int], list[CaseResult]] = {}
+    lost: list[tuple[int, int, int]] = []
+    died = ""
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_run_slice, *t): t for t in tasks}
+        for future in as_completed(futures):
+            key = futures[future]
+            try:
+                done[key] = future.result()
+            except BrokenProcessPool as exc:
+                lost.append(key)
+                died = died or str(exc)
+    return done, sorted(lost), died
+
+
+def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
+    """The results of a case whose process died, alone, however often it was run."""
+    assert _FORK_STATE is not None
+    adapters, cases, config, _, specs = _FORK_STATE
+    adapter_index, start, stop = key
+    adapter = adapters[adapter_index]
+    results = []
+    for case in cases[start:stop]:
+        if case.protocol not in adapter.protocols:
+            continue
+        ctx = config.context(case, adapter, specs[adapter_index])
+        for check in config.checks:
+            if check.applicable(adapter, case, ctx.expected):
+                message = (
+                    f"the process running {adapter.name} on this case died ({why or 'no reason given'}): "
+                    "the library crashed it (a fault in native code, os._exit, out of memory)"
+                )
+                failure = Failure(message, command=ctx.command(check.id))
+                results.append(CaseResult(adapter.name, case.id, check.id, "errored", (failure,)))
+    return results
+
+
 def run_adapters(
     adapters: Sequence[Adapter],
     cases: Sequence[Case],
@@ -160,7 +206,6 @@ def run_adapters(
     the same as a sequential run's, in the same order.
     """
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     global _FORK_STATE
     case_list = list(cases)
@@ -190,20 +235,37 @@ def run_adapters(
     by_slice: dict[tuple[int, int, int], list[CaseResult]] = {}
     _FORK_STATE = (list(adapters), case_list, config, list(expectations), spec_list)
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = {pool.submit(_run_slice, *s): s for s in slices}
-            for future in as_completed(futures):
-                key = futures[future]
-                by_slice[key] = future.result()
-                if progress:
-                    progress(key[0], key[2] - key[1])
+        # A library that kills its process (a segfault in an extension, os._exit, the
+        # out-of-memory killer) breaks the pool and every task queued with it. That is the
+        # library's outcome on one case, not the end of the run: the unfinished work is run
+        # again case by case on fresh pools; when a pool breaks before finishing anything,
+        # the first unfinished case runs alone, and a death there is pinned on that case as
+        # an errored result. Each round settles at least one case, so this ends.
+        def settle(key: tuple[int, int, int], results: list[CaseResult]) -> None:
+            by_slice[key] = results
+            if progress:
+                progress(key[0], key[2] - key[1])
+
+        done, lost, _ = _run_pool(slices, jobs)
+        for key, results in done.items():
+            settle(key, results)
+        pending = [(a, i, i + 1) for a, start, stop in lost for i in range(start, stop)]
+        while pending:
+            done, lost, died = _run_pool(pending, jobs)
+            for key, results in done.items():
+                settle(key, results)
+            if lost and not done:
+                first, *lost = lost
+                alone, _, died = _run_pool([first], 1)
+                settle(first, alone[first] if first in alone else _died(first, died))
+            pending = lost
     finally:
         _FORK_STATE = None
     runs = []
     for a, adapter in enumerate(adapters):
         run = AdapterRun(adapter, versions[a], spec=spec_list[a])
-        for s in slices:
-            if s[0] == a:
-                run.results.extend(by_slice[s])
+        # Slices re-run case by case after a crash are keyed per case: order by position.
+        for key in sorted(k for k in by_slice if k[0] == a):
+            run.results.extend(by_slice[key])
         runs.append(run)
     return runs

@@ -99,7 +99,12 @@ def parse_json_path(path: str) -> tuple[PathSegment, ...]:
         if match.group("dot") is not None:
             segments.append(match.group("dot"))
         elif match.group("index") is not None:
-            segments.append(int(match.group("index")))
+            digits = match.group("index")
+            # Arrays are filled in order, so a real index is never near this long; and
+            # int() refuses strings past 4,300 digits with a ValueError of its own.
+            if len(digits) > 9:
+                raise PartialArgsError(f"jsonPath {path[:60]!r}: array index too large")
+            segments.append(int(digits))
         else:
             segments.append(re.sub(r"\\(.)", r"\1", match.group("quoted")))
         pos = match.end()
