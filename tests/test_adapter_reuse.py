@@ -108,6 +108,8 @@ KEPT = [
     ("google-genai", "google-generative-ai"),
     ("pydantic-ai", "google-generative-ai"),
     ("langchain", "google-generative-ai"),
+    ("langchain", "bedrock-invoke-stream"),
+    ("langchain", "cohere-v2-chat"),
     ("aisuite", "openai-completions"),
     ("aisuite", "anthropic-messages"),
 ]
