@@ -111,6 +111,8 @@ KEPT = [
     ("langchain", "google-generative-ai"),
     ("langchain", "azure-openai-completions"),
     ("langchain", "azure-openai-responses"),
+    ("langchain", "bedrock-invoke-stream"),
+    ("langchain", "cohere-v2-chat"),
     ("aisuite", "openai-completions"),
     ("aisuite", "anthropic-messages"),
     ("langchain", "vertex-gemini"),

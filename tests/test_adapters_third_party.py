@@ -187,6 +187,13 @@ KNOWN: dict[tuple[str, str], frozenset[str]] = {
     # langchain-mistralai gives a streamed call's index-0 fragments fresh ids (index 0 read
     # as missing), so they do not merge: one call becomes three (langchain-ai/langchain#38677).
     ("langchain", "mistral-chat/tool_call_streamed"): frozenset({"calls"}),
+    # ChatBedrock streams Claude's text as bare strings, which content_blocks drops
+    # (conformance_report/findings/langchain-content-blocks-drop-text.md).
+    ("langchain", "bedrock-invoke-stream/anthropic_tool_call"): frozenset({"text"}),
+    # ChatCohere's stream has no usage_metadata; each call fragment is a call of its own
+    # and the tool plan is text (conformance_report/findings/langchain-cohere-stream-gaps.md).
+    ("langchain", "cohere-v2-chat/plain_text"): frozenset({"usage"}),
+    ("langchain", "cohere-v2-chat/tool_call_single"): frozenset({"usage", "text", "calls"}),
 }
 
 _LOADED: dict[str, Adapter | str] = {}
@@ -243,6 +250,8 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
         "azure-openai-completions",
         "azure-openai-responses",
         "mistral-chat",
+        "bedrock-invoke-stream",
+        "cohere-v2-chat",
     ),
     "any-llm": ("anthropic-messages", "openai-completions", "google-generative-ai"),
     "aisuite": ("anthropic-messages", "openai-completions"),

@@ -69,7 +69,16 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "litellm": (("BerriAI/litellm", "openai/openai-python"), ("docs.litellm.ai",)),
     "pydantic-ai": (("pydantic/pydantic-ai", *_PY_SDKS), ("ai.pydantic.dev",)),
     "langchain": (
-        ("langchain-ai/langchain", "langchain-ai/langchain-google", *_PY_SDKS),
+        (
+            "langchain-ai/langchain",
+            "langchain-ai/langchain-google",
+            *_PY_SDKS,
+            # ChatBedrock and ChatCohere, and the SDKs they stream through.
+            "langchain-ai/langchain-aws",
+            "langchain-ai/langchain-cohere",
+            "boto/botocore",
+            "cohere-ai/cohere-python",
+        ),
         ("python.langchain.com", "docs.langchain.com"),
     ),
     "any-llm": (("mozilla-ai/any-llm", *_PY_SDKS), ("mozilla-ai.github.io",)),

@@ -62,6 +62,8 @@ SMOKE: dict[str, list[tuple[str, str]]] = {
         ("azure-openai-completions", "legacy_function_call"),
         ("azure-openai-responses", "reasoning_summary"),
         ("mistral-chat", "text_plain"),
+        ("bedrock-invoke-stream", "anthropic_text"),
+        ("bedrock-invoke-stream", "llama_text"),
     ],
     # LiteLLM on the protocols of issue 15 where it agrees with the reference (its
     # conventions undone by the adapter). Not in CI's environment (skipped there); the

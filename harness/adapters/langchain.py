@@ -16,15 +16,22 @@ Gemini through ``ChatGoogleGenerativeAI(vertexai=True, ...)`` (the route LangCha
 give since langchain-google-genai 4.0, ``ChatVertexAI`` being deprecated; it asks for
 ``alt=sse``), Claude through ``ChatAnthropicVertex`` (langchain-google-vertexai, with an
 ``access_token`` and an ``http_client``).
-Not run: Bedrock InvokeModel (``ChatBedrock`` reads through boto3's event stream, whose
-HTTP layer is not httpx) and ``ChatCohere`` (langchain-cohere pins the Cohere SDK below
-the cohere group's). Conventions: ``specs/adapter_conventions.yaml``, section
+``ChatBedrock`` (langchain-aws; InvokeModelWithResponseStream,
+not ``ChatBedrockConverse``) is handed a boto3 ``bedrock-runtime`` client whose
+``before-send`` hook answers with the recorded bytes (as harness/adapters/bedrock_sdk.py),
+and the model id of the body's family, from which it picks its request and chunk parsing;
+it reads Anthropic Messages, Titan, Llama and Mistral, not Nova (it switches to Converse),
+Cohere (it refuses: no chat prompt for that provider) nor Claude Text Completions (it
+always sends Messages to Claude). ``ChatCohere`` (langchain-cohere, which pins cohere 5.x)
+streams Cohere's v2 API (``client.v2.chat_stream``) through a cohere client on the
+replaying ``httpx.Client``. Conventions: ``specs/adapter_conventions.yaml``, section
 ``langchain``.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -48,9 +55,15 @@ GEMINI: Final = frozenset({"google-generative-ai", VERTEX_GEMINI})
 ANTHROPIC: Final = frozenset({"anthropic-messages", VERTEX_ANTHROPIC})
 OPENAI: Final = frozenset({"openai-completions", "openai-responses", AZURE_CHAT, AZURE_RESPONSES})
 RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
+# ChatBedrock (langchain-aws, InvokeModelWithResponseStream) and ChatCohere (langchain-cohere).
+BEDROCK_INVOKE: Final = "bedrock-invoke-stream"
+COHERE: Final = "cohere-v2-chat"
+AWS_COHERE: Final = frozenset({BEDROCK_INVOKE, COHERE})
 PROTOCOLS: Final = frozenset(
-    {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI, *VERTEX}
+    {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI, *VERTEX, *AWS_COHERE}
 )
+# What ChatCohere is asked for (the request is not checked; the body is the cassette's).
+COHERE_MODEL: Final = "command-a-03-2025"
 # What AzureChatOpenAI is given (any value works offline: every request gets the body).
 AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
 AZURE_API_VERSION: Final = "2024-10-21"
@@ -65,6 +78,11 @@ _STOP_KEYS: Final = {
     "google-generative-ai": ("finish_reason", "block_reason"),
     VERTEX_ANTHROPIC: ("stop_reason",),
     VERTEX_GEMINI: ("finish_reason", "block_reason"),
+    # ChatBedrock: the Messages API's message_delta stop_reason, else the family's own
+    # field, which it passes on in response_metadata (Titan's completionReason, Llama's
+    # stop_reason; Mistral's is inside the dropped `outputs`).
+    BEDROCK_INVOKE: ("stop_reason", "completionReason"),
+    COHERE: ("finish_reason",),
 }
 
 
@@ -87,6 +105,8 @@ class LangChainAdapter(LibraryAdapter):
             "langchain-google-genai",
             "langchain-mistralai",
             "langchain-google-vertexai",
+            "langchain-aws",
+            "langchain-cohere",
         ):
             try:
                 parts.append(f"{dist} {md.version(dist)}")
@@ -97,6 +117,8 @@ class LangChainAdapter(LibraryAdapter):
     def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
         if protocol in VERTEX:
             return self._vertex_model(protocol, chunks, status, headers)
+        if protocol in AWS_COHERE:
+            return self._aws_cohere_model(protocol, chunks, status, headers)
         if protocol in (AZURE_CHAT, AZURE_RESPONSES):
             import httpx2
 
@@ -229,6 +251,83 @@ class LangChainAdapter(LibraryAdapter):
             ),
         )
 
+    # -- ChatBedrock (InvokeModel) and ChatCohere --------------------------------------
+
+    def _aws_cohere_model(
+        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
+    ) -> Any:
+        if protocol == COHERE:
+            import httpx
+
+            cohere = importlib.import_module("cohere")
+            chat_cohere = importlib.import_module("langchain_cohere").ChatCohere
+            transport = self.transport(httpx, chunks, status, headers)
+
+            def cohere_model() -> Any:
+                # ChatCohere takes no client or http_client: it builds a cohere.Client
+                # itself, which is replaced by one on the replaying httpx client (as
+                # ChatAnthropic's). Its stream goes through client.v2.chat_stream, which
+                # never retries (the SDK retries only non-streaming requests).
+                model = chat_cohere(model=COHERE_MODEL, cohere_api_key="test")
+                model.client = cohere.Client(
+                    api_key="test",
+                    base_url=BASE_URL,
+                    httpx_client=httpx.Client(transport=transport),
+                )
+                return model
+
+            return self.once(protocol, cohere_model)
+        from harness.adapters.litellm import BEDROCK_MODELS, bedrock_family
+
+        hdrs = {k.lower(): ", ".join(v) for k, v in (headers or {}).items()}
+        if status < 400:
+            hdrs.setdefault("content-type", "application/vnd.amazon.eventstream")
+        self.__dict__["_bedrock_response"] = (list(chunks), status, hdrs)
+        client = self.once(BEDROCK_INVOKE, self._bedrock_client)
+        chat_bedrock = importlib.import_module("langchain_aws").ChatBedrock
+        # The model id decides how ChatBedrock builds the request and reads the chunks
+        # (its provider prefix); the adapter is not given the URL, so the family of the
+        # body's first chunk names it (harness/adapters/litellm.py, bedrock_family).
+        # bedrock_client: ChatBedrock would build a control-plane client it only uses
+        # for application inference profiles.
+        model_id = BEDROCK_MODELS[bedrock_family(chunks)]
+        return self.once(
+            (BEDROCK_INVOKE, model_id),
+            lambda: chat_bedrock(
+                model_id=model_id, client=client, bedrock_client=client, region_name="us-east-1"
+            ),
+        )
+
+    def _bedrock_client(self) -> Any:
+        """boto3's bedrock-runtime client, every request answered with the run's response.
+
+        As harness/adapters/bedrock_sdk.py: a ``before-send`` handler hands botocore an
+        ``AWSResponse`` over the recorded chunks, so the signing, the event-stream parsing
+        and the errors are boto3's own code and nothing leaves the process. It answers
+        every operation: ChatBedrock calls ConverseStream, not InvokeModel, for Nova.
+        """
+        # ChatBedrock logs every service error with its traceback (logger.exception)
+        # before raising it again: the raise is what is compared, the log only noise.
+        logging.getLogger("langchain_aws").setLevel(logging.CRITICAL)
+        boto3 = importlib.import_module("boto3")
+        awsrequest = importlib.import_module("botocore.awsrequest")
+        config = importlib.import_module("botocore.config")
+        from harness.adapters.bedrock_sdk import _RawStream
+
+        def answer(request: Any, **_: Any) -> Any:
+            body, status, hdrs = self.__dict__["_bedrock_response"]
+            return awsrequest.AWSResponse(request.url, status, hdrs, _RawStream(body))
+
+        session = boto3.session.Session(
+            aws_access_key_id="harness", aws_secret_access_key="harness", region_name="us-east-1"
+        )
+        client = session.client(
+            "bedrock-runtime",
+            config=config.Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+        )
+        client.meta.events.register("before-send.bedrock-runtime", answer)
+        return client
+
     def drive(
         self,
         protocol: str,
@@ -287,9 +386,10 @@ class LangChainAdapter(LibraryAdapter):
                     content.append(TextBlock(content=block["text"]))
             elif kind == "reasoning":
                 signature = (block.get("extras") or {}).get("signature")
-                content.append(
-                    ThinkingBlock(content=block.get("reasoning") or "", signature=signature)
-                )
+                text = block.get("reasoning")
+                if text is None and protocol == COHERE:
+                    text = _summary_text(block)
+                content.append(ThinkingBlock(content=text or "", signature=signature))
             elif kind in ("tool_call", "tool_call_chunk", "invalid_tool_call"):
                 call_id = block.get("id") or ""
                 args: Any = block.get("args")
@@ -297,6 +397,10 @@ class LangChainAdapter(LibraryAdapter):
                     args = tool_arguments(invalid[call_id].get("args"))
                 elif not isinstance(args, dict):
                     args = tool_arguments(args)
+                if protocol == COHERE and _made_up(call_id):
+                    # langchain-cohere names each streamed call fragment with a fresh
+                    # uuid4 (the wire's id is not passed on): not the provider's.
+                    call_id = ""
                 signature = signatures.get(call_id) if isinstance(signatures, Mapping) else None
                 content.append(
                     ToolCall(
@@ -349,7 +453,8 @@ class LangChainAdapter(LibraryAdapter):
             content=content,
             stop=stop,
             usage=_usage(getattr(value, "usage_metadata", None)),
-            model=meta.get("model_name") or meta.get("model"),
+            # ChatBedrock's model_name is the model id it was given, not the wire's.
+            model=None if protocol == BEDROCK_INVOKE else _model_name(meta),
             response_id=_wire_id(getattr(value, "id", None)),
             provider_blocks=provider,
             error=error,
@@ -372,6 +477,32 @@ def _invented(value: Any) -> bool:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+_UUID4_ANY: Final = re.compile(
+    r"^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"
+)
+
+
+def _model_name(meta: Mapping[str, Any]) -> Any:
+    return meta.get("model_name") or meta.get("model")
+
+
+def _summary_text(block: Mapping[str, Any]) -> str:
+    """ChatCohere's reasoning block keeps its text as summary parts (``{"type": "reasoning",
+    "summary": [{"text": ...}]}``, merged by index), not in the standard ``reasoning`` key,
+    and content_blocks passes it on as it is."""
+    parts = block.get("summary")
+    if not isinstance(parts, list):
+        return ""
+    return "".join(
+        p["text"] for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+    )
+
+
+def _made_up(value: str) -> bool:
+    """A uuid4, with or without dashes: an id a library made up, not the provider's."""
+    return bool(_UUID4_ANY.match(value))
 
 
 def _refusal_explanation(meta: Mapping[str, Any]) -> str | None:
