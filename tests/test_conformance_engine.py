@@ -396,3 +396,22 @@ def test_a_worker_killed_by_the_library_is_that_case_errored_and_the_run_goes_on
         assert [(r.case, r.check, r.outcome) for r in others] == [
             (r.case, r.check, r.outcome) for r in reference if r.case != "anthropic-messages/overflow.yaml#0"
         ]
+
+
+def test_shrinking_a_long_split_is_logarithmic_and_one_minimal() -> None:
+    calls: list[int] = []
+
+    def fails(cuts: list[int]) -> bool:
+        calls.append(len(cuts))
+        return 907 in cuts
+
+    assert shrink_cuts(list(range(1, 1401)), fails) == [907]
+    assert len(calls) < 60  # one cut at a time would take 1,400 runs
+    # Two cuts needed together, far apart; and a failure that needs every cut keeps them all.
+    assert shrink_cuts(list(range(1, 1401)), lambda c: {5, 1300} <= set(c)) == [5, 1300]
+    assert shrink_cuts([4, 8, 15], lambda c: len(c) == 3) == [4, 8, 15]
+    # No single cut can go from what is returned (1-minimal), for an odd-shaped predicate.
+    odd = lambda c: sum(1 for k in c if k % 7 == 0) >= 3  # noqa: E731
+    small = shrink_cuts(list(range(1, 200)), odd)
+    assert odd(small) and len(small) == 3
+    assert all(not odd(small[:i] + small[i + 1 :]) for i in range(len(small)))

@@ -7,8 +7,8 @@ reproducing split it found and the CLI line that replays it.
 
 Splits are drawn from a seeded PRNG rather than hypothesis' engine, so that a report is
 reproducible from its header (the seed) and a run costs exactly ``examples`` adapter
-calls per check; a failing split is shrunk by removing cut points one at a time until
-none can go, which takes a planted split bug down to its single cut point.
+calls per check; a failing split is shrunk by removing runs of cut points, then single
+ones, until none can go, which takes a planted split bug down to its single cut point.
 """
 
 from __future__ import annotations
@@ -156,17 +156,28 @@ def display_path(path: Path) -> str:
 
 
 def shrink_cuts(cuts: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
-    """Remove cut points while the failure persists (greedy, to a fixpoint)."""
+    """Remove cut points while the failure persists, until no single one can go.
+
+    Runs of cuts are removed first, halving their length (delta debugging's complement
+    step): a failing split of 1,400 cuts (every trouble spot at once) whose cause is one of
+    them shrinks in about 30 adapter runs instead of 1,400, and those runs get shorter as
+    they go. Then single cuts, to a fixpoint, so the result is 1-minimal as before.
+    """
     current = list(cuts)
-    changed = True
-    while changed:
+    size = max(1, len(current) // 2) if current else 0
+    while size >= 1:
         changed = False
-        for i in range(len(current)):
-            trial = current[:i] + current[i + 1 :]
+        i = 0
+        while i < len(current):
+            trial = current[:i] + current[i + size :]
             if fails(trial):
                 current = trial
                 changed = True
-                break
+            else:
+                i += size
+        if size == 1 and changed:
+            continue  # one more pass of single cuts: a removal may free an earlier one
+        size = max(1, min(size // 2, len(current) // 2)) if size > 1 else 0
     return current
 
 
