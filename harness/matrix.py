@@ -24,9 +24,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -324,6 +325,9 @@ class GroupRun:
     report: Report | None = None
     seconds: float = 0.0
     error: str | None = None
+    # CPU (user + system) of the group's run and every process it waited for: its workers,
+    # Node adapters, gateways. None where the platform cannot tell (no os.wait4).
+    cpu_seconds: float | None = None
 
 
 @dataclass
@@ -343,13 +347,15 @@ def run_group(
     started = time.monotonic()
     done = runner(options.argv(env, group, out))
     seconds = time.monotonic() - started
+    cpu = getattr(done, "cpu_seconds", None)
     # `report` exits 1 when it found new failures: that is a result, not a broken run.
     if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
         return GroupRun(
-            group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}"
-        )
-    return GroupRun(group, env, load_report(out / "report.jsonl"), seconds=seconds)
+            group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}",
+            cpu_seconds=cpu,
+        )  # fmt: skip
+    return GroupRun(group, env, load_report(out / "report.jsonl"), seconds=seconds, cpu_seconds=cpu)
 
 
 def describe(run: GroupRun) -> str:
@@ -360,7 +366,8 @@ def describe(run: GroupRun) -> str:
         if env is None
         else ("cached" if env.cached else f"built in {env.seconds:.0f} s with {env.installer}")
     )
-    status = f"FAILED ({run.error})" if run.error else f"ran in {run.seconds:.0f} s"
+    cpu = f", {run.cpu_seconds:.0f} s of CPU" if run.cpu_seconds is not None else ""
+    status = f"FAILED ({run.error})" if run.error else f"ran in {run.seconds:.0f} s{cpu}"
     return f"{', '.join(run.group.requirements) or 'no pins'}; env {build}; {status}"
 
 
@@ -417,17 +424,84 @@ def run_matrix(
             progress(f"{group.name}: {describe(done)}")
             return done
 
-        # Groups are independent processes in separate folders; `jobs` of them at once.
-        # Results keep the pins file's order whatever finishes first.
+        # Groups are independent processes in separate folders; `jobs` of them at once,
+        # the longest first (as the last run timed them), so that the end of the run is
+        # short groups side by side, not one long group alone on a core. Results keep the
+        # pins file's order whatever finishes first.
+        timings = load_timings(cache)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            matrix.runs = list(pool.map(one, groups))
+            futures = {g.name: pool.submit(one, g) for g in longest_first(groups, timings)}
+            matrix.runs = [futures[g.name].result() for g in groups]
+        save_timings(cache, matrix.runs)
     matrix.report = merge_runs(matrix.runs, expectations)
     return matrix
 
 
+TIMINGS: Final = "timings.json"
+
+
+def load_timings(cache: Path) -> dict[str, float]:
+    """Each group's wall time in its last run, kept beside the environments; a missing or
+    unreadable file is no timings (the order is then the pins file's)."""
+    try:
+        data = json.loads((cache / TIMINGS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: float(v) for k, v in data.items() if isinstance(v, int | float)}
+
+
+def save_timings(cache: Path, runs: Sequence[GroupRun]) -> None:
+    timings = load_timings(cache)
+    timings.update({r.group.name: round(r.seconds, 1) for r in runs if r.error is None})
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / TIMINGS).write_text(json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8")
+    except OSError:
+        pass  # an order hint only
+
+
+def longest_first(groups: Sequence[Group], timings: Mapping[str, float]) -> list[Group]:
+    """Groups never timed first (they may be long), then by last time, longest first;
+    ties keep the pins file's order."""
+    order = {g.name: i for i, g in enumerate(groups)}
+    return sorted(groups, key=lambda g: (g.name in timings, -timings.get(g.name, 0.0), order[g.name]))
+
+
+class Finished(subprocess.CompletedProcess[str]):
+    """A finished command, with the CPU it and the processes it waited for used."""
+
+    cpu_seconds: float | None = None
+
+
 def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
+    if not hasattr(os, "wait4"):
+        return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
+    # Popen and os.wait4 instead of subprocess.run, for the child's own resource usage: with
+    # groups running side by side, the process-wide RUSAGE_CHILDREN would mix them.
+    with subprocess.Popen(
+        list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as proc:
+        streams: dict[str, str] = {}
+
+        def drain(name: str, pipe: Any) -> None:
+            streams[name] = pipe.read()
+
+        readers = [
+            threading.Thread(target=drain, args=("out", proc.stdout), daemon=True),
+            threading.Thread(target=drain, args=("err", proc.stderr), daemon=True),
+        ]
+        for t in readers:
+            t.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        for t in readers:
+            t.join()
+    done = Finished(list(argv), proc.returncode, streams.get("out", ""), streams.get("err", ""))
+    done.cpu_seconds = usage.ru_utime + usage.ru_stime
+    return done
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,7 +8,9 @@ reports become one.
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -355,3 +357,53 @@ def test_a_failed_group_ends_in_an_error_verdict_that_agrees_with_exit_2(
     assert matrix_command(args, runner=runner) == 2
     verdicts = [line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict:")]
     assert verdicts[-1].startswith("verdict: ERROR: group(s) two did not run")
+
+
+def test_groups_start_longest_first_as_last_timed_and_results_keep_file_order(
+    tmp_path: Path, pins: Path
+) -> None:
+    from harness.matrix import TIMINGS, load_timings, longest_first
+
+    groups = load_groups(pins)
+    cache = tmp_path / "cache"
+
+    def run() -> tuple[list[str], list[str]]:
+        runner = FakeRunner({"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")})
+        result = run_matrix(
+            groups, options=SuiteOptions(examples=5), cache=cache, project=["-e", "/repo"],
+            runner=runner, uv=None,
+        )  # fmt: skip
+        started = [c[c.index("--adapter") + 1] for c in runner.calls if len(c) > 1 and c[1] == "report"]
+        return started, [r.group.name for r in result.runs]
+
+    # Never timed: the pins file's order; the run then records each group's time.
+    assert run() == (["one", "two"], ["one", "two"])
+    assert set(load_timings(cache)) == {"one", "two"}
+    (cache / TIMINGS).write_text('{"one": 12.0, "two": 640.5}')
+    assert run() == (["two", "one"], ["one", "two"])
+    # A group never timed goes first (it may be long); an unreadable file is no timings.
+    three = Group("three", (), ("three",))
+    assert [g.name for g in longest_first([*groups, three], {"one": 1.0, "two": 2.0})] == ["three", "two", "one"]
+    (cache / TIMINGS).write_text("not json")
+    assert load_timings(cache) == {}
+
+
+def test_the_subprocess_runner_reports_the_cpu_of_the_command_and_its_children() -> None:
+    from harness.matrix import subprocess_runner
+
+    # A child that burns CPU in a grandchild of its own, and says how much.
+    script = (
+        "import subprocess, sys, time\n"
+        "burn = 'import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.3: pass'\n"
+        "subprocess.run([sys.executable, '-c', burn], check=True)\n"
+        "print('done'); print('to stderr', file=sys.stderr)\n"
+    )
+    done = subprocess_runner([sys.executable, "-c", script])
+    assert done.returncode == 0 and done.stdout == "done\n" and done.stderr == "to stderr\n"
+    cpu = getattr(done, "cpu_seconds", None)
+    if not hasattr(os, "wait4"):
+        assert cpu is None
+        return
+    assert cpu is not None and cpu >= 0.3  # the grandchild's CPU is counted
+    failed = subprocess_runner([sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert failed.returncode == 3
