@@ -292,6 +292,7 @@ class SuiteOptions:
     examples: int = 100
     seed: int = 0
     checks: tuple[str, ...] = ()
+    single_cut_limit: int | None = None  # None: each group's own default (the same harness)
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/adapters/js.py).
@@ -307,6 +308,8 @@ class SuiteOptions:
             "--seed",
             str(self.seed),
         ]
+        if self.single_cut_limit is not None:
+            argv += ["--single-cut-limit", str(self.single_cut_limit)]
         for name in group.adapters:
             # By name, not module:object: reproduce commands in the merged report repeat it,
             # and the name is what a reader types in the group's environment.
@@ -538,6 +541,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)",
     )
     p.add_argument("--seed", type=int, default=None, help="seed of the random splits (default 0)")
+    p.add_argument("--single-cut-limit", type=int, default=None, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     p.add_argument(
         "--check", action="append", dest="checks", help="only these check ids (repeatable)"
     )
@@ -560,7 +564,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "--fresh",
         action="store_true",
         help="drop the rows of adapters this run did not run (default: keep them from the "
-        "report in --out when it describes the same cases, checks, seed and examples)",
+        "report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
     )
     p.add_argument(
         "--jobs",
@@ -583,9 +587,14 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         for g in groups:
             print(f"{g.name}: {', '.join(g.adapters)}  [{', '.join(g.requirements)}]")
         return 0
+    for flag, value in (("--examples", args.examples), ("--single-cut-limit", args.single_cut_limit)):
+        if value is not None and value < 0:
+            print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
+            return 2
     try:
         config = load_config().with_overrides(
-            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out
+            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
+            single_cut_limit=args.single_cut_limit,
         )
     except ConfigError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
@@ -599,6 +608,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         examples=config.examples,
         seed=config.seed,
         checks=config.checks,
+        single_cut_limit=config.single_cut_limit,
     )
     started = datetime.now(UTC)
     try:

@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--harness-cassettes", action="append", default=None, help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
     group.addoption("--harness-examples", type=int, default=None, help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)")
+    group.addoption("--harness-single-cut-limit", type=int, default=None, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
     group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
     group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
@@ -72,6 +73,7 @@ def _config(config: pytest.Config) -> Config:
         adapters=config.getoption("--harness-adapter"),
         examples=config.getoption("--harness-examples"),
         seed=config.getoption("--harness-seed"),
+        single_cut_limit=config.getoption("--harness-single-cut-limit"),
         checks=config.getoption("--harness-check"),
         expectations=config.getoption("--harness-expectations"),
     )

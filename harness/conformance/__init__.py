@@ -38,6 +38,7 @@ def run_conformance(
     checks: Sequence[str] | None = None,
     examples: int | None = None,
     seed: int | None = None,
+    single_cut_limit: int | None = None,
     expectations: str | Path | None = None,
     config: Config | None = None,
 ) -> AdapterRun:
@@ -52,7 +53,8 @@ def run_conformance(
     """
     base = config if config is not None else load_config()
     merged = base.with_overrides(
-        cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations
+        cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations,
+        single_cut_limit=single_cut_limit,
     )
     suite = prepare(merged, [adapter])
     loaded = suite.adapters[0]

@@ -19,10 +19,11 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from harness.adapter import Adapter, AdapterLevel, AdapterResult, safe_run
 from harness.chunking import format_cuts, split_at, trouble_spots
+from harness.config import DEFAULT_SINGLE_CUT_LIMIT
 from harness.conformance.cases import Case
 from harness.contract import Violation, check_contract
 from harness.diff import first_difference
@@ -58,6 +59,11 @@ def differing(message: str, expected: Any, observed: Any, **extra: Any) -> Failu
     )
 
 
+# The one-byte-per-chunk split is one run, so it is tried on bodies up to this size however
+# the single cuts are limited.
+ONE_BYTE_LIMIT: Final = 1024
+
+
 @dataclass
 class CheckContext:
     """One (adapter, case) pair: runs are cached per split, so checks share them."""
@@ -66,7 +72,7 @@ class CheckContext:
     adapter: Adapter
     examples: int = 100
     seed: int = 0
-    single_cut_limit: int = 1024
+    single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT
     # How a reproduce command names the adapter and the cassette: as the user gave them.
     adapter_spec: str | None = None
     cassette_arg: str | None = None
@@ -129,9 +135,11 @@ class CheckContext:
         # many drawn splits it affords; it gets no exhaustive single cuts then.
         budget = getattr(self.adapter, "split_budget", None)
         examples = self.examples if budget is None else min(self.examples, int(budget))
-        if n <= self.single_cut_limit and budget is None:
-            out.append(list(range(1, n)))  # one byte per chunk
-            out.extend([k] for k in range(1, n))  # every single cut
+        if budget is None:
+            if n <= ONE_BYTE_LIMIT:
+                out.append(list(range(1, n)))  # one byte per chunk
+            if n <= self.single_cut_limit:
+                out.extend([k] for k in range(1, n))  # every single cut
         rng = random.Random(f"{self.seed}:{self.case.id}")
         spots = trouble_spots(self.case.body)
         if spots:

@@ -41,6 +41,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
     p.add_argument("--examples", type=int, help="random splits per split-sensitive check (default 100)")
+    p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
     p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files (default: [tool.stream-harness] expectations, then the bundled ones)")
@@ -62,7 +63,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--out", help="report folder (default: [tool.stream-harness] out, else ./conformance_report)")
     p.add_argument(
         "--fresh", action="store_true",
-        help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed and examples)",
+        help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
     )  # fmt: skip
     p.set_defaults(func=report_command)
 
@@ -80,10 +81,12 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise CommandError(str(exc)) from None
     if args.examples is not None and args.examples < 0:
         raise CommandError(f"--examples must be >= 0, got {args.examples}")
+    if args.single_cut_limit is not None and args.single_cut_limit < 0:
+        raise CommandError(f"--single-cut-limit must be >= 0, got {args.single_cut_limit}")
     named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
     return config.with_overrides(
         cassettes=args.cassettes, adapters=named or None, examples=args.examples, seed=args.seed,
-        checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
+        single_cut_limit=args.single_cut_limit, checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
     )  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from harness.adapter import Adapter
+from harness.config import DEFAULT_SINGLE_CUT_LIMIT
 from harness.conformance.cases import Case
 from harness.conformance.checks import (
     CHECKS,
@@ -44,7 +45,7 @@ class RunConfig:
     examples: int = 100
     seed: int = 0
     checks: Sequence[Check] = CHECKS
-    single_cut_limit: int = 1024
+    single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT
     # A reproduce command replays one split or one truncation offset instead of drawing them.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None

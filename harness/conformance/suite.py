@@ -56,7 +56,8 @@ class Suite:
         return (
             f"{self.cassette_count} cassette(s), {len(self.cases)} case(s), "
             f"{len(cfg.checks)} check(s), {len(self.adapters)} adapter(s), {self.planned} check run(s), "
-            f"{cfg.examples} random split(s) per split-sensitive check, seed {cfg.seed}"
+            f"{cfg.examples} random split(s) per split-sensitive check, every single cut of "
+            f"bodies up to {cfg.single_cut_limit} bytes, seed {cfg.seed}"
         )
 
 
@@ -128,6 +129,7 @@ def prepare(
         )
     run_config = RunConfig(
         examples=config.examples, seed=config.seed, checks=checks,
+        single_cut_limit=config.single_cut_limit,
         only_cuts=only_cuts, only_truncate=only_truncate,
     )  # fmt: skip
     return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)

@@ -139,6 +139,7 @@ def _metadata(report: Report) -> str:
         ("run", f"{timestamp(report.started)} to {timestamp(report.finished)}"),
         ("seed", str(report.seed)),
         ("random splits per check", str(report.examples)),
+        ("every single cut of bodies up to", f"{report.single_cut_limit} bytes"),
         ("adapters", adapters or "none"),
         ("checked", f"{_e(report.scope)} (skipped inputs: {len(report.skipped)})"),
         *((_e(k), _e(v)) for k, v in report.environment.items()),

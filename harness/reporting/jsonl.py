@@ -42,6 +42,7 @@ class HeaderLine(ReportModel):
     started: datetime
     seed: int
     examples: int
+    single_cut_limit: int = 1024  # absent from reports written before it was a setting
     checks: tuple[CheckInfo, ...]
     adapters: tuple[AdapterInfo, ...]
     cases: tuple[CaseInfo, ...]
@@ -78,6 +79,7 @@ def render(report: Report) -> str:
         started=report.started,
         seed=report.seed,
         examples=report.examples,
+        single_cut_limit=report.single_cut_limit,
         checks=report.checks,
         adapters=report.adapters,
         cases=report.cases,
@@ -155,6 +157,7 @@ def parse(text: str, name: str) -> Report:
             finished=footer.finished,
             seed=header.seed,
             examples=header.examples,
+            single_cut_limit=header.single_cut_limit,
             checks=header.checks,
             adapters=header.adapters,
             cases=header.cases,

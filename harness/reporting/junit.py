@@ -80,6 +80,7 @@ def render(report: Report) -> str:
             ("adapter.level", adapter.level),
             ("seed", str(report.seed)),
             ("examples", str(report.examples)),
+            ("single_cut_limit", str(report.single_cut_limit)),
             ("tool_version", report.tool_version),
             ("scope", report.scope),
             ("verdict", report.verdict),

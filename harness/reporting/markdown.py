@@ -66,7 +66,7 @@ def _metadata(report: Report) -> list[str]:
     return [
         f"- Tool: stream-harness {text(report.tool_version)}",
         f"- Run: {timestamp(report.started)} to {timestamp(report.finished)}",
-        f"- Seed: {report.seed}; random splits per check: {report.examples}",
+        f"- Seed: {report.seed}; random splits per check: {report.examples}; every single cut of bodies up to {report.single_cut_limit} bytes",
         f"- Adapters: {adapters or 'none'}",
         f"- Checked: {text(report.scope)}; skipped inputs: {len(report.skipped)}",
         f"- Environment: {env or 'not recorded'}",

@@ -143,6 +143,8 @@ class Report(ReportModel):
     skipped: tuple[SkippedInfo, ...] = ()
     environment: dict[str, str] = Field(default_factory=dict)
     results: tuple[Result, ...] = ()
+    # Reports written before the limit was a setting swept bodies up to 1 KB.
+    single_cut_limit: int = 1024
 
     @model_validator(mode="after")
     def _results_name_known_things(self) -> Report:
@@ -201,7 +203,8 @@ class Report(ReportModel):
         return (
             f"{cassettes} cassette(s), {len(self.cases)} case(s), {len(self.checks)} check(s), "
             f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "
-            f"split-sensitive check, seed {self.seed}"
+            f"split-sensitive check, every single cut of bodies up to {self.single_cut_limit} "
+            f"bytes, seed {self.seed}"
         )
 
 
@@ -319,6 +322,7 @@ def build_report(
         finished=_utc(finished),
         seed=config.seed,
         examples=config.examples,
+        single_cut_limit=config.single_cut_limit,
         checks=checks,
         adapters=adapters,
         cases=case_infos,
@@ -365,7 +369,7 @@ def merge_reports(reports: Sequence[Report]) -> Report:
     """
     if not reports:
         raise ReportError("cannot merge: no reports given")
-    for attr in ("tool_version", "seed", "examples"):
+    for attr in ("tool_version", "seed", "examples", "single_cut_limit"):
         values = sorted({str(getattr(r, attr)) for r in reports})
         if len(values) > 1:
             raise ReportError(f"cannot merge: reports differ in {attr} ({', '.join(values)})")
@@ -410,6 +414,7 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         finished=max(r.finished for r in reports),
         seed=reports[0].seed,
         examples=reports[0].examples,
+        single_cut_limit=reports[0].single_cut_limit,
         checks=tuple(checks),
         adapters=tuple(adapters),
         cases=tuple(cases),
