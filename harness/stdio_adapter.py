@@ -17,7 +17,6 @@ says).
 
 from __future__ import annotations
 
-import atexit
 import base64
 import collections
 import contextlib
@@ -51,6 +50,7 @@ from harness.events import (
     ThinkingBlock,
     ToolCall,
 )
+from harness.exit_hooks import stop_at_exit
 
 PROTOCOL_VERSION: Final = 1
 COMMAND_PREFIX: Final = "cmd:"
@@ -170,7 +170,6 @@ def timeout_for(base: float, chunks: Sequence[bytes]) -> float:
 _LIVE: set[_Process] = set()
 
 
-@atexit.register
 def _stop_all() -> None:
     for proc in list(_LIVE):
         proc.stop()
@@ -197,6 +196,7 @@ class _Process:
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
         _LIVE.add(self)
+        stop_at_exit(_stop_all)
 
     def _read_stdout(self) -> None:
         assert self.popen.stdout is not None

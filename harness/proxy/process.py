@@ -11,7 +11,6 @@ log's last lines.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import http.client
 import os
@@ -24,6 +23,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
+
+from harness.exit_hooks import stop_at_exit
 
 HOST: Final = "127.0.0.1"
 POLL_EVERY: Final = 0.05
@@ -67,25 +68,9 @@ def http_get(port: int, path: str, timeout: float = 2.0) -> tuple[int, bytes] | 
 
 
 _LIVE: set[GatewayProcess] = set()
-_FINALIZED: set[int] = set()
-
-
-@atexit.register
 def _stop_all() -> None:
     for proc in list(_LIVE):
         proc.stop()
-
-
-def _stop_at_exit_of_this_process() -> None:
-    """``atexit`` does not run in a forked multiprocessing worker (the runner's ``--jobs``),
-    ``multiprocessing.util.Finalize`` does: register both, once per process."""
-    pid = os.getpid()
-    if pid in _FINALIZED:
-        return
-    _FINALIZED.add(pid)
-    import multiprocessing.util
-
-    multiprocessing.util.Finalize(None, _stop_all, exitpriority=100)
 
 
 def _die_with_parent() -> None:
@@ -150,7 +135,7 @@ class GatewayProcess:
                 raise GatewayError(f"{self.name} did not start: {exc}") from None
         self.owner = os.getpid()
         _LIVE.add(self)
-        _stop_at_exit_of_this_process()
+        stop_at_exit(_stop_all)
         deadline = began + self.start_timeout
         while True:
             code = self.popen.poll()
