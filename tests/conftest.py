@@ -38,6 +38,15 @@ def no_corpus_reason() -> str:
     return f"no cassette corpus at {_corpus_candidate()} (set {CORPUS_ENV} to point at one)"
 
 
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user's project folder as the working directory, with no config lookup above it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STREAM_HARNESS_CONFIG", raising=False)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n', encoding="utf-8")
+    return tmp_path
+
+
 @pytest.fixture(name="corpus_dir", scope="session")
 def corpus_dir_fixture() -> Path:
     """The corpus folder; skips the test when it is absent."""

@@ -28,15 +28,6 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A user's project folder as the working directory, with no config lookup above it."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STREAM_HARNESS_CONFIG", raising=False)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n', encoding="utf-8")
-    return tmp_path
-
-
 # -- where data and configuration come from ---------------------------------------------
 
 

@@ -20,14 +20,6 @@ CASSETTE = bundled_cassettes() / "openai-completions" / "tool_call_single.yaml"
 MID_SIZED = bundled_cassettes() / "mistral-chat" / "stream_cut.yaml"  # a 997-byte body
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("STREAM_HARNESS_CONFIG", raising=False)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n', encoding="utf-8")
-    return tmp_path
-
-
 def _context(limit: int, examples: int = 5) -> CheckContext:
     (case,), _ = load_cases([MID_SIZED])
     return CheckContext(case, ReferenceAdapter(), examples=examples, single_cut_limit=limit)
