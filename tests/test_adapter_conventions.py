@@ -237,7 +237,8 @@ def test_the_provider_message_is_taken_from_a_wrapped_sdk_error() -> None:
 
 
 def test_langchain_reads_block_reasons_custom_calls_and_drops_invented_ids() -> None:
-    from harness.adapters.langchain import _block_reason, _custom_call, _custom_tool_call, _invented
+    from harness.adapters.langchain import _block_reason, _custom_call, _custom_tool_call
+    from harness.adapters.langchain import _made_up as _invented
 
     meta = {"prompt_feedback": {"block_reason": "PROHIBITED_CONTENT", "block_reason_message": None}}
     assert _block_reason(meta) == ("PROHIBITED_CONTENT", None)

@@ -80,12 +80,12 @@ class AnthropicSDKAdapter:
     def _drive(
         self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
     ) -> AdapterResult:
-        transport = serve(self._httpx2, chunks, status=status, headers=headers)
+        transport = serve(self._httpx2, chunks, status=status, headers=self._headers(status, headers))
         client = self._client(self._httpx2.Client(transport=transport))
         messages = client.beta.messages if self.beta else client.messages
         stream = None
         try:
-            with messages.stream(**_REQUEST) as stream:
+            with messages.stream(**{**_REQUEST, "model": self.model}) as stream:
                 for _ in stream:
                     pass
                 final = stream.get_final_message()
@@ -108,6 +108,13 @@ class AnthropicSDKAdapter:
         )
 
     stop_protocol = PROTOCOL
+    model = "claude-harness"
+
+    def _headers(
+        self, status: int, headers: Mapping[str, Sequence[str]] | None
+    ) -> Mapping[str, Sequence[str]] | None:
+        """The recorded headers as the transport serves them (a subclass may complete them)."""
+        return headers
 
     def _client(self, http_client: Any) -> Any:
         """The SDK client the stream goes through, on the in-memory transport."""

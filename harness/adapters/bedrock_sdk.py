@@ -32,11 +32,11 @@ from harness.adapters import (
     failed_message,
     library_warnings,
     require,
-    serve,
     stop_mapping,
     tool_arguments,
     with_warnings,
 )
+from harness.adapters.anthropic_sdk import AnthropicSDKAdapter
 from harness.coerce import as_int
 from harness.events import (
     AssistantMessage,
@@ -402,89 +402,39 @@ def fold_chunks(chunks: Sequence[Any]) -> AssistantMessage:
 
 # -- anthropic's AnthropicBedrock ----------------------------------------------------------
 
-_REQUEST: dict[str, Any] = {
-    "model": MODEL_ID,
-    "max_tokens": 1024,
-    "messages": [{"role": "user", "content": "hi"}],
-}
 
-
-class AnthropicBedrockSDKAdapter:
-    """``anthropic.AnthropicBedrock().messages.stream(...)`` -> ``get_final_message()``."""
+class AnthropicBedrockSDKAdapter(AnthropicSDKAdapter):
+    """``anthropic.AnthropicBedrock().messages.stream(...)`` -> ``get_final_message()``: the
+    anthropic-sdk adapter on the SDK's Bedrock client, whose decoder reads the AWS event
+    stream (with botocore) and hands the Anthropic events inside to the same accumulator."""
 
     name = "anthropic-bedrock-sdk"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({PROTOCOL})
+    stop_protocol = PROTOCOL
+    model = MODEL_ID
 
     def __init__(self) -> None:
         self._anthropic, self._httpx2, _ = require(self.name, "anthropic", "httpx2", "botocore")
 
-    def version(self) -> str:
-        return str(self._anthropic.__version__)
-
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        with library_warnings() as seen:
-            result = self._drive(chunks, status=status, headers=headers)
-        return with_warnings(result, seen)
-
-    def _drive(
-        self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> AdapterResult:
-        from harness.adapters.anthropic_sdk import _dump, _snapshot, to_message
-
+    def _headers(
+        self, status: int, headers: Mapping[str, Sequence[str]] | None
+    ) -> Mapping[str, Sequence[str]] | None:
+        # The SDK picks its event-stream decoder by content type; a recording without one
+        # is still Bedrock's stream.
         hdrs = dict(headers or {})
         if status < 400 and not any(k.lower() == "content-type" for k in hdrs):
             hdrs["content-type"] = ["application/vnd.amazon.eventstream"]
-        transport = serve(self._httpx2, chunks, status=status, headers=hdrs)
+        return hdrs
+
+    def _client(self, http_client: Any) -> Any:
         # api_key: Bedrock's bearer-token auth, so no SigV4 signing (and no credentials).
-        client = self._anthropic.AnthropicBedrock(
+        return self._anthropic.AnthropicBedrock(
             api_key="harness",
             aws_region="us-east-1",
             base_url="http://harness.invalid",
             max_retries=0,
-            http_client=self._httpx2.Client(transport=transport),
+            http_client=http_client,
         )
-        stream = None
-        try:
-            with client.messages.stream(**_REQUEST) as stream:
-                for _ in stream:
-                    pass
-                final = stream.get_final_message()
-        except Exception as exc:
-            snapshot = _snapshot(stream)
-            base = _relabel(to_message(snapshot)) if snapshot is not None else None
-            return AdapterResult(
-                message=failed_message(base, error_message(exc)),
-                raised=exception_summary(exc),
-                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
-            )
-        finally:
-            client.close()
-        return AdapterResult(message=_relabel(to_message(final)), raw={"message": _dump(final)})
-
-
-def _relabel(message: AssistantMessage) -> AssistantMessage:
-    """The anthropic-sdk mapping, with this protocol's stop-reason section."""
-    has_calls = any(isinstance(b, ToolCall) for b in message.content)
-    mapping = stop_mapping(PROTOCOL, message.provider_stop_reason, has_tool_calls=has_calls)
-    error = message.error_message if message.provider_stop_reason == "refusal" else None
-    return message.model_copy(
-        update={
-            "stop_reason": mapping.reason,
-            "error_message": (error or mapping.error_message)
-            if mapping.reason == "error"
-            else None,
-        }
-    )
 
 
 __all__ = ["AnthropicBedrockSDKAdapter", "Boto3BedrockInvokeAdapter", "fold_chunks"]

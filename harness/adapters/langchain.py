@@ -412,7 +412,7 @@ class LangChainAdapter(LibraryAdapter):
                 )
             else:
                 data = dict(block)
-                if protocol in GEMINI and _invented(data.get("id")):
+                if protocol in GEMINI and _made_up(data.get("id")):
                     # langchain-google-genai names a code-execution block with a fresh
                     # uuid4 (the wire's executableCode has no id): not the provider's.
                     del data["id"]
@@ -468,13 +468,6 @@ class LangChainAdapter(LibraryAdapter):
 
 
 GEMINI_SIGNATURES: Final = "__gemini_function_call_thought_signatures__"
-_UUID4: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-
-
-def _invented(value: Any) -> bool:
-    return isinstance(value, str) and bool(_UUID4.match(value))
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -500,9 +493,9 @@ def _summary_text(block: Mapping[str, Any]) -> str:
     )
 
 
-def _made_up(value: str) -> bool:
+def _made_up(value: Any) -> bool:
     """A uuid4, with or without dashes: an id a library made up, not the provider's."""
-    return bool(_UUID4_ANY.match(value))
+    return isinstance(value, str) and bool(_UUID4_ANY.match(value))
 
 
 def _refusal_explanation(meta: Mapping[str, Any]) -> str | None:

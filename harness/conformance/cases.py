@@ -106,18 +106,23 @@ def cassette_files(root: Path) -> list[Path]:
     )
 
 
-def case_name(path: Path, root: Path) -> Path:
+def bundled_root() -> Path | None:
+    """The bundled cassettes folder, resolved (None when installed without its data)."""
+    try:
+        return bundled_cassettes().resolve()
+    except ResourceError:
+        return None
+
+
+def case_name(path: Path, root: Path, bundled: Path | None) -> Path:
     """What a case's id is made of: the file relative to the folder the user gave, except
-    that a bundled cassette is always named from the bundled folder.
+    that a bundled cassette (under ``bundled``, :func:`bundled_root`) is always named from
+    the bundled folder.
 
     So ``check --cassettes <bundled>/openai-completions/x.yaml`` (a reproduce command, or a
     narrowed run) meets the same case as the full run, with the same known failures; two
     bundled protocol folders given together do not collide on a shared file name.
     """
-    try:
-        bundled = bundled_cassettes().resolve()
-    except ResourceError:
-        bundled = None
     if bundled is not None:
         try:
             return path.resolve().relative_to(bundled)
@@ -139,6 +144,7 @@ def load_cases(
     response are not cases and are listed as skipped. Agent-loop scenarios are passed over.
     """
     known = set(protocols())
+    bundled = bundled_root()
     cases: list[Case] = []
     skipped: list[Skipped] = []
     for root in roots:
@@ -148,7 +154,7 @@ def load_cases(
         files = cassette_files(root)
         found_cassette = False
         for path in files:
-            rel = case_name(path, root)
+            rel = case_name(path, root, bundled)
             try:
                 cassette = load_cassette(path)
             except NotACassette:

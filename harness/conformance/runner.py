@@ -174,6 +174,10 @@ def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
     adapters, cases, config, _, specs = _FORK_STATE
     adapter_index, start, stop = key
     adapter = adapters[adapter_index]
+    message = (
+        f"the process running {adapter.name} on this case died ({why or 'no reason given'}): "
+        "the library crashed it (a fault in native code, os._exit, out of memory)"
+    )
     results = []
     for case in cases[start:stop]:
         if case.protocol not in adapter.protocols:
@@ -181,10 +185,6 @@ def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
         ctx = config.context(case, adapter, specs[adapter_index])
         for check in config.checks:
             if check.applicable(adapter, case, ctx.expected):
-                message = (
-                    f"the process running {adapter.name} on this case died ({why or 'no reason given'}): "
-                    "the library crashed it (a fault in native code, os._exit, out of memory)"
-                )
                 failure = Failure(message, command=ctx.command(check.id))
                 results.append(CaseResult(adapter.name, case.id, check.id, "errored", (failure,)))
     return results
