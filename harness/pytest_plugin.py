@@ -62,6 +62,13 @@ def pytest_configure(config: pytest.Config) -> None:
         "harness_cassettes(*paths, protocol=None): parametrize the test over the streaming interactions "
         "of these cassette files/folders (fixture harness_cassette)",
     )
+    given = config.getoption("--harness-cassettes") or []
+    missing = [p for p in given if not Path(p).exists()]
+    if missing and not config.getoption("--harness"):
+        # Without --harness only the markers read it: a wrong path would otherwise be
+        # dropped unseen while the run passes. (With --harness the suite's collection
+        # says it, as every other bad input.)
+        raise pytest.UsageError(f"stream-harness: {missing[0]}: no such cassette folder or file")
 
 
 def _config(config: pytest.Config) -> Config:

@@ -151,3 +151,10 @@ def test_the_suite_runs_under_xdist(pytester: pytest.Pytester) -> None:
     cassettes = _write_cassettes(pytester.path)
     result = pytester.runpytest_subprocess("--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=5)
+
+
+def test_a_missing_cassette_folder_without_harness_is_a_usage_error_not_a_pass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    result = pytester.runpytest("--harness-cassettes", "does-not-exist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*does-not-exist: no such cassette folder or file*"])
