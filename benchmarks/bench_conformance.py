@@ -15,10 +15,10 @@ import resource
 import time
 from pathlib import Path
 
-from harness.adapter import AdapterLoadError
-from harness.conformance import bundled_cassettes, load_adapter, load_cases
-from harness.conformance.expectations import expectations_for
-from harness.conformance.runner import RunConfig, run_adapters
+from stream_harness.adapters.protocol import AdapterLoadError
+from stream_harness.conformance import bundled_cassettes, load_adapter, load_cases
+from stream_harness.conformance.expectations import expectations_for
+from stream_harness.conformance.runner import RunConfig, run_adapters
 
 EXAMPLES = 100
 RESULTS = Path(__file__).resolve().parent / "results" / "conformance.json"

@@ -3,7 +3,7 @@
 Not a speed target: the figures are how many mutations of the bundled cassettes each
 protocol's reference normalizer went through, what they were (by kind), what was found,
 and how long it took (wall time, on a shared machine). CI runs a small count
-(tests/test_fuzz.py, tests/test_robustness.py); this is the long exploration.
+(tests/conformance/test_fuzz.py, tests/conformance/test_robustness.py); this is the long exploration.
 
 Run: ``python benchmarks/bench_fuzz.py [--examples N] [--seed S] [--out PATH]``; results
 go to ``benchmarks/results/fuzz.json`` (reproducers of any finding beside it) and a table
@@ -19,7 +19,7 @@ import platform
 import sys
 from pathlib import Path
 
-from harness.fuzz import run_fuzz
+from stream_harness.conformance.fuzz import run_fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 

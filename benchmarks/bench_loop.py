@@ -28,12 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.events import Event
-from harness.loop.clock import VirtualClock
-from harness.loop.coalesce import CoalescingStream
-from harness.loop.messages import UserMessage
-from harness.loop.policies import PolicyRunner, ToolCallJudgePolicy
-from harness.loop.scenario import (
+from stream_harness.contract.events import Event
+from stream_harness.loop.clock import VirtualClock
+from stream_harness.loop.coalesce import CoalescingStream
+from stream_harness.loop.messages import UserMessage
+from stream_harness.loop.policies import PolicyRunner, ToolCallJudgePolicy
+from stream_harness.loop.scenario import (
     ScriptCall,
     ScriptSpec,
     check_scenario,
@@ -42,8 +42,8 @@ from harness.loop.scenario import (
     run_scenario,
     script_events,
 )
-from harness.loop.state import AgentLoop, LoopConfig, SendRequest, StartTool
-from harness.loop.tools import ToolOutcome, ToolSpec
+from stream_harness.loop.state import AgentLoop, LoopConfig, SendRequest, StartTool
+from stream_harness.loop.tools import ToolOutcome, ToolSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 DELTAS = 20_000

@@ -49,12 +49,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.adapter import Adapter, AdapterLevel, AdapterResult, load_adapter
-from harness.conformance.cases import Case, load_cases
-from harness.conformance.checks import CheckContext
-from harness.conformance.expectations import expectations_for
-from harness.conformance.runner import RunConfig, run_adapter
-from harness.specs import bundled_cassettes
+from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, load_adapter
+from stream_harness.conformance.cases import Case, load_cases
+from stream_harness.conformance.checks import CheckContext
+from stream_harness.conformance.expectations import expectations_for
+from stream_harness.conformance.runner import RunConfig, run_adapter
+from stream_harness.contract.facts import bundled_cassettes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "matrix.json"
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -139,7 +139,7 @@ def metered() -> Iterator[Meter]:
     """The harness's functions inside an adapter run, wrapped where the adapters call them."""
     meter = Meter()
 
-    for module_name in ("harness.adapters.library", "harness.stdio_adapter"):
+    for module_name in ("stream_harness.adapters.library", "stream_harness.adapters.stdio"):
         try:
             module = __import__(module_name, fromlist=["_"])
         except ImportError:
@@ -200,8 +200,8 @@ def default_subset(protocols: frozenset[str], cases: Sequence[Case]) -> list[Cas
 def startup_seconds(names: Sequence[str]) -> float:
     """CPU of a fresh interpreter importing the harness and loading these adapters."""
     code = (
-        "from harness.adapter import load_adapter\n"
-        "from harness.conformance.cli import run_suite\n"
+        "from stream_harness.adapters.protocol import load_adapter\n"
+        "from stream_harness.cli.conformance import run_suite\n"
         f"for n in {list(names)!r}:\n"
         "    a = load_adapter(n); a.version()\n"
     )

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.reporting import load_report
+from stream_harness.reporting import load_report
 
 RESULTS = Path(__file__).resolve().parent / "results" / "matrix_full.json"
 _GROUP = re.compile(r"ran in (\d+) s(?:, (\d+) s of CPU)?")
@@ -38,7 +38,7 @@ _GROUP = re.compile(r"ran in (\d+) s(?:, (\d+) s of CPU)?")
 def cli() -> list[str]:
     """The stream-harness command of this Python's environment."""
     beside = Path(sys.executable).parent / "stream-harness"
-    return [str(beside)] if beside.is_file() else [sys.executable, "-m", "harness.cli"]
+    return [str(beside)] if beside.is_file() else [sys.executable, "-m", "stream_harness.cli.main"]
 
 
 def measure(extra: Sequence[str], jobs: int) -> dict[str, Any]:

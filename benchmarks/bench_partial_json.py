@@ -39,7 +39,7 @@ import partial_json_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.partial_json import IncrementalJSON
+from stream_harness.contract.partial_json import IncrementalJSON
 
 FRAGMENT = 16
 SIZE = 100_000

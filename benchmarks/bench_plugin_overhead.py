@@ -39,14 +39,14 @@ def _cpu_of(argv: list[str], cwd: Path) -> float:
 
 def _import_ms(cwd: Path) -> float:
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import pytest; import harness.pytest_plugin"],
+        [sys.executable, "-X", "importtime", "-c", "import pytest; import stream_harness.pytest_plugin"],
         cwd=cwd, capture_output=True, text=True, check=True,
     )  # fmt: skip
     for line in done.stderr.splitlines():
         m = re.match(r"import time:\s+\d+ \|\s+(\d+) \| harness\.pytest_plugin$", line)
         if m:
             return int(m.group(1)) / 1000
-    raise SystemExit("no import time line for harness.pytest_plugin")
+    raise SystemExit("no import time line for stream_harness.pytest_plugin")
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.wire import (
+from stream_harness.wire import (
     EventStreamDecoder,
     JSONArrayDecoder,
     JSONLinesDecoder,

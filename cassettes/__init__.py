@@ -1,1 +1,1 @@
-"""Package marker: the build ships this folder as ``harness._bundled.cassettes`` (setup.py); code reads it through ``harness.specs``."""
+"""Package marker: the build ships this folder as ``stream_harness._bundled.cassettes`` (setup.py); code reads it through ``stream_harness.contract.facts``."""

@@ -3,7 +3,7 @@
 Imported by bare name (pytest's default import mode puts tests/ on sys.path), so each
 module keeps its own protocol-specific assertions on the replayed request. Goldens,
 split invariance and mutations are parametrized over every protocol instead:
-tests/test_goldens.py and tests/test_robustness.py.
+tests/recordings/test_goldens.py and tests/conformance/test_robustness.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.cassette import Interaction, load_cassette
+from stream_harness.recordings.cassette import Interaction, load_cassette
 
 
 def replay_with_vcrpy(path: Path) -> tuple[Interaction, Any]:

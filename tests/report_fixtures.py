@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.adapter import AdapterLevel
-from harness.conformance import (
+from stream_harness.adapters.protocol import AdapterLevel
+from stream_harness.conformance import (
     CHECKS_BY_ID,
     AdapterResult,
     AdapterRun,
@@ -25,8 +25,8 @@ from harness.conformance import (
     Failure,
     RunConfig,
 )
-from harness.conformance.cases import Skipped
-from harness.reporting import Report, build_report
+from stream_harness.conformance.cases import Skipped
+from stream_harness.reporting import Report, build_report
 
 STARTED = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 FINISHED = datetime(2025, 3, 1, 12, 4, 30, tzinfo=UTC)

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.config import Config, ConfigError, load_config
-from harness.conformance import SuiteError, prepare, run_conformance
-from harness.conformance.checks import CHECKS
-from harness.diff import first_difference, short_diff, value_at
-from harness.reporting.console import annotation, choose_format, plain_matrix
-from harness.specs import bundled_cassettes, specs_dir
+from stream_harness.cli.main import main
+from stream_harness.conformance.config import Config, ConfigError, load_config
+from stream_harness.conformance import SuiteError, prepare, run_conformance
+from stream_harness.conformance.checks import CHECKS
+from stream_harness.contract.diff import first_difference, short_diff, value_at
+from stream_harness.reporting.console import annotation, choose_format, plain_matrix
+from stream_harness.contract.facts import bundled_cassettes, specs_dir
 
 CASSETTE = bundled_cassettes() / "openai-completions" / "tool_call_single.yaml"
 
@@ -127,7 +127,7 @@ def test_scenarios_are_not_cassettes_and_not_errors(project: Path, capsys: pytes
 # -- one verdict; failures that replay ---------------------------------------------------
 
 BROKEN = '''
-from harness.adapter import AdapterResult, ReferenceAdapter
+from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
 
 
 class Broken:
@@ -232,15 +232,15 @@ def test_init_scaffolds_a_project_whose_tests_pass(project: Path, capsys: pytest
 def test_wire_anomalies_the_reference_recovered_from_reach_the_report(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from harness.conformance import (
+    from stream_harness.conformance import (
         CHECKS_BY_ID,
         ReferenceAdapter,
         RunConfig,
         load_cases,
         run_adapter,
     )
-    from harness.reporting import build_report
-    from harness.reporting.markdown import render
+    from stream_harness.reporting import build_report
+    from stream_harness.reporting.markdown import render
 
     cassette = bundled_cassettes() / "anthropic-messages" / "server_tool_index_reuse.yaml"
     cases, skipped = load_cases([cassette])
@@ -252,7 +252,7 @@ def test_wire_anomalies_the_reference_recovered_from_reach_the_report(tmp_path: 
 
 
 def test_no_module_finds_data_by_walking_up_from_its_own_file() -> None:
-    """Everything read at run time is package data (harness.specs); a path built from
+    """Everything read at run time is package data (stream_harness.contract.facts); a path built from
     ``__file__`` works in a checkout and breaks in an installed wheel."""
     import ast
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cassette import Interaction, Request, Response, dump_cassette
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 
 pytest_plugins = ["pytester"]
 
@@ -47,8 +47,8 @@ def test_harness_option_adds_one_item_per_case_and_check(pytester: pytest.Pytest
 
 
 MUTANT = '''
-from harness.adapter import AdapterResult, ReferenceAdapter
-from harness.events import DoneEvent
+from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
+from stream_harness.contract.events import DoneEvent
 
 
 class DropsStart:

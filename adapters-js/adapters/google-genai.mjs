@@ -1,6 +1,6 @@
 // @google/genai: `models.generateContentStream(...)`, one GenerateContentResponse per SSE
 // event, never accumulated: its users join the parts, and so does this adapter, exactly as
-// the Python google-genai adapter does (harness/adapters/google_genai.py, accumulate_parts).
+// the Python google-genai adapter does (harness/stream_harness/adapters/google_genai.py, accumulate_parts).
 import { pkgVersion, raisedOf, replayFetch, serveHeaders, serveProtocol, text, thinking, toolCall, versions } from '../lib/protocol.mjs';
 
 const { GoogleGenAI } = await import('@google/genai');

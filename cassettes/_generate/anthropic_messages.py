@@ -1,7 +1,7 @@
 """Writes the bundled anthropic-messages cassettes from the documented wire format.
 
 Run from the repo root: ``python cassettes/_generate/anthropic_messages.py`` (then
-``python -c "from harness.golden import write_expected; ..."`` or the golden test's
+``python -c "from stream_harness.recordings.golden import write_expected; ..."`` or the golden test's
 regeneration hint to refresh specs/expected/anthropic-messages/).
 
 Every stream is written by hand from the Messages streaming docs and the facts in
@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
 
 OUT = ROOT / "cassettes" / "anthropic-messages"
 URI = "https://api.anthropic.com/v1/messages"

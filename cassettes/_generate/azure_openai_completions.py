@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from openai_completions import request, sse, user  # noqa: E402
 
-from harness.cassette import Interaction, Response, dump_cassette  # noqa: E402
-from harness.golden import write_expected  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.golden import write_expected  # noqa: E402
 
 PROTOCOL = "azure-openai-completions"
 OUT = ROOT / "cassettes" / PROTOCOL

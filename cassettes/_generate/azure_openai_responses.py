@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from openai_responses import TIME_TOOL, WEATHER_TOOL, Stream, compact, hexid, usage, user  # noqa: E402
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
-from harness.golden import write_expected  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.golden import write_expected  # noqa: E402
 
 PROTOCOL = "azure-openai-responses"
 OUT = ROOT / "cassettes" / PROTOCOL

@@ -1,7 +1,7 @@
 """Writes the bundled bedrock-converse-stream cassettes from the documented wire format.
 
 Run from the repo root: ``python cassettes/_generate/bedrock_converse_stream.py``, then
-refresh specs/expected/bedrock-converse-stream/ with ``harness.golden.write_expected``
+refresh specs/expected/bedrock-converse-stream/ with ``stream_harness.recordings.golden.write_expected``
 (the golden test prints the exact line) and review the diff.
 
 Every stream is written by hand from the Bedrock API reference (ConverseStreamOutput,
@@ -10,7 +10,7 @@ exception members) and the facts in /work/shared/research/provider-facts.md (1.2
 event-stream framing, 2.5 the event taxonomy, 3.1 stop reasons, 4.3 the overflow
 message, 5.4 exceptions and throttling texts); none is copied from the recorded corpus.
 The frames are real AWS event-stream frames built with
-``harness.wire.eventstream.encode_message`` (prelude, headers, payload, both CRC32s), so
+``stream_harness.wire.eventstream.encode_message`` (prelude, headers, payload, both CRC32s), so
 the bodies are binary and dump_cassette stores them as ``!!binary``. The shapes follow
 what the service sends:
 
@@ -46,8 +46,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
-from harness.wire.eventstream import encode_message  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.wire.eventstream import encode_message  # noqa: E402
 
 OUT = ROOT / "cassettes" / "bedrock-converse-stream"
 HOST = "bedrock-runtime.us-east-1.amazonaws.com"

@@ -8,7 +8,7 @@ Every stream is written by hand from the AWS documentation: the API reference
 members) and each model family's "Inference request parameters and response fields" page
 (Anthropic Claude Messages and Text Completions, Amazon Nova, Titan Text, Meta Llama,
 Mistral, Cohere Command and Command R); none is copied from the recorded corpus. The
-frames are real AWS event-stream frames (``harness.wire.eventstream.encode_message``):
+frames are real AWS event-stream frames (``stream_harness.wire.eventstream.encode_message``):
 
 - every chunk frame has the headers ``:event-type: chunk``, ``:content-type:
   application/json``, ``:message-type: event`` and the payload ``{"bytes": <base64 of the
@@ -48,8 +48,8 @@ from bedrock_converse_stream import (  # noqa: E402
     request_id,
 )
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
-from harness.wire.eventstream import encode_message  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.wire.eventstream import encode_message  # noqa: E402
 
 OUT = ROOT / "cassettes" / "bedrock-invoke-stream"
 

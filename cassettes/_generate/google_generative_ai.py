@@ -1,7 +1,7 @@
 """Writes the bundled google-generative-ai cassettes from the documented wire format.
 
 Run from the repo root: ``python cassettes/_generate/google_generative_ai.py``, then
-refresh specs/expected/google-generative-ai/ with ``harness.golden.write_expected`` (the
+refresh specs/expected/google-generative-ai/ with ``stream_harness.recordings.golden.write_expected`` (the
 golden test prints the exact line) and review the diff.
 
 Every stream is written by hand from the Gemini API reference (GenerateContentResponse,
@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
 
 OUT = ROOT / "cassettes" / "google-generative-ai"
 API = "https://generativelanguage.googleapis.com/v1beta/models"

@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import openai_completions  # noqa: E402
 from openai_completions import TIME_TOOL, WEATHER_TOOL, request, sse, user  # noqa: E402
 
-from harness.cassette import Interaction, Response, dump_cassette  # noqa: E402
-from harness.golden import write_expected  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.golden import write_expected  # noqa: E402
 
 PROTOCOL = "mistral-chat"
 OUT = ROOT / "cassettes" / PROTOCOL

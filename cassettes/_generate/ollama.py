@@ -1,7 +1,7 @@
 """Writes the bundled ollama cassettes from the documented wire format.
 
 Run from the repo root: ``python cassettes/_generate/ollama.py``, then refresh
-specs/expected/ollama/ with ``harness.golden.write_expected`` (the golden test prints the
+specs/expected/ollama/ with ``stream_harness.recordings.golden.write_expected`` (the golden test prints the
 exact line) and review the diff.
 
 Every stream is written by hand from Ollama's API docs (https://docs.ollama.com/api,
@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
 
 OUT = ROOT / "cassettes" / "ollama"
 URI = "http://localhost:11434/api/chat"

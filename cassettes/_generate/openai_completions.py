@@ -20,8 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
-from harness.golden import write_expected  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.golden import write_expected  # noqa: E402
 
 PROTOCOL = "openai-completions"
 OUT = ROOT / "cassettes" / PROTOCOL

@@ -1,7 +1,7 @@
 """Writes the bundled openai-responses cassettes from the documented wire format.
 
 Run from the repo root: ``python cassettes/_generate/openai_responses.py``, then refresh
-specs/expected/openai-responses/ with ``harness.golden.write_expected`` (the golden test
+specs/expected/openai-responses/ with ``stream_harness.recordings.golden.write_expected`` (the golden test
 prints the one-liner) and review the diff.
 
 Every stream is written by hand from the Responses streaming event reference and the facts
@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
 
 OUT = ROOT / "cassettes" / "openai-responses"
 URI = "https://api.openai.com/v1/responses"

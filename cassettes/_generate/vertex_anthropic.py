@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 import anthropic_messages as wire  # noqa: E402
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
 
 OUT = wire.ROOT / "cassettes" / "vertex-anthropic"
 PROJECT = "example-project"

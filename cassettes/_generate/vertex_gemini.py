@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 
 import google_generative_ai as gemini  # noqa: E402
 
-from harness.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
 
 OUT = gemini.ROOT / "cassettes" / "vertex-gemini"
 PROJECT = "example-project"

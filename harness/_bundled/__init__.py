@@ -1,1 +1,0 @@
-"""Namespace for the data the build maps in: specs/ and cassettes/ (see harness.specs)."""

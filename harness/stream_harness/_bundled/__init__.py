@@ -1,0 +1,1 @@
+"""Namespace for the data the build maps in: specs/ and cassettes/ (see stream_harness.contract.facts)."""

@@ -1,0 +1,237 @@
+"""The official anthropic SDK (2.x) as a conformance subject.
+
+What users of the SDK get: ``client.messages.stream(...)`` iterated to the end, then
+``get_final_message()``. :class:`AnthropicSDKAdapter` runs exactly that;
+:class:`AnthropicBetaSDKAdapter` runs ``client.beta.messages.stream(...)``, whose
+accumulator also assembles ``mcp_tool_use`` input and applies ``compaction_delta``
+(specs/known-differences.md, anthropic-messages 5), so that a report can tell the two
+apart. :class:`AnthropicVertexSDKAdapter` runs the same stream through the SDK's
+``AnthropicVertex`` client (Claude on Vertex AI, protocol vertex-anthropic). The mapping of
+the final ``Message`` to an ``AssistantMessage`` is specs/adapters.md, section anthropic-sdk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
+from stream_harness.adapters import (
+    error_message,
+    exception_summary,
+    failed_message,
+    library_warnings,
+    require,
+    serve,
+    stop_mapping,
+    tool_arguments,
+    with_warnings,
+)
+from stream_harness.providers.coerce import as_int
+from stream_harness.contract.events import (
+    AssistantMessage,
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+)
+
+PROTOCOL = "anthropic-messages"
+
+# The request is never checked (every request gets the recorded body), but the SDK
+# validates its arguments, so they must be well formed.
+_REQUEST: dict[str, Any] = {
+    "model": "claude-harness",
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "hi"}],
+}
+
+
+class AnthropicSDKAdapter:
+    """``anthropic.Anthropic().messages.stream(...)`` -> ``get_final_message()``."""
+
+    name = "anthropic-sdk"
+    level: AdapterLevel = "message"
+    protocols: frozenset[str] = frozenset({PROTOCOL})
+    beta = False
+
+    def __init__(self) -> None:
+        self._anthropic, self._httpx2 = require(self.name, "anthropic", "httpx2")
+
+    def version(self) -> str:
+        return str(self._anthropic.__version__)
+
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
+        if protocol not in self.protocols:
+            raise ValueError(f"{self.name} does not speak {protocol!r}")
+        with library_warnings() as seen:
+            result = self._drive(chunks, status=status, headers=headers)
+        return with_warnings(result, seen)
+
+    def _drive(
+        self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
+    ) -> AdapterResult:
+        transport = serve(self._httpx2, chunks, status=status, headers=self._headers(status, headers))
+        client = self._client(self._httpx2.Client(transport=transport))
+        messages = client.beta.messages if self.beta else client.messages
+        stream = None
+        try:
+            with messages.stream(**{**_REQUEST, "model": self.model}) as stream:
+                for _ in stream:
+                    pass
+                final = stream.get_final_message()
+        except Exception as exc:
+            # The SDK raises for an HTTP error status (APIStatusError, before any event),
+            # for an `event: error` in the stream (APIStatusError with status 200), and
+            # on protocol violations (RuntimeError, AssertionError, ValueError from its
+            # accumulator). What it had assembled stays readable on the stream.
+            snapshot = _snapshot(stream)
+            base = to_message(snapshot, self.stop_protocol) if snapshot is not None else None
+            return AdapterResult(
+                message=failed_message(base, error_message(exc)),
+                raised=exception_summary(exc),
+                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
+            )
+        finally:
+            client.close()
+        return AdapterResult(
+            message=to_message(final, self.stop_protocol), raw={"message": _dump(final)}
+        )
+
+    stop_protocol = PROTOCOL
+    model = "claude-harness"
+
+    def _headers(
+        self, status: int, headers: Mapping[str, Sequence[str]] | None
+    ) -> Mapping[str, Sequence[str]] | None:
+        """The recorded headers as the transport serves them (a subclass may complete them)."""
+        return headers
+
+    def _client(self, http_client: Any) -> Any:
+        """The SDK client the stream goes through, on the in-memory transport."""
+        return self._anthropic.Anthropic(
+            api_key="test", base_url="http://harness.invalid", max_retries=0, http_client=http_client
+        )
+
+
+class AnthropicBetaSDKAdapter(AnthropicSDKAdapter):
+    """``client.beta.messages.stream(...)``: the accumulator that knows beta block types."""
+
+    name = "anthropic-sdk-beta"
+    beta = True
+
+
+class AnthropicVertexSDKAdapter(AnthropicSDKAdapter):
+    """``anthropic.AnthropicVertex(...).messages.stream(...)``: Claude on Vertex AI.
+
+    The client gets an access token, a region and a project, so it never loads Google
+    credentials (no google-auth, no network); it sends ``POST .../publishers/anthropic/
+    models/{model}:streamRawPredict`` with ``anthropic_version`` in the body, which the
+    in-memory transport answers with the recorded bytes whatever the URL.
+    """
+
+    name = "anthropic-sdk-vertex"
+    protocols: frozenset[str] = frozenset({"vertex-anthropic"})
+    stop_protocol = "vertex-anthropic"
+
+    def _client(self, http_client: Any) -> Any:
+        return self._anthropic.AnthropicVertex(
+            region="us-east5",
+            project_id="harness-project",
+            access_token="test",
+            max_retries=0,
+            http_client=http_client,
+        )
+
+
+def _snapshot(stream: Any) -> Any:
+    # ``current_message_snapshot`` asserts that a message_start arrived; before that the
+    # library has nothing to offer.
+    if stream is None:
+        return None
+    try:
+        return stream.current_message_snapshot
+    except AssertionError:
+        return None
+
+
+def _dump(obj: Any) -> Any:
+    return obj.to_dict(warnings=False) if obj is not None else None
+
+
+def to_message(message: Any, protocol: str = PROTOCOL) -> AssistantMessage:
+    """The SDK's ``Message`` (or ``BetaMessage``) in the contract's terms (specs/adapters.md)."""
+    content: list[ContentBlock] = []
+    provider: list[ProviderBlock] = []
+    for block in message.content:
+        kind = block.type
+        if kind == "text":
+            # The contract never has an empty text block (the SDK keeps `text: ""` for a
+            # block that received no text, e.g. around server tool calls).
+            if block.text:
+                content.append(TextBlock(content=block.text))
+            if getattr(block, "citations", None):
+                citations = [c.to_dict(warnings=False) for c in block.citations]
+                data = {"content_index": len(content) - 1, "citations": citations}
+                provider.append(
+                    ProviderBlock(provider_type="citations", position=len(content), data=data)
+                )
+        elif kind == "thinking":
+            content.append(ThinkingBlock(content=block.thinking, signature=block.signature or None))
+        elif kind == "redacted_thinking":
+            content.append(ThinkingBlock(content="", signature=block.data, redacted=True))
+        elif kind == "tool_use":
+            arguments = (
+                block.input if isinstance(block.input, dict) else tool_arguments(str(block.input))
+            )
+            content.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
+        else:
+            provider.append(
+                ProviderBlock(
+                    provider_type=kind if isinstance(kind, str) else "unknown",  # as the reference
+                    position=len(content),
+                    data=block.to_dict(warnings=False),
+                )
+            )
+    raw = message.stop_reason
+    details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
+    mapping = stop_mapping(
+        protocol,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        details=details,
+    )
+    return AssistantMessage(
+        content=content,
+        stop_reason=mapping.reason,
+        provider_stop_reason=raw,
+        usage=_usage(message.usage),
+        model=message.model or None,
+        response_id=message.id or None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
+        provider_blocks=provider,
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    """Anthropic's ``input_tokens`` already excludes cache reads and writes."""
+    if usage is None:
+        return Usage()
+    # The SDK's models let a wire NaN or Infinity through as a float; the contract's
+    # counts are ints (found by `stream-harness fuzz --adapter anthropic-sdk`).
+    counts = {
+        "input": as_int(usage.input_tokens) or 0,
+        "output": as_int(usage.output_tokens) or 0,
+        "cache_read": as_int(usage.cache_read_input_tokens) or 0,
+        "cache_write": as_int(usage.cache_creation_input_tokens) or 0,
+    }
+    return Usage(**counts, total=sum(counts.values()))

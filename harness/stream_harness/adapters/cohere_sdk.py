@@ -1,0 +1,220 @@
+"""cohere (the official Cohere SDK) as a conformance subject: ``ClientV2().chat_stream``.
+
+What its users get: ``client.chat_stream(...)`` reads the SSE body with the SDK's own
+decoder (``cohere/core/http_sse``), stops at ``data: [DONE]``, and yields one parsed
+``V2ChatStreamResponse`` per event; there is no accumulator, so users join the events
+themselves, as the streaming guides show (``content-delta`` text by block, ``tool-plan-delta``
+into the plan, ``tool-call-start`` / ``-delta`` into calls, ``citation-start`` collected,
+``message-end`` for the finish reason and usage). The adapter does exactly that, with the
+reference's reading of each field (specs/protocols/cohere-v2-chat.md: the plan is a
+thinking block, ``input`` excludes ``cached_tokens``), so that what is compared is the
+SDK's own code: its SSE reading, its ``[DONE]`` handling, its parsing of every event into
+its models and what it does with an event it cannot parse (it logs and skips it). HTTP
+errors are the SDK's exceptions (``TooManyRequestsError`` ...), read back through their
+``body``. The client is built with ``max_retries=0`` and an ``httpx.Client`` whose
+transport serves the recorded body in the chosen chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.conventions import Collected, LibraryUsage
+from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, dump
+from stream_harness.providers.coerce import as_int
+from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.providers.stop_reasons import map_stop_reason
+
+PROTOCOL: Final = "cohere-v2-chat"
+
+
+@dataclass
+class _Block:
+    kind: str  # "text", "thinking" (content or plan) or "tool"
+    parts: list[str] = field(default_factory=list)
+    id: str | None = None
+    name: str | None = None
+
+
+def _message(event: Any) -> Any:
+    delta = getattr(event, "delta", None)
+    return getattr(delta, "message", None) if delta is not None else None
+
+
+def _data(obj: Any) -> Any:
+    return obj.model_dump(mode="json", exclude_none=True) if hasattr(obj, "model_dump") else obj
+
+
+def join_events(events: Sequence[Any]) -> Collected:
+    """The events of one stream joined as a user of ``chat_stream`` joins them."""
+    blocks: list[_Block] = []
+    by_key: dict[tuple[str, int], _Block] = {}
+    plan: _Block | None = None
+    citations: list[Any] = []
+    stop: str | None = None
+    error: str | None = None
+    usage: Any = None
+    response_id: str | None = None
+    calls = 0
+    last_call: _Block | None = None
+    for event in events:
+        kind = getattr(event, "type", None)
+        if kind == "message-start":
+            response_id = getattr(event, "id", None) or response_id
+        elif kind in ("content-start", "content-delta"):
+            part = getattr(_message(event), "content", None)
+            index = getattr(event, "index", None) or 0
+            declared = getattr(part, "type", None)
+            thinking = getattr(part, "thinking", None)
+            text = getattr(part, "text", None)
+            block = by_key.get(("content", index))
+            if block is None:
+                is_thinking = declared == "thinking" or (declared is None and thinking is not None)
+                block = _Block("thinking" if is_thinking else "text")
+                by_key[("content", index)] = block
+                blocks.append(block)
+            piece = thinking if block.kind == "thinking" else text
+            if isinstance(piece, str):
+                block.parts.append(piece)
+        elif kind == "content-end":
+            by_key.pop(("content", getattr(event, "index", None) or 0), None)
+        elif kind == "tool-plan-delta":
+            piece = getattr(_message(event), "tool_plan", None)
+            if isinstance(piece, str) and piece:
+                if plan is None:
+                    plan = _Block("thinking")
+                    blocks.append(plan)
+                plan.parts.append(piece)
+        elif kind == "tool-call-start":
+            call = getattr(_message(event), "tool_calls", None)
+            function = getattr(call, "function", None)
+            index = getattr(event, "index", None)
+            block = _Block(
+                "tool", id=getattr(call, "id", None), name=getattr(function, "name", None)
+            )
+            arguments = getattr(function, "arguments", None)
+            if isinstance(arguments, str):
+                block.parts.append(arguments)
+            by_key[("tool", index if index is not None else calls)] = block
+            calls += 1
+            blocks.append(block)
+            last_call = block
+            plan = None
+        elif kind == "tool-call-delta":
+            call = getattr(_message(event), "tool_calls", None)
+            arguments = getattr(getattr(call, "function", None), "arguments", None)
+            index = getattr(event, "index", None)
+            target = by_key.get(("tool", index)) if index is not None else last_call
+            if target is not None and isinstance(arguments, str):
+                target.parts.append(arguments)
+        elif kind == "citation-start":
+            cited = getattr(_message(event), "citations", None)
+            if cited is not None:
+                citations.append(_data(cited))
+        elif kind == "message-end":
+            delta = getattr(event, "delta", None)
+            stop = getattr(delta, "finish_reason", None)
+            error = getattr(delta, "error", None) or None
+            usage = getattr(delta, "usage", None) or usage
+    content: list[ContentBlock] = []
+    for block in blocks:
+        joined = "".join(block.parts)
+        if block.kind == "tool":
+            content.append(
+                ToolCall(
+                    id=block.id or f"{block.name or 'call'}_{len(content)}",
+                    name=block.name or "",
+                    arguments=tool_arguments(joined),
+                )
+            )
+        elif joined:
+            content.append(
+                (ThinkingBlock if block.kind == "thinking" else TextBlock)(content=joined)
+            )
+    provider = (
+        [
+            ProviderBlock(
+                provider_type="citations", position=len(content), data={"citations": citations}
+            )
+        ]
+        if citations
+        else []
+    )
+    return Collected(
+        content=content,
+        stop=stop if isinstance(stop, str) else None,
+        usage=cohere_usage(usage),
+        response_id=response_id,
+        provider_blocks=provider,
+        error=error if isinstance(error, str) and _failed(stop) else None,
+    )
+
+
+def _failed(stop: Any) -> bool:
+    """Whether ``message-end``'s ``error`` is the run's message: no finish reason, or one
+    the table maps to error (as the reference reads it)."""
+    if not isinstance(stop, str):
+        return True
+    return map_stop_reason(PROTOCOL, stop, has_tool_calls=False).reason == "error"
+
+
+def cohere_usage(usage: Any) -> LibraryUsage | None:
+    """``message-end`` usage as specs/protocols/cohere-v2-chat.md reads it.
+
+    The SDK types the counters as floats; ``tokens`` are the model's counts (``billed_units``
+    only when they are absent) and ``cached_tokens`` is a part of the input.
+    """
+    if usage is None:
+        return None
+    counts = getattr(usage, "tokens", None) or getattr(usage, "billed_units", None)
+    cached = as_int(getattr(usage, "cached_tokens", None)) or 0
+    prompt = as_int(getattr(counts, "input_tokens", None)) or 0
+    return LibraryUsage(
+        input=max(0, prompt - cached),
+        output=as_int(getattr(counts, "output_tokens", None)) or 0,
+        cache_read=cached,
+    )
+
+
+class CohereSDKAdapter(LibraryAdapter):
+    """``cohere.ClientV2().chat_stream(...)``, the yielded events joined by hand."""
+
+    name = "cohere"
+    distribution = "cohere"
+    modules = ("cohere", "httpx")
+    protocols = frozenset({PROTOCOL})
+
+    def drive(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+    ) -> Driven:
+        cohere = self.module("cohere")
+        httpx = self.module("httpx")
+        transport = self.transport(httpx, chunks, status, headers)
+        # Built once (LibraryAdapter.once), as users build a client and stream many times.
+        client = self.once(
+            protocol,
+            lambda: cohere.ClientV2(
+                api_key="test",
+                base_url=BASE_URL,
+                max_retries=0,
+                httpx_client=httpx.Client(transport=transport),
+            ),
+        )
+        received: list[Any] = []
+        try:
+            for event in client.chat_stream(model="command-a-03-2025", messages=PROMPT):
+                received.append(event)
+        except Exception as exc:
+            return Driven(raised=exc, partial=received or None, raw={"events": len(received)})
+        return Driven(value=received, raw={"events": [dump(e) for e in received[-3:]]})
+
+    def collect(self, protocol: str, value: Any) -> Collected:
+        return join_events(value)

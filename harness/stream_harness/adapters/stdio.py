@@ -1,0 +1,551 @@
+"""Adapters in any language: one long-lived process per implementation, JSON lines on stdio.
+
+``specs/adapter-protocol.md`` is the protocol and ``specs/adapter-protocol/`` its schemas.
+:class:`StdioAdapter` is an ordinary :class:`~stream_harness.adapters.protocol.Adapter`, so the runner, the
+checks, the reports and the expectation files treat a Node library exactly like a Python
+one. What is particular to a process stays here: it is started on load (its handshake
+gives the name, protocols and versions the ``Adapter`` protocol asks for), restarted when
+it crashes, hangs or falls out of step, and every such event is a crashed *result*, never
+an exception out of :meth:`StdioAdapter.run`, so one broken implementation never stops a
+run.
+
+Parallel runs fork the runner's workers with the adapter inside; a pipe shared by two
+processes would interleave their runs, so a process belongs to the pid that started it
+and a forked worker starts its own (parallelism from more processes, as the protocol
+says).
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import contextlib
+import functools
+import itertools
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
+from stream_harness.adapters import failed_message, tool_arguments
+from stream_harness.adapters.conventions import (
+    Collected,
+    LibraryUsage,
+    all_conventions,
+    finish,
+    reference_message,
+)
+from stream_harness.contract.events import (
+    EVENT_ADAPTER,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
+from stream_harness.adapters.exit_hooks import stop_at_exit
+
+PROTOCOL_VERSION: Final = 1
+COMMAND_PREFIX: Final = "cmd:"
+# The conventions entry of adapters the table does not name: stop values are raw wire
+# values and counters are the contract's (specs/adapter-protocol.md, "The message").
+DEFAULT_CONVENTIONS: Final = "stdio-default"
+_DROP_HEADERS: Final = {"content-length", "content-encoding", "transfer-encoding", "connection"}
+START_TIMEOUT: Final = 60.0
+MAX_FAILED_STARTS: Final = 3
+_STDERR_LINES: Final = 40
+
+
+class ProtocolError(Exception):
+    """The adapter's reply broke the protocol; the message is one line."""
+
+
+# ---------------------------------------------------------------------------------------
+# Schemas
+# ---------------------------------------------------------------------------------------
+
+
+def schema_dir() -> Path:
+    from stream_harness.contract.facts import specs_dir
+
+    return specs_dir() / "adapter-protocol"
+
+
+@functools.cache
+def validator(message: str) -> Any:
+    """The jsonschema validator of one message kind (``start``, ``started``, ``run``, ``result``, ``stop``)."""
+    import jsonschema
+
+    schema = json.loads((schema_dir() / f"{message}.schema.json").read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def validate(message: str, data: Any) -> None:
+    """Raise :class:`ProtocolError` naming the first schema violation of ``data``."""
+    error = next(iter(validator(message).iter_errors(data)), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        raise ProtocolError(f"{message} message invalid at {where}: {error.message[:200]}")
+
+
+# ---------------------------------------------------------------------------------------
+# The request: the body once, and the split
+# ---------------------------------------------------------------------------------------
+
+
+def split_of(chunks: Sequence[bytes]) -> tuple[bytes, dict[str, list[int] | int]]:
+    """The body and the ``split`` object that cuts it back into ``chunks``.
+
+    Equal-sized chunks (the last may be shorter) are ``{"every": n}``, so that 1-byte
+    chunks cost nothing beyond the body; anything else is the list of cut offsets.
+    """
+    parts = [bytes(c) for c in chunks if c]
+    body = b"".join(parts)
+    if len(parts) <= 1:
+        return body, {"cuts": []}
+    size = len(parts[0])
+    if all(len(p) == size for p in parts[:-1]) and len(parts[-1]) <= size:
+        return body, {"every": size}
+    cuts, pos = [], 0
+    for p in parts[:-1]:
+        pos += len(p)
+        cuts.append(pos)
+    return body, {"cuts": cuts}
+
+
+def chunks_of(body: bytes, split: Mapping[str, Any]) -> list[bytes]:
+    """The inverse of :func:`split_of` (what an adapter does with a ``run``)."""
+    if "every" in split:
+        n = int(split["every"])
+        return [body[i : i + n] for i in range(0, len(body), n)] or [b""]
+    bounds = [0, *split["cuts"], len(body)]
+    return [body[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def run_request(
+    seq: int,
+    protocol: str,
+    chunks: Sequence[bytes],
+    status: int,
+    headers: Mapping[str, Sequence[str]] | None,
+) -> dict[str, Any]:
+    body, split = split_of(chunks)
+    pairs = [
+        [k, v]
+        for k, values in (headers or {}).items()
+        if k.lower() not in _DROP_HEADERS
+        for v in values
+    ]
+    return {
+        "cmd": "run",
+        "seq": seq,
+        "case": {
+            "protocol": protocol,
+            "status": status,
+            "headers": pairs,
+            "body": base64.b64encode(body).decode("ascii"),
+            "split": split,
+        },
+    }
+
+
+def timeout_for(base: float, chunks: Sequence[bytes]) -> float:
+    """Generous, and growing with the work: a large body in 1-byte chunks takes seconds."""
+    return base + 0.001 * len(chunks) + 20e-6 * sum(len(c) for c in chunks)
+
+
+# ---------------------------------------------------------------------------------------
+# One process
+# ---------------------------------------------------------------------------------------
+
+_LIVE: set[_Process] = set()
+
+
+def _stop_all() -> None:
+    for proc in list(_LIVE):
+        proc.stop()
+
+
+class _Process:
+    """A started adapter process: its stdout lines on a queue, the tail of its stderr kept."""
+
+    def __init__(
+        self, argv: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None
+    ) -> None:
+        self.owner = os.getpid()
+        self.popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+        _LIVE.add(self)
+        stop_at_exit(_stop_all)
+
+    def _read_stdout(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.popen.stderr is not None
+        for line in self.popen.stderr:
+            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        assert self.popen.stdin is not None
+        try:
+            self.popen.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            self.popen.stdin.flush()
+        except BrokenPipeError:
+            # The process went away before reading: say how it ended, as receive() does,
+            # rather than a broken pipe that depends on who was quicker.
+            try:
+                code = self.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                raise _Exited("adapter process closed its standard input") from None
+            raise _Exited(f"adapter process exited (code {code})") from None
+
+    def receive(self, timeout: float, noise: list[str]) -> dict[str, Any]:
+        """The next protocol line; whole stray lines (not starting with ``{``) go to ``noise``."""
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise _Hung(f"no reply within {timeout:.0f} s") from None
+            if line is None:
+                code = self.popen.wait()
+                raise _Exited(f"adapter process exited (code {code})")
+            text = line.decode("utf-8", "replace").strip()
+            if not text:
+                continue
+            if not text.startswith("{"):
+                noise.append(text[:500])
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise ProtocolError(f"malformed reply: not JSON ({exc}): {text[:200]}") from None
+            if not isinstance(data, dict):
+                raise ProtocolError(f"malformed reply: not an object: {text[:200]}")
+            return data
+
+    def tail(self) -> str:
+        if self.popen.poll() is not None:
+            self._stderr_reader.join(timeout=1.0)  # an exited process: its last words too
+        return " / ".join(list(self.stderr)[-5:])
+
+    def stop(self, *, polite: bool = True) -> None:
+        """Ask politely (``stop``, end of stdin), then kill: never left running.
+
+        A hung process is killed at once (``polite=False``): it would not read the stop.
+        """
+        _LIVE.discard(self)
+        if self.owner != os.getpid():
+            return  # a forked copy: the process belongs to the parent
+        with contextlib.suppress(OSError, ValueError, _Exited):
+            if polite:
+                self.send({"cmd": "stop"})
+        with contextlib.suppress(OSError, ValueError):
+            assert self.popen.stdin is not None
+            self.popen.stdin.close()
+        try:
+            self.popen.wait(timeout=2 if polite else 0.001)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+
+
+class _Hung(Exception):
+    pass
+
+
+class _Exited(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------
+# The adapter
+# ---------------------------------------------------------------------------------------
+
+
+class StdioAdapter:
+    """An implementation in any language behind the stdio protocol, as an ``Adapter``.
+
+    ``command`` is a shell-like string (split with :func:`shlex.split`, no shell) or an
+    argv list. The process is started and the handshake done here, so that a command that
+    cannot start is an :class:`~stream_harness.adapters.protocol.AdapterLoadError` (one line, exit 2), and
+    ``name``, ``protocols`` and ``level`` are known before the first run.
+    ``validate=True`` also checks every request against the schemas (replies are always
+    checked: that is how a malformed reply becomes a result).
+    """
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: Path | str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        validate: bool = False,
+    ) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise AdapterLoadError("adapter command is empty")
+        self.cwd = Path(cwd) if cwd is not None else None
+        self.env = env
+        self.timeout = timeout
+        self.validate = validate
+        self._proc: _Process | None = None
+        self._seq = 0
+        self._failed_starts = 0
+        # Replies already found valid, by their text without seq: most splits of a case get
+        # the same reply, and validating one costs about 0.2 ms, a tenth of a JS run.
+        self._valid: set[str] = set()
+        try:
+            started = self._start()
+        except (OSError, _Hung, _Exited, ProtocolError) as exc:
+            raise AdapterLoadError(
+                f"adapter command {shlex.join(self.argv)!r} did not start: {exc}"
+            ) from None
+        impl = started["implementation"]
+        self.implementation: dict[str, Any] = dict(impl)
+        self.name: str = str(impl["name"])
+        self.protocols: frozenset[str] = frozenset(started["protocols"])
+        self.level: AdapterLevel = "event" if started["surface"] == "events" else "message"
+
+    # -- process lifecycle -----------------------------------------------------------------
+
+    def _start(self) -> dict[str, Any]:
+        """Start the process and do the handshake; the process is kept only if it answered."""
+        try:
+            proc = _Process(self.argv, self.cwd, self.env)
+        except OSError:
+            self._failed_starts += 1
+            raise
+        try:
+            request = {"cmd": "start", "version": PROTOCOL_VERSION}
+            if self.validate:
+                validate("start", request)
+            proc.send(request)
+            reply = proc.receive(START_TIMEOUT, [])
+            validate("started", reply)
+        except (OSError, _Hung, _Exited, ProtocolError) as exc:
+            tail = proc.tail()
+            proc.stop()
+            self._failed_starts += 1
+            message = f"{exc}: {tail}" if tail else str(exc)
+            raise type(exc)(message) from None
+        self._proc = proc
+        self._failed_starts = 0
+        return reply
+
+    def _process(self) -> _Process:
+        if self._proc is not None and self._proc.owner != os.getpid():
+            self._proc = None  # forked into a worker: start our own
+        if self._proc is None:
+            if self._failed_starts >= MAX_FAILED_STARTS:
+                raise _Exited(f"given up after {MAX_FAILED_STARTS} failed starts")
+            started = self._start()
+            if started["implementation"].get("name") != self.name:
+                raise ProtocolError("malformed reply: the restarted adapter has another name")
+        return self._proc  # type: ignore[return-value]  # set by _start
+
+    def _discard(self, *, polite: bool = True) -> str:
+        """Stop the current process (it crashed, hung or fell out of step); its stderr tail."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return ""
+        tail = proc.tail()
+        proc.stop(polite=polite)
+        return tail
+
+    def close(self) -> None:
+        self._discard()
+
+    def __enter__(self) -> StdioAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the Adapter protocol -------------------------------------------------------------
+
+    def version(self) -> str:
+        """The library version, with language, runtime and nested libraries (reports show it)."""
+        impl = self.implementation
+        extra = [str(impl["language"])]
+        if impl.get("runtime"):
+            extra.append(str(impl["runtime"]))
+        libs = impl.get("libraries") or {}
+        extra += [
+            f"{k} {v}" for k, v in libs.items() if str(v) != str(impl["version"]) or "nested" in k
+        ]
+        return f"{impl['version']} ({'; '.join(extra)})"
+
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
+        self._seq += 1
+        seq = self._seq
+        request = run_request(seq, protocol, chunks, status, headers)
+        if self.validate:
+            validate("run", request)
+        noise: list[str] = []
+        try:
+            proc = self._process()
+            proc.send(request)
+            reply = proc.receive(timeout_for(self.timeout, chunks), noise)
+            self._validate_result(reply)
+            if reply["seq"] != seq:
+                raise ProtocolError(f"malformed reply: seq {reply['seq']} answers run {seq}")
+        except (OSError, _Hung, _Exited, ProtocolError) as exc:
+            tail = self._discard(polite=not isinstance(exc, _Hung))
+            crashed = f"{exc}: {tail}" if tail else str(exc)
+            return AdapterResult(message=None, crashed=crashed, raw=_noise(noise))
+        try:
+            return self._result(protocol, chunks, status, headers, reply, noise)
+        except (ProtocolError, ValueError) as exc:
+            # Valid JSON of the right shape whose content does not parse (an event the
+            # contract does not know): the adapter's fault, recorded, and the process kept.
+            return AdapterResult(
+                message=None, crashed=f"malformed reply: {exc}"[:500], raw=_noise(noise)
+            )
+
+    def _validate_result(self, reply: dict[str, Any]) -> None:
+        """:func:`validate` of a ``result``, skipped for a reply seen valid before (but for
+        its ``seq``, which is checked against the run's by the caller)."""
+        key = json.dumps({k: v for k, v in reply.items() if k != "seq"}, sort_keys=True)
+        if key in self._valid and type(reply.get("seq")) is int and reply["seq"] >= 0:
+            return
+        validate("result", reply)
+        if len(self._valid) >= 4096:
+            self._valid.clear()
+        self._valid.add(key)
+
+    def _result(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+        reply: Mapping[str, Any],
+        noise: list[str],
+    ) -> AdapterResult:
+        raw: dict[str, Any] = {**(reply.get("raw") or {}), **_noise(noise)}
+        if "requests" in reply:
+            raw["requests"] = reply["requests"]
+        if "errored" in reply:
+            return AdapterResult(
+                message=None, crashed=f"adapter error: {reply['errored']['message']}", raw=raw
+            )
+        events: list[Event] | None = None
+        message = None
+        if "events" in reply:
+            events = [EVENT_ADAPTER.validate_python(e) for e in reply["events"]]
+            last = events[-1] if events else None
+            message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+        elif "message" in reply:
+            reference = reference_message(protocol, chunks, status, headers)
+            message = finish(
+                _conventions_name(self.name), protocol, collected(reply["message"]), reference
+            )
+        raised = reply.get("raised")
+        if raised is None:
+            return AdapterResult(message=message, events=events, raw=raw)
+        # The summary is one line (as exception_summary makes it); the message keeps the
+        # provider's text as it was, since checks look for it verbatim.
+        text = str(raised["message"])
+        oneline = " ".join(text.split())
+        summary = f"{raised['name']}: {oneline}" if oneline else str(raised["name"])
+        raw["exception"] = summary
+        return AdapterResult(
+            message=failed_message(message, text if text.strip() else str(raised["name"])),
+            events=events,
+            raised=summary,
+            raw=raw,
+        )
+
+
+def _noise(noise: list[str]) -> dict[str, Any]:
+    return {"stdout_noise": noise} if noise else {}
+
+
+def _conventions_name(name: str) -> str:
+    return name if name in all_conventions() else DEFAULT_CONVENTIONS
+
+
+def collected(message: Mapping[str, Any]) -> Collected:
+    """A ``message`` reply as :class:`Collected`, for the conventions to map (the schema held)."""
+    content: list[TextBlock | ThinkingBlock | ToolCall] = []
+    for i, block in enumerate(message.get("content") or []):
+        kind = block["type"]
+        if kind == "text":
+            if block["content"]:  # the contract never has an empty text block
+                content.append(
+                    TextBlock(content=block["content"], signature=block.get("signature"))
+                )
+        elif kind == "thinking":
+            content.append(
+                ThinkingBlock(
+                    content=block["content"],
+                    signature=block.get("signature"),
+                    redacted=bool(block.get("redacted", False)),
+                )
+            )
+        else:
+            args = block["arguments"]
+            content.append(
+                ToolCall(
+                    id=block.get("id") or f"toolcall_{i}",
+                    name=block["name"],
+                    arguments=tool_arguments(args) if isinstance(args, str) else dict(args),
+                    signature=block.get("signature"),
+                )
+            )
+    usage = message.get("usage")
+    return Collected(
+        content=content,
+        stop=message.get("stop_reason"),
+        usage=None
+        if usage is None
+        else LibraryUsage(
+            input=usage.get("input", 0),
+            output=usage.get("output", 0),
+            cache_read=usage.get("cache_read", 0),
+            cache_write=usage.get("cache_write", 0),
+            thinking=usage.get("thinking", 0),
+            total=usage.get("total"),
+        ),
+        model=message.get("model"),
+        response_id=message.get("response_id"),
+        refusal=message.get("refusal"),
+        error=message.get("error"),
+    )
+
+
+def command_adapter(spec: str) -> StdioAdapter:
+    """``cmd:<command line>`` as an adapter (what ``--adapter-command`` gives ``load_adapter``)."""
+    return StdioAdapter(spec.removeprefix(COMMAND_PREFIX))

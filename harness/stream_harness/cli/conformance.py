@@ -1,0 +1,201 @@
+"""``stream-harness check`` and ``stream-harness report``: the conformance suite from the shell.
+
+Exit status, for both: 0 when something was checked and nothing new failed, 1 when there
+are new (untriaged) failures or errored checks (the verdict printed says FAILED), 2 when
+the input is bad (a missing folder, a cassette that does not load, an adapter that does
+not import, nothing to check), with one line naming the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from stream_harness.adapters.protocol import DEFAULT_ADAPTERS, AdapterLoadError, load_adapter
+from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
+from stream_harness.conformance.config import Config, ConfigError, load_config
+from stream_harness.conformance.runner import AdapterRun, run_adapters
+from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
+from stream_harness.reporting import Report, build_report, write_report
+from stream_harness.reporting.console import FORMATS, choose_format, render
+from stream_harness.reporting.keep import keep_previous
+
+
+class CommandError(Exception):
+    """One line for the user; the CLI prints it and exits 2."""
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options every suite command shares; unset ones fall back to [tool.stream-harness]."""
+    p.add_argument("--adapter", action="append", dest="adapters", help="adapter: built-in name, entry-point name or module:object (repeatable)")
+    p.add_argument(
+        "--adapter-command", action="append", default=[],
+        help="an executable speaking the stdio adapter protocol (specs/adapter-protocol.md), e.g. \"node adapter.mjs\" (repeatable; the same as --adapter 'cmd:...')",
+    )  # fmt: skip
+    p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
+    p.add_argument("--examples", type=int, help="random splits per split-sensitive check (default 100)")
+    p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
+    p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
+    p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
+    p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files (default: [tool.stream-harness] expectations, then the bundled ones)")
+    p.add_argument("--skip-unusable", action="store_true", help="list cassettes with nothing to check as skipped instead of failing (other projects' recordings)")
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("check", help="run the conformance suite; exit 1 on any new failure")
+    add_run_options(p)
+    _add_output_options(p)
+    p.add_argument("--interaction", type=int, help="only this interaction of each cassette (reproduce commands use it)")
+    p.add_argument("--split", help="replay only this split (cuts:A,B,... or whole) in split-sensitive checks")
+    p.add_argument("--truncate", type=int, help="replay only the body cut after this many bytes in the truncation check")
+    p.set_defaults(func=check_command)
+
+    p = sub.add_parser("report", help="the main job: run the suite and write the report folder")
+    add_run_options(p)
+    _add_output_options(p)
+    p.add_argument("--out", help="report folder (default: [tool.stream-harness] out, else ./conformance_report)")
+    p.add_argument(
+        "--fresh", action="store_true",
+        help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
+    )  # fmt: skip
+    p.set_defaults(func=report_command)
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core; 1 runs in-process)")
+    p.add_argument("--format", choices=FORMATS, default="auto", help="console output: rich tables on a terminal, plain lines in logs, github annotations (default: auto)")
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """[tool.stream-harness] with the flags given laid over it."""
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    if args.examples is not None and args.examples < 0:
+        raise CommandError(f"--examples must be >= 0, got {args.examples}")
+    if args.single_cut_limit is not None and args.single_cut_limit < 0:
+        raise CommandError(f"--single-cut-limit must be >= 0, got {args.single_cut_limit}")
+    named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
+    return config.with_overrides(
+        cassettes=args.cassettes, adapters=named or None, examples=args.examples, seed=args.seed,
+        single_cut_limit=args.single_cut_limit, checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
+    )  # fmt: skip
+
+
+def default_report_adapters() -> list[str]:
+    """The reference and each official SDK adapter whose library is installed here."""
+    found = []
+    for name in DEFAULT_ADAPTERS:
+        try:
+            load_adapter(name)
+        except AdapterLoadError as exc:
+            print(f"note: {name} left out: {exc}", file=sys.stderr)
+            continue
+        found.append(name)
+    return found
+
+
+def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
+    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True, disable=not console.is_terminal,
+    ) as progress:  # fmt: skip
+        tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
+
+        def advance(adapter_index: int, done: int) -> None:
+            progress.advance(tasks[adapter_index], done)
+
+        return run_adapters(
+            [a.adapter for a in suite.adapters], list(suite.cases), suite.run_config,
+            [a.expectations for a in suite.adapters], jobs=jobs, progress=advance,
+            specs=[a.spec for a in suite.adapters],
+        )  # fmt: skip
+
+
+def _report(suite: Suite, runs: list[AdapterRun], started: datetime) -> Report:
+    return build_report(
+        runs, list(suite.cases), list(suite.skipped), suite.run_config, started=started,
+        finished=datetime.now(UTC),
+        environment={"python": platform.python_version(), "platform": platform.platform(terse=True)},
+    )  # fmt: skip
+
+
+def _replay_options(args: argparse.Namespace, config: Config) -> dict[str, Any]:
+    """--split / --truncate pin one case and one check: what a reproduce command passes."""
+    if args.split is None and args.truncate is None:
+        return {"interaction": args.interaction}
+    if len(config.cassettes) != 1 or not config.cassettes[0].is_file() or args.interaction is None or len(config.checks) != 1:
+        raise CommandError("--split and --truncate replay one case: give one --cassettes FILE, --interaction N and one --check")
+    only_cuts: tuple[int, ...] | None = None
+    if args.split is not None:
+        if args.split != "whole" and not args.split.startswith("cuts:"):
+            raise CommandError(f"bad --split {args.split!r}: a replay takes whole or cuts:A,B,...")
+        only_cuts = ()
+        if args.split.startswith("cuts:"):
+            from stream_harness.recordings.cassette import CassetteError, load_cassette
+
+            try:
+                body = load_cassette(config.cassettes[0]).interactions[args.interaction].response.body
+            except (CassetteError, IndexError) as exc:
+                raise CommandError(f"{config.cassettes[0]}: {exc}") from None
+            try:
+                only_cuts = tuple(parse_cuts(args.split[len("cuts:") :], len(body)))
+            except SplitSpecError as exc:
+                raise CommandError(str(exc)) from None
+    if args.truncate is not None and args.truncate < 1:
+        raise CommandError(f"--truncate must be >= 1, got {args.truncate}")
+    return {"interaction": args.interaction, "only_cuts": only_cuts, "only_truncate": args.truncate}
+
+
+def check_command(args: argparse.Namespace) -> int:
+    form = choose_format(args.format)
+    try:
+        config = config_from_args(args)
+        suite = prepare(config, skip_unusable=args.skip_unusable, **_replay_options(args, config))
+    except (CommandError, SuiteError) as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    started = datetime.now(UTC)
+    runs = run_suite(suite, args.jobs, Console(stderr=True))
+    report = _report(suite, runs, started)
+    render(report, form)
+    return 1 if report.did_fail else 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    form = choose_format(args.format)
+    try:
+        config = config_from_args(args)
+        defaults = default_report_adapters() if not config.adapters else []
+        suite = prepare(config, default_adapters=defaults, skip_unusable=args.skip_unusable)
+    except (CommandError, SuiteError) as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    started = datetime.now(UTC)
+    runs = run_suite(suite, args.jobs, Console(stderr=True))
+    report = _report(suite, runs, started)
+    seconds = (report.finished - report.started).total_seconds()  # this run's, before kept rows
+    out = config.out
+    if not args.fresh:
+        report, note = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations)
+        )
+        if note:
+            print(note, file=sys.stderr)
+    try:
+        written = write_report(report, out)
+    except OSError as exc:
+        print(f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    render(report, form)
+    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
+    return 1 if report.did_fail else 0

@@ -1,0 +1,145 @@
+"""The ``stream-harness`` command.
+
+Every user error (a bad flag, an unreadable or malformed cassette, an unknown protocol)
+ends in one line on stderr naming the file and the problem and exit status 2; never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from stream_harness import __version__
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line."""
+
+
+def _cmd_normalize(args: argparse.Namespace) -> int:
+    from stream_harness.recordings.chunking import SplitSpecError, apply_split
+    from stream_harness.contract.events import event_to_json
+    from stream_harness.recordings.inputs import InputError, read_body
+    from stream_harness.providers.reference import normalize
+
+    try:
+        body = read_body(Path(args.file), protocol=args.protocol, interaction=args.interaction)
+        chunks = apply_split(args.split, body.data)
+    except (InputError, SplitSpecError) as exc:
+        raise UsageError(str(exc)) from None
+    out = sys.stdout
+    if args.adapter and args.adapter != "reference":
+        return _run_adapter(args.adapter, body.protocol, chunks, body.status, body.headers)
+    warnings: list[str] = []
+    for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers, warnings=warnings):
+        out.write(event_to_json(event) + "\n")
+    for warning in warnings:
+        print(f"warning: {body.source}: {warning}", file=sys.stderr)
+    return 0
+
+
+def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, headers: dict[str, list[str]]) -> int:
+    """Replay through an adapter under test: its events, or its final message as one line."""
+    import json
+
+    from stream_harness.adapters.protocol import AdapterLoadError, load_adapter, safe_run
+    from stream_harness.contract.events import event_to_json
+
+    try:
+        adapter = load_adapter(name)
+    except AdapterLoadError as exc:
+        raise UsageError(str(exc)) from None
+    if protocol not in adapter.protocols:
+        raise UsageError(f"adapter {name!r} does not handle {protocol} (it handles {', '.join(sorted(adapter.protocols))})")
+    result = safe_run(adapter, protocol, chunks, status=status, headers=headers)
+    if result.events is not None:
+        for event in result.events:
+            sys.stdout.write(event_to_json(event) + "\n")
+    else:
+        line = {
+            "adapter": name,
+            "terminal": result.terminal,
+            "message": result.message.model_dump() if result.message else None,
+            "raised": result.raised,
+            "crashed": result.crashed,
+        }
+        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return 1 if result.crashed else 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from stream_harness.reporting.summary import run_summary
+    from stream_harness.contract.facts import bundled_cassettes
+
+    return run_summary(Path(args.cassettes) if args.cassettes else bundled_cassettes())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stream-harness",
+        description="Replay recorded LLM provider streams through stream adapters and check them against the unified contract.",
+    )
+    parser.add_argument("--version", action="version", version=f"stream-harness {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("normalize", help="print the unified events of a cassette or raw body, one JSON line each")
+    p.add_argument("file", help="a vcrpy cassette (.yaml) or a raw response body")
+    from stream_harness.providers.registry import choices_metavar
+
+    p.add_argument(
+        "--protocol",
+        metavar=choices_metavar(),
+        help="wire protocol id (default: detected from the URL and body)",
+    )
+    p.add_argument("--interaction", type=int, help="interaction index in the cassette (default: the first streaming one)")
+    p.add_argument("--split", default="whole", help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...")
+    p.add_argument("--adapter", help="replay through this adapter instead of the reference (as conformance failures name it)")
+    p.set_defaults(func=_cmd_normalize)
+
+    p = sub.add_parser("summary", help="one line per cassette interaction: what the reference normalizer makes of it")
+    p.add_argument("--cassettes", default=None, help="cassette directory (default: the bundled cassettes)")
+    p.set_defaults(func=_cmd_summary)
+
+    from stream_harness.cli.conformance import add_parsers as add_conformance
+    from stream_harness.cli.loop import add_loop_parser
+    from stream_harness.matrix.groups import add_matrix_parser
+    from stream_harness.server.serve import add_serve_parser
+    from stream_harness.workflow.bless import add_bless_parser
+    from stream_harness.workflow.importing import add_import_parser
+    from stream_harness.workflow.init import add_init_parser
+    from stream_harness.workflow.lint import add_lint_parser
+    from stream_harness.workflow.record import add_record_parser
+
+    add_conformance(sub)
+    add_matrix_parser(sub)
+    add_loop_parser(sub)
+    from stream_harness.conformance.fuzz import add_parser as add_fuzz_parser
+
+    add_fuzz_parser(sub)
+    add_serve_parser(sub)
+    for add in (add_init_parser, add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.func(args)
+        return code
+    except UsageError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `stream-harness normalize ... | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The conformance engine: cases, checks, adapters, and the one call adapter authors need.
+
+An adapter's author runs the whole suite from their own tests, as hypothesis ships its
+provider conformance test::
+
+    from stream_harness.conformance import run_conformance
+
+    def test_my_adapter_conforms():
+        run_conformance(MyAdapter())   # raises AssertionError listing every new failure
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from stream_harness.adapters.protocol import (
+    Adapter,
+    AdapterLoadError,
+    AdapterResult,
+    ReferenceAdapter,
+    load_adapter,
+)
+from stream_harness.conformance.config import Config, load_config
+from stream_harness.conformance.cases import Case, CaseLoadError, load_cases
+from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check, Failure
+from stream_harness.conformance.expectations import Expectations, expectations_for
+from stream_harness.conformance.runner import AdapterRun, CaseResult, RunConfig, run_adapter
+from stream_harness.conformance.suite import Suite, SuiteError, prepare
+from stream_harness.contract.diff import short_diff_of_texts
+from stream_harness.contract.facts import bundled_cassettes
+
+
+def run_conformance(
+    adapter: Adapter | str,
+    *,
+    cassettes: Iterable[str | Path] | None = None,
+    checks: Sequence[str] | None = None,
+    examples: int | None = None,
+    seed: int | None = None,
+    single_cut_limit: int | None = None,
+    expectations: str | Path | None = None,
+    config: Config | None = None,
+) -> AdapterRun:
+    """Run every applicable check on every case; raise AssertionError on new failures.
+
+    Arguments left out come from ``[tool.stream-harness]`` in the nearest pyproject.toml
+    (``config`` replaces that lookup), then the defaults: the bundled cassettes, the whole
+    catalogue, 100 random splits. ``adapter`` is an adapter object or a spec string
+    (``module:object``). Raises :class:`SuiteError` when nothing would be checked (no
+    cassettes, none loads, no check applies) and AssertionError listing every new
+    failure with its difference and reproduce command.
+    """
+    base = config if config is not None else load_config()
+    merged = base.with_overrides(
+        cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations,
+        single_cut_limit=single_cut_limit,
+    )
+    suite = prepare(merged, [adapter])
+    loaded = suite.adapters[0]
+    run = run_adapter(loaded.adapter, suite.cases, suite.run_config, loaded.expectations, spec=loaded.spec)
+    bad = [r for r in run.results if not r.ok]
+    if bad:
+        lines = [f"{len(bad)} conformance failure(s) for adapter {loaded.spec!r} ({suite.describe()}):"]
+        for r in bad[:50]:
+            first = r.failures[0] if r.failures else None
+            lines.append(f"- [{r.check}] {r.case}: {first.message if first else r.outcome}")
+            diff = short_diff_of_texts(first.expected, first.observed, first.path) if first else None
+            if diff:
+                lines.append(f"    {diff}")
+            if first and first.command:
+                lines.append(f"    reproduce: {first.command}")
+        if len(bad) > 50:
+            lines.append(f"... and {len(bad) - 50} more")
+        raise AssertionError("\n".join(lines))
+    return run
+
+
+__all__ = [
+    "CHECKS",
+    "CHECKS_BY_ID",
+    "Adapter",
+    "AdapterLoadError",
+    "AdapterResult",
+    "AdapterRun",
+    "Case",
+    "CaseLoadError",
+    "CaseResult",
+    "Check",
+    "Config",
+    "Expectations",
+    "Failure",
+    "ReferenceAdapter",
+    "RunConfig",
+    "Suite",
+    "SuiteError",
+    "bundled_cassettes",
+    "expectations_for",
+    "load_adapter",
+    "load_cases",
+    "prepare",
+    "run_adapter",
+    "run_conformance",
+]

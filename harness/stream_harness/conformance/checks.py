@@ -1,0 +1,710 @@
+"""The check catalogue (documented in specs/checks.md).
+
+Each check has an id, the contract rule or spec table it enforces, and the adapter level
+it needs: ``event`` checks read the event sequence, ``message`` checks only the final
+message, so they apply to every adapter. A check returns failures, each with the smallest
+reproducing split it found and the CLI line that replays it.
+
+Splits are drawn from a seeded PRNG rather than hypothesis' engine, so that a report is
+reproducible from its header (the seed) and a run costs exactly ``examples`` adapter
+calls per check; a failing split is shrunk by removing runs of cut points, then single
+ones, until none can go, which takes a planted split bug down to its single cut point.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
+from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
+from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
+from stream_harness.conformance.cases import Case
+from stream_harness.contract.rules import Violation, check_contract
+from stream_harness.contract.diff import first_difference
+from stream_harness.contract.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One violation. ``expected`` and ``observed`` are JSON texts, in full; ``path`` is where
+    they first differ (:func:`stream_harness.contract.diff.first_difference`); ``command`` replays it."""
+
+    message: str
+    split: str | None = None  # the --split spec that reproduces it
+    command: str | None = None
+    expected: str | None = None
+    observed: str | None = None
+    path: str | None = None
+
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def differing(message: str, expected: Any, observed: Any, **extra: Any) -> Failure:
+    """A failure carrying both values in full and the path where they first differ."""
+    return Failure(
+        message,
+        expected=as_json(expected),
+        observed=as_json(observed),
+        path=first_difference(expected, observed),
+        **extra,
+    )
+
+
+# The one-byte-per-chunk split is one run, so it is tried on bodies up to this size however
+# the single cuts are limited.
+ONE_BYTE_LIMIT: Final = 1024
+
+
+@dataclass
+class CheckContext:
+    """One (adapter, case) pair: runs are cached per split, so checks share them."""
+
+    case: Case
+    adapter: Adapter
+    examples: int = 100
+    seed: int = 0
+    single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT
+    # How a reproduce command names the adapter and the cassette: as the user gave them.
+    adapter_spec: str | None = None
+    cassette_arg: str | None = None
+    # A reproduce command pins the one split (or truncation offset) that failed.
+    only_cuts: tuple[int, ...] | None = None
+    only_truncate: int | None = None
+    _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
+    _expected: list[Event] | None = None
+
+    def run_cuts(self, cuts: Sequence[int]) -> AdapterResult:
+        key = tuple(cuts)
+        result = self._runs.get(key)
+        if result is None:
+            c = self.case
+            result = safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers)
+            self._runs[key] = result
+        return result
+
+    def whole(self) -> AdapterResult:
+        return self.run_cuts(())
+
+    def run_body(self, body: bytes) -> AdapterResult:
+        c = self.case
+        return safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers)
+
+    @property
+    def expected(self) -> list[Event]:
+        if self._expected is None:
+            self._expected = self.case.expected_events()
+        return self._expected
+
+    @property
+    def expected_message(self) -> AssistantMessage:
+        last = self.expected[-1]
+        return last.message  # type: ignore[union-attr]
+
+    def command(self, check: str, cuts: Sequence[int] = (), *, truncate: int | None = None) -> str:
+        """The line that replays one check on this case, as the user can paste it back."""
+        c = self.case
+        parts = ["stream-harness", "check"]
+        # Always named: a configured adapter list would otherwise replace the one that failed.
+        parts += ["--adapter", self.adapter_spec or self.adapter.name]
+        parts += ["--cassettes", self.cassette_arg or display_path(c.cassette), "--interaction", str(c.interaction)]
+        parts += ["--check", check]
+        if cuts:
+            parts += ["--split", format_cuts(split_at(c.body, cuts))]
+        if truncate is not None:
+            parts += ["--truncate", str(truncate)]
+        return " ".join(shlex.quote(p) for p in parts)
+
+    def splits(self) -> list[list[int]]:
+        """The splits a split-sensitive check tries, cheapest to read first."""
+        if self.only_cuts is not None:
+            return [list(self.only_cuts)]
+        n = len(self.case.body)
+        if n < 2:
+            return []
+        out: list[list[int]] = []
+        # An adapter whose every run is costly (a gateway process: a request each) says how
+        # many drawn splits it affords; it gets no exhaustive single cuts then.
+        budget = getattr(self.adapter, "split_budget", None)
+        examples = self.examples if budget is None else min(self.examples, int(budget))
+        if budget is None:
+            if n <= ONE_BYTE_LIMIT:
+                out.append(list(range(1, n)))  # one byte per chunk
+            if n <= self.single_cut_limit:
+                out.extend([k] for k in range(1, n))  # every single cut
+        rng = random.Random(f"{self.seed}:{self.case.id}")
+        spots = trouble_spots(self.case.body)
+        if spots:
+            # Every trouble spot at once: one run that cuts inside every UTF-8 character,
+            # CRLF pair and marker; shrinking then finds the one cut that matters.
+            out.append(list(spots))
+        for _ in range(examples):
+            count = rng.randint(1, min(32, n - 1))
+            cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
+            out.append(sorted(cuts))
+        return out
+
+
+def display_path(path: Path) -> str:
+    """A path as the user typed it; an absolute one under the working directory, relative."""
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def shrink_cuts(cuts: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
+    """Remove cut points while the failure persists, until no single one can go.
+
+    Runs of cuts are removed first, halving their length (delta debugging's complement
+    step): a failing split of 1,400 cuts (every trouble spot at once) whose cause is one of
+    them shrinks in about 30 adapter runs instead of 1,400, and those runs get shorter as
+    they go. Then single cuts, to a fixpoint, so the result is 1-minimal as before.
+    """
+    current = list(cuts)
+    size = max(1, len(current) // 2) if current else 0
+    while size >= 1:
+        changed = False
+        i = 0
+        while i < len(current):
+            trial = current[:i] + current[i + size :]
+            if fails(trial):
+                current = trial
+                changed = True
+            else:
+                i += size
+        if size == 1 and changed:
+            continue  # one more pass of single cuts: a removal may free an earlier one
+        size = max(1, min(size // 2, len(current) // 2)) if size > 1 else 0
+    return current
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    id: str
+    title: str
+    enforces: str
+    level: AdapterLevel
+    applies: Callable[[Case, list[Event]], bool]
+    run: Callable[[CheckContext], list[Failure]]
+    # An optional adapter capability the check needs, read as a boolean attribute that
+    # defaults to True: a library that hands errors over unclassified
+    # (``classifies_errors = False``) is not failed for not classifying them.
+    needs: str | None = None
+    # What an adapter without the attribute has: True for a capability most have
+    # (``classifies_errors``), False for one few have (``proxy``: the gateway checks).
+    needs_default: bool = True
+
+    def applicable(self, adapter: Adapter, case: Case, expected: list[Event]) -> bool:
+        if self.level == "event" and adapter.level != "event":
+            return False
+        if self.needs is not None and not getattr(adapter, self.needs, self.needs_default):
+            return False
+        return case.protocol in adapter.protocols and self.applies(case, expected)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _always(case: Case, expected: list[Event]) -> bool:
+    return True
+
+
+def _is_stream(case: Case, expected: list[Event]) -> bool:
+    return case.status < 400
+
+
+def _ends_in_error(case: Case, expected: list[Event]) -> bool:
+    return isinstance(expected[-1], ErrorEvent)
+
+
+def _has_tool_calls(case: Case, expected: list[Event]) -> bool:
+    return any(e.type == "toolcall_start" for e in expected)
+
+
+def _stop_reason_decides(case: Case, expected: list[Event]) -> bool:
+    """The wire carried a stop reason and it, not some later fault, decided the ending.
+
+    A stream that ends in an in-band error after a finish reason (OpenRouter) is an error
+    whatever the stop reason said; error-surfacing judges that case.
+    """
+    from stream_harness.providers.stop_reasons import map_stop_reason
+
+    last = expected[-1]
+    if not isinstance(last, DoneEvent | ErrorEvent) or last.message.provider_stop_reason is None:
+        return False
+    msg = last.message
+    refusal = isinstance(last, ErrorEvent) and last.error is not None and last.error.provider_type == "refusal"
+    has_calls = any(isinstance(b, ToolCall) for b in msg.content)
+    mapped = map_stop_reason(case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal)
+    return mapped.reason == msg.stop_reason
+
+
+def _no_events(result: AdapterResult) -> Failure | None:
+    if result.crashed:
+        return differing(f"the adapter crashed: {result.crashed}", {"events": "a sequence"}, outcome_of(result))
+    if result.events is None:
+        return differing("an event-level adapter returned no events", {"events": "a sequence"}, {"events": None})
+    return None
+
+
+def check_contract_rules(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    problem = _no_events(result)
+    if problem:
+        return [problem]
+    assert result.events is not None
+    return [_violation(v, result.events) for v in check_contract(result.events)]
+
+
+def _violation(v: Violation, events: Sequence[Event], **extra: Any) -> Failure:
+    """A contract violation: what the rule allows there against the event that came."""
+    at = v.index if v.index is not None and 0 <= v.index < len(events) else None
+    observed = events[at].model_dump(mode="json") if at is not None else [e.type for e in events]
+    return Failure(
+        str(v),
+        expected=as_json({"event": at, "is": f"allowed here by {v.rule} (specs/contract.md)"}),
+        observed=as_json({"event": at, "is": observed}),
+        path="is",
+        **extra,
+    )
+
+
+def _message_key(result: AdapterResult) -> Any:
+    if result.crashed:
+        return ("crashed", result.crashed)
+    msg = result.message
+    return (result.terminal, msg.model_dump() if msg is not None else None)
+
+
+def outcome_of(result: AdapterResult) -> dict[str, Any]:
+    """What an adapter made of a body, as one JSON document (for expected / observed)."""
+    out: dict[str, Any] = {"terminal": result.terminal}
+    if result.crashed:
+        out["crashed"] = result.crashed
+    if result.raised:
+        out["raised"] = result.raised
+    out["message"] = result.message.model_dump(mode="json") if result.message is not None else None
+    return out
+
+
+def outcome_of_events(events: Sequence[Event]) -> dict[str, Any]:
+    """The reference's outcome in the shape of :func:`outcome_of`."""
+    last = events[-1] if events else None
+    message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+    return {"terminal": last.type if last is not None else "none", "message": message.model_dump(mode="json") if message else None}
+
+
+def check_split_invariance(ctx: CheckContext) -> list[Failure]:
+    whole = ctx.whole()
+    if whole.crashed:
+        return [differing(f"the adapter crashed on the whole body: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+    baseline = _message_key(whole)
+
+    def fails(cuts: list[int]) -> bool:
+        return bool(_message_key(ctx.run_cuts(cuts)) != baseline)
+
+    for cuts in ctx.splits():
+        if fails(cuts):
+            small = cuts if ctx.only_cuts is not None else shrink_cuts(cuts, fails)
+            observed = ctx.run_cuts(small)
+            return [
+                differing(
+                    f"split at {small} gives a different final message than the whole body "
+                    f"({_summary(observed)} instead of {_summary(whole)})",
+                    outcome_of(whole),
+                    outcome_of(observed),
+                    split=format_cuts(split_at(ctx.case.body, small)),
+                    command=ctx.command("split-invariance", small),
+                )
+            ]
+    return []
+
+
+def comparable_message(message: AssistantMessage | None) -> Any:
+    """The parts of a message the ``expected`` check compares, as JSON."""
+    if message is None:
+        return None
+    return {
+        "content": [_comparable(b) for b in message.content],
+        "stop_reason": message.stop_reason,
+        "provider_stop_reason": message.provider_stop_reason,
+        "usage": message.usage.model_dump(mode="json") if message.usage is not None else None,
+        "has_error_message": message.error_message is not None,
+    }
+
+
+def check_expected(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    want = comparable_message(ctx.expected_message)
+    if result.crashed:
+        return [differing(f"the adapter crashed: {result.crashed}", want, outcome_of(result))]
+    client = client_protocol(ctx)
+    if client is not None:  # a gateway: compared at the contract level, across protocols
+        from stream_harness.adapters.gateways import compare
+
+        found = compare.differences(ctx.expected_message, ctx.case.protocol, result.message, client)
+        if not found:
+            return []
+        return [differing("; ".join(found), compare.view(ctx.expected_message, client=client), compare.view(result.message, client=client))]
+    diffs = compare_messages(ctx.expected_message, result)
+    if not diffs:
+        return []
+    return [differing("; ".join(diffs), want, comparable_message(result.message))]
+
+
+def check_live_arguments(ctx: CheckContext) -> list[Failure]:
+    for cuts in [[], *ctx.splits()[: max(1, ctx.examples // 10)]]:
+        result = ctx.run_cuts(cuts)
+        problem = _no_events(result)
+        if problem:
+            return [problem]
+        assert result.events is not None
+        bad = [v for v in check_contract(result.events) if v.rule in ("C7", "C9")]
+        if bad:
+            return [
+                _violation(
+                    bad[0], result.events,
+                    split=format_cuts(split_at(ctx.case.body, cuts)) if cuts else None,
+                    command=ctx.command("live-arguments", cuts),
+                )
+            ]  # fmt: skip
+    return []
+
+
+def check_stop_reason(ctx: CheckContext) -> list[Failure]:
+    from stream_harness.providers.stop_reasons import map_stop_reason
+
+    result = ctx.whole()
+    msg = result.message
+    want = ctx.expected_message
+    if msg is None:
+        return [
+            differing(
+                f"no message (terminal: {result.terminal}; {result.raised or result.crashed or ''})".strip(),
+                {"provider_stop_reason": want.provider_stop_reason, "stop_reason": want.stop_reason},
+                outcome_of(result),
+            )
+        ]
+    has_calls = any(isinstance(b, ToolCall) for b in msg.content)
+    # Whether the wire carried a refusal is a fact of the case, read from the reference.
+    ref = ctx.expected[-1]
+    refusal = isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.provider_type == "refusal"
+    client = client_protocol(ctx)
+    if client is not None and client != ctx.case.protocol:
+        # Across protocols the raw value is the client protocol's own word: it must map, by
+        # that protocol's table, to the stop reason the upstream's raw value maps to.
+        mapped = map_stop_reason(client, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+        problems = []
+        # No raw value (a stream that ended before one came): only the outcome is compared.
+        if msg.provider_stop_reason is not None and mapped != msg.stop_reason:
+            problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r} for {client}")
+        if msg.stop_reason != want.stop_reason:
+            problems.append(f"stop_reason {msg.stop_reason!r} (raw {msg.provider_stop_reason!r} on {client}), the upstream's {want.provider_stop_reason!r} is {want.stop_reason!r}")
+        if not problems:
+            return []
+        return [
+            differing(
+                "; ".join(problems),
+                {"stop_reason": want.stop_reason, "upstream_raw": want.provider_stop_reason},
+                {"stop_reason": msg.stop_reason, "client_raw": msg.provider_stop_reason},
+            )
+        ]
+    mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+    problems = []
+    if msg.provider_stop_reason != want.provider_stop_reason:
+        problems.append(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}")
+    if msg.stop_reason != mapped:
+        problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}")
+    if not problems:
+        return []
+    return [
+        differing(
+            "; ".join(problems),
+            {"provider_stop_reason": want.provider_stop_reason, "stop_reason": mapped},
+            {"provider_stop_reason": msg.provider_stop_reason, "stop_reason": msg.stop_reason},
+        )
+    ]
+
+
+def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    want = ctx.expected_message
+    expected_doc = {"terminal": "error", "error_message": want.error_message, "content": [_comparable(b) for b in want.content]}
+    if result.crashed:
+        return [differing(f"the adapter crashed: {result.crashed}", expected_doc, outcome_of(result))]
+    got_text = (result.message.error_message if result.message else None) or result.raised or ""
+    observed_doc = {
+        "terminal": result.terminal,
+        "error_message": got_text or None,
+        "content": [_comparable(b) for b in result.message.content] if result.message else [],
+    }
+    if result.terminal == "done":
+        return [differing(f"ended in done, but the response is an error: {want.error_message}", expected_doc, observed_doc)]
+    out = []
+    ref = ctx.expected[-1]
+    provider_spoke = not (isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.origin == "stream")
+    # When the stream itself was broken (cut, malformed) the reference's message is its own
+    # wording, which no other adapter can be asked to repeat: ending in error is enough.
+    if provider_spoke and want.error_message and want.error_message not in got_text:
+        out.append(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}")
+    if want.content and (result.message is None or result.message.content != want.content):
+        have = len(result.message.content) if result.message else 0
+        out.append(f"content received before the error was lost: {len(want.content)} blocks expected, {have} kept")
+    if not out:
+        return []
+    if not provider_spoke:
+        expected_doc["error_message"] = observed_doc["error_message"]
+    return [differing("; ".join(out), expected_doc, observed_doc)]
+
+
+def check_truncation(ctx: CheckContext) -> list[Failure]:
+    body = ctx.case.body
+    n = len(body)
+    if n < 8:
+        return []
+    offsets: list[int] = []
+    if ctx.only_truncate is not None:
+        offsets = [ctx.only_truncate]
+    else:
+        rng = random.Random(f"trunc:{ctx.seed}:{ctx.case.id}")
+        # A cut counts only where the reference says the stream is unfinished: a body may be
+        # complete long before its end (a finish_reason and then a large moderation chunk,
+        # before [DONE]), and ending `done` there is right. So the seeded offsets in
+        # [n/4, n/2) that the reference ends in error, else those in [1, n/4).
+        for low, high in ((n // 4, max(n // 4 + 1, n // 2)), (1, max(2, n // 4))):
+            drawn = sorted({rng.randrange(low, high) for _ in range(3)})
+            offsets = [k for k in drawn if ctx.case.cut_ends_in_error(k)]
+            if offsets:
+                break
+    for k in offsets:
+        result = ctx.run_body(body[:k])
+        command = ctx.command("truncation", truncate=k)
+        if result.crashed:
+            return [differing(f"body truncated at byte {k}: the adapter crashed: {result.crashed}", {"terminal": "error"}, outcome_of(result), command=command)]
+        if result.terminal == "done":
+            return [differing(f"body truncated at byte {k} of {n} ended in done; a cut stream must end in error", {"terminal": "error"}, outcome_of(result), command=command)]
+        if ctx.adapter.level == "event" and result.events is not None:
+            bad = check_contract(result.events)
+            if bad:
+                return [_violation(bad[0], result.events, command=command)]
+    return []
+
+
+def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
+    want = ctx.expected[-1]
+    assert isinstance(want, ErrorEvent)
+    expected_doc = {"terminal": "error", "kind": want.error.kind if want.error else None, "retryable": want.error.retryable if want.error else None}
+    result = ctx.whole()
+    problem = _no_events(result)
+    if problem:
+        return [problem]
+    assert result.events is not None
+    got = result.events[-1]
+    if not isinstance(got, ErrorEvent):
+        return [differing(f"ended in {got.type}, not error", expected_doc, {"terminal": got.type})]
+    if got.error is None:
+        return [differing("the error event carries no classification", expected_doc, {"terminal": "error", "kind": None, "retryable": None})]
+    if want.error is not None and (got.error.kind, got.error.retryable) != (want.error.kind, want.error.retryable):
+        return [
+            differing(
+                f"classified {got.error.kind} (retryable={got.error.retryable}), expected {want.error.kind} (retryable={want.error.retryable})",
+                expected_doc,
+                {"terminal": "error", "kind": got.error.kind, "retryable": got.error.retryable},
+            )
+        ]
+    return []
+
+
+# ---------------------------------------------------------------------------------------
+# Gateways (harness/stream_harness/adapters/gateways): an adapter with ``proxy = True`` runs a real gateway between a
+# replayed upstream and the reference; these checks ask it for exchanges the Adapter
+# protocol cannot express (paced, cut upstream) through its ``exchange`` method.
+
+PACING = 0.2  # seconds between upstream events in the streaming check
+MAX_PACED = 10  # upstream sends at most this many paced groups of events
+
+
+def client_protocol(ctx: CheckContext) -> str | None:
+    """The protocol a gateway's client reads, or None for a library adapter."""
+    value = getattr(ctx.adapter, "client_protocol", None)
+    return value if isinstance(value, str) else None
+
+
+def _paced_groups(body: bytes) -> list[bytes]:
+    """The body's events, merged into at most MAX_PACED consecutive groups."""
+    from stream_harness.server.upstream import event_frames
+
+    frames = event_frames(body)
+    if len(frames) <= MAX_PACED:
+        return frames
+    size = -(-len(frames) // MAX_PACED)
+    return [b"".join(frames[i : i + size]) for i in range(0, len(frames), size)]
+
+
+def _streams(case: Case, expected: list[Event]) -> bool:
+    return case.status < 400
+
+
+def _http_error(case: Case, expected: list[Event]) -> bool:
+    return case.status >= 400
+
+
+def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
+    from stream_harness.adapters.gateways.adapter import record_timing
+
+    groups = _paced_groups(ctx.case.body)
+    if len(groups) < 3:
+        return []
+    c = ctx.case
+    ex = ctx.adapter.exchange(c.protocol, groups, status=c.status, headers=c.headers, delay=PACING)  # type: ignore[attr-defined]
+    result = ex.result
+    if result.crashed:
+        return [differing(f"the adapter crashed: {result.crashed}", {"crashed": None}, outcome_of(result))]
+    ratio = ex.ttfb_ratio()
+    record_timing(ctx.adapter.name, c.id, ex, PACING)
+    out = []
+    if ratio is None or ratio >= 1:
+        shown = "no body byte" if ratio is None else f"first byte at {ratio:.2f} of the upstream's span"
+        out.append(
+            differing(
+                f"the gateway buffered: with {len(groups)} upstream events {PACING * 1000:.0f} ms apart, {shown} "
+                "(a streaming gateway passes the first byte on before the upstream's last event is sent)",
+                {"ttfb_ratio": "< 1"},
+                {"ttfb_ratio": None if ratio is None else round(ratio, 3), "client_reads": len(ex.times)},
+            )
+        )
+    if _message_key(result) != _message_key(ctx.whole()):
+        out.append(
+            differing(
+                f"paced upstream events give another final message than the whole body ({_summary(result)} instead of {_summary(ctx.whole())})",
+                outcome_of(ctx.whole()),
+                outcome_of(result),
+            )
+        )
+    return out
+
+
+def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
+    from stream_harness.server.upstream import event_frames
+
+    c = ctx.case
+    frames = event_frames(c.body)
+    ends = [sum(len(f) for f in frames[:k]) for k in range(len(frames) + 1)]
+    # A cut between events, as near the middle as leaves the stream unfinished.
+    order = sorted(range(1, len(frames)), key=lambda k: abs(k - len(frames) / 2))
+    k = next((k for k in order if c.cut_ends_in_error(ends[k])), None)
+    if k is None:
+        return []
+    ex = ctx.adapter.exchange(c.protocol, frames[:k], status=c.status, headers=c.headers, cut="close")  # type: ignore[attr-defined]
+    result = ex.result
+    if result.crashed:
+        return [differing(f"upstream cut after event {k} of {len(frames)}: the adapter crashed: {result.crashed}", {"terminal": "error"}, outcome_of(result))]
+    if result.terminal == "done":
+        return [
+            differing(
+                f"the upstream connection dropped after event {k} of {len(frames)} and the client saw a clean finish; "
+                "a cut stream must reach the client as an error or a truncation",
+                {"terminal": "error"},
+                outcome_of(result),
+            )
+        ]
+    return []
+
+
+def check_proxy_error_status(ctx: CheckContext) -> list[Failure]:
+    result = ctx.whole()
+    if result.crashed:
+        return [differing(f"the adapter crashed: {result.crashed}", {"status": ctx.case.status}, outcome_of(result))]
+    status = result.raw.get("client_status")
+    want = ctx.expected[-1]
+    want_after = want.error.retry_after if isinstance(want, ErrorEvent) and want.error else None
+    last = result.events[-1] if result.events else None
+    got_after = last.error.retry_after if isinstance(last, ErrorEvent) and last.error else None
+    expected_doc = {"status": ctx.case.status, "retry_after": want_after}
+    observed_doc = {"status": status, "retry_after": got_after}
+    problems = []
+    if status != ctx.case.status:
+        problems.append(f"the upstream answered HTTP {ctx.case.status}, the client got {status}")
+    if want_after is not None and got_after is None:
+        problems.append(f"the upstream's retry-after ({want_after:g} s) did not reach the client")
+    if not problems:
+        return []
+    return [differing("; ".join(problems), expected_doc, observed_doc)]
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("contract", "event sequence follows the contract grammar", "C1-C12", "event", _always, check_contract_rules),
+    Check("split-invariance", "any split of the body gives the same final message", "C13", "message", _always, check_split_invariance),
+    Check("expected", "final message agrees with specs/expected", "C6-C8, C14", "message", _always, check_expected),
+    Check("live-arguments", "live tool arguments grow monotonically to the final parse", "C7, C9", "event", _has_tool_calls, check_live_arguments),
+    Check("stop-reason", "stop reason mapped per specs/stop_reasons.yaml", "C14", "message", _stop_reason_decides, check_stop_reason),
+    Check("error-surfacing", "errors end in error with the provider's message, nothing lost", "C15", "message", _ends_in_error, check_error_surfacing),
+    Check("truncation", "a body cut mid-stream ends in error, never done", "C2, C15", "message", _is_stream, check_truncation),
+    Check("overflow-classification", "error events carry the classification of specs/overflow.yaml", "C16", "event", _ends_in_error, check_overflow_classification, needs="classifies_errors"),
+    Check("proxy-streaming", "a gateway streams: the first byte before the upstream's last event", "C15", "message", _streams, check_proxy_streaming, needs="proxy", needs_default=False),
+    Check("proxy-upstream-cut", "an upstream connection dropped mid-stream reaches the client as an error", "C2, C15", "message", _streams, check_proxy_upstream_cut, needs="proxy", needs_default=False),
+    Check("proxy-error-status", "an upstream HTTP error reaches the client with its status and retry-after", "C15, C16", "message", _http_error, check_proxy_error_status, needs="proxy", needs_default=False),
+)  # fmt: skip
+
+CHECKS_BY_ID = {c.id: c for c in CHECKS}
+
+
+def compare_messages(expected: AssistantMessage, result: AdapterResult) -> list[str]:
+    """Human-readable differences between the expected message and an adapter's."""
+    msg = result.message
+    if msg is None:
+        return [f"no final message (terminal: {result.terminal}{'; raised ' + result.raised if result.raised else ''})"]
+    out: list[str] = []
+    if len(msg.content) != len(expected.content):
+        out.append(f"{len(msg.content)} content blocks, expected {len(expected.content)}: {[b.type for b in msg.content]} vs {[b.type for b in expected.content]}")
+    for i, (got, want) in enumerate(zip(msg.content, expected.content, strict=False)):
+        if _comparable(got) != _comparable(want):
+            out.append(f"block {i}: {_short(got.model_dump())} != expected {_short(want.model_dump())}")
+    for name in ("stop_reason", "provider_stop_reason", "usage"):
+        if getattr(msg, name) != getattr(expected, name):
+            out.append(f"{name}: {getattr(msg, name)!r} != expected {getattr(expected, name)!r}")
+    if (msg.error_message is None) != (expected.error_message is None):
+        out.append(f"error_message: {msg.error_message!r} != expected {expected.error_message!r}")
+    return out
+
+
+def _comparable(block: ContentBlock) -> Any:
+    """A block as compared: signatures that are JSON documents compare as JSON values.
+
+    Several providers' replay tokens are JSON (OpenAI Responses reasoning items); a library
+    that re-serializes one with another key order has kept the same token.
+    """
+    data = block.model_dump()
+    sig = data.get("signature")
+    if isinstance(sig, str) and sig[:1] in "{[":
+        try:
+            data["signature"] = json.loads(sig)
+        except ValueError:
+            pass
+    return data
+
+
+def _summary(result: AdapterResult) -> str:
+    if result.crashed:
+        return f"crashed: {result.crashed}"
+    msg = result.message
+    if msg is None:
+        return f"{result.terminal}: no message"
+    blocks = ", ".join(f"{b.type}:{_short(getattr(b, 'content', None) or getattr(b, 'arguments', None), 40)}" for b in msg.content)
+    return f"{result.terminal} {msg.stop_reason} [{blocks}]"
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,129 @@
+"""Per-adapter expectation files: known failures, each with the upstream issue.
+
+In the spirit of web-platform-tests' metadata: expectations live outside the checks, in
+``specs/expectations/<adapter>.yaml`` (a portable spelling of the adapter name, see
+:func:`expectation_file_name`), so that a report separates new failures from known
+ones and flags a known failure that now passes (time to drop the entry)::
+
+    adapter: openai-sdk
+    known_failures:
+      - check: error-surfacing
+        case: "openai-completions/in_band_error*"   # fnmatch pattern on the case id
+        issue: https://github.com/openai/openai-python/issues/NNNN
+        reason: the SDK accumulates the error chunk as content
+
+A case that passes is ``fixed`` only when an entry names it alone; a pattern entry
+(``openai-completions/*``) stands for a class of cases, and a member that passes is just
+``passed``. Outcomes are recomputed from these files whenever a report keeps rows of an
+earlier run (:func:`stream_harness.reporting.report.reclassify`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+import yaml
+
+
+class ExpectationsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFailure:
+    check: str
+    case: str
+    issue: str
+    reason: str = ""
+
+    def matches(self, check: str, case_id: str) -> bool:
+        return fnmatch.fnmatchcase(check, self.check) and fnmatch.fnmatchcase(case_id, self.case)
+
+    @property
+    def is_pattern(self) -> bool:
+        """An entry for a class of cases (``openai-completions/*``): a case of the class
+        that passes is not news, unlike a single listed case that passes (``fixed``)."""
+        return any(c in self.check + self.case for c in "*?[")
+
+
+def outcome_for(
+    failed: bool, known: KnownFailure | None
+) -> tuple[Literal["passed", "failed", "known_failure", "fixed"], str | None]:
+    """The outcome of a check that ran, and the issue it cites: the one rule, shared by
+    the runner and by :func:`stream_harness.reporting.report.reclassify`."""
+    if failed:
+        return ("known_failure", known.issue) if known is not None else ("failed", None)
+    if known is not None and not known.is_pattern:
+        return "fixed", known.issue
+    return "passed", None
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    adapter: str
+    known: tuple[KnownFailure, ...] = ()
+
+    def lookup(self, check: str, case_id: str) -> KnownFailure | None:
+        for k in self.known:
+            if k.matches(check, case_id):
+                return k
+        return None
+
+
+def load_expectations(path: Path, adapter: str) -> Expectations:
+    if not path.is_file():
+        return Expectations(adapter)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ExpectationsError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    rows = data.get("known_failures") if isinstance(data, dict) else None
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        raise ExpectationsError(f"{path}: known_failures must be a list")
+    known = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("check", "case", "issue")):
+            raise ExpectationsError(f"{path}: known_failures[{i}] needs string fields check, case and issue")
+        known.append(KnownFailure(row["check"], row["case"], row["issue"], str(row.get("reason", ""))))
+    return Expectations(adapter, tuple(known))
+
+
+# Characters a Windows file name cannot hold (plus the path separators), and what an adapter
+# name's ``->`` (a proxy row, ``litellm-proxy[anthropic-messages->openai-completions]``)
+# becomes in its file name. The files ship in the wheel, so ``pip install`` on Windows
+# would fail on a ``>`` in one of them.
+UNPORTABLE_CHARS: Final = frozenset('<>:"|?*\\/')
+_ARROW: Final = ("->", "--to--")
+
+
+def expectation_file_name(adapter: str) -> str:
+    """The portable file name of ``adapter``'s expectations: the one place that derives it.
+
+    ``->`` becomes ``--to--`` (readable, and :func:`adapter_from_file_name` undoes it);
+    any other character no file system takes is refused rather than silently mangled."""
+    stem = adapter.replace(*_ARROW)
+    bad = sorted({c for c in stem if c in UNPORTABLE_CHARS or ord(c) < 32})
+    if bad or not stem or stem[-1] in ". " or _ARROW[1] in adapter:
+        raise ExpectationsError(f"adapter name {adapter!r} has no portable expectation file name")
+    return f"{stem}.yaml"
+
+
+def adapter_from_file_name(name: str) -> str:
+    """The adapter whose expectations ``name`` (``<stem>.yaml``, or a path's name) holds."""
+    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    return stem.replace(_ARROW[1], _ARROW[0])
+
+
+def expectations_dir() -> Path:
+    from stream_harness.contract.facts import specs_dir
+
+    return specs_dir() / "expectations"
+
+
+def expectations_for(adapter: str, directory: Path | None = None) -> Expectations:
+    return load_expectations((directory or expectations_dir()) / expectation_file_name(adapter), adapter)

@@ -1,0 +1,272 @@
+"""Running adapters x cases x checks into results, the raw material of every report."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from stream_harness.adapters.protocol import Adapter
+from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
+from stream_harness.conformance.cases import Case
+from stream_harness.conformance.checks import (
+    CHECKS,
+    Check,
+    CheckContext,
+    Failure,
+    as_json,
+    outcome_of,
+    outcome_of_events,
+)
+from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.contract.diff import first_difference
+
+Outcome = Literal["passed", "failed", "errored", "known_failure", "fixed"]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    adapter: str
+    case: str
+    check: str
+    outcome: Outcome
+    failures: tuple[Failure, ...] = ()
+    issue: str | None = None  # the upstream issue of a known failure
+
+    @property
+    def ok(self) -> bool:
+        """Passing for CI purposes: a known failure does not break the build, a fix does not either."""
+        return self.outcome in ("passed", "known_failure", "fixed")
+
+
+@dataclass
+class RunConfig:
+    examples: int = 100
+    seed: int = 0
+    checks: Sequence[Check] = CHECKS
+    single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT
+    # A reproduce command replays one split or one truncation offset instead of drawing them.
+    only_cuts: tuple[int, ...] | None = None
+    only_truncate: int | None = None
+
+    def context(self, case: Case, adapter: Adapter, spec: str | None = None) -> CheckContext:
+        """The one (adapter, case) context every caller builds: the runner and pytest items."""
+        return CheckContext(
+            case, adapter, examples=self.examples, seed=self.seed,
+            single_cut_limit=self.single_cut_limit, adapter_spec=spec,
+            only_cuts=self.only_cuts, only_truncate=self.only_truncate,
+        )  # fmt: skip
+
+
+@dataclass
+class AdapterRun:
+    adapter: Adapter
+    version: str
+    results: list[CaseResult] = field(default_factory=list)
+    spec: str | None = None  # how the user named the adapter (reproduce commands repeat it)
+
+
+def run_adapter(
+    adapter: Adapter,
+    cases: Iterable[Case],
+    config: RunConfig,
+    expectations: Expectations | None = None,
+    progress: Callable[[], None] | None = None,
+    *,
+    spec: str | None = None,
+) -> AdapterRun:
+    try:
+        version = adapter.version()
+    except Exception as exc:  # a broken version() is still a result, not a crash of the run
+        version = f"unknown ({type(exc).__name__})"
+    run = AdapterRun(adapter, version, spec=spec)
+    for case in cases:
+        if case.protocol not in adapter.protocols:
+            if progress:
+                progress()
+            continue
+        ctx = config.context(case, adapter, spec)
+        expected = ctx.expected
+        for check in config.checks:
+            if not check.applicable(adapter, case, expected):
+                continue
+            run.results.append(run_one(check, ctx, expectations))
+        if progress:
+            progress()
+    return run
+
+
+def run_one(check: Check, ctx: CheckContext, expectations: Expectations | None) -> CaseResult:
+    """One check on one case, its failures made complete, its outcome decided."""
+    adapter, case_id = ctx.adapter.name, ctx.case.id
+    try:
+        failures = tuple(complete(f, check, ctx) for f in check.run(ctx))
+    except Exception as exc:
+        tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        failure = complete(Failure(f"the check raised: {tb}"), check, ctx)
+        return CaseResult(adapter, case_id, check.id, "errored", (failure,))
+    known = expectations.lookup(check.id, case_id) if expectations else None
+    outcome, issue = outcome_for(bool(failures), known)
+    return CaseResult(adapter, case_id, check.id, outcome, failures, issue)
+
+
+def complete(failure: Failure, check: Check, ctx: CheckContext) -> Failure:
+    """Every failure, wherever it is shown, says how to replay it and what differed."""
+    if failure.command is None:
+        failure = replace(failure, command=ctx.command(check.id))
+    if failure.expected is None or failure.observed is None:
+        expected = outcome_of_events(ctx.expected)
+        observed = outcome_of(ctx.whole())
+        failure = replace(
+            failure,
+            expected=as_json(expected),
+            observed=as_json(observed),
+            path=first_difference(expected, observed),
+        )
+    return failure
+
+
+# -- parallel runs -----------------------------------------------------------------------
+#
+# A run is (adapter x case x check) work with no shared state, so it spreads over
+# processes: each task is one adapter on a slice of the cases. Workers are forked, so they
+# inherit the loaded cases, adapters and checks instead of pickling them (functions in the
+# check catalogue do not pickle); where fork is unavailable the run stays sequential.
+
+_FORK_STATE: tuple[list[Adapter], list[Case], RunConfig, list[Expectations | None], list[str | None]] | None = None
+
+
+def _run_slice(adapter_index: int, start: int, stop: int) -> list[CaseResult]:
+    assert _FORK_STATE is not None, "worker started without the forked run state"
+    adapters, cases, config, expectations, specs = _FORK_STATE
+    run = run_adapter(adapters[adapter_index], cases[start:stop], config, expectations[adapter_index], spec=specs[adapter_index])
+    return run.results
+
+
+def _run_pool(
+    tasks: Sequence[tuple[int, int, int]], workers: int
+) -> tuple[dict[tuple[int, int, int], list[CaseResult]], list[tuple[int, int, int]], str]:
+    """Run ``tasks`` on a fresh forked pool: what finished, what a dead worker took down
+    with it, and how the pool broke (empty when it did not)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    done: dict[tuple[int, int, int], list[CaseResult]] = {}
+    lost: list[tuple[int, int, int]] = []
+    died = ""
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_run_slice, *t): t for t in tasks}
+        for future in as_completed(futures):
+            key = futures[future]
+            try:
+                done[key] = future.result()
+            except BrokenProcessPool as exc:
+                lost.append(key)
+                died = died or str(exc)
+    return done, sorted(lost), died
+
+
+def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
+    """The results of a case whose process died, alone, however often it was run."""
+    assert _FORK_STATE is not None
+    adapters, cases, config, _, specs = _FORK_STATE
+    adapter_index, start, stop = key
+    adapter = adapters[adapter_index]
+    message = (
+        f"the process running {adapter.name} on this case died ({why or 'no reason given'}): "
+        "the library crashed it (a fault in native code, os._exit, out of memory)"
+    )
+    results = []
+    for case in cases[start:stop]:
+        if case.protocol not in adapter.protocols:
+            continue
+        ctx = config.context(case, adapter, specs[adapter_index])
+        for check in config.checks:
+            if check.applicable(adapter, case, ctx.expected):
+                failure = Failure(message, command=ctx.command(check.id))
+                results.append(CaseResult(adapter.name, case.id, check.id, "errored", (failure,)))
+    return results
+
+
+def run_adapters(
+    adapters: Sequence[Adapter],
+    cases: Sequence[Case],
+    config: RunConfig,
+    expectations: Sequence[Expectations | None],
+    *,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    slice_size: int = 6,
+    specs: Sequence[str | None] | None = None,
+) -> list[AdapterRun]:
+    """Run every adapter on every case, on up to ``jobs`` processes.
+
+    ``progress(adapter_index, cases_done)`` is called as slices finish. The results are
+    the same as a sequential run's, in the same order.
+    """
+    import multiprocessing
+
+    global _FORK_STATE
+    case_list = list(cases)
+    spec_list: list[str | None] = list(specs) if specs is not None else [None] * len(adapters)
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        runs = []
+        for i, adapter in enumerate(adapters):
+            runs.append(
+                run_adapter(
+                    adapter, case_list, config, expectations[i],
+                    progress=(lambda i=i: progress(i, 1)) if progress else None,  # type: ignore[misc]
+                    spec=spec_list[i],
+                )
+            )  # fmt: skip
+        return runs
+    versions = []
+    for adapter in adapters:
+        try:
+            versions.append(adapter.version())
+        except Exception as exc:
+            versions.append(f"unknown ({type(exc).__name__})")
+    slices = [
+        (a, start, min(start + slice_size, len(case_list)))
+        for a in range(len(adapters))
+        for start in range(0, len(case_list), slice_size)
+    ]
+    by_slice: dict[tuple[int, int, int], list[CaseResult]] = {}
+    _FORK_STATE = (list(adapters), case_list, config, list(expectations), spec_list)
+    try:
+        # A library that kills its process (a segfault in an extension, os._exit, the
+        # out-of-memory killer) breaks the pool and every task queued with it. That is the
+        # library's outcome on one case, not the end of the run: the unfinished work is run
+        # again case by case on fresh pools; when a pool breaks before finishing anything,
+        # the first unfinished case runs alone, and a death there is pinned on that case as
+        # an errored result. Each round settles at least one case, so this ends.
+        def settle(key: tuple[int, int, int], results: list[CaseResult]) -> None:
+            by_slice[key] = results
+            if progress:
+                progress(key[0], key[2] - key[1])
+
+        done, lost, _ = _run_pool(slices, jobs)
+        for key, results in done.items():
+            settle(key, results)
+        pending = [(a, i, i + 1) for a, start, stop in lost for i in range(start, stop)]
+        while pending:
+            done, lost, died = _run_pool(pending, jobs)
+            for key, results in done.items():
+                settle(key, results)
+            if lost and not done:
+                first, *lost = lost
+                alone, _, died = _run_pool([first], 1)
+                settle(first, alone[first] if first in alone else _died(first, died))
+            pending = lost
+    finally:
+        _FORK_STATE = None
+    runs = []
+    for a, adapter in enumerate(adapters):
+        run = AdapterRun(adapter, versions[a], spec=spec_list[a])
+        # Slices re-run case by case after a crash are keyed per case: order by position.
+        for key in sorted(k for k in by_slice if k[0] == a):
+            run.results.extend(by_slice[key])
+        runs.append(run)
+    return runs

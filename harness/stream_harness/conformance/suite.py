@@ -1,0 +1,135 @@
+"""What a conformance run is about, prepared once for the CLI, the pytest plugin and the API.
+
+All three start from the same :class:`~stream_harness.conformance.config.Config` and end here, so they agree
+on which cassettes, adapters, expectation files and checks a run uses, and they refuse the
+same inputs: a run that would check nothing is an error, never a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError, load_adapter
+from stream_harness.conformance.config import Config
+from stream_harness.conformance.cases import Case, CaseLoadError, Skipped, load_cases
+from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check
+from stream_harness.conformance.expectations import (
+    Expectations,
+    ExpectationsError,
+    expectation_file_name,
+    expectations_dir,
+    load_expectations,
+)
+from stream_harness.conformance.runner import RunConfig
+from stream_harness.contract.facts import bundled_cassettes
+
+
+class SuiteError(ValueError):
+    """Why a run cannot start or would check nothing: one line, naming the file or flag."""
+
+
+@dataclass(frozen=True)
+class LoadedAdapter:
+    spec: str  # as the user named it: reproduce commands repeat it
+    adapter: Adapter
+    expectations: Expectations
+
+
+@dataclass(frozen=True)
+class Suite:
+    adapters: tuple[LoadedAdapter, ...]
+    cases: tuple[Case, ...]
+    skipped: tuple[Skipped, ...]
+    run_config: RunConfig
+    roots: tuple[Path, ...]
+    planned: int  # (adapter, case, check) triples that will run
+
+    @property
+    def cassette_count(self) -> int:
+        return len({c.cassette for c in self.cases})
+
+    def describe(self) -> str:
+        """The one line every summary starts with: how much is about to be checked."""
+        cfg = self.run_config
+        return (
+            f"{self.cassette_count} cassette(s), {len(self.cases)} case(s), "
+            f"{len(cfg.checks)} check(s), {len(self.adapters)} adapter(s), {self.planned} check run(s), "
+            f"{cfg.examples} random split(s) per split-sensitive check, every single cut of "
+            f"bodies up to {cfg.single_cut_limit} bytes, seed {cfg.seed}"
+        )
+
+
+def cassette_roots(config: Config) -> tuple[Path, ...]:
+    return config.cassettes or (bundled_cassettes(),)
+
+
+def expectations_for_adapter(name: str, user_dir: Path | None) -> Expectations:
+    """The user's ``<name>.yaml`` when their folder has one, else the bundled one (if any)."""
+    file_name = expectation_file_name(name)
+    for folder in (user_dir, expectations_dir()):
+        if folder is not None and (folder / file_name).is_file():
+            return load_expectations(folder / file_name, name)
+    return Expectations(name, ())
+
+
+def prepare(
+    config: Config,
+    adapters: Sequence[str | Adapter] | None = None,
+    *,
+    default_adapters: Sequence[str] = ("reference",),
+    interaction: int | None = None,
+    only_cuts: tuple[int, ...] | None = None,
+    only_truncate: int | None = None,
+    skip_unusable: bool = False,
+) -> Suite:
+    """Load everything a run needs, or raise :class:`SuiteError` saying what is missing."""
+    if config.expectations is not None and not config.expectations.is_dir():
+        raise SuiteError(f"{config.expectations}: no such expectations folder")
+    unknown = [c for c in config.checks if c not in CHECKS_BY_ID]
+    if unknown:
+        raise SuiteError(f"unknown check id {unknown[0]!r} (known: {', '.join(CHECKS_BY_ID)})")
+    checks: list[Check] = [CHECKS_BY_ID[c] for c in config.checks] if config.checks else list(CHECKS)
+    loaded: list[LoadedAdapter] = []
+    for given in adapters if adapters else (config.adapters or default_adapters):
+        try:
+            adapter = load_adapter(given) if isinstance(given, str) else given
+        except AdapterLoadError as exc:
+            raise SuiteError(str(exc)) from None
+        spec = given if isinstance(given, str) else adapter.name
+        try:
+            exp = expectations_for_adapter(adapter.name, config.expectations)
+        except ExpectationsError as exc:
+            raise SuiteError(str(exc)) from None
+        loaded.append(LoadedAdapter(spec, adapter, exp))
+    roots = cassette_roots(config)
+    try:
+        cases, skipped = load_cases(roots, skip_unusable=skip_unusable)
+    except CaseLoadError as exc:
+        raise SuiteError(str(exc)) from None
+    if interaction is not None:
+        cases = [c for c in cases if c.interaction == interaction]
+    if not cases:
+        where = ", ".join(map(str, roots))
+        raise SuiteError(f"no conformance cases in {where}" + (f" at interaction {interaction}" if interaction is not None else ""))
+    planned = 0
+    for item in loaded:
+        for case in cases:
+            if case.protocol not in item.adapter.protocols:
+                continue
+            expected = case.expected_events()
+            planned += sum(1 for check in checks if check.applicable(item.adapter, case, expected))
+    if planned == 0:
+        names = ", ".join(i.spec for i in loaded)
+        protocols = sorted({c.protocol for c in cases})
+        raise SuiteError(
+            f"no check applies: adapter(s) {names} on {len(cases)} case(s) of {', '.join(protocols)} "
+            f"with check(s) {', '.join(c.id for c in checks)}"
+        )
+    run_config = RunConfig(
+        examples=config.examples, seed=config.seed, checks=checks,
+        single_cut_limit=config.single_cut_limit,
+        only_cuts=only_cuts, only_truncate=only_truncate,
+    )  # fmt: skip
+    return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)

@@ -1,0 +1,655 @@
+"""``stream-harness matrix``: every adapter group in its own pinned environment, one merged report.
+
+The third-party libraries cannot share an environment (their pins conflict:
+third-party-adapters.md, section 1), so the matrix is built per group from
+``specs/matrix.toml``: one cached virtual environment per group (uv when it is on
+``PATH`` or beside this Python, else ``python -m venv`` and pip) holding this checkout,
+editable, and exactly the group's pins. ``stream-harness report`` runs inside each, into
+a scratch folder, and the per-group reports are merged with
+:func:`stream_harness.reporting.merge_reports` into one report whose header lists each group's
+pins, build and run times; every adapter row carries the library version that ran.
+
+Everything that touches processes goes through a :class:`Runner` (``subprocess.run`` by
+default), so the logic (what is built where, what runs with which arguments, how results
+merge, what a failed group does) is tested with a fake runner and no installs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from stream_harness import __version__
+from stream_harness.conformance.config import ConfigError, load_config
+from stream_harness.conformance.expectations import Expectations, expectations_for
+from stream_harness.conformance.suite import expectations_for_adapter
+from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
+from stream_harness.reporting.console import FORMATS, choose_format, render
+from stream_harness.reporting.keep import keep_previous
+from stream_harness.contract.facts import bundled_js, origin, spec_path
+
+PINS_NAME: Final = "matrix.toml"
+MARKER: Final = ".stream-harness-env.json"
+
+Runner = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
+
+
+class MatrixError(ValueError):
+    """A problem the user must fix (bad pins file, unknown group); one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    name: str
+    requirements: tuple[str, ...]
+    adapters: tuple[str, ...]
+    description: str = ""
+    # A folder of the project with a package.json and package-lock.json (adapters-js):
+    # its `npm ci` goes into the environment too, for the stdio adapters it holds.
+    npm: str | None = None
+
+    def key(self, project: Sequence[str]) -> str:
+        """What the environment is built from: a change of pins, Python or harness rebuilds it."""
+        lock = ""
+        if self.npm:
+            lock_file = js_source(self.npm) / "package-lock.json"
+            lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
+        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), __version__, lock])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def default_pins() -> Path:
+    return spec_path(PINS_NAME)
+
+
+def harness_requirement() -> list[str]:
+    """How a group environment gets this same stream-harness: the checkout it was installed
+    from (editable), the wheel file it was installed from, else this version from the index."""
+    found = origin()
+    if found.path is not None and found.path.is_dir():
+        return ["-e", str(found.path)] if found.editable else [str(found.path)]
+    if found.path is not None and found.path.is_file():
+        return [str(found.path)]
+    return [f"stream-harness=={found.version}"]
+
+
+def load_groups(path: Path) -> list[Group]:
+    """The groups of the pins file, in file order, checked for shape and duplicate adapters."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise MatrixError(f"{path}: {exc}") from None
+    raw = data.get("groups")
+    if not isinstance(raw, dict) or not raw:
+        raise MatrixError(f"{path}: needs at least one [groups.<name>] table")
+    groups = []
+    owner: dict[str, str] = {}
+    for name, entry in raw.items():
+        reqs = entry.get("requirements") if isinstance(entry, dict) else None
+        adapters = entry.get("adapters") if isinstance(entry, dict) else None
+        if not (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs)):
+            raise MatrixError(f"{path}: groups.{name}.requirements must be a list of strings")
+        if not (
+            isinstance(adapters, list) and adapters and all(isinstance(a, str) for a in adapters)
+        ):
+            raise MatrixError(f"{path}: groups.{name}.adapters must be a non-empty list of strings")
+        for a in adapters:
+            if a in owner:
+                # The merge would refuse two rows for one adapter anyway; say it here, early.
+                raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
+            owner[a] = name
+        npm = entry.get("npm")
+        if npm is not None and not isinstance(npm, str):
+            raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
+        groups.append(
+            Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm)
+        )
+    return groups
+
+
+def select(groups: Sequence[Group], names: Sequence[str] | None) -> list[Group]:
+    if not names:
+        return list(groups)
+    known = {g.name: g for g in groups}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise MatrixError(f"unknown group(s) {unknown} (known: {', '.join(known)})")
+    return [known[n] for n in names]
+
+
+# ---------------------------------------------------------------------------------------
+# Environments
+# ---------------------------------------------------------------------------------------
+
+
+def find_uv() -> str | None:
+    """uv on PATH, else next to the running Python (a venv that pip-installed uv)."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    group: str
+    path: Path
+    cached: bool
+    seconds: float
+    installer: str
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    @property
+    def cli(self) -> Path:
+        return self.path / "bin" / "stream-harness"
+
+
+def build_commands(
+    group: Group, path: Path, project: Sequence[str], *, uv: str | None, python: str
+) -> list[list[str]]:
+    """The commands that create ``path`` and install the project and the group's pins."""
+    if uv:
+        return [
+            [uv, "venv", "--quiet", "--python", python, str(path)],
+            [
+                uv,
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                str(path / "bin" / "python"),
+                *project,
+                *group.requirements,
+            ],
+        ]
+    return [
+        [python, "-m", "venv", str(path)],
+        [
+            str(path / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            *project,
+            *group.requirements,
+        ],
+    ]
+
+
+def ensure_env(
+    group: Group,
+    cache: Path,
+    project: Sequence[str],
+    runner: Runner,
+    *,
+    uv: str | None,
+    python: str = sys.executable,
+    rebuild: bool = False,
+) -> Env:
+    """The group's environment, built unless a complete one with the same key is cached.
+
+    The marker file is written last, so an interrupted build is rebuilt, never reused.
+    """
+    key = group.key(project)
+    path = cache / f"{group.name}-{key}"
+    marker = path / MARKER
+    if not rebuild and marker.is_file():
+        return Env(
+            group.name,
+            path,
+            cached=True,
+            seconds=0.0,
+            installer=json.loads(marker.read_text())["installer"],
+        )
+    if path.exists():
+        shutil.rmtree(path)
+    cache.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    for argv in build_commands(group, path, project, uv=uv, python=python):
+        done = runner(argv)
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+            raise MatrixError(
+                f"group {group.name}: `{' '.join(argv[:3])} ...` failed: {' / '.join(tail)}"
+            )
+    installer = "uv" if uv else "venv+pip"
+    if group.npm:
+        _npm_ci(group, path, runner)
+        installer += "+npm ci"
+    seconds = time.monotonic() - started
+    path.mkdir(parents=True, exist_ok=True)
+    marker.write_text(
+        json.dumps({"key": key, "requirements": list(group.requirements), "installer": installer})
+    )
+    return Env(group.name, path, cached=False, seconds=seconds, installer=installer)
+
+
+JS_FILES: Final = ("package.json", "package-lock.json")
+JS_DIRS: Final = ("lib", "adapters")
+
+
+def js_source(name: str) -> Path:
+    """A JS folder by its name in the repository (``adapters-js`` or a folder under it,
+    such as the Portkey gateway's ``adapters-js/proxies/portkey``); shipped as package data."""
+    if name == "adapters-js":
+        return bundled_js()
+    sub = name.removeprefix("adapters-js/")
+    if sub != name and ".." not in Path(sub).parts and (bundled_js() / sub / "package.json").is_file():
+        return bundled_js() / sub
+    raise MatrixError(f"npm folder {name!r}: not adapters-js nor a folder of it with a package.json")
+
+
+def _npm_ci(group: Group, path: Path, runner: Runner) -> None:
+    """The group's JS folder copied into the environment and installed from its lock file.
+
+    The scripts are copied next to their node_modules, because Node resolves a package from
+    the importing file's folder upwards.
+    """
+    source = js_source(str(group.npm))
+    target = path / "js"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in JS_FILES:
+        shutil.copy2(source / name, target / name)
+    for name in JS_DIRS:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+    argv = ["npm", "ci", "--prefix", str(target), "--no-audit", "--no-fund"]
+    done = runner(argv)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+        raise MatrixError(f"group {group.name}: `npm ci` failed: {' / '.join(tail)}")
+
+
+# ---------------------------------------------------------------------------------------
+# Running and merging
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteOptions:
+    """What every group's ``stream-harness report`` gets: the same, so the reports merge."""
+
+    cassettes: tuple[str, ...] = ()
+    examples: int = 100
+    seed: int = 0
+    checks: tuple[str, ...] = ()
+    single_cut_limit: int | None = None  # None: each group's own default (the same harness)
+
+    def argv(self, env: Env, group: Group, out: Path) -> list[str]:
+        # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
+        prefix = ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] if group.npm else []
+        argv = [
+            *prefix,
+            str(env.cli),
+            "report",
+            "--out",
+            str(out),
+            "--examples",
+            str(self.examples),
+            "--seed",
+            str(self.seed),
+        ]
+        if self.single_cut_limit is not None:
+            argv += ["--single-cut-limit", str(self.single_cut_limit)]
+        for name in group.adapters:
+            # By name, not module:object: reproduce commands in the merged report repeat it,
+            # and the name is what a reader types in the group's environment.
+            argv += ["--adapter", name]
+        for c in self.cassettes:
+            argv += ["--cassettes", c]
+        for c in self.checks:
+            argv += ["--check", c]
+        return argv
+
+
+@dataclass
+class GroupRun:
+    group: Group
+    env: Env | None = None
+    report: Report | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    # CPU (user + system) of the group's run and every process it waited for: its workers,
+    # Node adapters, gateways. None where the platform cannot tell (no os.wait4).
+    cpu_seconds: float | None = None
+
+
+@dataclass
+class MatrixRun:
+    runs: list[GroupRun] = field(default_factory=list)
+    report: Report | None = None
+
+    @property
+    def failed_groups(self) -> list[GroupRun]:
+        return [r for r in self.runs if r.error]
+
+
+def run_group(
+    group: Group, env: Env, options: SuiteOptions, scratch: Path, runner: Runner
+) -> GroupRun:
+    out = scratch / group.name
+    started = time.monotonic()
+    done = runner(options.argv(env, group, out))
+    seconds = time.monotonic() - started
+    cpu = getattr(done, "cpu_seconds", None)
+    # `report` exits 1 when it found new failures: that is a result, not a broken run.
+    if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+        return GroupRun(
+            group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}",
+            cpu_seconds=cpu,
+        )  # fmt: skip
+    return GroupRun(group, env, load_report(out / "report.jsonl"), seconds=seconds, cpu_seconds=cpu)
+
+
+def describe(run: GroupRun) -> str:
+    """One header line per group: its pins, and where the time went."""
+    env = run.env
+    build = (
+        "not built"
+        if env is None
+        else ("cached" if env.cached else f"built in {env.seconds:.0f} s with {env.installer}")
+    )
+    cpu = f", {run.cpu_seconds:.0f} s of CPU" if run.cpu_seconds is not None else ""
+    status = f"FAILED ({run.error})" if run.error else f"ran in {run.seconds:.0f} s{cpu}"
+    return f"{', '.join(run.group.requirements) or 'no pins'}; env {build}; {status}"
+
+
+def merge_runs(
+    runs: Sequence[GroupRun], expectations: Callable[[str], Expectations] = expectations_for
+) -> Report:
+    """The groups' reports as one, with each group's pins and timings in the header."""
+    reports = [r.report for r in runs if r.report is not None]
+    if not reports:
+        raise MatrixError(
+            "no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs)
+        )
+    # The known/failed split follows the expectation files as they are at merge time.
+    merged = reclassify(merge_reports(reports), expectations)
+    environment = {k: v for k, v in merged.environment.items()}
+    for run in runs:
+        environment[f"group {run.group.name}"] = describe(run)
+    return merged.model_copy(update={"environment": dict(sorted(environment.items()))})
+
+
+def run_matrix(
+    groups: Sequence[Group],
+    *,
+    options: SuiteOptions,
+    cache: Path,
+    project: Sequence[str],
+    runner: Runner,
+    uv: str | None,
+    python: str = sys.executable,
+    rebuild: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+    jobs: int = 1,
+    expectations: Callable[[str], Expectations] = expectations_for,
+) -> MatrixRun:
+    """Build (or reuse) every group's environment, run the suite in each, merge the reports.
+
+    A group whose environment fails to build or whose run fails is recorded and the
+    others go on: the merged report then lacks that group's adapters, and the header
+    says why.
+    """
+    matrix = MatrixRun()
+    with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
+
+        def one(group: Group) -> GroupRun:
+            progress(f"{group.name}: environment")
+            try:
+                env = ensure_env(
+                    group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
+                )
+            except MatrixError as exc:
+                return GroupRun(group, error=str(exc))
+            progress(f"{group.name}: running {', '.join(group.adapters)}")
+            done = run_group(group, env, options, Path(tmp), runner)
+            progress(f"{group.name}: {describe(done)}")
+            return done
+
+        # Groups are independent processes in separate folders; `jobs` of them at once,
+        # the longest first (as the last run timed them), so that the end of the run is
+        # short groups side by side, not one long group alone on a core. Results keep the
+        # pins file's order whatever finishes first.
+        timings = load_timings(cache)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {g.name: pool.submit(one, g) for g in longest_first(groups, timings)}
+            matrix.runs = [futures[g.name].result() for g in groups]
+        save_timings(cache, matrix.runs)
+    matrix.report = merge_runs(matrix.runs, expectations)
+    return matrix
+
+
+TIMINGS: Final = "timings.json"
+
+
+def load_timings(cache: Path) -> dict[str, float]:
+    """Each group's wall time in its last run, kept beside the environments; a missing or
+    unreadable file is no timings (the order is then the pins file's)."""
+    try:
+        data = json.loads((cache / TIMINGS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: float(v) for k, v in data.items() if isinstance(v, int | float)}
+
+
+def save_timings(cache: Path, runs: Sequence[GroupRun]) -> None:
+    timings = load_timings(cache)
+    timings.update({r.group.name: round(r.seconds, 1) for r in runs if r.error is None})
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / TIMINGS).write_text(json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8")
+    except OSError:
+        pass  # an order hint only
+
+
+def longest_first(groups: Sequence[Group], timings: Mapping[str, float]) -> list[Group]:
+    """Groups never timed first (they may be long), then by last time, longest first;
+    ties keep the pins file's order."""
+    order = {g.name: i for i, g in enumerate(groups)}
+    return sorted(groups, key=lambda g: (g.name in timings, -timings.get(g.name, 0.0), order[g.name]))
+
+
+class Finished(subprocess.CompletedProcess[str]):
+    """A finished command, with the CPU it and the processes it waited for used."""
+
+    cpu_seconds: float | None = None
+
+
+def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    if not hasattr(os, "wait4"):
+        return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
+    # Popen and os.wait4 instead of subprocess.run, for the child's own resource usage: with
+    # groups running side by side, the process-wide RUSAGE_CHILDREN would mix them.
+    with subprocess.Popen(
+        list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as proc:
+        streams: dict[str, str] = {}
+
+        def drain(name: str, pipe: Any) -> None:
+            streams[name] = pipe.read()
+
+        readers = [
+            threading.Thread(target=drain, args=("out", proc.stdout), daemon=True),
+            threading.Thread(target=drain, args=("err", proc.stderr), daemon=True),
+        ]
+        for t in readers:
+            t.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        for t in readers:
+            t.join()
+    done = Finished(list(argv), proc.returncode, streams.get("out", ""), streams.get("err", ""))
+    done.cpu_seconds = usage.ru_utime + usage.ru_stime
+    return done
+
+
+# ---------------------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------------------
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "stream-harness" / "matrix"
+
+
+def add_matrix_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "matrix",
+        help="run the suite in one pinned environment per adapter group and merge the reports",
+    )
+    configure_parser(p)
+    p.set_defaults(func=matrix_command)
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pins", type=Path, default=None, help="pins file (default: specs/matrix.toml)")
+    p.add_argument("--group", action="append", dest="groups", help="only these groups (repeatable)")
+    p.add_argument(
+        "--cassettes",
+        action="append",
+        help="cassette folder or file (repeatable; default: the bundled cassettes/)",
+    )
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=None,
+        help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="seed of the random splits (default 0)")
+    p.add_argument("--single-cut-limit", type=int, default=None, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
+    p.add_argument(
+        "--check", action="append", dest="checks", help="only these check ids (repeatable)"
+    )
+    p.add_argument(
+        "--out", default=None, help="report folder (default: [tool.stream-harness] out, else ./conformance_report)"
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where environments are kept (default: ~/.cache/stream-harness/matrix)",
+    )
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the interpreter environments are built with (default: this one)",
+    )
+    p.add_argument("--rebuild", action="store_true", help="rebuild environments even when cached")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="drop the rows of adapters this run did not run (default: keep them from the "
+        "report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="groups run at once (default 1; each run is one process)",
+    )
+    p.add_argument("--list", action="store_true", help="print the groups and exit")
+    p.add_argument("--format", choices=FORMATS, default="auto", help="console output (default: auto)")
+
+
+def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner) -> int:
+    project = harness_requirement()
+    try:
+        groups = select(load_groups(args.pins or default_pins()), args.groups)
+    except MatrixError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        for g in groups:
+            print(f"{g.name}: {', '.join(g.adapters)}  [{', '.join(g.requirements)}]")
+        return 0
+    for flag, value in (("--examples", args.examples), ("--single-cut-limit", args.single_cut_limit)):
+        if value is not None and value < 0:
+            print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
+            return 2
+    try:
+        config = load_config().with_overrides(
+            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
+            single_cut_limit=args.single_cut_limit,
+        )
+    except ConfigError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    missing = [c for c in config.cassettes if not c.exists()]
+    if missing:
+        print(f"stream-harness: {missing[0]}: no such cassette folder or file", file=sys.stderr)
+        return 2
+    options = SuiteOptions(
+        cassettes=tuple(str(c) for c in config.cassettes),
+        examples=config.examples,
+        seed=config.seed,
+        checks=config.checks,
+        single_cut_limit=config.single_cut_limit,
+    )
+    started = datetime.now(UTC)
+    try:
+        result = run_matrix(
+            groups, options=options, cache=args.cache_dir or default_cache(), project=project,
+            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
+            progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
+            expectations=lambda name: expectations_for_adapter(name, config.expectations),
+        )  # fmt: skip
+    except MatrixError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    assert result.report is not None
+    report = result.report
+    if not args.fresh:
+        report, note = keep_previous(
+            report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
+        )
+        if note:
+            print(f"matrix: {note}", file=sys.stderr)
+    written = write_report(report, config.out)
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    for run in result.runs:
+        print(f"{run.group.name}: {describe(run)}")
+    render(report, choose_format(args.format))
+    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
+    if result.failed_groups:
+        # The verdict above covers the groups that ran; the last word must agree with the
+        # exit status, so it says the matrix is incomplete.
+        names = ", ".join(run.group.name for run in result.failed_groups)
+        print(f"verdict: ERROR: group(s) {names} did not run; the rows above are the other groups'")
+        return 2
+    return 1 if report.did_fail else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m stream_harness.matrix.groups``: the same command, before it is wired into the CLI."""
+    parser = argparse.ArgumentParser(prog="stream-harness matrix")
+    configure_parser(parser)
+    return matrix_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

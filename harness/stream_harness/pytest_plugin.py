@@ -1,0 +1,281 @@
+"""pytest plugin (entry point ``pytest11``): run the conformance suite as test items.
+
+``pytest --harness`` adds one test item per (adapter, case, check), so a CI failure reads
+``[openai-sdk] split-invariance :: openai-completions/parallel_tool_calls.yaml#0`` with
+the reproduce command in the report. Options pick the adapter(s), cassette folders and
+the number of random splits. Fixtures and a marker let users drive their own tests over
+cassettes:
+
+.. code-block:: python
+
+    @pytest.mark.harness_cassettes("cassettes/openai-completions")
+    def test_my_client(harness_cassette, harness_chunks, harness_transport):
+        client = MyClient(transport=harness_transport)   # serves the body in harness_chunks
+        ...
+
+Imports of the engine are deferred: the plugin loads in every pytest run of every
+project that installs stream-harness, so it must cost nothing unless used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    import httpx
+
+    from stream_harness.recordings.cassette import Interaction
+    from stream_harness.conformance.config import Config
+    from stream_harness.conformance.cases import Case
+    from stream_harness.conformance.checks import Check, Failure
+    from stream_harness.conformance.runner import RunConfig
+    from stream_harness.conformance.suite import LoadedAdapter
+    from stream_harness.server.serve import ReplayServer
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("stream-harness", "stream-harness conformance")
+    group.addoption("--harness", action="store_true", default=False, help="run the stream-harness conformance suite")
+    group.addoption(
+        "--harness-adapter",
+        action="append",
+        default=None,
+        help="adapter to check: a built-in name, an entry-point name or module:object (repeatable; default: [tool.stream-harness] adapters, else reference)",
+    )
+    group.addoption("--harness-cassettes", action="append", default=None, help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
+    group.addoption("--harness-examples", type=int, default=None, help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)")
+    group.addoption("--harness-single-cut-limit", type=int, default=None, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
+    group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
+    group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
+    group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "harness_cassettes(*paths, protocol=None): parametrize the test over the streaming interactions "
+        "of these cassette files/folders (fixture harness_cassette)",
+    )
+    given = config.getoption("--harness-cassettes") or []
+    missing = [p for p in given if not Path(p).exists()]
+    if missing and not config.getoption("--harness"):
+        # Without --harness only the markers read it: a wrong path would otherwise be
+        # dropped unseen while the run passes. (With --harness the suite's collection
+        # says it, as every other bad input.)
+        raise pytest.UsageError(f"stream-harness: {missing[0]}: no such cassette folder or file")
+
+
+def _config(config: pytest.Config) -> Config:
+    """[tool.stream-harness] with the --harness-* options laid over it."""
+    from stream_harness.conformance.config import load_config
+
+    return load_config(config.rootpath).with_overrides(
+        cassettes=config.getoption("--harness-cassettes"),
+        adapters=config.getoption("--harness-adapter"),
+        examples=config.getoption("--harness-examples"),
+        seed=config.getoption("--harness-seed"),
+        single_cut_limit=config.getoption("--harness-single-cut-limit"),
+        checks=config.getoption("--harness-check"),
+        expectations=config.getoption("--harness-expectations"),
+    )
+
+
+# -- the suite as items ----------------------------------------------------------------
+
+
+class HarnessFailure(Exception):
+    def __init__(self, failures: tuple[Failure, ...]) -> None:
+        super().__init__(failures[0].message if failures else "failed")
+        self.failures = failures
+
+
+class HarnessItem(pytest.Item):
+    def __init__(self, *, loaded: LoadedAdapter, case: Case, check: Check, run_config: RunConfig, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.loaded = loaded
+        self.case = case
+        self.check = check
+        self.run_config = run_config
+
+    def runtest(self) -> None:
+        from stream_harness.conformance.runner import run_one
+
+        ctx = self.run_config.context(self.case, self.loaded.adapter, self.loaded.spec)
+        result = run_one(self.check, ctx, self.loaded.expectations)
+        if result.outcome in ("failed", "errored"):
+            raise HarnessFailure(result.failures)
+        if result.outcome == "known_failure":
+            pytest.xfail(f"known failure: {result.issue}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, HarnessFailure):
+            from stream_harness.contract.diff import short_diff_of_texts
+
+            lines = [f"{self.check.id} ({self.check.enforces}) failed for adapter {self.loaded.spec!r} on {self.case.id}:"]
+            for f in excinfo.value.failures:
+                lines.append(f"  - {f.message}")
+                diff = short_diff_of_texts(f.expected, f.observed, f.path)
+                if diff:
+                    lines.append(f"      {diff}")
+                if f.command:
+                    lines.append(f"      reproduce: {f.command}")
+            return "\n".join(lines)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.case.cassette, None, f"[{self.loaded.spec}] {self.check.id} :: {self.case.id}"
+
+
+class HarnessCollector(pytest.Collector):
+    """The suite as one collector, so that bad input is a collection error, never a pass."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from stream_harness.conformance.suite import prepare
+
+        suite = prepare(_config(self.config))
+        for loaded in suite.adapters:
+            for case in suite.cases:
+                if case.protocol not in loaded.adapter.protocols:
+                    continue
+                expected = case.expected_events()
+                for check in suite.run_config.checks:
+                    if check.applicable(loaded.adapter, case, expected):
+                        yield HarnessItem.from_parent(
+                            self,
+                            name=f"[{loaded.spec}] {check.id} :: {case.id}",
+                            loaded=loaded,
+                            case=case,
+                            check=check,
+                            run_config=suite.run_config,
+                        )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        from stream_harness.conformance.config import ConfigError
+        from stream_harness.conformance.suite import SuiteError
+
+        if isinstance(excinfo.value, SuiteError | ConfigError):
+            return f"stream-harness: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--harness"):
+        return
+    collector = HarnessCollector.from_parent(session, name="stream-harness")
+    # Collected through pytest's own hooks, so a SuiteError is reported as a collection
+    # error and the run stops ("1 error during collection"), as a broken test module does.
+    report = session.ihook.pytest_make_collect_report(collector=collector)
+    session.ihook.pytest_collectreport(report=report)
+    if report.passed:
+        items.extend(item for node in report.result for item in session.genitems(node))
+
+
+# -- fixtures and marker for users' own tests ------------------------------------------
+
+
+def _marker_interactions(item: pytest.Function) -> list[tuple[str, Interaction]] | None:
+    marker = item.get_closest_marker("harness_cassettes")
+    if marker is None:
+        return None
+    from stream_harness.recordings.cassette import NotACassette, load_cassette
+    from stream_harness.conformance.cases import cassette_files
+    from stream_harness.conformance.suite import cassette_roots
+    from stream_harness.providers.reference import detect_protocol
+
+    paths = [_marker_path(item, p) for p in marker.args] or list(cassette_roots(_config(item.config)))
+    protocol = marker.kwargs.get("protocol")
+    found: list[tuple[str, Interaction]] = []
+    for root in paths:
+        if not root.exists():
+            raise HarnessMarkerError(f"harness_cassettes: {root}: no such cassette folder or file")
+        for path in cassette_files(root):
+            try:
+                cassette = load_cassette(path)
+            except NotACassette:
+                continue
+            for inter in cassette.interactions:
+                if not inter.is_streaming:
+                    continue
+                if protocol and detect_protocol(inter) != protocol:
+                    continue
+                found.append((f"{path.name}#{inter.index}", inter))
+    return found
+
+
+class HarnessMarkerError(Exception):
+    """A ``harness_cassettes`` marker that names nothing to test: a collection error."""
+
+
+def _marker_path(item: pytest.Function, given: str | Path) -> Path:
+    """A marker path: absolute, or relative to the test file's folder, else to the rootdir."""
+    path = Path(given)
+    if path.is_absolute():
+        return path
+    beside = item.path.parent / path
+    return beside if beside.exists() else item.config.rootpath / path
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "harness_cassette" not in metafunc.fixturenames:
+        return
+    found = _marker_interactions(metafunc.definition)
+    if found is None:
+        return
+    if not found:
+        raise HarnessMarkerError(
+            f"harness_cassettes: no streaming interactions in {', '.join(map(str, metafunc.definition.get_closest_marker('harness_cassettes').args)) or 'the configured cassettes'}"  # type: ignore[union-attr]
+        )
+    metafunc.parametrize("harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found])
+
+
+@pytest.fixture
+def harness_cassette(request: pytest.FixtureRequest) -> Interaction:
+    """The recorded interaction the test is parametrized over (needs the harness_cassettes marker)."""
+    param = getattr(request, "param", None)
+    if param is None:
+        pytest.skip("harness_cassette needs @pytest.mark.harness_cassettes(...)")
+    inter: Interaction = param
+    return inter
+
+
+@pytest.fixture
+def harness_chunks(harness_cassette: Interaction, request: pytest.FixtureRequest) -> list[bytes]:
+    """The cassette body cut at seeded random points (seed from --harness-seed and the test id)."""
+    from stream_harness.recordings.chunking import random_cuts, split_at
+
+    body = harness_cassette.response.body
+    # crc32, not hash(): str hashes change per process, and a failing split must replay.
+    seed = zlib.crc32(f"{request.config.getoption('--harness-seed') or 0}:{request.node.nodeid}".encode())
+    return split_at(body, random_cuts(body, seed))
+
+
+@pytest.fixture
+def harness_transport(harness_cassette: Interaction, harness_chunks: list[bytes]) -> httpx.MockTransport:
+    """An httpx transport that answers any request with the cassette's response, in harness_chunks."""
+    from stream_harness.recordings.transport import replay_transport
+
+    transport: httpx.MockTransport = replay_transport(harness_cassette.response, harness_chunks)
+    return transport
+
+
+@pytest.fixture
+def harness_replay_server() -> Iterator[Callable[..., ReplayServer]]:
+    """Start ``stream-harness serve`` in-process: ``server = harness_replay_server(paths, split=..., delay=...)``.
+
+    For clients that take no custom transport, or run in another process or language: point
+    the client's base URL at ``server.url``. Every server started is stopped after the test.
+    """
+    from stream_harness.server.serve import replay_server
+
+    with contextlib.ExitStack() as stack:
+
+        def start(cassettes: Sequence[str | Path], **options: Any) -> ReplayServer:
+            return stack.enter_context(replay_server(cassettes, **options))
+
+        yield start

@@ -1,0 +1,117 @@
+"""The report as a terminal or a CI log shows it.
+
+Three forms of the same content (scope, matrix, every new failure with its difference and
+reproduce command, verdict): ``rich`` tables on a terminal; ``plain`` lines where output
+is a log (no TTY): nothing is cut with "…" and no command is wrapped, because a command
+that cannot be pasted back is worthless; ``github`` adds workflow-command annotations
+(``::error file=...``) so failures show on the pull request.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Literal, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from stream_harness.contract.diff import short_diff_of_texts
+from stream_harness.reporting.report import Report, Result, matrix
+
+Format = Literal["rich", "plain", "github"]
+FORMATS: tuple[str, ...] = ("auto", "rich", "plain", "github")
+
+
+def choose_format(requested: str, stream: TextIO | None = None) -> Format:
+    """``auto``: github under GitHub Actions, rich on a terminal, plain otherwise."""
+    if requested in ("rich", "plain", "github"):
+        return requested  # type: ignore[return-value]
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        return "github"
+    out = stream or sys.stdout
+    return "rich" if out.isatty() else "plain"
+
+
+def new_failures(report: Report) -> list[Result]:
+    return [r for r in report.results if r.outcome in ("failed", "errored")]
+
+
+def render(report: Report, form: Format, stream: TextIO | None = None) -> None:
+    out = stream or sys.stdout
+    print(f"stream-harness: checked {report.scope}", file=out)
+    if form == "rich":
+        _rich_matrix(report, out)
+    else:
+        for line in plain_matrix(report):
+            print(line, file=out)
+    for r in new_failures(report):
+        for line in failure_lines(r):
+            print(line, file=out)
+        if form == "github":
+            print(annotation(report, r), file=out)
+    print(f"verdict: {report.verdict}", file=out)
+
+
+def plain_matrix(report: Report) -> list[str]:
+    """One line per adapter: every check's cell, never cut."""
+    lines = []
+    adapters = {a.name: a for a in report.adapters}
+    for row in matrix(report):
+        if not row:
+            continue
+        info = adapters[row[0].adapter]
+        cells = ", ".join(f"{c.check} {c.text}" for c in row if c.status != "na")
+        lines.append(f"{info.name} {info.version}: {cells or 'no check applied'}")
+    return lines
+
+
+def _rich_matrix(report: Report, out: TextIO) -> None:
+    console = Console(file=out, highlight=False)
+    table = Table(title="stream-harness conformance")
+    table.add_column("adapter")
+    table.add_column("version")
+    for check in report.checks:
+        table.add_column(check.id, justify="center")
+    style = {"pass": "green", "known": "yellow", "fail": "red", "na": "dim"}
+    adapters = {a.name: a for a in report.adapters}
+    for row in matrix(report):
+        if not row:
+            continue
+        info = adapters[row[0].adapter]
+        table.add_row(info.name, info.version, *(f"[{style[c.status]}]{c.text}[/]" for c in row))
+    console.print(table)
+
+
+def failure_lines(r: Result) -> list[str]:
+    """A new failure in plain lines: what, where it differs, how to replay it."""
+    first = r.failures[0] if r.failures else None
+    label = "ERROR" if r.outcome == "errored" else "FAIL"
+    lines = [f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"]
+    if first is not None:
+        diff = short_diff_of_texts(first.expected, first.observed, first.path)
+        if diff:
+            lines.append(f"    {diff}")
+        if first.command:
+            lines.append(f"    reproduce: {first.command}")
+    if len(r.failures) > 1:
+        lines.append(f"    (+{len(r.failures) - 1} more in report.jsonl)")
+    return lines
+
+
+def annotation(report: Report, r: Result) -> str:
+    """A GitHub Actions ``::error`` workflow command for one failure."""
+    case = next((c for c in report.cases if c.id == r.case), None)
+    first = r.failures[0] if r.failures else None
+    body = "\n".join(failure_lines(r)[1:] or [r.outcome])
+    message = f"{first.message if first else r.outcome}\n{body}"
+    where = f"file={_prop(case.cassette)}," if case is not None else ""
+    return f"::error {where}title={_prop(f'{r.check} [{r.adapter}] {r.case}')}::{_data(message)}"
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

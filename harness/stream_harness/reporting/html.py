@@ -1,0 +1,186 @@
+"""``report.html``: one self-contained page (inline CSS, no script, nothing fetched).
+
+The matrix is ``<table id="matrix">``; each cell carries ``data-adapter``,
+``data-check`` and ``data-outcome`` (``pass`` all passed, ``known`` known failures only,
+``fail`` new failures or errors, ``na`` not applicable), so tests and a headless browser
+can read it without parsing the cell text. Cells with anything but plain passes link to
+the detail section of that adapter and check. Every string from a result goes through
+:func:`html.escape`, and only http(s) URLs become links: messages quote provider bytes
+and library output, and a report must be safe to open.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+from stream_harness.reporting.report import (
+    OUTCOME_MEANING,
+    Cell,
+    FailureInfo,
+    Report,
+    Result,
+    matrix,
+    problems,
+    timestamp,
+)
+
+_URL = re.compile(r"https?://[^\s<>\"'`]+")
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #1b1b1b; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+dl.meta { display: grid; grid-template-columns: max-content auto; gap: .2em 1em; }
+dl.meta dt { font-weight: 600; }
+table#matrix { border-collapse: collapse; }
+#matrix th, #matrix td { border: 1px solid #bbb; padding: .35em .6em; text-align: center; }
+#matrix th[scope=row] { text-align: left; }
+#matrix td a { color: inherit; }
+.pass { background: #c8efc8; } .known { background: #fde2a6; }
+.fail { background: #f6b5b0; } .na { background: #e4e4e4; color: #666; }
+.legend span { display: inline-block; padding: .1em .6em; margin-right: .5em; border: 1px solid #bbb; }
+section.group { margin: 1.5em 0; }
+article.result { border-left: 4px solid #bbb; padding: .2em .8em; margin: .8em 0; }
+article.failed, article.errored { border-color: #d9534f; }
+article.known_failure { border-color: #e8a317; } article.fixed { border-color: #5cb85c; }
+pre { background: #f5f5f5; padding: .5em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+code { background: #f5f5f5; padding: 0 .2em; }
+""".strip()
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _link(url: str) -> str:
+    if _URL.fullmatch(url):
+        return f'<a href="{_e(url)}">{_e(url)}</a>'
+    return f"<code>{_e(url)}</code>"
+
+
+def anchors(report: Report) -> dict[tuple[str, str], str]:
+    """A stable, unique, URL-safe id for each (adapter, check) that has a detail section."""
+    out: dict[tuple[str, str], str] = {}
+    used: set[str] = set()
+    for adapter, check, _ in problems(report):
+        base = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{adapter}--{check}")
+        candidate, n = base, 1
+        while candidate in used:
+            n += 1
+            candidate = f"{base}-{n}"
+        used.add(candidate)
+        out[(adapter, check)] = candidate
+    return out
+
+
+def _cell(cell: Cell, anchor: str | None) -> str:
+    body = f'<a href="#{_e(anchor)}">{_e(cell.text)}</a>' if anchor else _e(cell.text)
+    return (
+        f'<td class="{cell.status}" data-adapter="{_e(cell.adapter)}" data-check="{_e(cell.check)}"'
+        f' data-outcome="{cell.status}">{body}</td>'
+    )
+
+
+def _matrix(report: Report, links: dict[tuple[str, str], str]) -> str:
+    head = "".join(f'<th scope="col" title="{_e(c.title)}">{_e(c.id)}</th>' for c in report.checks)
+    rows = []
+    for adapter, cells in zip(report.adapters, matrix(report), strict=True):
+        tds = "".join(_cell(c, links.get((c.adapter, c.check))) for c in cells)
+        rows.append(
+            f'<tr><th scope="row">{_e(adapter.name)} <small>{_e(adapter.version)}</small></th>{tds}</tr>'
+        )
+    return (
+        f'<table id="matrix">\n<thead><tr><th>adapter</th>{head}</tr></thead>\n<tbody>\n'
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>"
+    )
+
+
+def _failure(f: FailureInfo) -> str:
+    parts = [f'<pre class="message">{_e(f.message)}</pre>']
+    if f.split:
+        parts.append(f"<p>smallest split: <code>{_e(f.split)}</code></p>")
+    if f.command:
+        parts.append(f'<p>reproduce:</p><pre class="command">{_e(f.command)}</pre>')
+    if f.path:
+        parts.append(f"<p>first difference at <code>{_e(f.path)}</code></p>")
+    for label, value in (("expected", f.expected), ("observed", f.observed)):
+        if value is not None:
+            parts.append(f"<details><summary>{label}</summary><pre>{_e(value)}</pre></details>")
+    return '<div class="failure">' + "".join(parts) + "</div>"
+
+
+def _result(r: Result) -> str:
+    head = f"<h4><code>{_e(r.case)}</code>: {_e(r.outcome)}</h4>"
+    issue = f"<p>issue: {_link(r.issue)}</p>" if r.issue else ""
+    if r.outcome == "fixed":
+        issue += "<p>passed although listed as known: drop the expectation entry</p>"
+    return f'<article class="result {_e(r.outcome)}">{head}{issue}{"".join(_failure(f) for f in r.failures)}</article>'
+
+
+def _details(report: Report, links: dict[tuple[str, str], str]) -> str:
+    groups = problems(report)
+    if not groups:
+        return "<p>None: every applicable check passed.</p>"
+    return "\n".join(
+        f'<section class="group" id="{_e(links[(adapter, check)])}">'
+        f"<h3>{_e(adapter)} / {_e(check)}</h3>\n"
+        + "\n".join(_result(r) for r in results)
+        + "</section>"
+        for adapter, check, results in groups
+    )
+
+
+def _metadata(report: Report) -> str:
+    verdict = report.verdict
+    adapters = ", ".join(f"{_e(a.name)} {_e(a.version)} ({a.level} level)" for a in report.adapters)
+    rows = [
+        ("tool", f"stream-harness {_e(report.tool_version)}"),
+        ("run", f"{timestamp(report.started)} to {timestamp(report.finished)}"),
+        ("seed", str(report.seed)),
+        ("random splits per check", str(report.examples)),
+        ("every single cut of bodies up to", f"{report.single_cut_limit} bytes"),
+        ("adapters", adapters or "none"),
+        ("checked", f"{_e(report.scope)} (skipped inputs: {len(report.skipped)})"),
+        *((_e(k), _e(v)) for k, v in report.environment.items()),
+        ("verdict", _e(verdict)),
+    ]
+    return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
+
+def _guide() -> str:
+    outcomes = "".join(
+        f"<li><code>{_e(o)}</code>: {_e(m)}</li>" for o, m in OUTCOME_MEANING.items()
+    )
+    return (
+        "<p>A <em>case</em> is one recorded response (one interaction of a cassette). A "
+        "<em>check</em> is one rule of the contract (<code>specs/contract.md</code>, catalogue in "
+        "<code>specs/checks.md</code>) tested on every case it applies to. Each matrix cell counts, "
+        "for one adapter and one check, the cases that passed out of those checked; follow a "
+        "coloured cell to its failures.</p>\n"
+        f"<ul>{outcomes}</ul>\n"
+        "<p>To reproduce a failure, run the command shown under it: it feeds the same recorded "
+        "body, cut into the smallest split that still showed the failure, and prints the events.</p>\n"
+        '<p class="legend"><span class="pass">all passed</span><span class="known">known failures only</span>'
+        '<span class="fail">new failures or errors</span><span class="na">not applicable</span></p>'
+    )
+
+
+def render(report: Report) -> str:
+    links = anchors(report)
+    skipped = "".join(
+        f"<li><code>{_e(s.where)}</code>: {_e(s.reason)}</li>" for s in report.skipped
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        "<title>stream-harness conformance report</title>\n"
+        f"<style>\n{CSS}\n</style>\n</head>\n<body>\n"
+        "<h1>stream-harness conformance report</h1>\n"
+        f"{_metadata(report)}\n"
+        f"<h2>How to read this report</h2>\n{_guide()}\n"
+        f"<h2>Matrix</h2>\n{_matrix(report, links)}\n"
+        f"<h2>Failures, known failures and fixes</h2>\n{_details(report, links)}\n"
+        f"<h2>Skipped inputs</h2>\n{f'<ul>{skipped}</ul>' if skipped else '<p>None.</p>'}\n"
+        "</body>\n</html>\n"
+    )

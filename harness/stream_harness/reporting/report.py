@@ -1,0 +1,608 @@
+"""The conformance report as data: built from a run, merged across runs, written to disk.
+
+The model is separate from the engine's objects (adapters, cases with their bodies,
+checks with their functions) so that a report read back from ``report.jsonl`` is the same
+object a run builds: reports from several environments (one per third-party library)
+can then be merged into one matrix without re-running anything. The renderers
+(``jsonl``, ``markdown``, ``html``, ``junit``) only read this model.
+
+Ordering is part of the model: adapters in run order, cases in load order, checks in
+catalogue order, and results sorted by those three, so that the same input always gives
+the same bytes and committed reports diff cleanly.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from stream_harness import __version__
+from stream_harness.conformance.checks import display_path
+from stream_harness.conformance.expectations import Expectations, outcome_for
+
+if TYPE_CHECKING:
+    from stream_harness.conformance.cases import Case, Skipped
+    from stream_harness.conformance.runner import AdapterRun, RunConfig
+
+Outcome: TypeAlias = Literal["passed", "failed", "errored", "known_failure", "fixed"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "known_failure", "fixed")
+Level: TypeAlias = Literal["event", "message"]
+
+# What each outcome means, for the guide at the top of README.md and report.html.
+OUTCOME_MEANING: dict[Outcome, str] = {
+    "passed": "the check found nothing wrong",
+    "failed": "a new failure: the check found a violation that is not listed as known (CI fails)",
+    "errored": "the check itself raised: a harness bug, not the adapter's (CI fails)",
+    "known_failure": "failed, and specs/expectations/<adapter>.yaml lists it with an upstream issue (CI passes)",
+    "fixed": "listed as a known failure, but passed: time to drop the expectation entry",
+}
+
+
+class ReportError(ValueError):
+    """A report that cannot be read or merged; the message is one line naming the culprit."""
+
+
+class ReportModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CheckInfo(ReportModel):
+    id: str
+    title: str
+    enforces: str
+    level: Level
+
+
+class AdapterInfo(ReportModel):
+    name: str
+    level: Level
+    version: str
+    protocols: tuple[str, ...]
+
+
+class CaseInfo(ReportModel):
+    id: str
+    cassette: str
+    interaction: int
+    protocol: str
+    status: int
+    sha256: str
+    # Anomalies the reference recovered from on this body (stream_harness.providers.reference warnings).
+    warnings: tuple[str, ...] = ()
+    # sha256 of the expected events the checks compared against (the reviewed golden, or
+    # the reference's events): rows kept from an earlier run are stale once it changes.
+    # None in reports written before it was recorded.
+    expected_sha256: str | None = None
+
+
+class SkippedInfo(ReportModel):
+    where: str
+    reason: str
+
+
+class FailureInfo(ReportModel):
+    message: str
+    split: str | None = None
+    command: str | None = None
+    expected: str | None = None  # JSON text, in full
+    observed: str | None = None  # JSON text, in full
+    path: str | None = None  # where expected and observed first differ
+
+
+class Result(ReportModel):
+    adapter: str
+    case: str
+    check: str
+    outcome: Outcome
+    failures: tuple[FailureInfo, ...] = ()
+    issue: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.adapter, self.case, self.check)
+
+
+class Counts(ReportModel):
+    passed: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    errored: int = Field(ge=0)
+    known_failure: int = Field(ge=0)
+    fixed: int = Field(ge=0)
+
+    @classmethod
+    def of(cls, results: Iterable[Result]) -> Counts:
+        tally = dict.fromkeys(OUTCOMES, 0)
+        for r in results:
+            tally[r.outcome] += 1
+        return cls(**tally)
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errored + self.known_failure + self.fixed
+
+    @property
+    def did_fail(self) -> bool:
+        """CI's verdict: known failures and fixes do not break the build (specs/checks.md)."""
+        return self.failed + self.errored > 0
+
+
+class Report(ReportModel):
+    tool_version: str
+    started: datetime
+    finished: datetime
+    seed: int
+    examples: int
+    checks: tuple[CheckInfo, ...]
+    adapters: tuple[AdapterInfo, ...]
+    cases: tuple[CaseInfo, ...]
+    skipped: tuple[SkippedInfo, ...] = ()
+    environment: dict[str, str] = Field(default_factory=dict)
+    results: tuple[Result, ...] = ()
+    # Reports written before the limit was a setting swept bodies up to 1 KB.
+    single_cut_limit: int = 1024
+
+    @model_validator(mode="after")
+    def _results_name_known_things(self) -> Report:
+        # A row naming an adapter, case or check the header does not list cannot be placed
+        # in the matrix; a duplicate row would be counted twice. Both mean a broken report.
+        for kind, names in (
+            ("check", [c.id for c in self.checks]),
+            ("adapter", [a.name for a in self.adapters]),
+            ("case", [c.id for c in self.cases]),
+        ):
+            dup = _first_duplicate(names)
+            if dup is not None:
+                raise ValueError(f"{kind} {dup!r} is listed twice")
+        checks = {c.id for c in self.checks}
+        adapters = {a.name for a in self.adapters}
+        cases = {c.id for c in self.cases}
+        seen: set[tuple[str, str, str]] = set()
+        for r in self.results:
+            if r.adapter not in adapters:
+                raise ValueError(
+                    f"result names adapter {r.adapter!r}, which the report does not list"
+                )
+            if r.check not in checks:
+                raise ValueError(f"result names check {r.check!r}, which the report does not list")
+            if r.case not in cases:
+                raise ValueError(f"result names case {r.case!r}, which the report does not list")
+            if r.key in seen:
+                raise ValueError(
+                    f"two results for adapter {r.adapter!r}, case {r.case!r}, check {r.check!r}"
+                )
+            seen.add(r.key)
+        return self
+
+    @property
+    def counts(self) -> Counts:
+        return Counts.of(self.results)
+
+    @property
+    def did_fail(self) -> bool:
+        return self.counts.did_fail
+
+    @property
+    def verdict(self) -> str:
+        """The one verdict every renderer prints, and the exit status follows (1 iff FAILED)."""
+        c = self.counts
+        head = f"FAILED: {c.failed} new failure(s), {c.errored} errored" if c.did_fail else "passed"
+        return (
+            f"{head} ({c.total} results: {c.passed} passed, {c.known_failure} known failures, "
+            f"{c.fixed} fixed)"
+        )
+
+    @property
+    def scope(self) -> str:
+        """How much was checked: a verdict means nothing without it."""
+        cassettes = len({c.cassette for c in self.cases})
+        return (
+            f"{cassettes} cassette(s), {len(self.cases)} case(s), {len(self.checks)} check(s), "
+            f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "
+            f"split-sensitive check, every single cut of bodies up to {self.single_cut_limit} "
+            f"bytes, seed {self.seed}"
+        )
+
+
+def _first_duplicate(names: Iterable[str]) -> str | None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            return n
+        seen.add(n)
+    return None
+
+
+def _sorted_results(
+    results: Iterable[Result], adapters: Sequence[str], cases: Sequence[str], checks: Sequence[str]
+) -> tuple[Result, ...]:
+    a = {name: i for i, name in enumerate(adapters)}
+    k = {name: i for i, name in enumerate(cases)}
+    c = {name: i for i, name in enumerate(checks)}
+    big = len(a) + len(k) + len(c)  # unknown names sort last; the validator then names them
+    return tuple(
+        sorted(
+            results,
+            key=lambda r: (
+                a.get(r.adapter, big),
+                r.adapter,
+                k.get(r.case, big),
+                r.case,
+                c.get(r.check, big),
+                r.check,
+            ),
+        )
+    )
+
+
+def _utc(moment: datetime) -> datetime:
+    """Whole seconds in UTC: sub-second noise only makes committed reports differ more."""
+    if moment.tzinfo is None:  # the engine's callers pass UTC; a naive time is taken as UTC
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def timestamp(moment: datetime) -> str:
+    """How the human-facing renderers print a time: to the second, in UTC."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def default_environment() -> dict[str, str]:
+    return {"python": platform.python_version(), "platform": platform.platform()}
+
+
+def build_report(
+    runs: Sequence[AdapterRun],
+    cases: Sequence[Case],
+    skipped: Sequence[Skipped],
+    config: RunConfig,
+    *,
+    started: datetime,
+    finished: datetime,
+    environment: Mapping[str, str] | None = None,
+) -> Report:
+    """The report of one run: what ran, on what, with which parameters, and every result."""
+    checks = tuple(
+        CheckInfo(id=c.id, title=c.title, enforces=c.enforces, level=c.level) for c in config.checks
+    )
+    adapters = tuple(
+        AdapterInfo(
+            name=run.adapter.name,
+            level=run.adapter.level,
+            version=run.version,
+            protocols=tuple(sorted(run.adapter.protocols)),
+        )
+        for run in runs
+    )
+    case_infos = tuple(
+        CaseInfo(
+            id=c.id,
+            # relative to the repository or working directory: a committed report must
+            # not depend on where it was generated
+            cassette=display_path(c.cassette),
+            interaction=c.interaction,
+            protocol=c.protocol,
+            status=c.status,
+            sha256=c.sha256,
+            warnings=tuple(c.warnings()),
+            expected_sha256=c.expected_sha256(),
+        )
+        for c in cases
+    )
+    results = [
+        Result(
+            adapter=r.adapter,
+            case=r.case,
+            check=r.check,
+            outcome=r.outcome,
+            failures=tuple(
+                FailureInfo(
+                    message=f.message,
+                    split=f.split,
+                    command=f.command,
+                    expected=f.expected,
+                    observed=f.observed,
+                    path=f.path,
+                )
+                for f in r.failures
+            ),
+            issue=r.issue,
+        )
+        for run in runs
+        for r in run.results
+    ]
+    env = dict(environment) if environment is not None else default_environment()
+    return Report(
+        tool_version=__version__,
+        started=_utc(started),
+        finished=_utc(finished),
+        seed=config.seed,
+        examples=config.examples,
+        single_cut_limit=config.single_cut_limit,
+        checks=checks,
+        adapters=adapters,
+        cases=case_infos,
+        skipped=tuple(SkippedInfo(where=s.where, reason=s.reason) for s in skipped),
+        environment=dict(sorted(env.items())),
+        results=_sorted_results(
+            results, [a.name for a in adapters], [c.id for c in case_infos], [c.id for c in checks]
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Merging reports from several environments
+# ---------------------------------------------------------------------------
+
+M = TypeVar("M", bound=ReportModel)
+
+
+def _union(kind: str, items: Iterable[tuple[str, M]], same: Iterable[str]) -> list[M]:
+    """Items by name in order of first appearance; a name seen with different ``same`` fields is an error."""
+    fields = tuple(same)
+    out: dict[str, M] = {}
+    for name, item in items:
+        prior = out.get(name)
+        if prior is None:
+            out[name] = item
+            continue
+        for f in fields:
+            if getattr(prior, f) != getattr(item, f):
+                raise ReportError(
+                    f"cannot merge: {kind} {name!r} has {f} {getattr(prior, f)!r} in one report and {getattr(item, f)!r} in another"
+                )
+    return list(out.values())
+
+
+def merge_reports(reports: Sequence[Report]) -> Report:
+    """Adapters from several runs side by side over the same cases.
+
+    The runs must agree on what makes results comparable: the harness version, the seed
+    and example count, each check's definition, each case's bytes (by sha256; the
+    cassette path may differ between machines), and each adapter's version. Identical
+    duplicate rows (the same report merged twice) collapse; conflicting ones raise.
+    Environments that differ keep every value, joined with `` | ``.
+    """
+    if not reports:
+        raise ReportError("cannot merge: no reports given")
+    for attr in ("tool_version", "seed", "examples", "single_cut_limit"):
+        values = sorted({str(getattr(r, attr)) for r in reports})
+        if len(values) > 1:
+            raise ReportError(f"cannot merge: reports differ in {attr} ({', '.join(values)})")
+    checks = _union(
+        "check", ((c.id, c) for r in reports for c in r.checks), ("title", "enforces", "level")
+    )
+    adapters = _union(
+        "adapter",
+        ((a.name, a) for r in reports for a in r.adapters),
+        ("level", "version", "protocols"),
+    )
+    cases = _union(
+        "case",
+        ((c.id, c) for r in reports for c in r.cases),
+        ("protocol", "status", "sha256", "expected_sha256"),
+    )
+    skipped = list(dict.fromkeys(s for r in reports for s in r.skipped))
+
+    rows: dict[tuple[str, str, str], Result] = {}
+    conflicts: list[str] = []
+    for report in reports:
+        for row in report.results:
+            prior = rows.setdefault(row.key, row)
+            if prior != row:
+                conflicts.append(
+                    f"({row.adapter}, {row.case}, {row.check}): {prior.outcome} vs {row.outcome}"
+                )
+    if conflicts:
+        shown = "; ".join(conflicts[:5])
+        more = f"; and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+        raise ReportError(f"cannot merge: {len(conflicts)} conflicting result(s) for {shown}{more}")
+
+    environment: dict[str, list[str]] = {}
+    for report in reports:
+        for key, value in report.environment.items():
+            values = environment.setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    return Report(
+        tool_version=reports[0].tool_version,
+        started=min(r.started for r in reports),
+        finished=max(r.finished for r in reports),
+        seed=reports[0].seed,
+        examples=reports[0].examples,
+        single_cut_limit=reports[0].single_cut_limit,
+        checks=tuple(checks),
+        adapters=tuple(adapters),
+        cases=tuple(cases),
+        skipped=tuple(skipped),
+        environment={k: " | ".join(v) for k, v in sorted(environment.items())},
+        results=_sorted_results(
+            rows.values(),
+            [a.name for r in reports for a in r.adapters],
+            [c.id for r in reports for c in r.cases],
+            [c.id for r in reports for c in r.checks],
+        ),
+    )
+
+
+def _case_keys(cases: Iterable[CaseInfo], protocols: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+    wanted = set(protocols)
+    return {c.id: (c.sha256, c.expected_sha256) for c in cases if c.protocol in wanted}
+
+
+def stale_adapters(previous: Report, new: Report) -> dict[str, str]:
+    """The adapters of ``previous`` that ``new`` did not re-run and whose rows no longer
+    describe ``new``'s cases, each with the reason.
+
+    An adapter's rows are judged on the cases of the protocols it runs, not on every
+    case: a cassette added for another protocol leaves a library's rows as true as they
+    were, so the matrix need not re-run it. A case whose bytes or expected events changed
+    (the expected digest compared where both reports recorded one) makes the rows stale.
+    """
+    ran = {a.name for a in new.adapters}
+    stale: dict[str, str] = {}
+    for adapter in previous.adapters:
+        if adapter.name in ran:
+            continue
+        before = _case_keys(previous.cases, adapter.protocols)
+        now = _case_keys(new.cases, adapter.protocols)
+        changed = sorted(
+            case
+            for case in before.keys() | now.keys()
+            if case not in before
+            or case not in now
+            or before[case][0] != now[case][0]
+            or (None not in (before[case][1], now[case][1]) and before[case][1] != now[case][1])
+        )
+        if changed:
+            more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+            stale[adapter.name] = (
+                f"{len(changed)} of its cases added, removed or changed ({', '.join(changed[:3])}{more})"
+            )
+    return stale
+
+
+def update_report(previous: Report, new: Report) -> Report:
+    """``new`` plus the rows of ``previous`` for the adapters ``new`` did not run.
+
+    So that re-running the default adapters (``stream-harness report``) over a committed
+    matrix (``stream-harness matrix``) refreshes their rows without dropping the
+    third-party ones, which only their own environments can produce. A kept adapter's rows
+    must describe the same run: the same checks, the same cases (bytes and expected
+    events) of its protocols, plus what :func:`merge_reports` requires; adapters whose
+    rows are stale (:func:`stale_adapters`) are dropped, and when none can be kept
+    :class:`ReportError` says why.
+    """
+    ran = {a.name for a in new.adapters}
+    candidates = tuple(a for a in previous.adapters if a.name not in ran)
+    if not candidates:
+        return new
+    ours, theirs = {c.id for c in new.checks}, {c.id for c in previous.checks}
+    if ours != theirs:
+        raise ReportError(f"the checks differ ({len(ours ^ theirs)} added, removed or changed)")
+    stale = stale_adapters(previous, new)
+    kept_adapters = tuple(a for a in candidates if a.name not in stale)
+    if not kept_adapters:
+        name, why = next(iter(stale.items()))
+        raise ReportError(f"the cases differ: {name}: {why}")
+    kept_names = {a.name for a in kept_adapters}
+    new_cases = {c.id for c in new.cases}
+    rest = previous.model_copy(
+        update={
+            "adapters": kept_adapters,
+            # The kept adapters' cases are new's (checked above); new's own CaseInfo wins.
+            "cases": tuple(c for c in new.cases),
+            "results": tuple(
+                r for r in previous.results if r.adapter in kept_names and r.case in new_cases
+            ),
+        }
+    )
+    merged = merge_reports([new, rest])
+    # Rows keep the previous report's order (a re-run changes no line it need not), and
+    # adapters it did not have come last.
+    place = {a.name: i for i, a in enumerate(previous.adapters)}
+    adapters = sorted(merged.adapters, key=lambda a: place.get(a.name, len(place)))
+    return merged.model_copy(
+        update={
+            "adapters": tuple(adapters),
+            "results": _sorted_results(
+                merged.results,
+                [a.name for a in adapters],
+                [c.id for c in merged.cases],
+                [c.id for c in merged.checks],
+            ),
+        }
+    )
+
+
+def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> Report:
+    """The report with known failures and fixes recomputed from the expectation files.
+
+    An outcome is a function of the check's failures and of ``specs/expectations``
+    (:func:`stream_harness.conformance.expectations.outcome_for`), so rows kept from an earlier
+    run (another environment's, for the matrix) follow the files as they are now, without
+    re-running anything. ``errored`` rows stay as they are.
+    """
+    files = {a.name: expectations(a.name) for a in report.adapters}
+    rows = []
+    for r in report.results:
+        if r.outcome == "errored":
+            rows.append(r)
+            continue
+        outcome, issue = outcome_for(bool(r.failures), files[r.adapter].lookup(r.check, r.case))
+        rows.append(r.model_copy(update={"outcome": outcome, "issue": issue}))
+    return report.model_copy(update={"results": tuple(rows)})
+
+# ---------------------------------------------------------------------------
+# The matrix every human-facing renderer shows
+# ---------------------------------------------------------------------------
+
+CellStatus: TypeAlias = Literal["pass", "known", "fail", "na"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One adapter x check cell: its counts, its colour class, and its text."""
+
+    adapter: str
+    check: str
+    counts: Counts
+
+    @property
+    def status(self) -> CellStatus:
+        c = self.counts
+        if c.total == 0:
+            return "na"
+        if c.failed or c.errored:
+            return "fail"
+        if c.known_failure:
+            return "known"
+        return "pass"
+
+    @property
+    def text(self) -> str:
+        """``12/12``, ``10/12 (2 known)``: passes over results, then what the rest were."""
+        c = self.counts
+        if c.total == 0:
+            return "n/a"
+        notes = [
+            f"{n} {label}"
+            for n, label in (
+                (c.known_failure, "known"),
+                (c.failed, "failed"),
+                (c.errored, "errored"),
+                (c.fixed, "fixed"),
+            )
+            if n
+        ]
+        head = f"{c.passed + c.fixed}/{c.total}"
+        return f"{head} ({', '.join(notes)})" if notes else head
+
+
+def matrix(report: Report) -> list[list[Cell]]:
+    """Rows in adapter order, columns in check order."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in report.results:
+        groups.setdefault((r.adapter, r.check), []).append(r)
+    return [
+        [Cell(a.name, c.id, Counts.of(groups.get((a.name, c.id), []))) for c in report.checks]
+        for a in report.adapters
+    ]
+
+
+def problems(report: Report) -> list[tuple[str, str, list[Result]]]:
+    """Every result that is not a plain pass, grouped by (adapter, check) in matrix order."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in report.results:
+        if r.outcome != "passed":
+            groups.setdefault((r.adapter, r.check), []).append(r)
+    return [
+        (a.name, c.id, groups[(a.name, c.id)])
+        for a in report.adapters
+        for c in report.checks
+        if (a.name, c.id) in groups
+    ]

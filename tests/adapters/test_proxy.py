@@ -1,0 +1,550 @@
+"""Gateways wire to wire (harness/stream_harness/adapters/gateways): the upstream, the process lifecycle, the checks.
+
+The lifecycle runs a real process on 127.0.0.1 (tests/fake_gateway.py, a pass-through
+with failure modes), so starting, readiness, a gateway that never becomes ready, one that
+dies, and the port being released are tested without LiteLLM. The checks are run on
+hand-made gateway outputs that break one rule each, next to a faithful one that passes.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult, load_adapter
+from stream_harness.conformance.cases import Case, load_cases
+from stream_harness.conformance.checks import (
+    CHECKS_BY_ID,
+    CheckContext,
+    check_expected,
+    check_proxy_error_status,
+    check_proxy_streaming,
+    check_proxy_upstream_cut,
+    check_stop_reason,
+)
+from stream_harness.contract.events import (
+    AssistantMessage,
+    DoneEvent,
+    ErrorEvent,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
+from stream_harness.providers.reference import normalize
+from stream_harness.adapters.gateways import compare
+from stream_harness.adapters.gateways.adapter import Exchange, ProxyAdapter, ProxySession, stable_ids
+from stream_harness.adapters.gateways.catalog import GATEWAYS, Gateway, all_rows, litellm_config
+from stream_harness.adapters.gateways.process import GatewayError, GatewayProcess, port_is_free
+from stream_harness.server.upstream import (
+    MISMATCH_STATUS,
+    Hit,
+    ProxyUpstream,
+    Reply,
+    event_frames,
+    gemini_reframed,
+    gemini_values,
+    protocol_of_path,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CASSETTES = REPO / "cassettes"
+FAKE = Path(__file__).resolve().parents[1] / "fake_gateway.py"
+ANTHROPIC, CHAT, RESPONSES, GOOGLE = "anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"
+
+
+def case_of(rel: str) -> Case:
+    cases, _ = load_cases([CASSETTES / rel])
+    return cases[0]
+
+
+# ---------------------------------------------------------------------------------------
+# The upstream
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "protocol"),
+    [
+        ("/v1/messages", ANTHROPIC),
+        ("/v1/chat/completions", CHAT),
+        ("/v1/responses", RESPONSES),
+        ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", GOOGLE),
+        ("/models/gemini-2.5-flash:streamGenerateContent", GOOGLE),
+        ("/health", None),
+    ],
+)
+def test_a_request_is_matched_by_the_protocol_of_its_path(path: str, protocol: str | None) -> None:
+    assert protocol_of_path(path) == protocol
+
+
+def post(url: str, path: str, query: str = "") -> tuple[int, bytes, str | None]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request("POST", path + query, body=b"{}", headers={"content-type": "application/json"})
+        resp = conn.getresponse()
+        try:
+            data = resp.read()
+        except http.client.IncompleteRead as exc:
+            return resp.status, bytes(exc.partial), "incomplete"
+        return resp.status, data, None
+    finally:
+        conn.close()
+
+
+def test_the_upstream_answers_its_protocol_and_names_a_mismatch() -> None:
+    with ProxyUpstream() as up:
+        up.answer(Reply(ANTHROPIC, 200, [("request-id", "r1")], [b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n"]))
+        status, body, problem = post(up.url, "/v1/messages")
+        assert (status, body, problem) == (200, b"event: a\ndata: {}\n\nevent: b\ndata: {}\n\n", None)
+        assert len(up.hits[0].sent) == 2 and up.hits[0].protocol == ANTHROPIC
+        status, body, _ = post(up.url, "/v1/responses")
+        assert status == MISMATCH_STATUS
+        assert "the gateway called /v1/responses (openai-responses), the cassette has anthropic-messages" in body.decode()
+
+
+def test_a_side_request_is_answered_404_and_is_no_mismatch() -> None:
+    with ProxyUpstream() as up:
+        up.answer(Reply(GOOGLE, chunks=[b"data: {}\n\n"]))
+        host, port = up.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("GET", "/v1/models/gemini-2.5-flash")
+        assert conn.getresponse().status == 404
+        conn.close()
+        assert [h.status for h in up.hits] == [404]
+
+
+def test_a_close_cut_drops_the_connection_inside_the_body_and_a_clean_cut_ends_it() -> None:
+    with ProxyUpstream() as up:
+        up.answer(Reply(CHAT, chunks=[b"data: {}\n\n"], cut="close"))
+        assert post(up.url, "/v1/chat/completions")[2] == "incomplete"
+        up.answer(Reply(CHAT, chunks=[b"data: {}\n\n"], cut="clean"))
+        assert post(up.url, "/v1/chat/completions") == (200, b"data: {}\n\n", None)
+
+
+def test_gemini_framing_follows_the_request() -> None:
+    body = case_of("google-generative-ai/tool_call.yaml").body
+    values = gemini_values(body)
+    assert values
+    as_array = gemini_reframed(body, sse=False) if body.lstrip()[:1] != b"[" else body
+    assert as_array is not None and json.loads(as_array) == values
+    as_sse = gemini_reframed(as_array, sse=True)
+    assert as_sse is not None and gemini_values(as_sse) == values
+    with ProxyUpstream() as up:
+        up.answer(Reply(GOOGLE, chunks=[as_sse]))
+        _, served, _ = post(up.url, "/v1beta/models/g:streamGenerateContent", "?key=k")
+        assert served.lstrip().startswith(b"[") and json.loads(served) == values
+        _, served, _ = post(up.url, "/models/g:streamGenerateContent", "?alt=sse")
+        assert served.startswith(b"data: ")
+
+
+def test_event_frames_cut_after_each_event() -> None:
+    assert event_frames(b"data: 1\n\ndata: 2\r\n\r\ndata: 3") == [b"data: 1\n\n", b"data: 2\r\n\r\n", b"data: 3"]
+    assert event_frames(b'[{"a":1},\n{"b":2}]') == [b'[{"a":1},\n', b'{"b":2}]']
+
+
+# ---------------------------------------------------------------------------------------
+# The lifecycle, on a real process
+# ---------------------------------------------------------------------------------------
+
+
+def fake_gateway(mode: str, *, start_timeout: float = 20.0) -> Gateway:
+    def process(upstream: str, folder: Path) -> GatewayProcess:
+        return GatewayProcess(
+            "fake",
+            lambda port: [sys.executable, str(FAKE), str(port), upstream, mode],
+            ready_path="/ready",
+            log_dir=folder,
+            start_timeout=start_timeout,
+        )
+
+    return Gateway(
+        name="fake",
+        routes={ANTHROPIC: (ANTHROPIC,), CHAT: (CHAT,)},
+        find=lambda: None,
+        version=lambda: "0.0",
+        process=process,
+        model=lambda proto: "m",
+        headers=lambda proto, up, proc: {},
+    )
+
+
+@pytest.fixture
+def fake_adapter(tmp_path: Path) -> Iterator[Callable[..., ProxyAdapter]]:
+    made: list[ProxyAdapter] = []
+
+    def make(mode: str = "ok", upstream: str = ANTHROPIC, **kw: Any) -> ProxyAdapter:
+        gw = fake_gateway(mode, **kw)
+        adapter = ProxyAdapter(gw, upstream, upstream, session=ProxySession(gw, tmp_path / mode), timeout=10)
+        made.append(adapter)
+        return adapter
+
+    yield make
+    for a in made:
+        a.close()
+
+
+def run_case(adapter: ProxyAdapter, case: Case) -> AdapterResult:
+    return adapter.run(case.protocol, [case.body], status=case.status, headers=case.headers)
+
+
+def test_a_gateway_starts_serves_and_stops_with_its_port_released(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter()
+    case = case_of("anthropic-messages/tool_call.yaml")
+    result = run_case(adapter, case)
+    assert result.crashed is None and result.terminal == "done"
+    assert result.message == case.expected_terminal().message
+    proc = adapter.session.process
+    assert proc is not None and proc.alive() and proc.started_in is not None
+    port, popen_pid, log = proc.port, proc.popen.pid if proc.popen else 0, proc.log_path
+    assert not port_is_free(port)
+    run_case(adapter, case)
+    assert adapter.session.starts == 1  # one process for the session, not one per case
+    adapter.close()
+    assert not proc.alive() and port_is_free(port)
+    with pytest.raises(ProcessLookupError):
+        os.kill(popen_pid, 0)  # reaped, not a zombie
+    assert log is not None and "POST /v1/messages" in log.read_text()
+
+
+def test_a_gateway_that_never_becomes_ready_is_a_crashed_result_and_is_killed(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter("never-ready", start_timeout=1.0)
+    result = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
+    assert result.crashed is not None and "not ready on /ready within 1 s" in result.crashed
+    assert adapter.session.process is None
+    again = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
+    assert again.crashed is not None  # after MAX_FAILED_STARTS the session gives up fast
+    assert "given up" in run_case(adapter, case_of("anthropic-messages/plain_text.yaml")).crashed  # type: ignore[operator]
+
+
+def test_a_gateway_that_exits_at_start_says_why(tmp_path: Path) -> None:
+    proc = fake_gateway("exit").process("http://127.0.0.1:9", tmp_path)
+    with pytest.raises(GatewayError, match=r"exited with code 3 before it was ready: .*refusing to start"):
+        proc.start()
+    assert not proc.alive() and port_is_free(proc.port)
+
+
+def test_a_gateway_that_dies_mid_run_is_a_crashed_result_then_restarted(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter("die-on-request")
+    result = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
+    assert result.crashed is not None and "the gateway died" in result.crashed
+    first = adapter.session.process
+    assert first is not None and not first.alive()
+    run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
+    assert adapter.session.starts == 2 and port_is_free(first.port)
+
+
+def test_a_gateway_killed_between_runs_is_restarted(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter()
+    case = case_of("anthropic-messages/plain_text.yaml")
+    assert run_case(adapter, case).terminal == "done"
+    proc = adapter.session.process
+    assert proc is not None and proc.popen is not None
+    os.killpg(proc.popen.pid, signal.SIGKILL)
+    proc.popen.wait()
+    assert run_case(adapter, case).terminal == "done"
+    assert adapter.session.starts == 2
+
+
+def test_a_gateway_calling_another_upstream_protocol_is_named(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter()
+    # The fake forwards to the client's path; serving it a chat body under /v1/messages
+    # is what a gateway calling the wrong upstream endpoint looks like.
+    case = case_of("openai-completions/tool_call_single.yaml")
+    result = adapter.run(CHAT, [case.body])
+    assert result.crashed == "the gateway called /v1/messages (anthropic-messages), the cassette has openai-completions"
+
+
+def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter()
+    ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), adapter)
+    assert check_expected(ctx) == []
+    assert check_proxy_upstream_cut(ctx) == []
+    assert check_proxy_streaming(ctx) == []
+
+
+def test_a_buffering_gateway_fails_the_streaming_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("buffer"))
+    (failure,) = check_proxy_streaming(ctx)
+    assert "the gateway buffered" in failure.message
+    assert failure.observed is not None and json.loads(failure.observed)["ttfb_ratio"] >= 1
+
+
+def test_a_gateway_that_ends_a_cut_upstream_cleanly_fails_the_cut_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    # A chat stream cut after its finish_reason chunk but before [DONE] is unfinished to the
+    # reference; a gateway closing it cleanly hands the client what looks complete... only
+    # if the terminal arrived. Anthropic cut before message_stop: the reference ends in
+    # error whichever way the gateway closes, so the check fails only a gateway that
+    # *adds* a clean finish; here the pass-through does not, and the check passes.
+    ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("clean-on-cut"))
+    assert check_proxy_upstream_cut(ctx) == []
+
+
+# ---------------------------------------------------------------------------------------
+# The checks on hand-made gateway outputs
+# ---------------------------------------------------------------------------------------
+
+
+def chat_stream(message: AssistantMessage, *, finish: str | None, usage: bool = True, done: bool = True) -> bytes:
+    """An OpenAI chat stream carrying ``message``: what a faithful Anthropic -> chat gateway sends."""
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        data = {"id": "c1", "object": "chat.completion.chunk", "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}  # fmt: skip
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+    out = [chunk({"role": "assistant"})]
+    calls = 0
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            out.append(chunk({"content": block.content}))
+        elif isinstance(block, ThinkingBlock):
+            out.append(chunk({"reasoning_content": block.content}))
+        elif isinstance(block, ToolCall):
+            fn = {"name": block.name, "arguments": json.dumps(block.arguments)}
+            out.append(chunk({"tool_calls": [{"index": calls, "id": block.id, "type": "function", "function": fn}]}))
+            calls += 1
+    if finish is not None:
+        out.append(chunk({}, finish))
+    if usage:
+        u = message.usage
+        data = {"id": "c1", "object": "chat.completion.chunk", "choices": [],
+                "usage": {"prompt_tokens": u.input + u.cache_read + u.cache_write, "completion_tokens": u.output,
+                          "total_tokens": u.input + u.cache_read + u.cache_write + u.output,
+                          "prompt_tokens_details": {"cached_tokens": u.cache_read}}}  # fmt: skip
+        out.append(b"data: " + json.dumps(data).encode() + b"\n\n")
+    if done:
+        out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+class HandMade:
+    """A 'gateway' whose client output a test writes: the checks cannot tell it from one."""
+
+    level = "event"
+    proxy = True
+    split_budget = 2
+
+    def __init__(self, upstream: str, client: str, output: Callable[[Sequence[bytes], float, str], tuple[int, dict[str, list[str]], bytes, bool]]) -> None:
+        self.name = f"handmade[{upstream}->{client}]"
+        self.protocols = frozenset({upstream})
+        self.client_protocol = client
+        self.output = output  # (chunks, delay, cut) -> (status, headers, body, buffered)
+
+    def version(self) -> str:
+        return "0"
+
+    def run(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None) -> AdapterResult:
+        return self.exchange(protocol, chunks, status=status, headers=headers).result
+
+    def exchange(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None, delay: float = 0.0, cut: str = "none") -> Exchange:
+        client_status, client_headers, body, buffered = self.output(chunks, delay, cut)
+        events = list(normalize(self.client_protocol, [body], status=client_status, headers=client_headers))
+        last = events[-1]
+        assert isinstance(last, DoneEvent | ErrorEvent)
+        sent = [i * delay for i in range(len(chunks))]
+        first = (sent[-1] if buffered else sent[0]) + 0.01
+        result = AdapterResult(message=last.message, events=events, raw={"client_status": client_status})
+        hit = Hit("POST", "/v1/messages", protocol, {}, b"", 0.0, status, sent)
+        return Exchange(result, client_status, client_headers, [body], [first], 0.0, [hit])
+
+
+TOOL_CASE = "anthropic-messages/tool_call.yaml"
+
+
+def handmade(case: Case, **changes: Any) -> HandMade:
+    """Anthropic -> chat, faithful unless ``changes`` break it."""
+    want = case.expected_terminal().message
+
+    def output(chunks: Sequence[bytes], delay: float, cut: str) -> tuple[int, dict[str, list[str]], bytes, bool]:
+        message = changes.get("message", want)
+        complete = cut == "none" and b"".join(chunks) == case.body
+        done = complete or changes.get("clean_on_cut", False)
+        body = chat_stream(message, finish=changes.get("finish", "tool_calls") if done else None, usage=changes.get("usage", True) and done, done=done)
+        return 200, {"content-type": ["text/event-stream"]}, body, changes.get("buffered", False)
+
+    return HandMade(ANTHROPIC, CHAT, output)
+
+
+def failures_of(check: Callable[[CheckContext], list[Any]], adapter: Any, case: Case) -> list[str]:
+    return [f.message for f in check(CheckContext(case, adapter))]
+
+
+def test_a_faithful_translation_passes_every_check() -> None:
+    case = case_of(TOOL_CASE)
+    adapter = handmade(case)
+    for check in (check_expected, check_stop_reason, check_proxy_streaming, check_proxy_upstream_cut):
+        assert failures_of(check, adapter, case) == [], check.__name__
+
+
+@pytest.mark.parametrize(
+    ("change", "expect"),
+    [
+        ("text", "text: "),
+        ("arguments", "tool_calls: "),
+        ("usage", "usage dropped"),
+        ("output_tokens", "usage output: 7 != expected 58"),
+    ],
+)
+def test_the_cross_protocol_comparison_fails_a_lossy_translation(change: str, expect: str) -> None:
+    case = case_of(TOOL_CASE)
+    want = case.expected_terminal().message
+    if change == "text":
+        message = want.model_copy(update={"content": [b for b in want.content if not isinstance(b, TextBlock)]})
+    elif change == "arguments":
+        message = want.model_copy(update={"content": [b.model_copy(update={"arguments": {"city": "Paris"}}) if isinstance(b, ToolCall) else b for b in want.content]})
+    elif change == "output_tokens":
+        message = want.model_copy(update={"usage": want.usage.model_copy(update={"output": 7})})
+    else:
+        message = want
+    adapter = handmade(case, message=message, usage=change != "usage")
+    (found,) = failures_of(check_expected, adapter, case)
+    assert expect in found
+
+
+def test_a_renamed_stop_reason_fails_the_stop_reason_check() -> None:
+    case = case_of(TOOL_CASE)
+    found = failures_of(check_stop_reason, handmade(case, finish="length"), case)
+    assert found and "the upstream's 'tool_use' is 'tool_use'" in found[0]
+
+
+def test_a_buffering_gateway_fails_and_a_clean_finish_on_a_cut_fails() -> None:
+    case = case_of(TOOL_CASE)
+    assert "the gateway buffered" in failures_of(check_proxy_streaming, handmade(case, buffered=True), case)[0]
+    assert "saw a clean finish" in failures_of(check_proxy_upstream_cut, handmade(case, clean_on_cut=True), case)[0]
+
+
+def error_gateway(status: int, headers: dict[str, list[str]], body: bytes) -> HandMade:
+    return HandMade(ANTHROPIC, CHAT, lambda chunks, delay, cut: (status, headers, body, False))
+
+
+def test_an_upstream_error_must_keep_its_status_and_retry_after() -> None:
+    case = case_of("anthropic-messages/http_429_rate_limit.yaml")
+    assert case.expected_terminal().message.stop_reason == "error"
+    body = json.dumps({"error": {"message": "rate limited", "type": "rate_limit_error", "code": "429"}}).encode()
+    ok = error_gateway(429, {"retry-after": ["17"], "content-type": ["application/json"]}, body)
+    assert failures_of(check_proxy_error_status, ok, case) == []
+    no_header = error_gateway(429, {"content-type": ["application/json"]}, body)
+    assert "retry-after (17 s) did not reach the client" in failures_of(check_proxy_error_status, no_header, case)[0]
+    other_status = error_gateway(500, {"retry-after": ["17"]}, body)
+    assert "the upstream answered HTTP 429, the client got 500" in failures_of(check_proxy_error_status, other_status, case)[0]
+
+
+def test_the_overflow_classifier_runs_on_what_the_client_got() -> None:
+    case = case_of("anthropic-messages/http_400_context_overflow.yaml")
+    check = CHECKS_BY_ID["overflow-classification"]
+    recognised = error_gateway(400, {}, json.dumps({"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum", "type": "invalid_request_error"}}).encode())
+    assert check.run(CheckContext(case, recognised)) == []
+    reworded = error_gateway(400, {}, json.dumps({"error": {"message": "Bad request", "type": "invalid_request_error"}}).encode())
+    (failure,) = check.run(CheckContext(case, reworded))
+    assert "expected overflow" in failure.message
+
+
+def test_proxy_checks_apply_only_to_gateways() -> None:
+    case = case_of(TOOL_CASE)
+    reference = load_adapter("reference")
+    expected = case.expected_events()
+    for cid in ("proxy-streaming", "proxy-upstream-cut"):
+        assert not CHECKS_BY_ID[cid].applicable(reference, case, expected)
+        assert CHECKS_BY_ID[cid].applicable(handmade(case), case, expected)  # type: ignore[arg-type]
+
+
+def test_gateway_minted_ids_are_replaced_by_one_marker() -> None:
+    ref = AssistantMessage(content=[ToolCall(id="toolu_1", name="f")], response_id="msg_1")
+    minted = AssistantMessage(content=[ToolCall(id="call_9f", name="f")], response_id="chatcmpl-1")
+    kept = AssistantMessage(content=[ToolCall(id="toolu_1", name="f")], response_id="msg_1")
+    out, notes = stable_ids(minted, ref)
+    assert out.response_id == "<minted by the gateway>" and out.content[0].id == "<minted by the gateway> #0"  # type: ignore[union-attr]
+    assert len(notes) == 2
+    assert stable_ids(kept, ref) == (kept, [])
+
+
+def test_a_pass_through_must_keep_signatures_and_raw_stop_reasons() -> None:
+    want = AssistantMessage(content=[ThinkingBlock(content="t", signature="s1")], stop_reason="stop", provider_stop_reason="end_turn")
+    got = want.model_copy(update={"content": [ThinkingBlock(content="t", signature=None)]})
+    assert compare.differences(want, ANTHROPIC, want, ANTHROPIC) == []
+    assert compare.differences(want, ANTHROPIC, got, ANTHROPIC)[0].startswith("block 0")
+    # across protocols the signature has nowhere to go and is not asked for
+    assert compare.differences(want, ANTHROPIC, got.model_copy(update={"provider_stop_reason": "stop"}), CHAT) == []
+
+
+# ---------------------------------------------------------------------------------------
+# Names and configuration
+# ---------------------------------------------------------------------------------------
+
+
+def test_rows_name_the_gateway_and_the_protocol_pair() -> None:
+    rows = all_rows()
+    assert "litellm-proxy[anthropic-messages->openai-completions]" in rows
+    assert "portkey[google-generative-ai->openai-completions]" in rows
+    with pytest.raises(AdapterLoadError, match="does not serve"):
+        ProxyAdapter(GATEWAYS["portkey"], GOOGLE, ANTHROPIC)
+    with pytest.raises(AdapterLoadError, match="unknown proxy adapter"):
+        load_adapter("nogateway[a->b]")
+
+
+def test_the_litellm_config_turns_retries_off_and_points_every_alias_upstream() -> None:
+    config = json.loads(litellm_config("http://127.0.0.1:1234"))
+    assert config["router_settings"]["num_retries"] == 0 and config["litellm_settings"]["num_retries"] == 0
+    bases = {m["model_name"]: m["litellm_params"]["api_base"] for m in config["model_list"]}
+    assert bases == {
+        "up-anthropic-messages": "http://127.0.0.1:1234",
+        "up-openai-completions": "http://127.0.0.1:1234/v1",
+        "up-openai-responses": "http://127.0.0.1:1234/v1",
+        "up-google-generative-ai": "http://127.0.0.1:1234",
+    }
+
+
+def test_a_run_that_exits_without_closing_leaves_no_gateway(tmp_path: Path) -> None:
+    """atexit (and, in forked workers, multiprocessing's finalizers) stop what was started."""
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(FAKE.parent)!r})\n"
+        "from test_proxy import fake_gateway\n"
+        "from pathlib import Path\n"
+        f"proc = fake_gateway('ok').process('http://127.0.0.1:9', Path({str(tmp_path)!r})).start()\n"
+        "print(proc.popen.pid, proc.port, flush=True)\n"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    pid, port = (int(x) for x in done.stdout.split())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert port_is_free(port)
+
+
+def test_the_matrix_groups_pin_every_gateway_row() -> None:
+    from stream_harness.matrix.groups import MatrixError, default_pins, js_source, load_groups
+
+    groups = {g.name: g for g in load_groups(default_pins())}
+    assert set(groups["litellm-proxy"].adapters) | set(groups["portkey"].adapters) == set(all_rows())
+    assert groups["litellm-proxy"].requirements[0].startswith("litellm[proxy]==")
+    assert groups["portkey"].npm is not None
+    folder = js_source(groups["portkey"].npm)
+    package = json.loads((folder / "package.json").read_text())
+    assert package["dependencies"]["@portkey-ai/gateway"][0].isdigit()  # an exact pin
+    assert (folder / "package-lock.json").is_file()
+    with pytest.raises(MatrixError):
+        js_source("adapters-js/../specs")
+
+
+def test_two_litellm_processes_in_one_folder_read_their_own_upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked runner workers share a log folder; a shared config would point both gateways
+    at one upstream (seen as 'the gateway answered without calling the upstream')."""
+    from stream_harness.adapters.gateways.catalog import LITELLM
+
+    monkeypatch.setenv("STREAM_HARNESS_LITELLM", str(tmp_path / "litellm"))
+    LITELLM.process("http://127.0.0.1:1111", tmp_path)
+    LITELLM.process("http://127.0.0.1:2222", tmp_path)
+    configs = sorted(p.read_text() for p in tmp_path.glob("litellm-config-*.yaml"))
+    assert len(configs) == 2 and "1111" in configs[0] and "2222" in configs[1]

@@ -1,0 +1,219 @@
+"""The google-generative-ai normalizer on every recorded Gemini interaction of the corpus.
+
+There is no official SDK accumulator to compare with for Gemini, so the oracle is a plain
+reading of the wire, a few lines with no state machine: every chunk parsed with
+``json.loads`` (SSE ``data:`` lines, or the JSON array), part texts joined by
+``thought``, function calls counted and read in order, the last ``finishReason``, the last
+value of each ``usageMetadata`` counter, every ``thoughtSignature``. The final message
+must agree with it; any chunking must give the one-chunk events (contract C13).
+
+Every streaming interaction in the corpus has a finishReason in its last chunk, so all
+must end in ``done`` (none of the recorded streams is cut; the cut case is covered by
+the bundled ``stream_cut`` cassette and unit tests). The corpus's HTTP errors (400 bad
+key, 404 unknown model, 503 overloaded) must surface the body's ``error.message``.
+
+Skips cleanly when the corpus is absent (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from conftest import corpus_dir, no_corpus_reason
+from hypothesis import HealthCheck, given, settings
+
+from stream_harness.recordings.cassette import Interaction, load_cassette
+from stream_harness.contract.rules import check_contract
+from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.recordings.golden import interaction_events
+from stream_harness.providers.reference import detect_protocol
+from stream_harness.providers.registry import get_normalizer
+from stream_harness.conformance.strategies import (
+    chunkings,
+    split_at,
+)
+
+PROTOCOL = "google-generative-ai"
+# Vertex AI recordings of the same wire (aiplatform.googleapis.com URLs) are detected as
+# vertex-gemini, the same translator behind its integer-enum step: judged by the same oracle.
+PROTOCOLS = (PROTOCOL, "vertex-gemini")
+ONE_BYTE_LIMIT = 64 * 1024
+
+
+def _interactions(*, errors: bool) -> list[Any]:
+    root = corpus_dir()
+    if root is None:
+        return [
+            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
+        ]
+    out = []
+    for path in sorted(root.rglob("*.yaml")):
+        try:
+            cassette = load_cassette(path)
+        except Exception:  # unreadable files are test_corpus_loads' business
+            continue
+        for inter in cassette.interactions:
+            try:
+                protocol = detect_protocol(inter)
+            except ValueError:
+                continue
+            if protocol not in PROTOCOLS:
+                continue
+            is_error = inter.response.status >= 400
+            if (errors and is_error) or (not errors and not is_error and inter.is_streaming):
+                out.append(
+                    pytest.param(inter, id=f"{path.relative_to(root).as_posix()}#{inter.index}")
+                )
+    return out
+
+
+STREAMS = _interactions(errors=False)
+HTTP_ERRORS = _interactions(errors=True)
+
+
+def _events(chunks: list[bytes], protocol: str = PROTOCOL) -> list[Event]:
+    n = get_normalizer(protocol)
+    out: list[Event] = []
+    for chunk in chunks:
+        out.extend(n.feed(chunk))
+    return out + n.close()
+
+
+# -- the oracle ------------------------------------------------------------------------------
+
+
+def _chunks(body: bytes) -> list[dict[str, Any]]:
+    text = body.decode("utf-8")
+    if text.lstrip().startswith("["):
+        return list(json.loads(text))
+    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+
+
+@dataclass
+class Wire:
+    text: str = ""
+    thinking: str = ""
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    call_ids: list[str | None] = field(default_factory=list)
+    other_parts: int = 0
+    signatures: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    model: str | None = None
+    response_id: str | None = None
+
+
+def read_wire(body: bytes) -> Wire:
+    w = Wire()
+    for chunk in _chunks(body):
+        w.model = chunk.get("modelVersion", w.model)
+        w.response_id = chunk.get("responseId", w.response_id)
+        w.usage.update(chunk.get("usageMetadata", {}))
+        for candidate in chunk.get("candidates") or []:
+            for part in candidate.get("content", {}).get("parts", []):
+                if "thoughtSignature" in part:
+                    w.signatures.append(part["thoughtSignature"])
+                if "functionCall" in part:
+                    w.calls.append(
+                        (part["functionCall"]["name"], part["functionCall"].get("args", {}))
+                    )
+                    w.call_ids.append(part["functionCall"].get("id"))
+                elif part.get("thought") is True:
+                    w.thinking += part["text"]
+                elif "text" in part:
+                    w.text += part["text"]
+                else:
+                    w.other_parts += 1
+            w.finish_reason = candidate.get("finishReason", w.finish_reason)
+    return w
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+
+def test_the_corpus_has_gemini_streams() -> None:
+    if corpus_dir() is None:
+        pytest.skip(no_corpus_reason())
+    assert len(STREAMS) >= 20  # 23 when this was written; a drop means detection broke
+    assert len(HTTP_ERRORS) >= 3
+
+
+@pytest.mark.parametrize("inter", STREAMS)
+def test_final_message_matches_the_wire(inter: Interaction) -> None:
+    events = _events([inter.response.body], detect_protocol(inter))
+    assert check_contract(events) == []
+    last = events[-1]
+    assert isinstance(last, DoneEvent), last
+    message = last.message
+    w = read_wire(inter.response.body)
+
+    assert "".join(b.content for b in message.content if isinstance(b, TextBlock)) == w.text
+    assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking
+    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    assert [(c.name, c.arguments) for c in calls] == w.calls
+    # Wire ids are kept; calls without one get unique synthetic ids (case 36).
+    for call, wire_id in zip(calls, w.call_ids, strict=True):
+        if wire_id is not None:
+            assert call.id == wire_id
+    assert len({c.id for c in calls}) == len(calls)
+    assert len(message.provider_blocks) >= w.other_parts
+
+    # Every signature on the wire is on exactly one block or kept part (never dropped,
+    # never duplicated); this corpus has at most one per block.
+    kept = [b.signature for b in message.content if b.signature is not None]
+    kept += [
+        p.data["thoughtSignature"] for p in message.provider_blocks if "thoughtSignature" in p.data
+    ]
+    assert sorted(kept) == sorted(w.signatures)
+
+    assert message.provider_stop_reason == w.finish_reason
+    expected_reason = {"STOP": "tool_use" if w.calls else "stop", "MAX_TOKENS": "length"}[
+        str(w.finish_reason)
+    ]
+    assert last.reason == expected_reason
+
+    u = w.usage
+    assert message.usage.input == (
+        u.get("promptTokenCount", 0)
+        - u.get("cachedContentTokenCount", 0)
+        + u.get("toolUsePromptTokenCount", 0)
+    )
+    assert message.usage.output == u.get("candidatesTokenCount", 0) + u.get("thoughtsTokenCount", 0)
+    assert message.usage.cache_read == u.get("cachedContentTokenCount", 0)
+    assert message.usage.total == u["totalTokenCount"]
+    # toolUsePromptTokenCount belongs to input: with it, the parts add up to the total.
+    assert (
+        message.usage.input + message.usage.output + message.usage.cache_read == message.usage.total
+    )
+    assert (message.model, message.response_id) == (w.model, w.response_id)
+
+
+@pytest.mark.parametrize("inter", STREAMS)
+def test_split_invariance(inter: Interaction) -> None:
+    body = inter.response.body
+    protocol = detect_protocol(inter)
+    reference = _events([body], protocol)
+    if len(body) <= ONE_BYTE_LIMIT:
+        assert _events(split_at(body, range(1, len(body))), protocol) == reference
+
+    @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    @given(chunks=chunkings(body))
+    def check(chunks: list[bytes]) -> None:
+        assert _events(chunks, protocol) == reference
+
+    check()
+
+
+@pytest.mark.parametrize("inter", HTTP_ERRORS)
+def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
+    events = interaction_events(inter, detect_protocol(inter))
+    assert check_contract(events) == []
+    last = events[-1]
+    assert isinstance(last, ErrorEvent)
+    assert last.error_message == json.loads(inter.response.body)["error"]["message"]
+    assert last.error is not None and last.error.status == inter.response.status
+
+

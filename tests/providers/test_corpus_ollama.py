@@ -1,0 +1,145 @@
+"""The ollama normalizer on every recorded native-API interaction of the corpus.
+
+There is no official SDK accumulator to compare with (ollama-python yields one
+``ChatResponse`` per line and leaves joining them to the caller), so the oracle is a
+plain reading of the wire, a few lines with no state machine: every line parsed with
+``json.loads``, ``message.thinking`` and ``message.content`` joined, tool calls read in
+order, ``done_reason`` and the counts of the ``done: true`` line. The final message must
+agree with it; any chunking must give the one-chunk events (contract C13).
+
+The corpus's one Ollama stream (openinference, qwen3.6 with thinking) ends with a
+``done: true`` line, so it must end in ``done``.
+
+Skips cleanly when the corpus is absent (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from conftest import corpus_dir, no_corpus_reason
+from hypothesis import HealthCheck, given, settings
+
+from stream_harness.recordings.cassette import Interaction, load_cassette
+from stream_harness.contract.rules import check_contract
+from stream_harness.contract.events import DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.providers.reference import detect_protocol
+from stream_harness.providers.ollama import Normalizer
+from stream_harness.conformance.strategies import chunkings, split_at
+
+PROTOCOL = "ollama"
+ONE_BYTE_LIMIT = 64 * 1024
+
+
+def _streams() -> list[Any]:
+    root = corpus_dir()
+    if root is None:
+        return [
+            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
+        ]
+    out = []
+    for path in sorted(root.rglob("*.yaml")):
+        try:
+            cassette = load_cassette(path)
+        except Exception:  # unreadable files are test_corpus_loads' business
+            continue
+        for inter in cassette.interactions:
+            try:
+                protocol = detect_protocol(inter)
+            except ValueError:
+                continue
+            if protocol == PROTOCOL and inter.is_streaming and inter.response.status < 400:
+                out.append(
+                    pytest.param(inter, id=f"{path.relative_to(root).as_posix()}#{inter.index}")
+                )
+    return out
+
+
+STREAMS = _streams()
+
+
+def _events(chunks: list[bytes]) -> list[Event]:
+    n = Normalizer()
+    out: list[Event] = []
+    for chunk in chunks:
+        out.extend(n.feed(chunk))
+    return out + n.close()
+
+
+@dataclass
+class Wire:
+    thinking: str = ""
+    text: str = ""
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    done_reason: str | None = None
+    prompt_eval_count: int = 0
+    eval_count: int = 0
+    model: str | None = None
+
+
+def read_wire(body: bytes) -> Wire:
+    w = Wire()
+    for raw in body.decode("utf-8").splitlines():
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        w.model = line.get("model", w.model)
+        message = line.get("message", {})
+        w.thinking += message.get("thinking", "")
+        w.text += message.get("content", "")
+        for call in message.get("tool_calls", []):
+            w.calls.append((call["function"]["name"], call["function"]["arguments"]))
+        if line.get("done"):
+            w.done_reason = line.get("done_reason")
+            w.prompt_eval_count = line.get("prompt_eval_count", 0)
+            w.eval_count = line.get("eval_count", 0)
+    return w
+
+
+def test_the_corpus_has_an_ollama_stream() -> None:
+    if corpus_dir() is None:
+        pytest.skip(no_corpus_reason())
+    assert len(STREAMS) >= 1  # 1 when this was written; a drop means detection broke
+
+
+@pytest.mark.parametrize("inter", STREAMS)
+def test_final_message_matches_the_wire(inter: Interaction) -> None:
+    events = _events([inter.response.body])
+    assert check_contract(events) == []
+    last = events[-1]
+    assert isinstance(last, DoneEvent), last
+    message = last.message
+    w = read_wire(inter.response.body)
+    assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking
+    assert "".join(b.content for b in message.content if isinstance(b, TextBlock)) == w.text
+    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    assert [(c.name, c.arguments) for c in calls] == w.calls
+    assert len({c.id for c in calls}) == len(calls)
+    assert message.provider_stop_reason == w.done_reason
+    assert last.reason == (
+        "tool_use" if w.calls else {"stop": "stop", "length": "length"}[str(w.done_reason)]
+    )
+    assert message.usage.input == w.prompt_eval_count
+    assert message.usage.output == w.eval_count
+    assert message.usage.total == w.prompt_eval_count + w.eval_count
+    assert message.model == w.model
+
+
+@pytest.mark.parametrize("inter", STREAMS)
+def test_split_invariance(inter: Interaction) -> None:
+    body = inter.response.body
+    reference = _events([body])
+    if len(body) <= ONE_BYTE_LIMIT:
+        assert _events(split_at(body, range(1, len(body)))) == reference
+
+    @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    @given(chunks=chunkings(body))
+    def check(chunks: list[bytes]) -> None:
+        assert _events(chunks) == reference
+
+    check()
+
+

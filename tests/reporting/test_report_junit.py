@@ -1,0 +1,66 @@
+"""junit.xml: valid XML, one suite per adapter, counts CI dashboards agree with."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from report_fixtures import C1, C2, C3, KNOWN_ISSUE, REPRO, alpha_run, beta_run, make_report
+
+from stream_harness.conformance import CaseResult, Failure
+from stream_harness.reporting.junit import render
+
+
+def _counts(element: ET.Element) -> tuple[str | None, ...]:
+    return tuple(element.get(k) for k in ("tests", "failures", "errors", "skipped"))
+
+
+def test_suites_and_counts() -> None:
+    root = ET.fromstring(render(make_report()))
+    assert root.tag == "testsuites"
+    assert _counts(root) == ("13", "2", "1", "2")
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["alpha", "beta"]
+    assert [_counts(s) for s in suites] == [("9", "1", "1", "1"), ("4", "1", "0", "1")]
+    # the counts agree with the elements, as dashboards recount them
+    for suite in suites:
+        assert len(suite.findall("testcase")) == int(suite.get("tests", "-1"))
+        assert len(suite.findall("testcase/failure")) == int(suite.get("failures", "-1"))
+        assert len(suite.findall("testcase/error")) == int(suite.get("errors", "-1"))
+        assert len(suite.findall("testcase/skipped")) == int(suite.get("skipped", "-1"))
+    props = {p.get("name"): p.get("value") for p in suites[1].iter("property")}
+    assert props["adapter.version"] == "2.5"
+    assert props["seed"] == "7"
+
+
+def test_testcase_names_failures_and_known_issues() -> None:
+    root = ET.fromstring(render(make_report([alpha_run()])))
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    assert set(cases) == {
+        (f"alpha.{check}", case)
+        for case in (C1, C2, C3)
+        for check in ("contract", "split-invariance", "truncation")
+    }
+    failure = cases[("alpha.contract", C2)].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "C3: toolcall_delta for content_index 1 before its start"
+    assert f"reproduce: {REPRO}" in (failure.text or "")
+    skipped = cases[("alpha.split-invariance", C2)].find("skipped")
+    assert skipped is not None and skipped.get("message") == f"known failure: {KNOWN_ISSUE}"
+    error = cases[("alpha.contract", C3)].find("error")
+    assert error is not None and "KeyError" in (error.get("message") or "")
+    fixed = cases[("alpha.split-invariance", C3)]
+    assert fixed.find("failure") is None and fixed.find("skipped") is None
+    assert "drop the expectation entry" in (fixed.findtext("system-out") or "")
+
+
+def test_characters_xml_cannot_hold_are_escaped_and_the_file_still_parses() -> None:
+    run = beta_run()
+    run.results.append(
+        CaseResult("beta", C3, "contract", "failed", (Failure('nul\x00 esc\x1b <&> "q"'),))
+    )
+    root = ET.fromstring(render(make_report([run])))
+    failure = next(c for c in root.iter("testcase") if c.get("classname") == "beta.contract").find(
+        "failure"
+    )
+    assert failure is not None
+    assert failure.get("message") == 'nul\\x00 esc\\x1b <&> "q"'
