@@ -507,7 +507,7 @@ def test_a_run_that_exits_without_closing_leaves_no_gateway(tmp_path: Path) -> N
     script = tmp_path / "child.py"
     script.write_text(
         "import sys\n"
-        f"sys.path.insert(0, {str(FAKE.parent)!r})\n"
+        f"sys.path[:0] = [{str(FAKE.parent)!r}, {str(Path(__file__).resolve().parent)!r}]\n"
         "from test_proxy import fake_gateway\n"
         "from pathlib import Path\n"
         f"proc = fake_gateway('ok').process('http://127.0.0.1:9', Path({str(tmp_path)!r})).start()\n"
