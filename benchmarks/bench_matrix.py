@@ -49,7 +49,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.conformance.cases import Case, load_cases
 from stream_harness.conformance.checks import CheckContext
 from stream_harness.conformance.expectations import expectations_for
@@ -200,7 +202,7 @@ def default_subset(protocols: frozenset[str], cases: Sequence[Case]) -> list[Cas
 def startup_seconds(names: Sequence[str]) -> float:
     """CPU of a fresh interpreter importing the harness and loading these adapters."""
     code = (
-        "from stream_harness.adapters.protocol import load_adapter\n"
+        "from stream_harness.adapters.loading import load_adapter\n"
         "from stream_harness.cli.conformance import run_suite\n"
         f"for n in {list(names)!r}:\n"
         "    a = load_adapter(n); a.version()\n"

@@ -28,7 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from stream_harness.adapters.protocol import AdapterLoadError, ReferenceAdapter, load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError, ReferenceAdapter
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.js import SCRIPTS, missing
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import bundled_cassettes, load_cases

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.conventions import reference_message
 from stream_harness.adapters.registry import adapter_spec
 from stream_harness.recordings.cassette import load_cassette

@@ -21,7 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult, load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.conventions import Collected, reference_message
 from stream_harness.adapters.library import Driven, LibraryAdapter
 from stream_harness.recordings.chunking import split_at

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult, load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters import (
     RAW_ARGUMENTS_KEY,
     SDKMissingError,
@@ -149,7 +151,8 @@ def test_the_adapter_modules_import_without_the_sdks() -> None:
         for name in ("anthropic", "openai", "httpx2"):
             sys.modules[name] = None
         import stream_harness.adapters.anthropic_sdk, stream_harness.adapters.openai_sdk
-        from stream_harness.adapters.protocol import AdapterLoadError, available_adapters, load_adapter
+        from stream_harness.adapters.protocol import AdapterLoadError
+        from stream_harness.adapters.loading import available_adapters, load_adapter
         for name in ("anthropic-sdk", "openai-sdk"):
             try:
                 load_adapter(name)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.protocol import Adapter, load_adapter
+from stream_harness.adapters.protocol import Adapter
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance.expectations import expectations_for
 from stream_harness.contract.events import DoneEvent, ErrorEvent

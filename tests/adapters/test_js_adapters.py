@@ -73,7 +73,8 @@ def test_handshake_and_a_few_cassettes(name: str) -> None:
 def test_missing_install_is_a_load_error_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stream_harness.adapters.protocol import AdapterLoadError, load_adapter
+    from stream_harness.adapters.protocol import AdapterLoadError
+    from stream_harness.adapters.loading import load_adapter
 
     (tmp_path / "package.json").write_text("{}")
     monkeypatch.setenv("STREAM_HARNESS_JS", str(tmp_path))

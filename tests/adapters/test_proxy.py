@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult, load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.conformance.cases import Case, load_cases
 from stream_harness.conformance.checks import (
     CHECKS_BY_ID,

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError, load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.conformance.cases import load_cases
 from stream_harness.conformance.expectations import expectations_for
 from stream_harness.conformance.runner import RunConfig, run_adapter

@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_harness.adapters.protocol import AdapterLoadError, load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import (
     RunConfig,

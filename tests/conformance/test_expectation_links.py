@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from stream_harness.adapters.protocol import BUILTIN
+from stream_harness.adapters.loading import BUILTIN
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.conformance.expectations import (
     adapter_from_file_name,

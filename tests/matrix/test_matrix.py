@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.protocol import BUILTIN
+from stream_harness.adapters.loading import BUILTIN
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.matrix.groups import (
     Env,

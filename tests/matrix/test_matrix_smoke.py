@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.registry import adapter_spec
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import bundled_cassettes

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import stream_harness.providers.registry as registry
+import stream_harness.providers.table as table
 from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette, load_cassette
 from stream_harness.cli.main import build_parser, main
 from stream_harness.conformance.config import Config
@@ -74,9 +75,9 @@ def test_every_recording_row_is_a_registered_protocol() -> None:
 
 
 def test_the_generated_table_is_current() -> None:
-    page = spec_path(registry.TABLE_PAGE).read_text(encoding="utf-8")
-    assert registry.splice_table(page, registry.render_table()) == page, (
-        "specs/protocols/README.md is stale: regenerate with `python -m stream_harness.providers.registry`"
+    page = spec_path(table.TABLE_PAGE).read_text(encoding="utf-8")
+    assert table.splice_table(page, table.render_table()) == page, (
+        "specs/protocols/README.md is stale: regenerate with `python -m stream_harness.providers.table`"
     )
 
 
@@ -270,9 +271,9 @@ def test_the_toy_is_offered_by_the_cli_and_documented(toy: Protocol, tmp_path: P
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines[-1]["type"] == "done"
     assert main(["normalize", str(body), "--protocol", "toy-lines", "--split", "bytes:3"]) == 0
-    table = registry.render_table()
-    assert "| [`toy-lines`](toy-lines.md) | Toy JSON lines" in table
-    assert "`x-toy-protocol: ^1$`" in table and "| jsonlines |" in table
+    rendered = table.render_table()
+    assert "| [`toy-lines`](toy-lines.md) | Toy JSON lines" in rendered
+    assert "`x-toy-protocol: ^1$`" in rendered and "| jsonlines |" in rendered
 
 
 def _subcommand_help(name: str) -> str:

@@ -51,6 +51,7 @@ from stream_harness.contract.events import (
     ToolCall,
 )
 from stream_harness.adapters.exit_hooks import stop_at_exit
+from stream_harness.contract.facts import specs_dir
 
 PROTOCOL_VERSION: Final = 1
 COMMAND_PREFIX: Final = "cmd:"
@@ -73,8 +74,6 @@ class ProtocolError(Exception):
 
 
 def schema_dir() -> Path:
-    from stream_harness.contract.facts import specs_dir
-
     return specs_dir() / "adapter-protocol"
 
 

@@ -18,7 +18,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stream_harness.adapters.protocol import DEFAULT_ADAPTERS, AdapterLoadError, load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError
+
+from stream_harness.adapters.loading import DEFAULT_ADAPTERS, load_adapter
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
 from stream_harness.conformance.config import Config, ConfigError, load_config
 from stream_harness.conformance.runner import AdapterRun, run_adapters

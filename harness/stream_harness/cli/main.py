@@ -45,7 +45,9 @@ def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, hea
     """Replay through an adapter under test: its events, or its final message as one line."""
     import json
 
-    from stream_harness.adapters.protocol import AdapterLoadError, load_adapter, safe_run
+    from stream_harness.adapters.protocol import AdapterLoadError, safe_run
+
+    from stream_harness.adapters.loading import load_adapter
     from stream_harness.contract.events import event_to_json
 
     try:

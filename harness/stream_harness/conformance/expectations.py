@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 import yaml
+from stream_harness.contract.facts import specs_dir
 
 
 class ExpectationsError(ValueError):
@@ -120,8 +121,6 @@ def adapter_from_file_name(name: str) -> str:
 
 
 def expectations_dir() -> Path:
-    from stream_harness.contract.facts import specs_dir
-
     return specs_dir() / "expectations"
 
 

@@ -49,6 +49,12 @@ from stream_harness.contract.events import (
 )
 from stream_harness.conformance.mutations import Mutation, framing_of, mutations
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.providers.registry import get_normalizer
+from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.providers.registry import protocol_ids
+from stream_harness.adapters.protocol import AdapterLoadError
+from stream_harness.adapters.loading import load_adapter
+from stream_harness.providers.registry import choices_metavar
 
 Runner = Callable[[str, Sequence[bytes]], list[Event] | None]
 
@@ -66,8 +72,6 @@ class Hang(Exception):
 
 def reference_events(protocol: str, chunks: Sequence[bytes]) -> list[Event]:
     """The reference normalizer's events, fed chunk by chunk and closed."""
-    from stream_harness.providers.registry import get_normalizer
-
     norm = get_normalizer(protocol)
     out: list[Event] = []
     for chunk in chunks:
@@ -212,8 +216,6 @@ class ProtocolResult:
 
 def streaming_bodies(cassettes: Path, protocol: str) -> tuple[int, list[tuple[str, bytes]]]:
     """(number of cassettes, [(cassette path, body)]) of one protocol's successful streams."""
-    from stream_harness.recordings.cassette import CassetteError, load_cassette
-
     folder = cassettes / protocol
     paths = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
     out = []
@@ -363,21 +365,19 @@ def run_fuzz(
     out: Path | None = None,
 ) -> dict[str, Any]:
     """Fuzz every protocol; returns the results document (also written to ``out``)."""
-    from stream_harness.providers.registry import protocol_ids as known
-
     if examples <= 0:
         raise FuzzInputError(f"--examples must be positive (got {examples}): nothing would run")
     if not cassettes.is_dir():
         raise FuzzInputError(f"{cassettes}: not a directory of cassettes")
     run: Runner | None = None
     adapter_name = "reference"
-    handled = set(known())
+    handled = set(protocol_ids())
     if adapter is not None and adapter != "reference":
         run, adapter_name, handled = _adapter_runner(adapter)
-    selected = [p for p in (protocols or known()) if p in handled]
-    unknown = [p for p in protocols if p not in known()]
+    selected = [p for p in (protocols or protocol_ids()) if p in handled]
+    unknown = [p for p in protocols if p not in protocol_ids()]
     if unknown:
-        raise FuzzInputError(f"unknown protocol(s): {', '.join(unknown)} (known: {', '.join(known())})")
+        raise FuzzInputError(f"unknown protocol(s): {', '.join(unknown)} (known: {', '.join(protocol_ids())})")
     results: list[ProtocolResult] = []
     started = time.perf_counter()
     for protocol in selected:
@@ -420,8 +420,6 @@ def run_fuzz(
 
 
 def _adapter_runner(spec: str) -> tuple[Runner, str, set[str]]:
-    from stream_harness.adapters.protocol import AdapterLoadError, load_adapter
-
     try:
         adapter = load_adapter(spec)
     except AdapterLoadError as exc:
@@ -482,7 +480,6 @@ def add_parser(subparsers: Any) -> None:
         "fuzz",
         help="mutate every bundled cassette of every protocol and check nothing breaks",
     )
-    from stream_harness.providers.registry import choices_metavar
 
     p.add_argument("--cassettes", default=None, help="cassette folder, one sub-folder per protocol (default: the first of [tool.stream-harness] cassettes, else the bundled cassettes)")
     p.add_argument(

@@ -40,6 +40,9 @@ from hypothesis import strategies as st
 
 from stream_harness.contract.limits import JSON_MAX_DEPTH
 from stream_harness.wire.framing import Units
+from stream_harness.providers.registry import get
+from stream_harness.wire import EventStreamDecoder
+from stream_harness.wire.eventstream import EventStreamMessage, encode_message
 
 # The units a body is cut into (the registered framing decides which: harness/stream_harness/wire/framing.py).
 Framing = Units
@@ -70,8 +73,6 @@ class Mutation:
 def framing_of(protocol: str, body: bytes) -> Framing:
     """How a protocol's body divides into units: its registered framing says (Gemini's
     JSON-array form goes by lines, its SSE form by events)."""
-    from stream_harness.providers.registry import get
-
     return get(protocol).framing.units(body)
 
 
@@ -202,9 +203,6 @@ def _edit_json(draw: st.DrawFn, text: bytes, kind: str) -> tuple[bytes, str] | N
 
 def _reencode(frame: bytes, edit: bytes) -> bytes | None:
     """An event-stream frame with another payload and fresh CRCs (None if it does not decode)."""
-    from stream_harness.wire import EventStreamDecoder
-    from stream_harness.wire.eventstream import EventStreamMessage, encode_message
-
     decoded = EventStreamDecoder().feed(frame)
     if len(decoded) != 1 or not isinstance(decoded[0], EventStreamMessage):
         return None
@@ -246,9 +244,6 @@ def mutations(draw: st.DrawFn, body: bytes, framing: Framing) -> Mutation:
         i = draw(st.integers(0, len(parts) - 1))
         unit = parts[i]
         if framing == "eventstream":
-            from stream_harness.wire import EventStreamDecoder
-            from stream_harness.wire.eventstream import EventStreamMessage
-
             decoded = EventStreamDecoder().feed(unit)
             if len(decoded) == 1 and isinstance(decoded[0], EventStreamMessage):
                 edit = _edit_json(draw, decoded[0].payload, kind)

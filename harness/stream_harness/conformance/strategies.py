@@ -25,6 +25,7 @@ from hypothesis import example
 from hypothesis import strategies as st
 
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
+from stream_harness.recordings.cassette import load_cassette
 
 __all__ = [
     "cassette_bodies",
@@ -168,8 +169,6 @@ def garbage_lines(body: bytes) -> st.SearchStrategy[bytes]:
 
 def cassette_bodies(directory: str | Path) -> st.SearchStrategy[tuple[str, int, bytes]]:
     """(cassette path, interaction index, body) of every streaming interaction under a folder."""
-    from stream_harness.recordings.cassette import load_cassette
-
     items: list[tuple[str, int, bytes]] = []
     for path in sorted(Path(directory).rglob("*.yaml")):
         try:

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
+
+from stream_harness.adapters.loading import load_adapter
 from stream_harness.conformance.config import Config
 from stream_harness.conformance.cases import Case, CaseLoadError, Skipped, load_cases
 from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check

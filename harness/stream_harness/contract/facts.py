@@ -109,15 +109,13 @@ class Origin:
 
 @functools.cache
 def origin() -> Origin:
-    from stream_harness import __version__
-
     # Every copy of the metadata on sys.path: a build's egg-info in the working directory
     # can shadow the installed one, and only the installed one says where it came from.
-    raw = next(
-        (text for dist in importlib.metadata.distributions(name=DISTRIBUTION)
-         if (text := dist.read_text("direct_url.json"))),
-        None,
-    )  # fmt: skip
+    # The version is the distribution's (pyproject reads it from stream_harness.__version__),
+    # so this module needs nothing from the package root above it.
+    dists = list(importlib.metadata.distributions(name=DISTRIBUTION))
+    __version__ = dists[0].version if dists else "0+unknown"
+    raw = next((text for dist in dists if (text := dist.read_text("direct_url.json"))), None)
     if not raw:
         return Origin(editable=False, path=None, version=__version__)
     data = json.loads(raw)

@@ -1,19 +1,56 @@
-"""The reference translators, one module per wire protocol.
+"""The reference translators, one module per wire protocol, and what they share.
 
-Each module registers its protocol (harness/stream_harness/providers/registry.py) when imported; the registry
-discovers the modules of this package by itself, so adding a protocol is adding a module
-here. Modules are imported on the registry's first use, so importing :mod:`harness`
-stays cheap. The names below are the registry's, re-exported for the callers that have
-always imported them from here.
+Importing this package registers every bundled protocol: each module below calls
+:func:`~stream_harness.providers.registry.register` when imported, and they are listed
+here, not discovered, so the import graph shows them (a test fails when a protocol module
+is left out). Shared pieces: ``registry`` (the registrations and detection), ``base`` (the
+normalizer's one feed/close choke point), ``accumulator`` (block bookkeeping, once),
+``stop_reasons`` (the stop-reason table), ``coerce`` (reading wire JSON values),
+``reference`` (``normalize``, the entry point users call) and ``table`` (the generated
+protocol table of the docs).
 """
 
 from __future__ import annotations
 
+from stream_harness.providers.base import Normalizer, SSENormalizer
 from stream_harness.providers.registry import UnknownProtocolError, get_normalizer
 from stream_harness.providers.registry import protocol_ids as protocols
-from stream_harness.providers.base import Normalizer, SSENormalizer
+
+# The bundled protocols, registered on import; listing order is each registration's own.
+from stream_harness.providers import (  # noqa: E402, I001  (after the shared pieces they use)
+    anthropic_messages,
+    azure_openai_completions,
+    azure_openai_responses,
+    bedrock_converse_stream,
+    bedrock_invoke_stream,
+    cohere_v2_chat,
+    google_generative_ai,
+    mistral_chat,
+    ollama,
+    openai_completions,
+    openai_responses,
+    vertex_anthropic,
+    vertex_gemini,
+)
+
+BUNDLED_MODULES = (
+    anthropic_messages,
+    azure_openai_completions,
+    azure_openai_responses,
+    bedrock_converse_stream,
+    bedrock_invoke_stream,
+    cohere_v2_chat,
+    google_generative_ai,
+    mistral_chat,
+    ollama,
+    openai_completions,
+    openai_responses,
+    vertex_anthropic,
+    vertex_gemini,
+)
 
 __all__ = [
+    "BUNDLED_MODULES",
     "Normalizer",
     "SSENormalizer",
     "UnknownProtocolError",

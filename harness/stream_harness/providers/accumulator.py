@@ -49,7 +49,10 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
+from stream_harness.contract.limits import JSON_MAX_DEPTH
 from stream_harness.contract.partial_json import ArgumentsLog
+from stream_harness.errors.classify import classify
+from stream_harness.providers.stop_reasons import map_stop_reason
 
 BlockKind = Literal["text", "thinking", "tool_call"]
 
@@ -422,8 +425,6 @@ class Accumulator:
         if block.kind == "tool_call":
             assert block.args is not None
             if self._too_deep is None and block.args.too_deep:
-                from stream_harness.contract.limits import JSON_MAX_DEPTH
-
                 self._too_deep = (
                     f"tool call {block.id or block.content_index!r}: arguments nested too "
                     f"deep (more than {JSON_MAX_DEPTH} levels; STREAM_HARNESS_JSON_MAX_DEPTH)"
@@ -503,8 +504,6 @@ class Accumulator:
 
     def finish_provider(self, raw: str | None, *, details: str | None = None) -> None:
         """Finish with a provider stop reason mapped through specs/stop_reasons.yaml."""
-        from stream_harness.providers.stop_reasons import map_stop_reason
-
         mapping = map_stop_reason(
             self.protocol, raw, has_tool_calls=self.has_tool_calls, details=details
         )
@@ -536,8 +535,6 @@ class Accumulator:
         self.end_all()
         error_was_none = error is None
         if error is None:
-            from stream_harness.errors import classify
-
             error = classify(
                 status=status,
                 message=error_message,

@@ -19,6 +19,7 @@ from stream_harness.contract.events import Event
 from stream_harness.contract.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
 from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import FrameDecoder
+from stream_harness.providers.registry import get
 
 
 class Normalizer(ABC):
@@ -44,8 +45,6 @@ class Normalizer(ABC):
         """
         self.acc = Accumulator(self.protocol)
         if frames is None:
-            from stream_harness.providers.registry import get
-
             frames = get(self.protocol).framing.decoder()
         self.frames: FrameDecoder = frames
 

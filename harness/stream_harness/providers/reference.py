@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from stream_harness.errors import classify, error_details_from_body
 from stream_harness.providers.accumulator import Accumulator
 from stream_harness.contract.events import Event
 from stream_harness.providers.registry import UnknownProtocolError, detect_protocol, get_normalizer, is_registered
@@ -43,8 +44,6 @@ def normalize(
 def http_error_events(
     protocol: str, status: int, body: bytes, headers: Headers | None = None
 ) -> list[Event]:
-    from stream_harness.errors import classify, error_details_from_body
-
     if not is_registered(protocol):
         raise UnknownProtocolError(f"unknown protocol {protocol!r}")
     details = error_details_from_body(body)

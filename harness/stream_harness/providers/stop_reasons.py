@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stream_harness.contract import facts as specs
 from stream_harness.contract.events import StopReason
+from stream_harness.providers.registry import stop_reason_section
 
 TABLE_NAME = "stop_reasons.yaml"
 TABLE_LABEL = f"specs/{TABLE_NAME}"
@@ -164,8 +165,6 @@ def _section(protocol: str) -> str:
     """The table section of a protocol: its registration names it (harness/stream_harness/providers/registry.py),
     so two protocols with one stop vocabulary share a section; an id nobody registered is
     looked up as itself (and normally found nowhere)."""
-    from stream_harness.providers.registry import stop_reason_section
-
     return stop_reason_section(protocol)
 
 

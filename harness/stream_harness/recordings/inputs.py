@@ -11,6 +11,7 @@ from pathlib import Path
 
 from stream_harness.recordings.cassette import Cassette, CassetteError, Interaction, load_cassette
 from stream_harness.providers.registry import UnknownProtocolError, detect_protocol, is_registered, protocol_ids
+from stream_harness.recordings.cassette import Request, Response
 
 
 class InputError(Exception):
@@ -70,8 +71,6 @@ def pick_interaction(cassette: Cassette, index: int | None) -> Interaction:
 
 
 def _detect_raw(path: Path, raw: bytes) -> str:
-    from stream_harness.recordings.cassette import Request, Response
-
     fake = Interaction(
         index=0,
         request=Request(method="POST", uri="", headers={}, body=b""),

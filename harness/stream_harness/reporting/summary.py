@@ -17,6 +17,7 @@ from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.providers.reference import detect_protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +43,6 @@ def cassette_files(root: Path) -> list[Path]:
 
 
 def summarise(root: Path) -> list[Row]:
-    from stream_harness.providers.reference import detect_protocol
-
     rows: list[Row] = []
     for path in cassette_files(root):
         name = str(path.relative_to(root))

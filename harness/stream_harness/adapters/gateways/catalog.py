@@ -22,6 +22,7 @@ from typing import Final
 
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.adapters.gateways.process import GatewayProcess
+from stream_harness.contract.facts import bundled_js
 
 ANTHROPIC: Final = "anthropic-messages"
 CHAT: Final = "openai-completions"
@@ -234,7 +235,6 @@ def portkey_root() -> Path | None:
         value = os.environ.get(name)
         if value and (Path(value) / PORTKEY_SERVER).is_file():
             return Path(value)
-    from stream_harness.contract.facts import bundled_js
 
     root = bundled_js() / PORTKEY_FOLDER
     return root if (root / PORTKEY_SERVER).is_file() else None

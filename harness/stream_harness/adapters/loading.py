@@ -1,0 +1,101 @@
+"""Finding an adapter by name: built-in, third-party, entry point, ``module:object``,
+``cmd:`` (a process speaking specs/adapter-protocol.md) or a gateway row.
+
+Third-party adapters register through the entry-point group ``stream_harness.adapters``
+or are named on the command line as ``module:object``; the object is an adapter instance,
+an adapter class, or a zero-argument factory. Library adapters are named by module path,
+not imported here: their libraries are optional, and each is imported when named.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from importlib.metadata import entry_points
+
+from stream_harness.adapters.gateways.adapter import proxy_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
+from stream_harness.adapters.registry import THIRD_PARTY
+from stream_harness.adapters.stdio import command_adapter
+
+ENTRY_POINT_GROUP = "stream_harness.adapters"
+
+
+BUILTIN: dict[str, str] = {
+    "reference": "stream_harness.adapters.protocol:ReferenceAdapter",
+    "anthropic-sdk": "stream_harness.adapters.anthropic_sdk:AnthropicSDKAdapter",
+    "anthropic-sdk-beta": "stream_harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
+    "anthropic-sdk-vertex": "stream_harness.adapters.anthropic_sdk:AnthropicVertexSDKAdapter",
+    "openai-sdk": "stream_harness.adapters.openai_sdk:OpenAISDKAdapter",
+    # Bedrock InvokeModelWithResponseStream (boto3 and botocore are in the sdk extra).
+    "boto3-bedrock-invoke": "stream_harness.adapters.bedrock_sdk:Boto3BedrockInvokeAdapter",
+    "anthropic-bedrock-sdk": "stream_harness.adapters.bedrock_sdk:AnthropicBedrockSDKAdapter",
+}
+
+
+def _instantiate(obj: object, spec: str) -> Adapter:
+    try:
+        candidate = obj() if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter)) else obj
+    except AdapterLoadError:
+        raise
+    except ImportError as exc:  # an adapter whose library is not installed
+        raise AdapterLoadError(f"adapter {spec!r} cannot start: {exc}") from None
+    if not isinstance(candidate, Adapter):
+        raise AdapterLoadError(
+            f"adapter {spec!r} is not an Adapter (needs name, level, protocols, version(), run())"
+        )
+    return candidate
+
+
+def load_adapter(spec: str) -> Adapter:
+    """An adapter by built-in name, entry-point name, or ``module:object``."""
+    if "->" in spec and spec.endswith("]"):  # a gateway row: <gateway>[<upstream>-><client>]
+        return proxy_adapter(spec)
+    if spec.startswith("cmd:"):  # any executable speaking specs/adapter-protocol.md
+        return command_adapter(spec)
+    target = BUILTIN.get(spec) or THIRD_PARTY.get(spec)
+    if target is None:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == spec:
+                try:
+                    return _instantiate(ep.load(), spec)
+                except ImportError as exc:
+                    raise AdapterLoadError(f"adapter {spec!r}: cannot import {ep.value}: {exc}") from None
+        target = spec
+    module_name, _, attr = target.partition(":")
+    # As `python -m` does: a module of the user's project, named from the project folder,
+    # imports although the console script's own folder is first on sys.path.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    if not attr:
+        known = ", ".join(sorted({*BUILTIN, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))}))
+        raise AdapterLoadError(f"unknown adapter {spec!r} (known: {known}; or give module:object)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name}: {exc}") from None
+    try:
+        obj = getattr(module, attr)
+    except AttributeError:
+        raise AdapterLoadError(f"adapter {spec!r}: {module_name} has no {attr!r}") from None
+    return _instantiate(obj, spec)
+
+
+# What `stream-harness report` runs when no adapter is named: the reference and every
+# official SDK adapter (the `sdk` extra); the third-party libraries run when named, or
+# per environment by `stream-harness matrix`.
+DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "google-genai",
+                    "anthropic-sdk-vertex", "google-genai-vertex")
+
+
+def available_adapters() -> list[str]:
+    """Default adapters that load here (their library is installed), then plugins."""
+    names = []
+    for name in [*DEFAULT_ADAPTERS, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))]:
+        try:
+            load_adapter(name)
+        except AdapterLoadError:
+            continue
+        names.append(name)
+    return names
