@@ -2,7 +2,7 @@
 
 Each shortcut is pinned against the slow path it replaces (json.loads itself, the SSE
 line rule, a fresh parse of the arguments' text) or against values read off the wire
-text by hand. The golden tests (tests/test_provider_*, tests/test_corpus_*) cover the
+text by hand. The golden tests (tests/providers/test_provider_*, tests/providers/test_corpus_*) cover the
 normalizers end to end.
 """
 

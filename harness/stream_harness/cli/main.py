@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from stream_harness import __version__
+from stream_harness.contract import facts
 
 
 class UsageError(Exception):
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="stream-harness",
         description="Replay recorded LLM provider streams through stream adapters and check them against the unified contract.",
     )
-    parser.add_argument("--version", action="version", version=f"stream-harness {__version__}")
+    parser.add_argument("--version", action="version", version=f"stream-harness {facts.version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("normalize", help="print the unified events of a cassette or raw body, one JSON line each")

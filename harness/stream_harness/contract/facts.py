@@ -125,6 +125,11 @@ def origin() -> Origin:
     return Origin(editable=editable, path=path, version=__version__)
 
 
+def version() -> str:
+    """stream-harness's version, as installed (the same as ``stream_harness.__version__``)."""
+    return origin().version
+
+
 def bundle_is_writable() -> bool:
     """True in a source checkout (an editable install), where the bundled folders are the
     repository's own; an installed package is never written to."""

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness import __version__
+from stream_harness.contract import facts
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import Expectations, expectations_for
 from stream_harness.conformance.suite import expectations_for_adapter
@@ -69,7 +69,7 @@ class Group:
         if self.npm:
             lock_file = js_source(self.npm) / "package-lock.json"
             lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
-        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), __version__, lock])
+        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), facts.version(), lock])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

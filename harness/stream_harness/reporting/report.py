@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stream_harness import __version__
+from stream_harness.contract import facts
 from stream_harness.conformance.checks import display_path
 from stream_harness.conformance.expectations import Expectations, outcome_for
 
@@ -317,7 +317,7 @@ def build_report(
     ]
     env = dict(environment) if environment is not None else default_environment()
     return Report(
-        tool_version=__version__,
+        tool_version=facts.version(),
         started=_utc(started),
         finished=_utc(finished),
         seed=config.seed,

@@ -39,13 +39,14 @@ normalizer, so the suite passes before you change anything.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult, ReferenceAdapter
+from stream_harness import AdapterResult, ReferenceAdapter
 
 
 class MyAdapter:
     name = "my-adapter"
-    level: AdapterLevel = "event"
+    level: Literal["event", "message"] = "event"
     protocols = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"})
 
     def version(self) -> str:
@@ -69,8 +70,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_harness.conformance import run_conformance
-from stream_harness.providers.reference import normalize
+from stream_harness import normalize, run_conformance
 
 
 def test_my_adapter_conforms() -> None:

@@ -1,0 +1,238 @@
+"""The package's shape, kept by a test: one-way dependencies, no cycles, no hidden imports.
+
+Data flows one way (specs/architecture.md): bytes -> wire -> providers -> unified events
+-> consumers. The subpackages are ranked in that order and a module may import only from
+its own subpackage or from a lower rank, so a consumer can never be imported by what it
+consumes. Function-level imports of the package's own modules would hide edges from this
+graph (the way two import cycles once stayed open), so they are allowed only in the entry
+points, each for a reason given below; the graph counts them anyway.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "stream_harness"
+
+# Lowest first. A module may import its own subpackage and any lower rank; subpackages of
+# one rank are independent of each other.
+RANKS: tuple[frozenset[str], ...] = (
+    frozenset({"contract"}),  # the unified events, their rules, limits, partial JSON, the facts reader
+    frozenset({"wire"}),  # framing: bytes -> frames
+    frozenset({"errors"}),  # provider errors classified once
+    frozenset({"providers"}),  # one normalizer per wire protocol, the registry, the accumulator
+    frozenset({"recordings"}),  # cassettes, replay transport, goldens, chunk plans
+    frozenset({"workflow", "server"}),  # record/import/lint/bless; the loopback HTTP server
+    frozenset({"loop"}),  # the reference agent loop
+    frozenset({"adapters"}),  # the implementations under test, in-process, stdio, gateways
+    frozenset({"conformance"}),  # cases, checks, runner, expectations, fuzzing
+    frozenset({"reporting"}),  # report files and terminal tables
+    frozenset({"matrix"}),  # one environment per library group
+    frozenset({"cli"}),  # the command line
+)
+# The package root: the public API (lazy names), the pytest plugin and the data packages.
+ROOT_MODULES = {"__init__.py", "pytest_plugin.py", "py.typed"}
+ROOT_PACKAGES = {name for rank in RANKS for name in rank} | {"_bundled"}
+
+# Entry points that import on use, and why. Nothing else may import its own package's
+# modules inside a function.
+LAZY_ALLOWED = {
+    f"{PACKAGE}.pytest_plugin": "loaded by pytest in every run of every project that installs us: imports on use",
+    f"{PACKAGE}.cli.main": "each subcommand imports what it needs, so `--help` and a one-file command stay fast",
+}
+
+
+def _package_dir() -> Path:
+    spec = importlib.util.find_spec(PACKAGE)
+    assert spec is not None and spec.submodule_search_locations
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    line: int
+    lazy: bool
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if "_bundled" in parts:
+            continue
+        out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The module an import statement loads: ``pkg.mod.Name`` -> ``pkg.mod``."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _edges(modules: dict[str, Path]) -> Iterator[Edge]:
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        is_package = path.name == "__init__.py"
+
+        def visit(node: ast.AST, lazy: bool, type_only: bool) -> Iterator[Edge]:
+            for child in ast.iter_child_nodes(node):
+                child_lazy = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                child_type_only = type_only or (
+                    isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+                )
+                if isinstance(child, ast.Import | ast.ImportFrom) and not child_type_only:
+                    if isinstance(child, ast.Import):
+                        targets = [alias.name for alias in child.names]
+                    else:
+                        base = child.module or ""
+                        if child.level:
+                            parts = name.split(".")[: len(name.split(".")) - child.level + (1 if is_package else 0)]
+                            base = ".".join([*parts, base] if base else parts)
+                        targets = [f"{base}.{alias.name}" for alias in child.names]
+                    for target in targets:
+                        if target.split(".")[0] != PACKAGE:
+                            continue
+                        resolved = _resolve(target, modules)
+                        if resolved and resolved != name:
+                            yield Edge(name, resolved, child.lineno, child_lazy)
+                yield from visit(child, child_lazy, child_type_only)
+
+        yield from visit(tree, False, False)
+
+
+MODULES = _modules(_package_dir())
+EDGES = list(_edges(MODULES))
+
+
+def _subpackage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _rank(module: str) -> int | None:
+    sub = _subpackage(module)
+    for index, names in enumerate(RANKS):
+        if sub in names:
+            return index
+    return None
+
+
+def test_the_graph_was_read() -> None:
+    """Guards the tests below against passing on an empty graph."""
+    assert len(MODULES) > 100 and len(EDGES) > 300
+
+
+def test_no_import_cycles() -> None:
+    """Tarjan's strongly connected components over every edge, lazy ones included."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for edge in EDGES:
+        graph[edge.source].add(edge.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = 0
+
+    def strongconnect(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for succ in graph[node]:
+            if succ not in index:
+                strongconnect(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            strongconnect(node)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_dependencies_point_one_way() -> None:
+    wrong = []
+    for edge in EDGES:
+        source_rank, target_rank = _rank(edge.source), _rank(edge.target)
+        if target_rank is None:  # the package root or the plugin: nothing below imports them
+            wrong.append(f"{edge.source}:{edge.line} imports {edge.target}, which is above every subpackage")
+        elif source_rank is None:  # the root and the plugin may use anything below
+            continue
+        elif _subpackage(edge.source) == _subpackage(edge.target):
+            continue
+        elif target_rank >= source_rank:
+            wrong.append(
+                f"{edge.source}:{edge.line} imports {edge.target} "
+                f"({_subpackage(edge.source)} must not depend on {_subpackage(edge.target)})"
+            )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_hidden_imports_outside_the_entry_points() -> None:
+    hidden = [
+        f"{edge.source}:{edge.line} imports {edge.target} inside a function"
+        for edge in EDGES
+        if edge.lazy and edge.source not in LAZY_ALLOWED
+    ]
+    assert not hidden, "\n".join(hidden)
+
+
+def test_reporting_never_imports_the_runner_or_the_checks() -> None:
+    """Reports read results; they must not be able to produce them (or be tied to how)."""
+    forbidden = {f"{PACKAGE}.conformance.runner", f"{PACKAGE}.conformance.checks", f"{PACKAGE}.conformance.suite"}
+    bad = [f"{e.source}:{e.line} -> {e.target}" for e in EDGES if _subpackage(e.source) == "reporting" and e.target in forbidden]
+    assert not bad, bad
+
+
+def test_the_root_holds_only_the_api_the_plugin_and_subpackages() -> None:
+    root = _package_dir()
+    files = {p.name for p in root.iterdir() if p.is_file()}
+    folders = {p.name for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert files <= ROOT_MODULES, f"modules at the package root: {sorted(files - ROOT_MODULES)}"
+    assert folders <= ROOT_PACKAGES, f"subpackages in no rank: {sorted(folders - ROOT_PACKAGES)}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _subpackage(m) == "providers"))
+def test_every_protocol_module_is_imported_by_the_providers_package(module: str) -> None:
+    """The package lists its protocol modules (no discovery): one left out never registers."""
+    import stream_harness.providers as providers
+
+    source = MODULES[module].read_text(encoding="utf-8")
+    registers = any(
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func).endswith("register")
+        or isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func).endswith("register")
+        for node in ast.parse(source).body
+    )
+    listed = {m.__name__ for m in providers.BUNDLED_MODULES}
+    assert registers == (module in listed), (
+        f"{module} registers a protocol but is not in providers.BUNDLED_MODULES" if registers
+        else f"{module} is listed but registers nothing"
+    )
