@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from importlib.metadata import entry_points
 
 from stream_harness.adapters.gateways.adapter import proxy_adapter
@@ -20,6 +21,23 @@ from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.adapters.stdio import command_adapter
 
 ENTRY_POINT_GROUP = "stream_harness.adapters"
+
+# Where 0.1's adapter modules (import package ``harness``) went. Consulted only when the
+# name does not import as given: a user's own ``harness`` package always wins.
+_RENAMED_MODULES = {
+    "harness.adapter": "stream_harness.adapters.protocol",
+    "harness.stdio_adapter": "stream_harness.adapters.stdio",
+    "harness.proxy.adapter": "stream_harness.adapters.gateways.adapter",
+}
+
+
+def renamed_module(old: str) -> str | None:
+    """The 0.2 name of a 0.1 module that an adapter spec or entry point may still name."""
+    if old in _RENAMED_MODULES:
+        return _RENAMED_MODULES[old]
+    if old.startswith("harness.adapters."):
+        return "stream_harness." + old.removeprefix("harness.")
+    return None
 
 
 BUILTIN: dict[str, str] = {
@@ -61,8 +79,10 @@ def load_adapter(spec: str) -> Adapter:
                 try:
                     return _instantiate(ep.load(), spec)
                 except ImportError as exc:
-                    raise AdapterLoadError(f"adapter {spec!r}: cannot import {ep.value}: {exc}") from None
-        target = spec
+                    if renamed_module(ep.module) is None:
+                        raise AdapterLoadError(f"adapter {spec!r}: cannot import {ep.value}: {exc}") from None
+                    target = ep.value  # an entry point naming one of our 0.1 modules
+        target = target or spec
     module_name, _, attr = target.partition(":")
     # As `python -m` does: a module of the user's project, named from the project folder,
     # imports although the console script's own folder is first on sys.path.
@@ -74,7 +94,16 @@ def load_adapter(spec: str) -> Adapter:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name}: {exc}") from None
+        new_name = renamed_module(module_name)
+        if new_name is None:
+            raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name}: {exc}") from None
+        warnings.warn(
+            f"stream-harness: {module_name!r} is {new_name!r} since 0.2 (the import package is "
+            f"stream_harness); the old name is accepted until 0.3",
+            FutureWarning,  # shown by default: the user running the command must see it
+            stacklevel=2,
+        )
+        module = importlib.import_module(new_name)
     try:
         obj = getattr(module, attr)
     except AttributeError:
