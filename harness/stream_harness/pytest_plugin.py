@@ -62,6 +62,28 @@ def pytest_configure(config: pytest.Config) -> None:
         "harness_cassettes(*paths, protocol=None): parametrize the test over the streaming interactions "
         "of these cassette files/folders (fixture harness_cassette)",
     )
+    suite_only = [
+        option
+        for option in ("--harness-adapter", "--harness-examples", "--harness-single-cut-limit", "--harness-check", "--harness-expectations")
+        if config.getoption(option) is not None
+    ]
+    if suite_only and not config.getoption("--harness"):
+        # Without --harness the suite does not run: the option would be ignored while the
+        # run passes. (--harness-cassettes and --harness-seed also feed the marker and the
+        # harness_chunks fixture, so they stand alone.)
+        raise pytest.UsageError(f"stream-harness: {suite_only[0]} has no effect without --harness")
+    if config.getoption("--harness-examples") is not None or config.getoption("--harness-single-cut-limit") is not None:
+        # Checked as the CLI checks its flags (the entry point imports on use: see the module docstring).
+        from stream_harness.conformance.config import ConfigError, check_numbers
+
+        try:
+            check_numbers(
+                examples=config.getoption("--harness-examples"),
+                single_cut_limit=config.getoption("--harness-single-cut-limit"),
+                prefix="--harness-",
+            )
+        except ConfigError as exc:
+            raise pytest.UsageError(f"stream-harness: {exc}") from None
     given = config.getoption("--harness-cassettes") or []
     missing = [p for p in given if not Path(p).exists()]
     if missing and not config.getoption("--harness"):

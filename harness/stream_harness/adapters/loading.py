@@ -9,11 +9,15 @@ not imported here: their libraries are optional, and each is imported when named
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-import os
 import sys
+import traceback
 import warnings
+from collections.abc import Iterator
 from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
 
 from stream_harness.adapters.gateways.adapter import proxy_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
@@ -59,6 +63,8 @@ def _instantiate(obj: object, spec: str) -> Adapter:
         raise
     except ImportError as exc:  # an adapter whose library is not installed
         raise AdapterLoadError(f"adapter {spec!r} cannot start: {exc}") from None
+    except Exception as exc:  # the user's constructor: one line, never a traceback
+        raise AdapterLoadError(f"adapter {spec!r}: constructing it raised {_one_line(exc)}") from None
     if not isinstance(candidate, Adapter):
         raise AdapterLoadError(
             f"adapter {spec!r} is not an Adapter (needs name, level, protocols, version(), run())"
@@ -66,8 +72,61 @@ def _instantiate(obj: object, spec: str) -> Adapter:
     return candidate
 
 
-def load_adapter(spec: str) -> Adapter:
-    """An adapter by built-in name, entry-point name, or ``module:object``."""
+def _one_line(exc: BaseException) -> str:
+    """``Type: message (file:line)``: enough to find a user's bug without a traceback."""
+    where = ""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = f" ({exc.filename}:{exc.lineno})"
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            where = f" ({frames[-1].filename}:{frames[-1].lineno})"
+    text = str(exc.msg if isinstance(exc, SyntaxError) else exc).splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}{where}"
+
+
+@contextlib.contextmanager
+def _project_on_path(project: Path | None) -> Iterator[None]:
+    """The project folder first on sys.path for the duration of one import, as ``python -m``
+    would put it there, without leaving it for the rest of the process."""
+    entry = str(project.resolve()) if project is not None else None
+    if entry is None or entry in sys.path:
+        yield
+        return
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
+def _import(module_name: str, spec: str, project: Path | None) -> ModuleType:
+    try:
+        with _project_on_path(project):
+            return importlib.import_module(module_name)
+    except ImportError as exc:
+        new_name = renamed_module(module_name)
+        if new_name is None:
+            raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name}: {exc}") from None
+        warnings.warn(
+            f"stream-harness: {module_name!r} is {new_name!r} since 0.2 (the import package is "
+            f"stream_harness); the old name is accepted until 0.3",
+            FutureWarning,  # shown by default: the user running the command must see it
+            stacklevel=3,
+        )
+        return importlib.import_module(new_name)
+    except Exception as exc:  # a SyntaxError or an exception at import in the user's module
+        raise AdapterLoadError(f"adapter {spec!r}: importing {module_name} raised {_one_line(exc)}") from None
+
+
+def load_adapter(spec: str, *, project: Path | None = None) -> Adapter:
+    """An adapter by built-in name, entry-point name, or ``module:object``.
+
+    A ``module:object`` is imported from ``project`` (the folder of the pyproject.toml that
+    holds the configuration, else the working directory) before anything else on sys.path,
+    so the same spec works from the project root, a subfolder or a parent folder.
+    """
     if "->" in spec and spec.endswith("]"):  # a gateway row: <gateway>[<upstream>-><client>]
         return proxy_adapter(spec)
     if spec.startswith("cmd:"):  # any executable speaking specs/adapter-protocol.md
@@ -82,28 +141,16 @@ def load_adapter(spec: str) -> Adapter:
                     if renamed_module(ep.module) is None:
                         raise AdapterLoadError(f"adapter {spec!r}: cannot import {ep.value}: {exc}") from None
                     target = ep.value  # an entry point naming one of our 0.1 modules
+                except AdapterLoadError:
+                    raise
+                except Exception as exc:
+                    raise AdapterLoadError(f"adapter {spec!r}: loading {ep.value} raised {_one_line(exc)}") from None
         target = target or spec
     module_name, _, attr = target.partition(":")
-    # As `python -m` does: a module of the user's project, named from the project folder,
-    # imports although the console script's own folder is first on sys.path.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
     if not attr:
         known = ", ".join(sorted({*BUILTIN, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))}))
         raise AdapterLoadError(f"unknown adapter {spec!r} (known: {known}; or give module:object)")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        new_name = renamed_module(module_name)
-        if new_name is None:
-            raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name}: {exc}") from None
-        warnings.warn(
-            f"stream-harness: {module_name!r} is {new_name!r} since 0.2 (the import package is "
-            f"stream_harness); the old name is accepted until 0.3",
-            FutureWarning,  # shown by default: the user running the command must see it
-            stacklevel=2,
-        )
-        module = importlib.import_module(new_name)
+    module = _import(module_name, spec, project if project is not None else Path.cwd())
     try:
         obj = getattr(module, attr)
     except AttributeError:

@@ -22,7 +22,7 @@ from stream_harness.adapters.protocol import AdapterLoadError
 
 from stream_harness.adapters.loading import DEFAULT_ADAPTERS, load_adapter
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
-from stream_harness.conformance.config import Config, ConfigError, load_config
+from stream_harness.conformance.config import MAX_EXAMPLES, Config, ConfigError, check_numbers, load_config
 from stream_harness.conformance.runner import AdapterRun, run_adapters
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
 from stream_harness.reporting import Report, build_report, write_report
@@ -42,7 +42,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="an executable speaking the stdio adapter protocol (specs/adapter-protocol.md), e.g. \"node adapter.mjs\" (repeatable; the same as --adapter 'cmd:...')",
     )  # fmt: skip
     p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
-    p.add_argument("--examples", type=int, help="random splits per split-sensitive check (default 100)")
+    p.add_argument("--examples", type=int, help=f"random splits per split-sensitive check (default 100, at most {MAX_EXAMPLES})")
     p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
@@ -81,10 +81,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
         config = load_config()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    if args.examples is not None and args.examples < 0:
-        raise CommandError(f"--examples must be >= 0, got {args.examples}")
-    if args.single_cut_limit is not None and args.single_cut_limit < 0:
-        raise CommandError(f"--single-cut-limit must be >= 0, got {args.single_cut_limit}")
+    try:
+        check_numbers(examples=args.examples, single_cut_limit=args.single_cut_limit)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
     named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
     return config.with_overrides(
         cassettes=args.cassettes, adapters=named or None, examples=args.examples, seed=args.seed,

@@ -21,6 +21,7 @@ earlier run (:func:`stream_harness.reporting.report.reclassify`).
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -74,6 +75,12 @@ class Expectations:
         return None
 
 
+# The file format (README, "Known failures"): ``causes`` holds shared fields, referenced
+# from entries as YAML anchors (``{<<: *truncated, case: ...}``).
+TOP_LEVEL_KEYS: Final = frozenset({"adapter", "known_failures", "causes"})
+ENTRY_KEYS: Final = frozenset({"check", "case", "issue", "reason"})
+
+
 def load_expectations(path: Path, adapter: str) -> Expectations:
     if not path.is_file():
         return Expectations(adapter)
@@ -81,7 +88,20 @@ def load_expectations(path: Path, adapter: str) -> Expectations:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ExpectationsError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    rows = data.get("known_failures") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise ExpectationsError(f"{path}: expected a mapping with adapter and known_failures")
+    # A misspelt key would drop its entries unseen, and the failures they cover would
+    # count as new (or, misspelt the other way, a whole file would silently match nothing).
+    unknown = sorted(set(map(str, data)) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise ExpectationsError(
+            f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_LEVEL_KEYS))}; "
+            "shared fields go under causes)"
+        )
+    named = data.get("adapter")
+    if named is not None and named != adapter:
+        raise ExpectationsError(f"{path}: names adapter {named!r}, but is the file of {adapter!r}")
+    rows = data.get("known_failures")
     if rows is None:
         rows = []
     if not isinstance(rows, list):
@@ -90,6 +110,11 @@ def load_expectations(path: Path, adapter: str) -> Expectations:
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("check", "case", "issue")):
             raise ExpectationsError(f"{path}: known_failures[{i}] needs string fields check, case and issue")
+        extra = sorted(set(map(str, row)) - ENTRY_KEYS)
+        if extra:
+            raise ExpectationsError(
+                f"{path}: known_failures[{i}]: unknown field {extra[0]!r} (known: {', '.join(sorted(ENTRY_KEYS))})"
+            )
         known.append(KnownFailure(row["check"], row["case"], row["issue"], str(row.get("reason", ""))))
     return Expectations(adapter, tuple(known))
 
@@ -122,6 +147,13 @@ def adapter_from_file_name(name: str) -> str:
 
 def expectations_dir() -> Path:
     return specs_dir() / "expectations"
+
+
+def unclaimed_files(directory: Path, adapters: Iterable[str]) -> list[Path]:
+    """Expectation files in ``directory`` named for none of ``adapters``: a misspelt file
+    name (or an adapter renamed) whose known failures silently stopped applying."""
+    names = {expectation_file_name(a) for a in adapters}
+    return sorted(p for p in directory.glob("*.yaml") if p.name not in names)
 
 
 def expectations_for(adapter: str, directory: Path | None = None) -> Expectations:

@@ -7,6 +7,7 @@ same inputs: a run that would check nothing is an error, never a pass.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,15 +15,17 @@ from pathlib import Path
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.conformance.config import Config
+from stream_harness.conformance.config import Config, ConfigError, check_numbers
 from stream_harness.conformance.cases import Case, CaseLoadError, Skipped, load_cases
 from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check
 from stream_harness.conformance.expectations import (
     Expectations,
     ExpectationsError,
+    adapter_from_file_name,
     expectation_file_name,
     expectations_dir,
     load_expectations,
+    unclaimed_files,
 )
 from stream_harness.conformance.runner import RunConfig
 from stream_harness.contract.facts import bundled_cassettes
@@ -87,6 +90,10 @@ def prepare(
     skip_unusable: bool = False,
 ) -> Suite:
     """Load everything a run needs, or raise :class:`SuiteError` saying what is missing."""
+    try:
+        check_numbers(examples=config.examples, single_cut_limit=config.single_cut_limit, prefix="")
+    except ConfigError as exc:
+        raise SuiteError(str(exc)) from None
     if config.expectations is not None and not config.expectations.is_dir():
         raise SuiteError(f"{config.expectations}: no such expectations folder")
     unknown = [c for c in config.checks if c not in CHECKS_BY_ID]
@@ -96,7 +103,10 @@ def prepare(
     loaded: list[LoadedAdapter] = []
     for given in adapters if adapters else (config.adapters or default_adapters):
         try:
-            adapter = load_adapter(given) if isinstance(given, str) else given
+            # A module:object spec is the project's own: imported from the folder of the
+            # pyproject.toml that configures the run, wherever the command runs from.
+            project = config.source.parent if config.source is not None else None
+            adapter = load_adapter(given, project=project) if isinstance(given, str) else given
         except AdapterLoadError as exc:
             raise SuiteError(str(exc)) from None
         spec = given if isinstance(given, str) else adapter.name
@@ -105,6 +115,22 @@ def prepare(
         except ExpectationsError as exc:
             raise SuiteError(str(exc)) from None
         loaded.append(LoadedAdapter(spec, adapter, exp))
+    names: dict[str, str] = {}
+    for item in loaded:
+        if item.adapter.name in names:
+            raise SuiteError(
+                f"adapters {names[item.adapter.name]!r} and {item.spec!r} are both named "
+                f"{item.adapter.name!r}: their results and known failures would merge into one row"
+            )
+        names[item.adapter.name] = item.spec
+    if config.expectations is not None:
+        for path in unclaimed_files(config.expectations, names):
+            warnings.warn(
+                f"stream-harness: {path}: no adapter of this run is named {adapter_from_file_name(path.name)!r}; "
+                f"its known failures apply to nothing (ran: {', '.join(names)})",
+                UserWarning,
+                stacklevel=2,
+            )
     roots = cassette_roots(config)
     try:
         cases, skipped = load_cases(roots, skip_unusable=skip_unusable)
