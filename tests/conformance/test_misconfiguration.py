@@ -183,3 +183,15 @@ def test_a_project_adapter_loads_from_a_subfolder_without_changing_sys_path(
     assert run.adapter.name == "same"
     assert sys.path == before
     sys.modules.pop("proj_adapter", None)
+
+
+def test_a_cut_body_whose_arguments_differ_says_where() -> None:
+    """Issue 24.4: not "1 blocks expected, 1 kept" when the one block kept is wrong."""
+    from stream_harness.conformance.checks import _content_difference
+
+    want = [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São Paulo"}}]
+    have = [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São"}}]
+    text = _content_difference(want, have)
+    assert text == 'differs at content[0].arguments.city: expected "São Paulo", observed "São"'
+    assert _content_difference(want, []) == "was lost: 1 blocks expected, 0 kept"
+    assert _content_difference(want, want + want).startswith("gained blocks")

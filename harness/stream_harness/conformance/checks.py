@@ -26,7 +26,7 @@ from stream_harness.recordings.chunking import format_cuts, split_at, trouble_sp
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.cases import Case
 from stream_harness.contract.rules import Violation, check_contract
-from stream_harness.contract.diff import first_difference
+from stream_harness.contract.diff import first_difference, short_diff
 from stream_harness.contract.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
 
 
@@ -459,13 +459,23 @@ def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
     if provider_spoke and want.error_message and want.error_message not in got_text:
         out.append(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}")
     if want.content and (result.message is None or result.message.content != want.content):
-        have = len(result.message.content) if result.message else 0
-        out.append(f"content received before the error was lost: {len(want.content)} blocks expected, {have} kept")
+        out.append(f"content received before the error {_content_difference(expected_doc['content'], observed_doc['content'])}")
     if not out:
         return []
-    if not provider_spoke:
+    if not provider_spoke or (want.error_message and want.error_message in got_text):
+        # The wording is not the complaint: the first difference must point at the content.
         expected_doc["error_message"] = observed_doc["error_message"]
     return [differing("; ".join(out), expected_doc, observed_doc)]
+
+
+def _content_difference(want: list[Any], have: list[Any]) -> str:
+    """What happened to the blocks received before an error, said where it happened: a
+    count when blocks were lost, else the first block and field that differ."""
+    if len(have) < len(want):
+        return f"was lost: {len(want)} blocks expected, {len(have)} kept"
+    if len(have) > len(want):
+        return f"gained blocks: {len(want)} expected, {len(have)} surfaced"
+    return f"differs {short_diff({'content': want}, {'content': have})}"
 
 
 def check_truncation(ctx: CheckContext) -> list[Failure]:
