@@ -229,6 +229,36 @@ def test_init_scaffolds_a_project_whose_tests_pass(project: Path, capsys: pytest
     assert "2 passed" in done.stdout
 
 
+def _builds(project: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """What `pip install -e .` first asks setuptools for: the project's metadata, which is
+    where automatic discovery fails (here with this environment's setuptools, offline)."""
+    (tmp_path / "egg").mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-c", "import setuptools; setuptools.setup()", "egg_info", "--egg-base", str(tmp_path / "egg")],
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_init_in_an_empty_folder_writes_a_pyproject_that_installs(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24.6: the scaffold's data folders beside its module must not make setuptools'
+    automatic discovery fail (several top-level packages)."""
+    folder = tmp_path / "My Project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("STREAM_HARNESS_CONFIG", raising=False)
+    code, out, _ = run(capsys, "init")
+    assert code == 0 and "created: pyproject.toml" in out
+    assert 'name = "My-Project"' in (folder / "pyproject.toml").read_text()
+    done = _builds(folder, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert load_config().adapters == ("stream_adapter:MyAdapter",)
+
+
+def test_init_beside_automatic_discovery_says_what_to_exclude(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "init")
+    assert code == 0 and "note: cassettes/ and stream_expectations/ are data folders" in out
+
+
 def test_wire_anomalies_the_reference_recovered_from_reach_the_report(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 

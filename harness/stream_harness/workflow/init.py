@@ -10,6 +10,7 @@ An existing file is never overwritten; the command says what it left alone.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -93,6 +94,32 @@ stream-harness README ("Known failures"). A report tells these from new failures
 """
 
 
+# A pyproject.toml written from scratch must still install (`pip install -e .`): the
+# scaffold's data folders (cassettes/, stream_expectations/) beside a top-level module would
+# otherwise meet setuptools' automatic discovery as several top-level packages, an error.
+NEW_PYPROJECT = """[project]
+name = "{name}"
+version = "0.0.0"
+
+[tool.setuptools]
+# What this project installs; cassettes/ and stream_expectations/ are data, not packages.
+py-modules = ["stream_adapter"]
+"""
+
+
+def _project_name(root: Path) -> str:
+    """A valid distribution name from the folder's name (PEP 508), else ``my-project``."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-._")
+    return name or "my-project"
+
+
+def _discovers_packages(pyproject: str) -> bool:
+    """Whether setuptools' automatic discovery builds this project (nothing says otherwise)."""
+    backend = re.search(r'^build-backend\s*=\s*"([^"]+)"', pyproject, re.M)
+    uses_setuptools = backend is None or backend.group(1).startswith("setuptools")
+    return "[project]" in pyproject and uses_setuptools and "[tool.setuptools" not in pyproject
+
+
 def add_init_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="scaffold stream-harness in your project: config, a cassette, an adapter stub, a test")
     p.add_argument("--dir", default=".", help="the project folder (default: the current one)")
@@ -126,8 +153,15 @@ def init_command(args: argparse.Namespace) -> int:
     if current is not None and "[tool.stream-harness]" in current:
         print(f"left alone (has [tool.stream-harness]): {pyproject}")
     else:
-        head = current if current is not None else '[project]\nname = "my-project"\nversion = "0.0.0"\n'
+        head = current if current is not None else NEW_PYPROJECT.format(name=_project_name(root))
         pyproject.write_text(head.rstrip("\n") + "\n" + TABLE, encoding="utf-8")
         print(f"{'added [tool.stream-harness] to' if current is not None else 'created'}: {pyproject}")
+        if current is not None and _discovers_packages(current):
+            print(
+                "note: cassettes/ and stream_expectations/ are data folders; if setuptools finds this "
+                "project's packages automatically, list yours ([tool.setuptools] packages) or exclude "
+                "them ([tool.setuptools.packages.find] exclude), or `pip install -e .` sees several "
+                "top-level packages"
+            )
     print("next: `pytest` runs tests/test_stream_harness.py; `stream-harness check` runs the suite from the shell")
     return 0
