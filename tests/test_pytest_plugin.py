@@ -43,7 +43,44 @@ def test_harness_option_adds_one_item_per_case_and_check(pytester: pytest.Pytest
     cassettes = _write_cassettes(pytester.path)
     result = pytester.runpytest("--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-v")
     result.assert_outcomes(passed=5)  # contract, split-invariance, expected, stop-reason, truncation
-    result.stdout.fnmatch_lines(["*[[]reference[]] contract :: anthropic-messages/hello.yaml#0 PASSED*"])
+    result.stdout.fnmatch_lines(["stream-harness::reference::contract[[]anthropic-messages/hello.yaml#0[]] PASSED*"])
+
+
+def test_harness_items_are_selected_like_tests(pytester: pytest.Pytester) -> None:
+    """Issue 24.5: node ids on the command line (any prefix), -k, --lf and --ff, and short
+    summary lines without stray characters, under xdist too."""
+    cassettes = _write_cassettes(pytester.path)
+    pytester.makepyfile(mutant_adapter=MUTANT)
+    pytester.syspathinsert()
+    common = ["--harness-cassettes", str(cassettes), "--harness-examples", "2", "-p", "no:randomly"]
+    both = [*common, "--harness", "--harness-adapter", "reference", "--harness-adapter", "mutant_adapter:DropsStart"]
+    first = pytester.runpytest(*both, "-rf")
+    first.assert_outcomes(passed=7, failed=3)
+    first.stdout.fnmatch_lines(["FAILED stream-harness::mutant_adapter:DropsStart::contract[[]anthropic-messages/hello.yaml#0[]]*"])
+    assert "FAILED ::" not in first.stdout.str()
+    # --lf reruns exactly the failed harness items, --ff runs them first
+    last = pytester.runpytest(*both, "--lf")
+    last.assert_outcomes(failed=3, deselected=7)
+    failed_first = pytester.runpytest(*both, "--ff", "-v")
+    lines = [line for line in failed_first.stdout.lines if line.startswith("stream-harness::")]
+    assert [("FAILED" in line) for line in lines] == [True] * 3 + [False] * 7
+    # -k, and ids given as arguments (they imply --harness and select by prefix)
+    pytester.runpytest(*both, "-k", "reference and contract").assert_outcomes(passed=1)
+    one = "stream-harness::reference::truncation[anthropic-messages/hello.yaml#0]"
+    pytester.runpytest(*common, "--harness-adapter", "reference", one).assert_outcomes(passed=1)
+    prefix = pytester.runpytest(*common, "--harness-adapter", "reference", "stream-harness::reference")
+    prefix.assert_outcomes(passed=5)
+    xdist = pytester.runpytest(*both, "-n", "2", "-rf")
+    xdist.assert_outcomes(passed=7, failed=3)
+    xdist.stdout.fnmatch_lines(["FAILED stream-harness::mutant_adapter:DropsStart::*"])
+
+
+def test_a_gateway_rows_brackets_are_kept_out_of_the_node_id() -> None:
+    from stream_harness.pytest_plugin import adapter_segment
+
+    assert adapter_segment("litellm-proxy[anthropic-messages->openai-completions]") == (
+        "litellm-proxy(anthropic-messages->openai-completions)"
+    )
 
 
 MUTANT = '''

@@ -1,8 +1,9 @@
 """pytest plugin (entry point ``pytest11``): run the conformance suite as test items.
 
 ``pytest --harness`` adds one test item per (adapter, case, check), so a CI failure reads
-``[openai-sdk] split-invariance :: openai-completions/parallel_tool_calls.yaml#0`` with
-the reproduce command in the report. Options pick the adapter(s), cassette folders and
+``stream-harness::openai-sdk::split-invariance[openai-completions/parallel_tool_calls.yaml#0]``
+with the reproduce command in the report; such ids (or a prefix) select items on the
+command line, and ``-k``, ``--lf`` and ``--ff`` work on them as on any test. Options pick the adapter(s), cassette folders and
 the number of random splits. Fixtures and a marker let users drive their own tests over
 cassettes:
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from stream_harness.conformance.cases import Case
     from stream_harness.conformance.checks import Check, Failure
     from stream_harness.conformance.runner import RunConfig
-    from stream_harness.conformance.suite import LoadedAdapter
+    from stream_harness.conformance.suite import LoadedAdapter, Suite
     from stream_harness.server.serve import ReplayServer
 
 
@@ -62,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "harness_cassettes(*paths, protocol=None): parametrize the test over the streaming interactions "
         "of these cassette files/folders (fixture harness_cassette)",
     )
+    _take_selected_ids(config)
     suite_only = [
         option
         for option in ("--harness-adapter", "--harness-examples", "--harness-single-cut-limit", "--harness-check", "--harness-expectations")
@@ -154,28 +156,28 @@ class HarnessItem(pytest.Item):
         return self.case.cassette, None, f"[{self.loaded.spec}] {self.check.id} :: {self.case.id}"
 
 
-class HarnessCollector(pytest.Collector):
-    """The suite as one collector, so that bad input is a collection error, never a pass."""
+def adapter_segment(spec: str) -> str:
+    """An adapter spec as one segment of a node id. pytest reads a trailing ``[...]`` as
+    parameters and ``::`` as nesting, so a gateway row's brackets become parentheses; the
+    reproduce command keeps the spec as given."""
+    return spec.replace("[", "(").replace("]", ")").replace("::", ":")
 
-    def collect(self) -> Iterator[pytest.Item]:
+
+class HarnessCollector(pytest.Collector):
+    """The suite as one collector, so that bad input is a collection error, never a pass.
+
+    Its node id is ``stream-harness``; an item's is
+    ``stream-harness::<adapter>::<check>[<case>]``, which ``-k``, ``--lf``/``--ff`` and the
+    command line (``pytest "stream-harness::reference::contract[ollama/plain_text.yaml#0]"``,
+    or any prefix of it) select like any test's.
+    """
+
+    def collect(self) -> Iterator[pytest.Collector]:
         from stream_harness.conformance.suite import prepare
 
         suite = prepare(_config(self.config))
         for loaded in suite.adapters:
-            for case in suite.cases:
-                if case.protocol not in loaded.adapter.protocols:
-                    continue
-                expected = case.expected_events()
-                for check in suite.run_config.checks:
-                    if check.applicable(loaded.adapter, case, expected):
-                        yield HarnessItem.from_parent(
-                            self,
-                            name=f"[{loaded.spec}] {check.id} :: {case.id}",
-                            loaded=loaded,
-                            case=case,
-                            check=check,
-                            run_config=suite.run_config,
-                        )
+            yield AdapterCollector.from_parent(self, name=adapter_segment(loaded.spec), loaded=loaded, suite=suite)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         from stream_harness.conformance.config import ConfigError
@@ -186,16 +188,70 @@ class HarnessCollector(pytest.Collector):
         return str(super().repr_failure(excinfo))
 
 
+class AdapterCollector(pytest.Collector):
+    """One adapter's items: ``<check>[<case>]``."""
+
+    def __init__(self, *, loaded: LoadedAdapter, suite: Suite, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.loaded = loaded
+        self.suite = suite
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for case in self.suite.cases:
+            if case.protocol not in self.loaded.adapter.protocols:
+                continue
+            expected = case.expected_events()
+            for check in self.suite.run_config.checks:
+                if check.applicable(self.loaded.adapter, case, expected):
+                    name = f"{check.id}[{case.id}]"
+                    yield HarnessItem.from_parent(
+                        self,
+                        name=name,
+                        # Given as text, so pytest parses the [case] part as parameters
+                        # exactly as it parses an id read back from its cache (--lf, --ff).
+                        nodeid=f"{self.nodeid}::{name}",
+                        loaded=self.loaded,
+                        case=case,
+                        check=check,
+                        run_config=self.suite.run_config,
+                    )
+
+
+NODE_ROOT = "stream-harness"
+_SELECTED = pytest.StashKey[list[str]]()
+
+
+def _take_selected_ids(config: pytest.Config) -> None:
+    """Harness node ids given as arguments are ours to select, not paths for pytest to find:
+    they are taken out of the arguments (and imply --harness)."""
+    args = list(config.args)
+    ours = [a for a in args if a == NODE_ROOT or a.startswith(NODE_ROOT + "::")]
+    config.stash[_SELECTED] = ours
+    if ours:
+        config.args[:] = [a for a in args if a not in ours]
+        config.option.harness = True
+
+
+def _selected(nodeid: str, selected: list[str]) -> bool:
+    return not selected or any(nodeid == s or nodeid.startswith((s + "::", s + "[")) for s in selected)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """First of this hook's plain implementations, so -k, -m, --lf and --ff (theirs run
+    later or wrap it) see the harness items as they see collected tests."""
     if not config.getoption("--harness"):
         return
-    collector = HarnessCollector.from_parent(session, name="stream-harness")
+    collector = HarnessCollector.from_parent(session, name=NODE_ROOT, nodeid=NODE_ROOT)
     # Collected through pytest's own hooks, so a SuiteError is reported as a collection
     # error and the run stops ("1 error during collection"), as a broken test module does.
     report = session.ihook.pytest_make_collect_report(collector=collector)
     session.ihook.pytest_collectreport(report=report)
     if report.passed:
-        items.extend(item for node in report.result for item in session.genitems(node))
+        selected = config.stash.get(_SELECTED, [])
+        items.extend(
+            item for node in report.result for item in session.genitems(node) if _selected(item.nodeid, selected)
+        )
 
 
 # -- fixtures and marker for users' own tests ------------------------------------------
