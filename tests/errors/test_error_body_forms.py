@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from stream_harness.contract import facts
 from stream_harness.contract.events import ErrorEvent, Event
 from stream_harness.errors import ErrorDetails, error_details_from_body
@@ -35,6 +34,7 @@ from stream_harness.wire.eventstream import encode_message
 TABLE = "error_bodies.yaml"
 ANY = "any"
 EXPECT_FIELDS = ("kind", "status", "provider_type", "code")
+SPLIT = 7  # bytes per chunk of the second run of an in-band form
 
 Normalize = Callable[..., Iterator[Event]]
 
@@ -137,12 +137,16 @@ def failures(form: Form, run: Normalize = normalize) -> list[str]:
             problems.append(f"{name} {got!r}, expected {wanted!r}")
     if info.origin != "provider":
         problems.append(f"origin {info.origin!r}: the provider reported this error")
+    if form.in_band:
+        # The error may arrive cut anywhere; its message must not depend on where (C13).
+        pieces = [form.body[i : i + SPLIT] for i in range(0, len(form.body), SPLIT)]
+        split = list(run(form.protocol, pieces, status=form.status, headers=form.headers))
+        if split != events:
+            problems.append(f"fed in {SPLIT}-byte chunks, the events differ")
     return problems
 
 
-@pytest.mark.parametrize(
-    "form", ALL_FORMS, ids=[f"{f.protocol}-{f.id}" for f in ALL_FORMS]
-)
+@pytest.mark.parametrize("form", ALL_FORMS, ids=[f"{f.protocol}-{f.id}" for f in ALL_FORMS])
 def test_every_documented_error_body_form_carries_the_provider_message(form: Form) -> None:
     assert failures(form) == [], form.source
 
@@ -194,9 +198,7 @@ def test_a_reader_that_drops_the_array_wrapper_is_caught(monkeypatch: pytest.Mon
     monkeypatch.setattr(reference, "error_details_from_body", _drops_array_wrapper)
     caught = _failing(ALL_FORMS)
     arrays = {
-        (f.protocol, f.id)
-        for f in ALL_FORMS
-        if not f.in_band and f.body.lstrip().startswith(b"[")
+        (f.protocol, f.id) for f in ALL_FORMS if not f.in_band and f.body.lstrip().startswith(b"[")
     }
     assert arrays, "the table has no JSON array form"
     assert arrays <= caught
@@ -226,4 +228,6 @@ def test_a_normalizer_that_loses_the_in_band_message_is_caught(
     caught = _failing(f for f in ALL_FORMS if f.in_band)
     assert ("openai-completions", "sse-error-chunk") in caught
     assert ("azure-openai-completions", "sse-error-chunk") in caught
-    assert all(p in {"openai-completions", "azure-openai-completions", "mistral-chat"} for p, _ in caught)
+    assert all(
+        p in {"openai-completions", "azure-openai-completions", "mistral-chat"} for p, _ in caught
+    )
