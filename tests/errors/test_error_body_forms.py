@@ -26,7 +26,8 @@ import yaml
 from stream_harness.contract import facts
 from stream_harness.contract.events import ErrorEvent, Event
 from stream_harness.errors import ErrorDetails, error_details_from_body
-from stream_harness.providers import openai_completions, reference
+from stream_harness.providers import reference
+from stream_harness.providers.accumulator import Accumulator
 from stream_harness.providers.reference import normalize
 from stream_harness.providers.registry import registered
 from stream_harness.wire.eventstream import encode_message
@@ -219,15 +220,22 @@ def test_a_reader_that_keeps_the_raw_body_is_caught(monkeypatch: pytest.MonkeyPa
     assert html and html <= caught
 
 
-def test_a_normalizer_that_loses_the_in_band_message_is_caught(
+def test_normalizers_that_lose_the_in_band_message_are_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The Chat Completions translator reading the error's message is what is broken here:
-    # it says "in-band error" instead of the provider's words.
-    monkeypatch.setattr(openai_completions, "_error_message", lambda error, fallback: fallback)
-    caught = _failing(f for f in ALL_FORMS if f.in_band)
-    assert ("openai-completions", "sse-error-chunk") in caught
-    assert ("azure-openai-completions", "sse-error-chunk") in caught
-    assert all(
-        p in {"openai-completions", "azure-openai-completions", "mistral-chat"} for p, _ in caught
-    )
+    # Every translator broken the same way: when it ends the stream on an error the
+    # provider reported (it hands the error over for classification), it says "error
+    # event" instead of the provider's words. HTTP errors do not go through here.
+    real = Accumulator.fail
+
+    def fail(self: Accumulator, error_message: str, **kwargs: Any) -> None:
+        reported = kwargs.get("body") is not None or kwargs.get("headers") is not None
+        real(self, "error event" if reported else error_message, **kwargs)
+
+    monkeypatch.setattr(Accumulator, "fail", fail)
+    in_band = {(f.protocol, f.id) for f in ALL_FORMS if f.in_band}
+    caught = _failing(ALL_FORMS)
+    assert caught <= in_band
+    # Cohere's in-band failure is a stop reason (finish_reason ERROR): its message reaches
+    # the event through the stop-reason table, not through ``fail``.
+    assert in_band - caught == {("cohere-v2-chat", "sse-message-end-error")}
