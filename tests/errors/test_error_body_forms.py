@@ -150,6 +150,7 @@ def failures(form: Form, run: Normalize = normalize) -> list[str]:
 
 @pytest.mark.parametrize("form", ALL_FORMS, ids=[f"{f.protocol}-{f.id}" for f in ALL_FORMS])
 def test_every_documented_error_body_form_carries_the_provider_message(form: Form) -> None:
+    """C15 and C16 for one form: the provider's words, its classification, split or not."""
     assert failures(form) == [], form.source
 
 
@@ -199,6 +200,7 @@ def _raw_text_reader(body: Any) -> ErrorDetails:
 
 
 def test_a_reader_that_drops_the_array_wrapper_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vertex's and Gemini's array bodies are rows: a reader that misses them fails them."""
     monkeypatch.setattr(reference, "error_details_from_body", _drops_array_wrapper)
     caught = _failing(ALL_FORMS)
     arrays = {
@@ -210,6 +212,7 @@ def test_a_reader_that_drops_the_array_wrapper_is_caught(monkeypatch: pytest.Mon
 
 
 def test_a_reader_that_returns_the_status_line_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The message is compared exactly, so a reason phrase in its place fails every HTTP row."""
     monkeypatch.setattr(reference, "error_details_from_body", _status_line_reader)
     caught = _failing(ALL_FORMS)
     http = {(f.protocol, f.id) for f in ALL_FORMS if not f.in_band}
@@ -217,6 +220,7 @@ def test_a_reader_that_returns_the_status_line_is_caught(monkeypatch: pytest.Mon
 
 
 def test_a_reader_that_keeps_the_raw_body_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Raw markup contains the title too: exact comparison is what tells them apart."""
     monkeypatch.setattr(reference, "error_details_from_body", _raw_text_reader)
     caught = _failing(ALL_FORMS)
     html = {(f.protocol, f.id) for f in ALL_FORMS if f.id.startswith("html-")}
