@@ -279,12 +279,21 @@ def test_sse_body_finds_the_error_event() -> None:
             "<html><body><h1>Service Unavailable</h1><p>later</p></body></html>",
             "Service Unavailable",
         ),
+        # A page without a (non-empty) title: its first visible text, not its CSS or script.
+        (
+            "<html><head><style>body{color:red}</style><script>var a=1;</script></head>"
+            "<body><!-- x --><h1>Service Unavailable</h1></body></html>",
+            "Service Unavailable",
+        ),
+        ("<html><head><title> </title></head><body><h1>Bad Gateway</h1></body></html>", "Bad Gateway"),
+        ("<title>Rate limited &amp; queued &#39;m&#39;</title>", "Rate limited & queued 'm'"),
+        ("<style>" * 1000, None),
         ("\ufeffplain", "plain"),
         (b"\xff\xfeNot UTF-8 \xc3", "\ufffd\ufffdNot UTF-8 \ufffd"),
         ("{not json", "{not json"),
     ],
 )
-def test_text_bodies(body: str | bytes, message: str) -> None:
+def test_text_bodies(body: str | bytes, message: str | None) -> None:
     assert error_details_from_body(body).message == message
 
 

@@ -12,6 +12,7 @@ an unreadable body gives an empty :class:`ErrorDetails`.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -30,6 +31,8 @@ _MAX_TEXT_SCAN = 1 << 16
 
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
+# Where markup a browser does not show begins: a script, a style sheet, a comment.
+_HIDDEN = re.compile(r"<(script|style)\b|<!--", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,16 +289,50 @@ def _sse_payloads(text: str) -> list[object]:
     return payloads
 
 
-def _text_line(text: str) -> str | None:
-    """One readable line of a plain-text or HTML body."""
-    if "<" in text and ">" in text:
-        title = _TITLE.search(text)
-        text = title.group(1) if title else _TAG.sub("\n", text)
+def _visible(markup: str) -> str:
+    """The markup without what a browser does not show: scripts, style sheets, comments.
+
+    A page without a title would otherwise give its first CSS rule or script line as the
+    message. One pass with ``str.find`` for each end, so an unclosed ``<style`` costs one
+    scan, not one per later tag.
+    """
+    lower = markup.lower()
+    parts: list[str] = []
+    pos = 0
+    while (found := _HIDDEN.search(markup, pos)) is not None:
+        parts.append(markup[pos : found.start()])
+        if found.group(1) is None:  # a comment
+            end = lower.find("-->", found.end())
+            pos = len(markup) if end < 0 else end + 3
+        else:
+            end = lower.find(f"</{found.group(1).lower()}", found.end())
+            close = -1 if end < 0 else lower.find(">", end)
+            pos = len(markup) if close < 0 else close + 1
+    parts.append(markup[pos:])
+    return "\n".join(parts)
+
+
+def _first_line(text: str) -> str | None:
     for line in text.splitlines():
         line = " ".join(line.split())
         if line:
             return line[:MAX_TEXT_LINE]
     return None
+
+
+def _text_line(text: str) -> str | None:
+    """One readable line of a plain-text or HTML body.
+
+    For HTML, the page's ``<title>`` (what a load balancer puts its status in), else its
+    first line of visible text (an ``<h1>``, Azure Front Door's ``<h2>`` fragment), with
+    character references decoded: the meaningful words, never the markup.
+    """
+    if "<" in text and ">" in text:
+        title = _TITLE.search(text)
+        if title is not None and (line := _first_line(html.unescape(title.group(1)))):
+            return line
+        return _first_line(html.unescape(_TAG.sub("\n", _visible(text))))
+    return _first_line(text)
 
 
 def _decode(body: object) -> object:
