@@ -13,10 +13,11 @@ ones, until none can go, which takes a planted split bug down to its single cut 
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -62,6 +63,8 @@ def differing(message: str, expected: Any, observed: Any, **extra: Any) -> Failu
 # The one-byte-per-chunk split is one run, so it is tried on bodies up to this size however
 # the single cuts are limited.
 ONE_BYTE_LIMIT: Final = 1024
+# Adapter runs a case keeps for other checks to reuse (the whole body and the first splits).
+RUN_CACHE_LIMIT: Final = 64
 
 
 @dataclass
@@ -88,7 +91,10 @@ class CheckContext:
         if result is None:
             c = self.case
             result = safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers)
-            self._runs[key] = result
+            # The runs checks share are the first ones (the whole body, the first splits):
+            # past the limit nothing more is kept, so memory stays flat in --examples.
+            if len(self._runs) < RUN_CACHE_LIMIT:
+                self._runs[key] = result
         return result
 
     def whole(self) -> AdapterResult:
@@ -124,33 +130,37 @@ class CheckContext:
         return " ".join(shlex.quote(p) for p in parts)
 
     def splits(self) -> list[list[int]]:
-        """The splits a split-sensitive check tries, cheapest to read first."""
+        """:meth:`iter_splits` as a list (small runs and tests; checks iterate)."""
+        return list(self.iter_splits())
+
+    def iter_splits(self) -> Iterator[list[int]]:
+        """The splits a split-sensitive check tries, cheapest to read first, drawn as they
+        are judged: a run of 10,000 examples never holds 10,000 splits."""
         if self.only_cuts is not None:
-            return [list(self.only_cuts)]
+            yield list(self.only_cuts)
+            return
         n = len(self.case.body)
         if n < 2:
-            return []
-        out: list[list[int]] = []
+            return
         # An adapter whose every run is costly (a gateway process: a request each) says how
         # many drawn splits it affords; it gets no exhaustive single cuts then.
         budget = getattr(self.adapter, "split_budget", None)
         examples = self.examples if budget is None else min(self.examples, int(budget))
         if budget is None:
             if n <= ONE_BYTE_LIMIT:
-                out.append(list(range(1, n)))  # one byte per chunk
+                yield list(range(1, n))  # one byte per chunk
             if n <= self.single_cut_limit:
-                out.extend([k] for k in range(1, n))  # every single cut
+                yield from ([k] for k in range(1, n))  # every single cut
         rng = random.Random(f"{self.seed}:{self.case.id}")
         spots = trouble_spots(self.case.body)
         if spots:
             # Every trouble spot at once: one run that cuts inside every UTF-8 character,
             # CRLF pair and marker; shrinking then finds the one cut that matters.
-            out.append(list(spots))
+            yield list(spots)
         for _ in range(examples):
             count = rng.randint(1, min(32, n - 1))
             cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
-            out.append(sorted(cuts))
-        return out
+            yield sorted(cuts)
 
 
 def display_path(path: Path) -> str:
@@ -314,7 +324,7 @@ def check_split_invariance(ctx: CheckContext) -> list[Failure]:
     def fails(cuts: list[int]) -> bool:
         return bool(_message_key(ctx.run_cuts(cuts)) != baseline)
 
-    for cuts in ctx.splits():
+    for cuts in ctx.iter_splits():
         if fails(cuts):
             small = cuts if ctx.only_cuts is not None else shrink_cuts(cuts, fails)
             observed = ctx.run_cuts(small)
@@ -364,7 +374,7 @@ def check_expected(ctx: CheckContext) -> list[Failure]:
 
 
 def check_live_arguments(ctx: CheckContext) -> list[Failure]:
-    for cuts in [[], *ctx.splits()[: max(1, ctx.examples // 10)]]:
+    for cuts in [[], *itertools.islice(ctx.iter_splits(), max(1, ctx.examples // 10))]:
         result = ctx.run_cuts(cuts)
         problem = _no_events(result)
         if problem:
