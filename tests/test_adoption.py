@@ -226,7 +226,7 @@ def test_init_scaffolds_a_project_whose_tests_pass(project: Path, capsys: pytest
         cwd=project, capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "2 passed" in done.stdout
+    assert "22 passed" in done.stdout  # run_conformance, and the whole body + 20 splits
 
 
 def _builds(project: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -179,8 +179,31 @@ def test_marker_parametrizes_a_users_test_and_the_transport_serves_the_body(pyte
         )
     )
     result = pytester.runpytest("-v")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*test_client[[]hello.yaml#0[]] PASSED*"])
+    result.assert_outcomes(passed=21)  # the whole body and 20 splits of the plan
+    result.stdout.fnmatch_lines(["*test_client[[]hello.yaml#0-whole[]] PASSED*", "*test_client[[]hello.yaml#0-split20[]] PASSED*"])
+
+
+def test_harness_chunks_tries_many_chunkings_so_a_split_bug_fails(pytester: pytest.Pytester) -> None:
+    """Issue 24.4: a client that decodes each read on its own passes the whole body and
+    fails where a split cuts the two bytes of "é": the fixture tries the splits that do."""
+    cassettes = _write_cassettes(pytester.path)
+    pytester.makepyfile(
+        textwrap.dedent(
+            f"""
+            import pytest
+
+            @pytest.mark.harness_cassettes({str(cassettes)!r}, splits=5)
+            def test_naive_client(harness_cassette, harness_chunks):
+                text = "".join(chunk.decode("utf-8", "replace") for chunk in harness_chunks)
+                assert "Héllo" in text
+            """
+        )
+    )
+    result = pytester.runpytest("-v")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 1 and outcomes.get("failed", 0) >= 1, outcomes
+    result.stdout.fnmatch_lines(["*test_naive_client[[]hello.yaml#0-whole[]] PASSED*"])
+    assert outcomes["passed"] + outcomes["failed"] == 6
 
 
 def test_the_suite_runs_under_xdist(pytester: pytest.Pytester) -> None:

@@ -21,7 +21,6 @@ project that installs stream-harness, so it must cost nothing unless used.
 from __future__ import annotations
 
 import contextlib
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "harness_cassettes(*paths, protocol=None): parametrize the test over the streaming interactions "
+        "harness_cassettes(*paths, protocol=None, splits=20): parametrize the test over the streaming interactions "
         "of these cassette files/folders (fixture harness_cassette)",
     )
     _take_selected_ids(config)
@@ -299,17 +298,42 @@ def _marker_path(item: pytest.Function, given: str | Path) -> Path:
     return beside if beside.exists() else item.config.rootpath / path
 
 
+# Splits a test using harness_chunks is run on per interaction, unless the marker says
+# ``splits=N``: the whole body, the cheap exhaustive splits of small bodies, every trouble
+# spot at once, then random ones (the plan `stream-harness check` uses, seeded alike).
+DEFAULT_MARKER_SPLITS = 20
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "harness_cassette" not in metafunc.fixturenames:
         return
     found = _marker_interactions(metafunc.definition)
     if found is None:
         return
+    marker = metafunc.definition.get_closest_marker("harness_cassettes")
+    assert marker is not None
     if not found:
         raise HarnessMarkerError(
-            f"harness_cassettes: no streaming interactions in {', '.join(map(str, metafunc.definition.get_closest_marker('harness_cassettes').args)) or 'the configured cassettes'}"  # type: ignore[union-attr]
+            f"harness_cassettes: no streaming interactions in {', '.join(map(str, marker.args)) or 'the configured cassettes'}"
         )
-    metafunc.parametrize("harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found])
+    if "harness_chunks" not in metafunc.fixturenames:
+        metafunc.parametrize("harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found])
+        return
+    from stream_harness.conformance.checks import split_plan
+
+    splits = marker.kwargs.get("splits", DEFAULT_MARKER_SPLITS)
+    if not isinstance(splits, int) or isinstance(splits, bool) or splits < 1:
+        raise HarnessMarkerError(f"harness_cassettes: splits must be a whole number >= 1, got {splits!r}")
+    seed = metafunc.config.getoption("--harness-seed") or 0
+    params: list[tuple[Interaction, list[int]]] = []
+    ids: list[str] = []
+    for name, inter in found:
+        body = inter.response.body
+        plan = [[], *split_plan(body, f"{seed}:{name}", splits, single_cut_limit=0)][: splits + 1]
+        for number, cuts in enumerate(plan):
+            params.append((inter, cuts))
+            ids.append(f"{name}-whole" if not cuts else f"{name}-split{number}")
+    metafunc.parametrize(("harness_cassette", "harness_cuts"), params, ids=ids)
 
 
 @pytest.fixture
@@ -323,14 +347,22 @@ def harness_cassette(request: pytest.FixtureRequest) -> Interaction:
 
 
 @pytest.fixture
-def harness_chunks(harness_cassette: Interaction, request: pytest.FixtureRequest) -> list[bytes]:
-    """The cassette body cut at seeded random points (seed from --harness-seed and the test id)."""
-    from stream_harness.recordings.chunking import random_cuts, split_at
+def harness_cuts(request: pytest.FixtureRequest) -> list[int]:
+    """Where ``harness_chunks`` cuts the body: one split of the plan per test item."""
+    param = getattr(request, "param", None)
+    if param is None:
+        pytest.skip("harness_cuts needs @pytest.mark.harness_cassettes(...)")
+    cuts: list[int] = param
+    return cuts
 
-    body = harness_cassette.response.body
-    # crc32, not hash(): str hashes change per process, and a failing split must replay.
-    seed = zlib.crc32(f"{request.config.getoption('--harness-seed') or 0}:{request.node.nodeid}".encode())
-    return split_at(body, random_cuts(body, seed))
+
+@pytest.fixture
+def harness_chunks(harness_cassette: Interaction, harness_cuts: list[int]) -> list[bytes]:
+    """The cassette body cut one way per test item: the whole, the one-byte split of small
+    bodies, every trouble spot, then seeded random splits (``--harness-seed``)."""
+    from stream_harness.recordings.chunking import split_at
+
+    return split_at(harness_cassette.response.body, harness_cuts)
 
 
 @pytest.fixture

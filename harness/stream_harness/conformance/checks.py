@@ -139,28 +139,43 @@ class CheckContext:
         if self.only_cuts is not None:
             yield list(self.only_cuts)
             return
-        n = len(self.case.body)
-        if n < 2:
-            return
         # An adapter whose every run is costly (a gateway process: a request each) says how
         # many drawn splits it affords; it gets no exhaustive single cuts then.
         budget = getattr(self.adapter, "split_budget", None)
-        examples = self.examples if budget is None else min(self.examples, int(budget))
-        if budget is None:
-            if n <= ONE_BYTE_LIMIT:
-                yield list(range(1, n))  # one byte per chunk
-            if n <= self.single_cut_limit:
-                yield from ([k] for k in range(1, n))  # every single cut
-        rng = random.Random(f"{self.seed}:{self.case.id}")
-        spots = trouble_spots(self.case.body)
-        if spots:
-            # Every trouble spot at once: one run that cuts inside every UTF-8 character,
-            # CRLF pair and marker; shrinking then finds the one cut that matters.
-            yield list(spots)
-        for _ in range(examples):
-            count = rng.randint(1, min(32, n - 1))
-            cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
-            yield sorted(cuts)
+        yield from split_plan(
+            self.case.body,
+            f"{self.seed}:{self.case.id}",
+            self.examples if budget is None else min(self.examples, int(budget)),
+            single_cut_limit=self.single_cut_limit,
+            exhaustive=budget is None,
+        )
+
+
+def split_plan(
+    body: bytes, seed: str, examples: int, *, single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT, exhaustive: bool = True
+) -> Iterator[list[int]]:
+    """Every split the checks try on one body, cheapest to read first: one byte per chunk
+    and every single cut (small bodies, when ``exhaustive``), every trouble spot at once,
+    then ``examples`` random splits drawn from ``seed``. The pytest plugin's
+    ``harness_chunks`` walks the same plan."""
+    n = len(body)
+    if n < 2:
+        return
+    if exhaustive:
+        if n <= ONE_BYTE_LIMIT:
+            yield list(range(1, n))  # one byte per chunk
+        if n <= single_cut_limit:
+            yield from ([k] for k in range(1, n))  # every single cut
+    rng = random.Random(seed)
+    spots = trouble_spots(body)
+    if spots:
+        # Every trouble spot at once: one run that cuts inside every UTF-8 character,
+        # CRLF pair and marker; shrinking then finds the one cut that matters.
+        yield list(spots)
+    for _ in range(examples):
+        count = rng.randint(1, min(32, n - 1))
+        cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
+        yield sorted(cuts)
 
 
 def display_path(path: Path) -> str:
