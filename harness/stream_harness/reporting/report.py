@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stream_harness import __version__
-from stream_harness.conformance.checks import display_path
 from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.recordings.inputs import display_path
 
 if TYPE_CHECKING:
     from stream_harness.conformance.cases import Case, Skipped
