@@ -93,6 +93,14 @@ class FailureInfo(ReportModel):
     observed: str | None = None  # JSON text, in full
     path: str | None = None  # where expected and observed first differ
 
+    def fields(self) -> list[tuple[str, str]]:
+        """The parts a reader follows after the message, labelled, in the order every
+        report form shows them; the ones this failure lacks are left out."""
+        optional = [("split", self.split), ("reproduce", self.command), ("first difference at", self.path)]
+        shown = [(label, value) for label, value in optional if value]
+        values = [("expected", self.expected), ("observed", self.observed)]
+        return shown + [(label, value) for label, value in values if value is not None]
+
 
 class Result(ReportModel):
     adapter: str
