@@ -96,7 +96,9 @@ class Replies(Protocol):
 
     ``respond`` runs on the request's own thread, once the hit is logged; it may fill in
     the hit's ``protocol``, ``note`` and ``source``. ``methods`` are the HTTP methods it
-    answers (others get the standard 501).
+    answers (others get the standard 501). An endpoint of its own (one that reports the
+    server's log, say) is a strategy that answers its path and hands every other request
+    to the strategy it wraps.
     """
 
     methods: ClassVar[tuple[str, ...]]
