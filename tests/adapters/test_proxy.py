@@ -45,9 +45,9 @@ from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, ProxyAdapter, ProxySession, stable_ids
 from stream_harness.adapters.gateways.catalog import GATEWAYS, Gateway, all_rows, litellm_config
 from stream_harness.adapters.gateways.process import GatewayError, GatewayProcess, port_is_free
+from stream_harness.server.loopback import Hit
 from stream_harness.server.upstream import (
     MISMATCH_STATUS,
-    Hit,
     ProxyUpstream,
     Reply,
     event_frames,

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette, load_cassette
+from sse_cassettes import write_sse_cassette
+
+from stream_harness.recordings.cassette import load_cassette
 from stream_harness.recordings.golden import expected_path
 from stream_harness.workflow.bless import add_bless_parser, bless_command
 from tests.conftest import REPO_ROOT
@@ -34,32 +36,22 @@ def _bless(*argv: str) -> int:
     return bless_command(parser.parse_args(["bless", *argv]))
 
 
-def _interaction(body: bytes) -> Interaction:
-    return Interaction(
-        0,
-        Request("POST", "https://api.anthropic.com/v1/messages", {}, b'{"stream":true}'),
-        Response(200, "OK", {"content-type": ["text/event-stream"]}, body),
-    )
-
-
 def _cassette(tmp_path: Path, *bodies: bytes) -> Path:
-    path = tmp_path / "cassettes" / "anthropic-messages" / "hello.yaml"
-    dump_cassette(
-        [
-            Interaction(i, it.request, it.response)
-            for i, it in enumerate(_interaction(b) for b in bodies)
-        ],
-        path,
-    )
-    return path
+    return write_sse_cassette(tmp_path / "cassettes" / "anthropic-messages" / "hello.yaml", *bodies)
+
+
+def _blessed(tmp_path: Path, *bodies: bytes) -> tuple[Path, Path]:
+    """A cassette of ``bodies``, blessed once into a fresh expected folder: both paths."""
+    cassette = _cassette(tmp_path, *bodies)
+    root = tmp_path / "expected"
+    assert _bless(str(cassette), "--expected-dir", str(root)) == 0
+    return cassette, root
 
 
 def test_new_expected_file_holds_the_reference_events_and_the_diff_shows_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cassette = _cassette(tmp_path, HELLO)
-    root = tmp_path / "expected"
-    assert _bless(str(cassette), "--expected-dir", str(root)) == 0
+    cassette, root = _blessed(tmp_path, HELLO)
     target = root / "anthropic-messages" / "hello.jsonl"
     lines = [json.loads(line) for line in target.read_text().splitlines()]
     assert [e["type"] for e in lines] == ["start", "text_start", "text_delta", "text_end", "done"]
@@ -80,9 +72,7 @@ def test_new_expected_file_holds_the_reference_events_and_the_diff_shows_it(
 def test_check_shows_the_change_without_writing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cassette = _cassette(tmp_path, HELLO)
-    root = tmp_path / "expected"
-    assert _bless(str(cassette), "--expected-dir", str(root)) == 0
+    cassette, root = _blessed(tmp_path, HELLO)
     before = (root / "anthropic-messages" / "hello.jsonl").read_text()
     capsys.readouterr()
     _cassette(tmp_path, HELLO.replace(b'"text":"Hello"', b'"text":"Howdy"'))
@@ -101,9 +91,7 @@ def test_check_shows_the_change_without_writing(
 def test_expected_files_of_dropped_interactions_are_removed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cassette = _cassette(tmp_path, HELLO, HELLO)
-    root = tmp_path / "expected"
-    assert _bless(str(cassette), "--expected-dir", str(root)) == 0
+    cassette, root = _blessed(tmp_path, HELLO, HELLO)
     folder = root / "anthropic-messages"
     assert sorted(p.name for p in folder.iterdir()) == ["hello.1.jsonl", "hello.jsonl"]
     capsys.readouterr()

@@ -68,6 +68,14 @@ def _replay(cassette: Path, it: Interaction) -> httpx.Response:
         return client.request(it.request.method, it.request.uri, content=it.request.body)
 
 
+def _imported_raw(tmp_path: Path, protocol: str, original: Interaction, out: Path) -> Interaction:
+    """``original``'s response body, saved as a raw file and imported to ``out``."""
+    raw = tmp_path / "body.txt"
+    raw.write_bytes(original.response.body)
+    assert _import(str(raw), "--protocol", protocol, "--out", str(out)) == 0
+    return _only(out)
+
+
 def test_bundled_streams_are_many() -> None:
     assert len({p for p, _, _ in STREAMS}) == len(PROTOCOLS)
     assert len(STREAMS) >= 40
@@ -78,11 +86,8 @@ def test_raw_body_imports_and_normalizes_like_the_original(
     protocol: str, path: Path, index: int, tmp_path: Path
 ) -> None:
     original = _original(path, index)
-    raw = tmp_path / "body.txt"
-    raw.write_bytes(original.response.body)
     out = tmp_path / protocol / "imported.yaml"
-    assert _import(str(raw), "--protocol", protocol, "--out", str(out)) == 0
-    imported = _only(out)
+    imported = _imported_raw(tmp_path, protocol, original, out)
     assert imported.response.body == original.response.body
     assert imported.is_streaming
     assert interaction_events(imported, protocol) == interaction_events(original, protocol)
@@ -151,11 +156,8 @@ def test_imported_cassettes_replay_through_vcrpy(
     protocol: str, path: Path, index: int, tmp_path: Path
 ) -> None:
     original = _original(path, index)
-    raw = tmp_path / "body.txt"
-    raw.write_bytes(original.response.body)
     out = tmp_path / "imported.yaml"
-    assert _import(str(raw), "--protocol", protocol, "--out", str(out)) == 0
-    response = _replay(out, _only(out))
+    response = _replay(out, _imported_raw(tmp_path, protocol, original, out))
     assert response.status_code == 200
     assert response.content == original.response.body
 

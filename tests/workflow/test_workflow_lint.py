@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
+from sse_cassettes import write_sse_cassette
+
 from stream_harness.contract.events import StartEvent, TextDeltaEvent
 from stream_harness.workflow.lint import add_lint_parser, lint_command, lint_paths
 
@@ -28,23 +29,8 @@ def _lint(*argv: str) -> int:
     return lint_command(parser.parse_args(["lint", *argv]))
 
 
-def _write(path: Path, *bodies: bytes, uri: str = "https://api.anthropic.com/v1/messages") -> Path:
-    dump_cassette(
-        [
-            Interaction(
-                i,
-                Request("POST", uri, {}, b'{"stream":true}'),
-                Response(200, "OK", {"content-type": ["text/event-stream"]}, body),
-            )
-            for i, body in enumerate(bodies)
-        ],
-        path,
-    )
-    return path
-
-
 def test_clean_folder_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _write(tmp_path / "anthropic-messages" / "ok.yaml", GOOD)
+    write_sse_cassette(tmp_path / "anthropic-messages" / "ok.yaml", GOOD)
     assert _lint(str(tmp_path)) == 0
     out = capsys.readouterr()
     assert out.out == ""
@@ -55,7 +41,7 @@ def test_one_line_per_finding_naming_file_and_interaction(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     leaky = GOOD.replace(b'"model":"m"', b'"model":"' + OPENAI_KEY.encode() + b'"')
-    path = _write(tmp_path / "anthropic-messages" / "leak.yaml", GOOD, leaky)
+    path = write_sse_cassette(tmp_path / "anthropic-messages" / "leak.yaml", GOOD, leaky)
     assert _lint(str(tmp_path)) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines == [f"{path}: interaction 1: openai-key in response body: sk-Z...(51 chars)"]
@@ -64,7 +50,7 @@ def test_one_line_per_finding_naming_file_and_interaction(
 def test_a_secret_outside_what_the_loader_reads_is_found_in_the_file_text(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _write(tmp_path / "x.yaml", GOOD)
+    path = write_sse_cassette(tmp_path / "x.yaml", GOOD)
     path.write_text(f"recorded_with: {OPENAI_KEY}\n" + path.read_text())
     assert _lint(str(path)) == 1
     [line] = capsys.readouterr().out.splitlines()
@@ -103,7 +89,7 @@ def test_a_contract_breaking_normalization_is_a_finding(
         yield TextDeltaEvent(content_index=0, delta="x")
 
     monkeypatch.setattr(importlib.import_module("stream_harness.providers.reference"), "normalize", broken)
-    path = _write(tmp_path / "anthropic-messages" / "x.yaml", GOOD)
+    path = write_sse_cassette(tmp_path / "anthropic-messages" / "x.yaml", GOOD)
     assert _lint(str(tmp_path)) == 1
     lines = capsys.readouterr().out.splitlines()
     prefix = f"{path}: interaction 0: contract in anthropic-messages events: "
@@ -120,7 +106,7 @@ def test_a_normalizer_that_raises_is_a_finding(
         yield  # pragma: no cover
 
     monkeypatch.setattr(importlib.import_module("stream_harness.providers.reference"), "normalize", raising)
-    path = _write(tmp_path / "anthropic-messages" / "x.yaml", GOOD)
+    path = write_sse_cassette(tmp_path / "anthropic-messages" / "x.yaml", GOOD)
     assert _lint(str(tmp_path)) == 1
     [line] = capsys.readouterr().out.splitlines()
     assert (
@@ -132,11 +118,11 @@ def test_a_normalizer_that_raises_is_a_finding(
 def test_broken_wire_bytes_and_unknown_protocols_are_notes_not_findings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _write(
+    write_sse_cassette(
         tmp_path / "anthropic-messages" / "cut.yaml",
         GOOD.replace(b'{"type":"message_stop"}', b'{"type":"message_st'),
     )
-    _write(
+    write_sse_cassette(
         tmp_path / "other" / "legacy.yaml",
         b"event: completion\ndata: {}\n\n",
         uri="https://api.anthropic.com/v1/complete",
@@ -151,7 +137,7 @@ def test_the_folder_name_or_the_option_decides_the_protocol(tmp_path: Path) -> N
     # An OpenAI body under anthropic-messages/ is read as Anthropic: it normalizes to an
     # error ("stream ended without a terminal event"), which is clean for the contract.
     openai = b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
-    _write(
+    write_sse_cassette(
         tmp_path / "anthropic-messages" / "x.yaml",
         openai,
         uri="https://proxy.example/v1/chat/completions",
@@ -165,7 +151,7 @@ def test_hidden_and_excluded_files_are_skipped(tmp_path: Path) -> None:
     (tmp_path / ".x.yaml.123.tmp" / "vcrpy.yaml").write_text("not: a cassette\n")
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "s.yaml").write_text("description: a scenario, not a cassette\n")
-    _write(tmp_path / "anthropic-messages" / "ok.yaml", GOOD)
+    write_sse_cassette(tmp_path / "anthropic-messages" / "ok.yaml", GOOD)
     report = lint_paths([tmp_path], exclude=["scenarios/*"])
     assert (report.files, report.findings) == (1, [])
 

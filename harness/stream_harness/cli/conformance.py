@@ -13,6 +13,7 @@ import os
 import platform
 import sys
 from datetime import UTC, datetime
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -158,33 +159,42 @@ def _replay_options(args: argparse.Namespace, config: Config) -> dict[str, Any]:
     return {"interaction": args.interaction, "only_cuts": only_cuts, "only_truncate": args.truncate}
 
 
-def check_command(args: argparse.Namespace) -> int:
-    form = choose_format(args.format)
+def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple[Config, Report] | int:
+    """The configuration and report of the suite ``prepared`` makes, or, when the arguments
+    cannot make one, exit status 2 with the reason said: ``check`` and ``report`` differ
+    only in the suite they run and what they do with the report."""
     try:
         config = config_from_args(args)
-        suite = prepare(config, skip_unusable=args.skip_unusable, **_replay_options(args, config))
+        suite = prepared(config)
     except (CommandError, SuiteError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     started = datetime.now(UTC)
     runs = run_suite(suite, args.jobs, Console(stderr=True))
-    report = _report(suite, runs, started)
+    return config, _report(suite, runs, started)
+
+
+def check_command(args: argparse.Namespace) -> int:
+    form = choose_format(args.format)
+    done = _run(args, lambda config: prepare(config, skip_unusable=args.skip_unusable, **_replay_options(args, config)))
+    if isinstance(done, int):
+        return done
+    _config, report = done
     render(report, form)
     return 1 if report.did_fail else 0
 
 
+def _report_suite(args: argparse.Namespace, config: Config) -> Suite:
+    defaults = default_report_adapters() if not config.adapters else []
+    return prepare(config, default_adapters=defaults, skip_unusable=args.skip_unusable)
+
+
 def report_command(args: argparse.Namespace) -> int:
     form = choose_format(args.format)
-    try:
-        config = config_from_args(args)
-        defaults = default_report_adapters() if not config.adapters else []
-        suite = prepare(config, default_adapters=defaults, skip_unusable=args.skip_unusable)
-    except (CommandError, SuiteError) as exc:
-        print(f"stream-harness: {exc}", file=sys.stderr)
-        return 2
-    started = datetime.now(UTC)
-    runs = run_suite(suite, args.jobs, Console(stderr=True))
-    report = _report(suite, runs, started)
+    done = _run(args, lambda config: _report_suite(args, config))
+    if isinstance(done, int):
+        return done
+    config, report = done
     seconds = (report.finished - report.started).total_seconds()  # this run's, before kept rows
     out = config.out
     if not args.fresh:

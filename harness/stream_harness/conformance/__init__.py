@@ -20,9 +20,9 @@ from stream_harness.conformance.config import Config, load_config
 from stream_harness.conformance.cases import Case, CaseLoadError, load_cases
 from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check, Failure
 from stream_harness.conformance.expectations import Expectations, expectations_for
+from stream_harness.conformance.failure_text import failure_lines
 from stream_harness.conformance.runner import AdapterRun, CaseResult, RunConfig, run_adapter
 from stream_harness.conformance.suite import Suite, SuiteError, prepare
-from stream_harness.contract.diff import short_diff_of_texts
 from stream_harness.contract.facts import bundled_cassettes
 
 
@@ -58,13 +58,7 @@ def run_conformance(
     if bad:
         lines = [f"{len(bad)} conformance failure(s) for adapter {loaded.spec!r} ({suite.describe()}):"]
         for r in bad[:50]:
-            first = r.failures[0] if r.failures else None
-            lines.append(f"- [{r.check}] {r.case}: {first.message if first else r.outcome}")
-            diff = short_diff_of_texts(first.expected, first.observed, first.path) if first else None
-            if diff:
-                lines.append(f"    {diff}")
-            if first and first.command:
-                lines.append(f"    reproduce: {first.command}")
+            lines += failure_lines(r)
         if len(bad) > 50:
             lines.append(f"... and {len(bad) - 50} more")
         raise AssertionError("\n".join(lines))

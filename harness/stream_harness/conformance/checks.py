@@ -19,11 +19,11 @@ import random
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
+from stream_harness.recordings.inputs import display_path
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.cases import Case
 from stream_harness.contract.rules import Violation, check_contract
@@ -176,16 +176,6 @@ def split_plan(
         count = rng.randint(1, min(32, n - 1))
         cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
         yield sorted(cuts)
-
-
-def display_path(path: Path) -> str:
-    """A path as the user typed it; an absolute one under the working directory, relative."""
-    if not path.is_absolute():
-        return str(path)
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def shrink_cuts(cuts: list[int], fails: Callable[[list[int]], bool]) -> list[int]:

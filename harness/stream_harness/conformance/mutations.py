@@ -39,6 +39,7 @@ from typing import Final
 from hypothesis import strategies as st
 
 from stream_harness.contract.limits import JSON_MAX_DEPTH
+from stream_harness.recordings.chunking import SSE_EVENT_END, cut_after
 from stream_harness.wire.framing import Units
 from stream_harness.providers.registry import get
 from stream_harness.wire import EventStreamDecoder
@@ -76,9 +77,6 @@ def framing_of(protocol: str, body: bytes) -> Framing:
     return get(protocol).framing.units(body)
 
 
-_EVENT_END: Final = re.compile(rb"\r\n\r\n|\n\n|\r\r")
-
-
 def units(body: bytes, framing: Framing) -> list[bytes]:
     """The body cut into its units; their concatenation is always ``body``."""
     if framing == "lines":
@@ -93,13 +91,7 @@ def units(body: bytes, framing: Framing) -> list[bytes]:
             out.append(body[i : i + total])
             i += total
         return out or [body]
-    out, start = [], 0
-    for m in _EVENT_END.finditer(body):
-        out.append(body[start : m.end()])
-        start = m.end()
-    if start < len(body):
-        out.append(body[start:])
-    return out or [body]
+    return cut_after(body, SSE_EVENT_END) or [body]
 
 
 _GARBAGE: Final[dict[Framing, tuple[bytes, ...]]] = {

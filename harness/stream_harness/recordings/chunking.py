@@ -24,6 +24,22 @@ def split_at(body: bytes, cuts: Iterable[int]) -> list[bytes]:
     return [body[a:b] for a, b in pairwise(bounds) if b > a]
 
 
+# Where an SSE event ends: a blank line, in any of the three line endings the spec allows.
+SSE_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def cut_after(body: bytes, boundary: re.Pattern[bytes]) -> list[bytes]:
+    """``body`` cut after every match of ``boundary``: whole events or lines, as the
+    network tends to deliver them; the pieces join back to ``body``."""
+    out, start = [], 0
+    for m in boundary.finditer(body):
+        out.append(body[start : m.end()])
+        start = m.end()
+    if start < len(body):
+        out.append(body[start:])
+    return out
+
+
 def fixed_size(body: bytes, size: int) -> list[bytes]:
     return [body[i : i + size] for i in range(0, len(body), size)] or [b""]
 

@@ -80,3 +80,17 @@ def _detect_raw(path: Path, raw: bytes) -> str:
         return detect_protocol(fake)
     except UnknownProtocolError:
         raise InputError(f"{path}: cannot tell the protocol from the body: name it with --protocol") from None
+
+
+def display_path(path: Path) -> str:
+    """A path as the user typed it; an absolute one under the working directory, relative.
+
+    Reproduce commands and reports repeat cassette paths back to the user, who should be
+    able to paste them from where they ran the command.
+    """
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -16,7 +16,7 @@ from typing import Literal, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from stream_harness.contract.diff import short_diff_of_texts
+from stream_harness.conformance.failure_text import failure_lines
 from stream_harness.reporting.report import Report, Result, matrix
 
 Format = Literal["rich", "plain", "github"]
@@ -46,7 +46,7 @@ def render(report: Report, form: Format, stream: TextIO | None = None) -> None:
         for line in plain_matrix(report):
             print(line, file=out)
     for r in new_failures(report):
-        for line in failure_lines(r):
+        for line in reported_failure_lines(r):
             print(line, file=out)
         if form == "github":
             print(annotation(report, r), file=out)
@@ -83,17 +83,9 @@ def _rich_matrix(report: Report, out: TextIO) -> None:
     console.print(table)
 
 
-def failure_lines(r: Result) -> list[str]:
-    """A new failure in plain lines: what, where it differs, how to replay it."""
-    first = r.failures[0] if r.failures else None
-    label = "ERROR" if r.outcome == "errored" else "FAIL"
-    lines = [f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"]
-    if first is not None:
-        diff = short_diff_of_texts(first.expected, first.observed, first.path)
-        if diff:
-            lines.append(f"    {diff}")
-        if first.command:
-            lines.append(f"    reproduce: {first.command}")
+def reported_failure_lines(r: Result) -> list[str]:
+    """A new failure as every place shows it, and where the rest of its failures are."""
+    lines = failure_lines(r)
     if len(r.failures) > 1:
         lines.append(f"    (+{len(r.failures) - 1} more in report.jsonl)")
     return lines
@@ -103,7 +95,7 @@ def annotation(report: Report, r: Result) -> str:
     """A GitHub Actions ``::error`` workflow command for one failure."""
     case = next((c for c in report.cases if c.id == r.case), None)
     first = r.failures[0] if r.failures else None
-    body = "\n".join(failure_lines(r)[1:] or [r.outcome])
+    body = "\n".join(reported_failure_lines(r)[1:] or [r.outcome])
     message = f"{first.message if first else r.outcome}\n{body}"
     where = f"file={_prop(case.cassette)}," if case is not None else ""
     return f"::error {where}title={_prop(f'{r.check} [{r.adapter}] {r.case}')}::{_data(message)}"

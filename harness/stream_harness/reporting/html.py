@@ -96,17 +96,19 @@ def _matrix(report: Report, links: dict[tuple[str, str], str]) -> str:
     )
 
 
+# How each of FailureInfo.fields() is shown: the long JSON values folded away.
+_FIELD_HTML = {
+    "split": "<p>smallest split: <code>{}</code></p>",
+    "reproduce": '<p>reproduce:</p><pre class="command">{}</pre>',
+    "first difference at": "<p>first difference at <code>{}</code></p>",
+    "expected": "<details><summary>expected</summary><pre>{}</pre></details>",
+    "observed": "<details><summary>observed</summary><pre>{}</pre></details>",
+}
+
+
 def _failure(f: FailureInfo) -> str:
     parts = [f'<pre class="message">{_e(f.message)}</pre>']
-    if f.split:
-        parts.append(f"<p>smallest split: <code>{_e(f.split)}</code></p>")
-    if f.command:
-        parts.append(f'<p>reproduce:</p><pre class="command">{_e(f.command)}</pre>')
-    if f.path:
-        parts.append(f"<p>first difference at <code>{_e(f.path)}</code></p>")
-    for label, value in (("expected", f.expected), ("observed", f.observed)):
-        if value is not None:
-            parts.append(f"<details><summary>{label}</summary><pre>{_e(value)}</pre></details>")
+    parts += [_FIELD_HTML[label].format(_e(value)) for label, value in f.fields()]
     return '<div class="failure">' + "".join(parts) + "</div>"
 
 

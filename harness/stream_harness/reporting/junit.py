@@ -26,17 +26,7 @@ def xml_safe(value: str) -> str:
 def _details(r: Result) -> str:
     parts = []
     for i, f in enumerate(r.failures, start=1):
-        lines = [f"[{i}] {f.message}"]
-        if f.split:
-            lines.append(f"split: {f.split}")
-        if f.command:
-            lines.append(f"reproduce: {f.command}")
-        if f.path:
-            lines.append(f"first difference at: {f.path}")
-        if f.expected is not None:
-            lines.append(f"expected: {f.expected}")
-        if f.observed is not None:
-            lines.append(f"observed: {f.observed}")
+        lines = [f"[{i}] {f.message}", *(f"{label}: {value}" for label, value in f.fields())]
         parts.append("\n".join(lines))
     return xml_safe("\n\n".join(parts))
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stream_harness.contract import facts
-from stream_harness.conformance.checks import display_path
 from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.recordings.inputs import display_path
 
 if TYPE_CHECKING:
     from stream_harness.conformance.cases import Case, Skipped
@@ -92,6 +92,14 @@ class FailureInfo(ReportModel):
     expected: str | None = None  # JSON text, in full
     observed: str | None = None  # JSON text, in full
     path: str | None = None  # where expected and observed first differ
+
+    def fields(self) -> list[tuple[str, str]]:
+        """The parts a reader follows after the message, labelled, in the order every
+        report form shows them; the ones this failure lacks are left out."""
+        optional = [("split", self.split), ("reproduce", self.command), ("first difference at", self.path)]
+        shown = [(label, value) for label, value in optional if value]
+        values = [("expected", self.expected), ("observed", self.observed)]
+        return shown + [(label, value) for label, value in values if value is not None]
 
 
 class Result(ReportModel):

@@ -8,36 +8,31 @@ server's own): method, path and query, with the query compared as a sorted list 
 pairs; ``body`` can be added. As in vcrpy, each recorded interaction is played once, in
 recorded order among those that match, unless playback repeats are allowed.
 
-Each body chunk goes out as one HTTP/1.1 chunk (``Transfer-Encoding: chunked``), written
-and flushed on its own with Nagle off; the chunked framing keeps the boundaries visible
-to a client that reads it, while a client reading the decoded body through TCP may see
-neighbouring chunks merged (what the network does too). The pacing is a delay before
-every chunk after the first.
+The bodies go out in the chunks of the ``--split`` asked for, ``--delay`` apart, through
+the one loopback server (:mod:`stream_harness.server.loopback`); this module is only the
+choosing of the reply (:class:`RecordedReplies`) and the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from stream_harness.recordings.cassette import CassetteError, Interaction, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, apply_split
 from stream_harness.recordings.transport import response_headers
+from stream_harness.server.loopback import Answer, Chunked, Hit, LoopbackServer, json_error
 
 MATCHERS: Final = ("method", "path", "query", "body")
 DEFAULT_MATCH_ON: Final = ("method", "path", "query")
-HOST: Final = "127.0.0.1"
 
 
 class ServeError(ValueError):
@@ -88,26 +83,15 @@ def load_recorded(paths: Sequence[Path]) -> list[Recorded]:
 
 
 @dataclass
-class Served:
-    """What the server did with one request (for tests and the log)."""
-
-    method: str
-    path: str
-    source: str | None
-    status: int
-
-
-@dataclass
-class ReplayServer:
-    """The replay server; ``with ReplayServer(...) as server: server.url``."""
+class RecordedReplies:
+    """The replay strategy: a request gets the first unplayed recording that matches it."""
 
     recorded: Sequence[Recorded]
     split: str = "whole"
     delay: float = 0.0
     match_on: Sequence[str] = DEFAULT_MATCH_ON
     allow_playback_repeats: bool = False
-    port: int = 0
-    log: list[Served] = field(default_factory=list)
+    methods: ClassVar[tuple[str, ...]] = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.match_on) - set(MATCHERS))
@@ -121,37 +105,6 @@ class ReplayServer:
             raise ServeError(str(exc)) from None
         self._played: set[int] = set()
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ---------------------------------------------------------------------
-
-    def start(self) -> ReplayServer:
-        handler = type("Handler", (_Handler,), {"replay": self})
-        self._httpd = ThreadingHTTPServer((HOST, self.port), handler)
-        self._httpd.daemon_threads = True
-        self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ReplayServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    # -- matching ----------------------------------------------------------------------
 
     def match(self, method: str, target: str, body: bytes) -> Recorded | None:
         """The first unplayed recorded interaction matching the request (vcrpy's order)."""
@@ -169,58 +122,38 @@ class ReplayServer:
     def chunks(self, body: bytes) -> list[bytes]:
         return [c for c in apply_split(self.split, body) if c]
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    replay: ReplayServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the server's log is ReplayServer.log, not stderr noise
-
-    def _handle(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        found = self.replay.match(self.command, self.path, body)
+    def respond(self, hit: Hit) -> Answer:
+        found = self.match(hit.method, hit.target, hit.body)
         if found is None:
-            self._unmatched()
-            return
+            message = f"stream-harness serve: no recorded interaction matches {hit.method} {hit.target}"
+            return json_error(404, "not_found", message, ("x-stream-harness", "unmatched"))
+        hit.source = found.source
         response = found.interaction.response
-        self.replay.log.append(Served(self.command, self.path, found.source, response.status))
-        self.send_response(response.status, response.reason or None)
         headers = response_headers(response)
         if response.status < 400 and not any(k.lower() == "content-type" for k, _ in headers):
             headers.append(("content-type", "text/event-stream"))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        with contextlib.suppress(OSError):
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            for i, chunk in enumerate(self.replay.chunks(response.body)):
-                if i and self.replay.delay:
-                    time.sleep(self.replay.delay)
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client went away mid-stream: its choice
+        chunks = self.chunks(response.body)
+        return Chunked(response.status, headers, chunks, response.reason or None, self.delay)
 
-    def _unmatched(self) -> None:
-        self.replay.log.append(Served(self.command, self.path, None, 404))
-        message = (
-            f"stream-harness serve: no recorded interaction matches {self.command} {self.path}"
-        )
-        data = json.dumps({"error": {"type": "not_found", "message": message}}).encode()
-        self.send_response(404)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("x-stream-harness", "unmatched")
-        self.end_headers()
-        self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+class ReplayServer(LoopbackServer):
+    """The replay server; ``with ReplayServer(recorded) as server: server.url``."""
+
+    def __init__(
+        self,
+        recorded: Sequence[Recorded],
+        split: str = "whole",
+        delay: float = 0.0,
+        match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        allow_playback_repeats: bool = False,
+        port: int = 0,
+    ) -> None:
+        self.matcher = RecordedReplies(recorded, split, delay, match_on, allow_playback_repeats)
+        super().__init__(self.matcher, port=port)
+
+    @property
+    def recorded(self) -> Sequence[Recorded]:
+        return self.matcher.recorded
 
 
 @contextlib.contextmanager

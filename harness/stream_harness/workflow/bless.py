@@ -26,6 +26,7 @@ from pathlib import Path
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.golden import expected_path, is_bundled, render_cassette
 from stream_harness.contract.facts import bundle_is_writable
+from stream_harness.workflow.command import add_detected_protocol, fail
 from stream_harness.workflow.secrets import load_table
 
 __all__ = ["GoldenChange", "add_bless_parser", "apply_changes", "bless_command", "plan_bless"]
@@ -187,13 +188,7 @@ def add_bless_parser(
         description="Exit status 1 with --check when the expected files differ (or when the events hold a secret), 2 on a bad cassette.",
     )
     p.add_argument("cassette", metavar="CASSETTE", help="cassettes/<protocol>/<name>.yaml")
-    from stream_harness.providers.registry import choices_metavar
-
-    p.add_argument(
-        "--protocol",
-        metavar=choices_metavar(),
-        help="wire protocol id (default: the folder name when it is one, else detected)",
-    )
+    add_detected_protocol(p, "wire protocol id (default: the folder name when it is one, else detected)")
     p.add_argument(
         "--check",
         action="store_true",
@@ -209,19 +204,15 @@ def add_bless_parser(
 def bless_command(args: argparse.Namespace) -> int:
     root = Path(args.expected_dir) if args.expected_dir else None
     if root is None and not args.check and is_bundled(Path(args.cassette)) and not bundle_is_writable():
-        print(
-            f"stream-harness: {args.cassette}: a cassette bundled with stream-harness; the installed "
+        return fail(
+            f"{args.cassette}: a cassette bundled with stream-harness; the installed "
             "package is never written to (copy the cassette into your project and bless the copy)",
-            file=sys.stderr,
+            2,
         )
-        return 2
     try:
         changes, warnings = plan_bless(Path(args.cassette), protocol=args.protocol, root=root)
     except BlessError as exc:
-        print(f"stream-harness: {exc}", file=sys.stderr)
-        for line in exc.details:
-            print(f"  {line}", file=sys.stderr)
-        return exc.code
+        return fail(str(exc), exc.code, exc.details)
     for change in changes:
         if change.changed:
             sys.stdout.write(change.diff())

@@ -18,6 +18,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -144,6 +145,15 @@ def get_endpoint(protocol: str) -> Endpoint:
     if protocol not in table:
         raise RequestSpecError(f"no endpoint for protocol {protocol!r} (known: {', '.join(table)})")
     return table[protocol]
+
+
+def read_request_file(path: Path) -> dict[str, Any]:
+    """The request spec in the file ``path``; raises RequestSpecError, also when unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RequestSpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return read_request_spec(data, str(path))
 
 
 def read_request_spec(data: bytes, source: str) -> dict[str, Any]:

@@ -35,24 +35,24 @@ from typing import Any, Literal, TypeAlias
 from stream_harness.recordings.cassette import CassetteError, Interaction, Request, Response, load_cassette
 from stream_harness.contract.events import ErrorEvent
 from stream_harness.providers.reference import normalize
+from stream_harness.workflow.command import add_endpoint_protocol, add_out
 from stream_harness.workflow.endpoints import (
     Endpoint,
     RequestSpecError,
     SSEFraming,
-    endpoints,
     get_endpoint,
     prepare_request,
-    read_request_spec,
+    read_request_file,
 )
 from stream_harness.workflow.lint import MALFORMED_PREFIXES
 from stream_harness.workflow.scrub import Scrubber
 from stream_harness.workflow.writer import (
-    TargetExistsError,
     WriteError,
     WriteResult,
     refuse_existing,
     scratch_dir,
     write_checked,
+    write_failure,
 )
 
 __all__ = [
@@ -497,15 +497,8 @@ def add_import_parser(
         description="Exit status 2 on bad input (an argument, a file that cannot be read or is not a stream of the protocol), 1 when a secret survives scrubbing; nothing is written then.",
     )
     p.add_argument("file", metavar="FILE", help="the input")
-    p.add_argument(
-        "--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id"
-    )
-    p.add_argument(
-        "--out",
-        required=True,
-        metavar="CASSETTE",
-        help="where to write, e.g. cassettes/<protocol>/<name>.yaml",
-    )
+    add_endpoint_protocol(p)
+    add_out(p)
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -535,22 +528,8 @@ def add_import_parser(
 
 
 def import_command(args: argparse.Namespace) -> int:
-    def fail(message: str, code: int, details: Sequence[str] = ()) -> int:
-        print(f"stream-harness: {message}", file=sys.stderr)
-        for line in details:
-            print(f"  {line}", file=sys.stderr)
-        return code
-
-    request = None
-    if args.request:
-        spec_path = Path(args.request)
-        try:
-            request = read_request_spec(spec_path.read_bytes(), str(spec_path))
-        except OSError as exc:
-            return fail(f"{spec_path}: cannot read: {exc.strerror or exc}", 2)
-        except RequestSpecError as exc:
-            return fail(str(exc), 2)
     try:
+        request = read_request_file(Path(args.request)) if args.request else None
         result = import_file(
             Path(args.file),
             args.protocol,
@@ -562,14 +541,8 @@ def import_command(args: argparse.Namespace) -> int:
             interaction=args.interaction,
             force=args.force,
         )
-    except (RequestSpecError, TargetExistsError) as exc:
-        return fail(str(exc), 2)
-    except ImportInputError as exc:
-        return fail(str(exc), 2)
-    except WriteError as exc:
-        return fail(str(exc), 1, exc.details)
-    except KeyboardInterrupt:
-        return fail(f"{args.out}: interrupted; nothing written", 130)
+    except (RequestSpecError, ImportInputError, WriteError, KeyboardInterrupt) as exc:
+        return write_failure(exc, args.out)
     print(f"imported {result.interactions} interaction(s) into {result.path}")
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stream_harness.recordings.cassette import Cassette, CassetteError, Interaction, NotACassette, load_cassette
+from stream_harness.workflow.command import add_detected_protocol, fail
 from stream_harness.workflow.secrets import Hit, SecretTable, load_table
 
 __all__ = [
@@ -329,12 +330,8 @@ def add_lint_parser(
         metavar="PATH",
         help="cassette files or folders (default: ./cassettes)",
     )
-    from stream_harness.providers.registry import choices_metavar
-
-    p.add_argument(
-        "--protocol",
-        metavar=choices_metavar(),
-        help="protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)",
+    add_detected_protocol(
+        p, "protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)"
     )
     p.add_argument(
         "--exclude",
@@ -356,16 +353,11 @@ def lint_command(args: argparse.Namespace) -> int:
     from stream_harness.providers.registry import is_registered, protocol_ids
 
     if args.protocol is not None and not is_registered(args.protocol):
-        print(
-            f"stream-harness: unknown protocol {args.protocol!r} (known: {', '.join(protocol_ids())})",
-            file=sys.stderr,
-        )
-        return 2
+        return fail(f"unknown protocol {args.protocol!r} (known: {', '.join(protocol_ids())})", 2)
     paths = [Path(p) for p in args.paths]
     missing = [p for p in paths if not p.exists()]
     if missing:
-        print(f"stream-harness: {missing[0]}: no such file or folder", file=sys.stderr)
-        return 2
+        return fail(f"{missing[0]}: no such file or folder", 2)
     report = lint_paths(
         paths, protocol=args.protocol, check_normalize=not args.secrets_only, exclude=args.exclude
     )
@@ -376,8 +368,7 @@ def lint_command(args: argparse.Namespace) -> int:
     if report.passed_over:
         print(f"note: passed over {len(report.passed_over)} agent-loop scenario file(s), e.g. {report.passed_over[0]}", file=sys.stderr)
     if report.files == 0:
-        print(f"stream-harness: no cassettes in {', '.join(map(str, paths))}: nothing was checked", file=sys.stderr)
-        return 2
+        return fail(f"no cassettes in {', '.join(map(str, paths))}: nothing was checked", 2)
     print(
         f"lint: {report.files} file(s), {report.interactions} interaction(s), {len(report.findings)} finding(s)",
         file=sys.stderr,

@@ -23,26 +23,24 @@ from typing import Any
 import httpx
 
 from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.workflow.command import add_endpoint_protocol, add_out, fail
 from stream_harness.workflow.endpoints import (
     RequestSpecError,
-    endpoints,
     get_endpoint,
     prepare_request,
-    read_request_spec,
+    read_request_file,
 )
 from stream_harness.workflow.scrub import Scrubber
 from stream_harness.workflow.writer import (
-    TargetExistsError,
     WriteError,
     WriteResult,
     refuse_existing,
     scratch_dir,
     write_checked,
+    write_failure,
 )
 
 __all__ = ["RecordResult", "add_record_parser", "record", "record_command"]
-
-EXIT_INTERRUPTED = 130
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,21 +137,14 @@ def add_record_parser(
             "fails or a secret survives scrubbing (nothing is written), 2 on a bad argument."
         ),
     )
-    p.add_argument(
-        "--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id"
-    )
+    add_endpoint_protocol(p)
     p.add_argument(
         "--request",
         required=True,
         metavar="FILE",
         help='the JSON request body; optional "_path" and "_headers" members are taken out',
     )
-    p.add_argument(
-        "--out",
-        required=True,
-        metavar="CASSETTE",
-        help="where to write, e.g. cassettes/<protocol>/<name>.yaml",
-    )
+    add_out(p)
     p.add_argument(
         "--base-url",
         help="replaces the protocol's base URL (an OpenAI-compatible server, a proxy, a local server)",
@@ -172,28 +163,17 @@ def add_record_parser(
     return p
 
 
-def _fail(message: str, code: int, details: list[str] | None = None) -> int:
-    print(f"stream-harness: {message}", file=sys.stderr)
-    for line in details or []:
-        print(f"  {line}", file=sys.stderr)
-    return code
-
-
 def record_command(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
     environ = os.environ if environ is None else environ
     try:
         endpoint = get_endpoint(args.protocol)
-        spec_path = Path(args.request)
-        try:
-            spec = read_request_spec(spec_path.read_bytes(), str(spec_path))
-        except OSError as exc:
-            return _fail(f"{spec_path}: cannot read: {exc.strerror or exc}", 2)
+        spec = read_request_file(Path(args.request))
         api_key = None
         if not args.no_auth:
             names = (args.api_key_env,) if args.api_key_env else endpoint.api_key_env
             _name, api_key = _api_key(names, environ)
             if api_key is None:
-                return _fail(
+                return fail(
                     f"no API key: set {' or '.join(names)} (or pass --api-key-env NAME, or --no-auth)",
                     2,
                 )
@@ -206,14 +186,8 @@ def record_command(args: argparse.Namespace, environ: Mapping[str, str] | None =
             force=args.force,
             timeout=args.timeout,
         )
-    except RequestSpecError as exc:
-        return _fail(str(exc), 2)
-    except TargetExistsError as exc:
-        return _fail(str(exc), 2)
-    except WriteError as exc:
-        return _fail(str(exc), 1, exc.details)
-    except KeyboardInterrupt:
-        return _fail(f"{args.out}: interrupted; nothing written", EXIT_INTERRUPTED)
+    except (RequestSpecError, WriteError, KeyboardInterrupt) as exc:
+        return write_failure(exc, args.out)
     print(f"recorded {result.path} (HTTP {result.status}, {result.body_bytes} body bytes)")
     if result.status >= 400:
         print(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stream_harness.recordings.cassette import CassetteError, Interaction, dump_cassette, load_cassette
+from stream_harness.workflow.command import EXIT_INTERRUPTED, fail
 from stream_harness.workflow.lint import normalize_findings, secret_findings
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "refuse_existing",
     "scratch_dir",
     "write_checked",
+    "write_failure",
 ]
 
 
@@ -62,6 +64,19 @@ def scratch_dir(target: Path) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def write_failure(exc: BaseException, out: str) -> int:
+    """What stopped a command from writing ``out``, said, as its exit status.
+
+    Only a cassette refused by the gate (:class:`WriteError`) is a failure (1), with the
+    findings below it; anything else the caller passes is a usage error (2).
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return fail(f"{out}: interrupted; nothing written", EXIT_INTERRUPTED)
+    if isinstance(exc, WriteError) and not isinstance(exc, TargetExistsError):
+        return fail(str(exc), 1, exc.details)
+    return fail(str(exc), 2)
 
 
 def refuse_existing(target: Path, force: bool) -> None:

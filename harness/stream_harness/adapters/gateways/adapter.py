@@ -48,7 +48,8 @@ from stream_harness.contract.events import (
 from stream_harness.providers.reference import normalize
 from stream_harness.adapters.gateways.catalog import CLIENT_PATHS, GATEWAYS, Gateway, client_request, row_name
 from stream_harness.adapters.gateways.process import HOST, GatewayError, GatewayProcess
-from stream_harness.server.upstream import MISMATCH_STATUS, CutMode, Hit, ProxyUpstream, Reply
+from stream_harness.server.loopback import CutMode, Hit
+from stream_harness.server.upstream import MISMATCH_STATUS, ProxyUpstream, Reply
 
 MAX_FAILED_STARTS: Final = 2
 SPLIT_BUDGET: Final = 4

@@ -1,0 +1,56 @@
+"""A failure in the lines a person reads, said once for every place that shows one.
+
+The console (``reporting/console.py``) and the AssertionError of ``run_conformance``
+both show a new failure: what broke, where the expected and observed values first
+differ, and the command that replays it. Written twice, the two drifted apart; written
+here, below reporting in the import order, a user sees the same lines in a terminal, a
+CI log and a failing pytest. The results are taken by shape, so the runner's
+``CaseResult`` and the report's ``Result`` are shown alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from stream_harness.contract.diff import short_diff_of_texts
+
+
+class ShownFailure(Protocol):
+    @property
+    def message(self) -> str: ...
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def expected(self) -> str | None: ...
+    @property
+    def observed(self) -> str | None: ...
+    @property
+    def path(self) -> str | None: ...
+
+
+class ShownResult(Protocol):
+    @property
+    def adapter(self) -> str: ...
+    @property
+    def case(self) -> str: ...
+    @property
+    def check(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def failures(self) -> Sequence[ShownFailure]: ...
+
+
+def failure_lines(r: ShownResult) -> list[str]:
+    """A new failure in plain lines: what, where it differs, how to replay it."""
+    first = r.failures[0] if r.failures else None
+    label = "ERROR" if r.outcome == "errored" else "FAIL"
+    lines = [f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"]
+    if first is not None:
+        diff = short_diff_of_texts(first.expected, first.observed, first.path)
+        if diff:
+            lines.append(f"    {diff}")
+        if first.command:
+            lines.append(f"    reproduce: {first.command}")
+    return lines

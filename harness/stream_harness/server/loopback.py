@@ -1,0 +1,211 @@
+"""One loopback HTTP server, for every way stream-harness answers over HTTP.
+
+``stream-harness serve`` (:mod:`stream_harness.server.serve`) and the upstream a gateway
+under test calls (:mod:`stream_harness.server.upstream`) are the same server and differ
+only in how they choose a reply. So the server is written once, here, and each way of
+choosing is a small :class:`Replies` strategy on top: what the checks rely on (one
+HTTP/1.1 chunk per write with Nagle off, the pause between chunks, a cut inside the
+chunked body, the time of each chunk) then means the same thing wherever it is served,
+and a new way of answering (another reply strategy, an endpoint that reports the log) is
+a strategy, not a third server.
+
+The server listens on 127.0.0.1 only (it replays recordings; nothing outside the machine
+has a reason to reach it), on a port the OS picks unless one is asked for. Every request
+is logged as a :class:`Hit` as it arrives, secrets scrubbed from its headers, and the hit
+is then completed with the status answered, the ``time.monotonic()`` of every chunk sent
+(shared with the client on Linux, so a check can tell a streaming gateway from a
+buffering one) and when the reply ended.
+
+A chunked reply writes and flushes each non-empty chunk on its own: the chunked framing
+keeps the boundaries visible to a client that reads it, while a client reading the
+decoded body through TCP may see neighbouring chunks merged (what the network does too).
+``cut`` ends it without the chunked terminator (``close``: the connection drops inside
+the body, a transport error for the client) or with it (``clean``: a body that stops
+early but ends well).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar, Final, Literal, Protocol, Self
+from urllib.parse import urlsplit
+
+HOST: Final = "127.0.0.1"
+CutMode = Literal["none", "close", "clean"]
+_SECRET_HEADERS: Final = {"authorization", "x-api-key", "x-goog-api-key", "api-key"}
+
+
+@dataclass
+class Hit:
+    """One request the server received, and what it answered (the server's log entry)."""
+
+    method: str
+    path: str  # without the query
+    protocol: str | None  # the wire protocol of the path, where the strategy asks
+    headers: dict[str, str]  # lower-case names, secrets scrubbed
+    body: bytes
+    arrived: float
+    status: int = 0
+    sent: list[float] = field(default_factory=list)  # monotonic time of each chunk written
+    finished: float | None = None
+    note: str = ""  # why the strategy answered so, where it is not the obvious reply
+    source: str | None = None  # the recording the reply came from, where there is one
+    target: str = ""  # the request target as sent: path and query
+
+
+@dataclass(frozen=True)
+class Chunked:
+    """A streamed reply: ``chunks`` one HTTP/1.1 chunk each, ``delay`` seconds apart."""
+
+    status: int
+    headers: Sequence[tuple[str, str]]
+    chunks: Sequence[bytes]
+    reason: str | None = None
+    delay: float = 0.0  # seconds before every chunk after the first
+    cut: CutMode = "none"
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A reply in one piece; ``headers`` are sent as given (a content-length among them)."""
+
+    status: int
+    headers: Sequence[tuple[str, str]]
+    body: bytes
+
+
+Answer = Chunked | Whole
+
+
+def json_error(status: int, kind: str, message: str, *extra: tuple[str, str]) -> Whole:
+    """An error body shaped as the providers send theirs, so a client reports it as one."""
+    data = json.dumps({"error": {"type": kind, "message": message}}).encode()
+    headers = [("content-type", "application/json"), ("content-length", str(len(data))), *extra]
+    return Whole(status, headers, data)
+
+
+class Replies(Protocol):
+    """A way of choosing the reply to each request: all that one server differs in.
+
+    ``respond`` runs on the request's own thread, once the hit is logged; it may fill in
+    the hit's ``protocol``, ``note`` and ``source``. ``methods`` are the HTTP methods it
+    answers (others get the standard 501). An endpoint of its own (one that reports the
+    server's log, say) is a strategy that answers its path and hands every other request
+    to the strategy it wraps.
+    """
+
+    methods: ClassVar[tuple[str, ...]]
+
+    def respond(self, hit: Hit) -> Answer: ...
+
+
+class LoopbackServer:
+    """``with LoopbackServer(replies) as server: server.url ... server.log``."""
+
+    def __init__(self, replies: Replies, *, port: int = 0) -> None:
+        self.replies = replies
+        self.port = port
+        self.log: list[Hit] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    def start(self) -> Self:
+        answered = {f"do_{m}": _Handler.handle_any for m in self.replies.methods}
+        handler = type("Handler", (_Handler,), {"loopback": self, **answered})
+        self._httpd = ThreadingHTTPServer((HOST, self.port), handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def record(self, hit: Hit) -> None:
+        with self._lock:
+            self.log.append(hit)
+
+    def forget(self) -> None:
+        """Start a new log (the hits so far stay with whoever holds them)."""
+        with self._lock:
+            self.log = []
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    loopback: LoopbackServer  # set on the per-server subclass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the server's log is LoopbackServer.log, not stderr noise
+
+    def handle_any(self) -> None:
+        arrived = time.monotonic()
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {
+            k.lower(): ("<scrubbed>" if k.lower() in _SECRET_HEADERS else v)
+            for k, v in self.headers.items()
+        }
+        hit = Hit(self.command, urlsplit(self.path).path, None, headers, body, arrived, target=self.path)
+        self.loopback.record(hit)
+        answer = self.loopback.replies.respond(hit)
+        hit.status = answer.status
+        if isinstance(answer, Whole):
+            self._whole(answer)
+        else:
+            self._chunked(answer, hit)
+        hit.finished = time.monotonic()
+
+    def _head(self, status: int, headers: Sequence[tuple[str, str]], reason: str | None = None) -> None:
+        self.send_response(status, reason)
+        for name, value in headers:
+            self.send_header(name, value)
+
+    def _whole(self, answer: Whole) -> None:
+        self._head(answer.status, answer.headers)
+        self.end_headers()
+        self.wfile.write(answer.body)
+
+    def _chunked(self, answer: Chunked, hit: Hit) -> None:
+        self._head(answer.status, answer.headers, answer.reason)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            for i, chunk in enumerate(c for c in answer.chunks if c):
+                if i and answer.delay:
+                    time.sleep(answer.delay)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+                hit.sent.append(time.monotonic())
+            if answer.cut == "close":
+                # Inside the chunked body: the client sees the connection drop mid-message.
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+            else:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away mid-stream: its choice
