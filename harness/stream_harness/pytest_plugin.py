@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from stream_harness.recordings.cassette import Interaction
     from stream_harness.conformance.config import Config
     from stream_harness.conformance.cases import Case
-    from stream_harness.conformance.checks import Check, Failure
+    from stream_harness.conformance.checks import Check
+    from stream_harness.conformance.runner import CaseResult
     from stream_harness.conformance.runner import RunConfig
     from stream_harness.conformance.suite import LoadedAdapter, Suite
     from stream_harness.server.serve import ReplayServer
@@ -113,9 +114,9 @@ def _config(config: pytest.Config) -> Config:
 
 
 class HarnessFailure(Exception):
-    def __init__(self, failures: tuple[Failure, ...]) -> None:
-        super().__init__(failures[0].message if failures else "failed")
-        self.failures = failures
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(result.failures[0].message if result.failures else result.outcome)
+        self.result = result
 
 
 class HarnessItem(pytest.Item):
@@ -132,22 +133,20 @@ class HarnessItem(pytest.Item):
         ctx = self.run_config.context(self.case, self.loaded.adapter, self.loaded.spec)
         result = run_one(self.check, ctx, self.loaded.expectations)
         if result.outcome in ("failed", "errored"):
-            raise HarnessFailure(result.failures)
+            raise HarnessFailure(result)
         if result.outcome == "known_failure":
             pytest.xfail(f"known failure: {result.issue}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, HarnessFailure):
-            from stream_harness.contract.diff import short_diff_of_texts
+            # The lines the console and run_conformance show, with the rules the check enforces.
+            from stream_harness.conformance.failure_text import failure_lines
 
-            lines = [f"{self.check.id} ({self.check.enforces}) failed for adapter {self.loaded.spec!r} on {self.case.id}:"]
-            for f in excinfo.value.failures:
-                lines.append(f"  - {f.message}")
-                diff = short_diff_of_texts(f.expected, f.observed, f.path)
-                if diff:
-                    lines.append(f"      {diff}")
-                if f.command:
-                    lines.append(f"      reproduce: {f.command}")
+            result = excinfo.value.result
+            lines = failure_lines(result)
+            lines.insert(1, f"    enforces {self.check.enforces} (specs/contract.md); adapter as given: {self.loaded.spec}")
+            for more in result.failures[1:]:
+                lines.append(f"  and: {more.message}")
             return "\n".join(lines)
         return str(super().repr_failure(excinfo))
 
