@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.errors import classify, error_details_from_body
 
@@ -20,7 +20,7 @@ from stream_harness.errors import classify, error_details_from_body
 def _corpus_rows() -> list[Any]:
     rows = []
     for table, section in (("overflow.yaml", "cases"), ("retry.yaml", "error_cases")):
-        for index, row in enumerate(specs.load_yaml(table)[section]):
+        for index, row in enumerate(facts.load_yaml(table)[section]):
             if "corpus" in row:
                 name = f"{table.split('.')[0]}[{index}]-{row['corpus']['file'].split('/')[-1]}"
                 rows.append(pytest.param(row, id=name))

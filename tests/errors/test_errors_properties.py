@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
 from stream_harness.errors import classify, error_details_from_body, retry_delay
 from stream_harness.errors.body import MAX_TEXT_LINE
 from stream_harness.errors.tables import retry_table
 
-OVERFLOW = specs.load_yaml("overflow.yaml")
+OVERFLOW = facts.load_yaml("overflow.yaml")
 VETOES = [re.compile(v["regex"], re.IGNORECASE) for v in OVERFLOW["vetoes"]]
 
 

@@ -29,6 +29,7 @@ from stream_harness.conformance.suite import Suite, SuiteError, expectations_for
 from stream_harness.reporting import Report, build_report, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.recordings.cassette import CassetteError, load_cassette
 
 
 class CommandError(Exception):
@@ -144,8 +145,6 @@ def _replay_options(args: argparse.Namespace, config: Config) -> dict[str, Any]:
             raise CommandError(f"bad --split {args.split!r}: a replay takes whole or cuts:A,B,...")
         only_cuts = ()
         if args.split.startswith("cuts:"):
-            from stream_harness.recordings.cassette import CassetteError, load_cassette
-
             try:
                 body = load_cassette(config.cassettes[0]).interactions[args.interaction].response.body
             except (CassetteError, IndexError) as exc:

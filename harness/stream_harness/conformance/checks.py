@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
+from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.recordings.inputs import display_path
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.cases import Case
@@ -253,8 +254,6 @@ def _stop_reason_decides(case: Case, expected: list[Event]) -> bool:
     A stream that ends in an in-band error after a finish reason (OpenRouter) is an error
     whatever the stop reason said; error-surfacing judges that case.
     """
-    from stream_harness.providers.stop_reasons import map_stop_reason
-
     last = expected[-1]
     if not isinstance(last, DoneEvent | ErrorEvent) or last.message.provider_stop_reason is None:
         return False
@@ -398,8 +397,6 @@ def check_live_arguments(ctx: CheckContext) -> list[Failure]:
 
 
 def check_stop_reason(ctx: CheckContext) -> list[Failure]:
-    from stream_harness.providers.stop_reasons import map_stop_reason
-
     result = ctx.whole()
     msg = result.message
     want = ctx.expected_message

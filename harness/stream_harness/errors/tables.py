@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast, get_args
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
 from stream_harness.contract.events import ErrorKind
 
 OVERFLOW_TABLE = "overflow.yaml"
@@ -161,7 +161,7 @@ def _sourced_regexes(rows: Any, where: str) -> tuple[re.Pattern[str], ...]:
 
 @functools.cache
 def overflow_table() -> OverflowTable:
-    data = specs.load_yaml(OVERFLOW_TABLE)
+    data = facts.load_yaml(OVERFLOW_TABLE)
     no_body = _get(data, "no_body", Mapping, "overflow")
     level = _get(data, "message_level", Mapping, "overflow")
     return OverflowTable(
@@ -184,7 +184,7 @@ def overflow_table() -> OverflowTable:
 
 @functools.cache
 def retry_table() -> RetryTable:
-    data = specs.load_yaml(RETRY_TABLE)
+    data = facts.load_yaml(RETRY_TABLE)
     kinds = _get(data, "kinds", Mapping, "retry")
     if set(kinds) != set(KINDS):
         raise ErrorTableError(f"retry.kinds: expected exactly {sorted(KINDS)}")

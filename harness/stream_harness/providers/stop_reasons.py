@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
 from stream_harness.contract.events import StopReason
 from stream_harness.providers.registry import stop_reason_section
 
@@ -155,7 +155,7 @@ def parse_stop_reason_table(data: Any) -> StopReasonTable:
 def load_stop_reason_table() -> StopReasonTable:
     """Read and check the table once per process; raise :class:`StopReasonTableError`."""
     try:
-        data = specs.load_yaml(TABLE_NAME)
+        data = facts.load_yaml(TABLE_NAME)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise StopReasonTableError(f"{TABLE_LABEL}: cannot read: {_one_line(str(exc))}") from None
     return parse_stop_reason_table(data)

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
 from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.google_generative_ai import GoogleGenerativeAINormalizer
 from stream_harness.wire.framing import SSE_OR_JSON_ARRAY
@@ -118,7 +118,7 @@ def parse_enum_table(data: Any) -> VertexEnumTable:
 @functools.cache
 def enum_table() -> VertexEnumTable:
     """The table, read once per process through the specs loader."""
-    return parse_enum_table(specs.load_yaml(TABLE_NAME))
+    return parse_enum_table(facts.load_yaml(TABLE_NAME))
 
 
 def _rewrite(value: Any, steps: tuple[_Step, ...], names: Mapping[int, str]) -> Any:

@@ -28,6 +28,10 @@ from stream_harness.recordings.golden import expected_path, is_bundled, render_c
 from stream_harness.contract.facts import bundle_is_writable
 from stream_harness.workflow.command import add_detected_protocol, fail
 from stream_harness.workflow.secrets import load_table
+from stream_harness.providers.registry import by_cassette_folder
+from stream_harness.contract.rules import check_contract
+from stream_harness.contract.events import events_from_jsonl
+from stream_harness.providers.registry import UnknownProtocolError
 
 __all__ = ["GoldenChange", "add_bless_parser", "apply_changes", "bless_command", "plan_bless"]
 
@@ -83,8 +87,6 @@ def _display(path: Path) -> str:
 
 
 def _default_protocol(cassette_path: Path) -> str | None:
-    from stream_harness.providers.registry import by_cassette_folder
-
     return by_cassette_folder(cassette_path.parent.name)
 
 
@@ -92,10 +94,6 @@ def plan_bless(
     cassette_path: Path, *, protocol: str | None = None, root: Path | None = None
 ) -> tuple[list[GoldenChange], list[str]]:
     """The changes blessing would make, and contract warnings; raises BlessError."""
-    from stream_harness.contract.rules import check_contract
-    from stream_harness.contract.events import events_from_jsonl
-    from stream_harness.providers.registry import UnknownProtocolError
-
     cassette_path = Path(cassette_path)
     try:
         cassette = load_cassette(cassette_path)

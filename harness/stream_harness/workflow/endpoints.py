@@ -23,7 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
+from stream_harness.providers.registry import protocol_ids
 
 __all__ = [
     "Endpoint",
@@ -112,10 +113,8 @@ def endpoints() -> Mapping[str, Endpoint]:
     """The registered protocols (harness/stream_harness/providers/registry.py) that ``specs/recording.yaml`` can
     record, in the registry's order; a broken table, or a row for a protocol nobody
     registered, raises ValueError."""
-    from stream_harness.providers.registry import protocol_ids
-
     try:
-        data = _TableFile.model_validate(specs.load_yaml(TABLE_NAME))
+        data = _TableFile.model_validate(facts.load_yaml(TABLE_NAME))
     except ValidationError as exc:
         raise ValueError(f"specs/{TABLE_NAME}: {exc}") from exc
     order = protocol_ids()

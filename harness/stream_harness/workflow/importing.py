@@ -54,6 +54,8 @@ from stream_harness.workflow.writer import (
     write_checked,
     write_failure,
 )
+from stream_harness.providers.reference import detect_protocol
+from stream_harness.providers.registry import UnknownProtocolError
 
 __all__ = [
     "Format",
@@ -334,9 +336,6 @@ def _har_entry(number: int, entry: object) -> Interaction:
 def interactions_from_har(
     data: bytes, protocol: str, *, entry: int | None = None
 ) -> list[Interaction]:
-    from stream_harness.providers.reference import detect_protocol
-    from stream_harness.providers.registry import UnknownProtocolError
-
     try:
         har = json.loads(data)
         entries = har["log"]["entries"]

@@ -28,6 +28,12 @@ from pathlib import Path
 from stream_harness.recordings.cassette import Cassette, CassetteError, Interaction, NotACassette, load_cassette
 from stream_harness.workflow.command import add_detected_protocol, fail
 from stream_harness.workflow.secrets import Hit, SecretTable, load_table
+from stream_harness.providers.registry import by_cassette_folder, detect_protocol
+from stream_harness.contract.rules import check_contract
+from stream_harness.contract.events import ErrorEvent
+from stream_harness.providers.reference import normalize
+from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.providers.registry import is_registered, protocol_ids
 
 __all__ = [
     "Finding",
@@ -142,8 +148,6 @@ def secret_findings(
 
 
 def _protocol(path: Path, interaction: Interaction, override: str | None) -> str:
-    from stream_harness.providers.registry import by_cassette_folder, detect_protocol
-
     if override:
         return override
     return by_cassette_folder(path.parent.name) or detect_protocol(interaction)
@@ -156,13 +160,7 @@ def normalize_findings(
     raises, or its events break the contract), and notes on those it could not check
     (a protocol it cannot tell, or one without a reference normalizer) and on bodies
     whose wire bytes are broken."""
-    from stream_harness.contract.rules import check_contract
-    from stream_harness.contract.events import ErrorEvent
-    from stream_harness.providers.reference import normalize
-    from stream_harness.providers.registry import UnknownProtocolError
-    from stream_harness.providers.registry import protocol_ids as protocols
-
-    available = set(protocols())
+    available = set(protocol_ids())
     path = str(cassette.path)
     findings: list[Finding] = []
     notes: list[str] = []
@@ -350,8 +348,6 @@ def add_lint_parser(
 
 
 def lint_command(args: argparse.Namespace) -> int:
-    from stream_harness.providers.registry import is_registered, protocol_ids
-
     if args.protocol is not None and not is_registered(args.protocol):
         return fail(f"unknown protocol {args.protocol!r} (known: {', '.join(protocol_ids())})", 2)
     paths = [Path(p) for p in args.paths]

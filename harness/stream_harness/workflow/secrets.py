@@ -22,7 +22,7 @@ from urllib.parse import unquote_plus, urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stream_harness.contract import facts as specs
+from stream_harness.contract import facts
 
 __all__ = [
     "LITERAL_KIND",
@@ -232,7 +232,7 @@ def load_table() -> SecretTable:
     """The table in ``specs/secrets.yaml``, checked once; a broken table raises ValueError
     (it is a bug in the repository, not in the user's input)."""
     try:
-        data = _TableFile.model_validate(specs.load_yaml(TABLE_NAME))
+        data = _TableFile.model_validate(facts.load_yaml(TABLE_NAME))
     except ValidationError as exc:
         raise ValueError(f"specs/{TABLE_NAME}: {exc}") from exc
     patterns = []
