@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from stream_harness.contract.events import AssistantMessage, ErrorKind, Event, StopReason
+from stream_harness.contract.events import AssistantMessage, ErrorKind, Event, StopReason, ToolCall
 from stream_harness.loop.messages import ToolResult
 
 TurnSignal: TypeAlias = Literal["continue", "stop", "compact"]
@@ -206,6 +206,12 @@ AGENT_EVENT_TYPES = (
 )
 
 AGENT_EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+
+def call_fields(time: float, turn: int, key: str, call: ToolCall) -> dict[str, Any]:
+    """The fields every event about one tool call carries (its tool execution events, the
+    gate's ``doom_loop`` and ``permission``), so that they name a call the same way."""
+    return {"time": time, "turn": turn, "key": key, "tool_call_id": call.id, "name": call.name}
 
 
 def agent_event_to_json(event: AgentEvent) -> str:

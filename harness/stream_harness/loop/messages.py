@@ -73,6 +73,13 @@ ABORTED_MESSAGE = "Request was aborted"
 """error_message of a partial assistant message cut by an abort (pi, research/seed-systems.md B.5)."""
 
 
+def error_result(call: ToolCall, content: str, kind: ToolResultKind) -> ToolResult:
+    """The result the loop gives a call in the tool's stead (or for a tool that raised)."""
+    return ToolResult(
+        tool_call_id=call.id, name=call.name, content=content, is_error=True, kind=kind
+    )
+
+
 def tool_calls_of(message: AssistantMessage) -> list[ToolCall]:
     return [block for block in message.content if isinstance(block, ToolCall)]
 

@@ -19,7 +19,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stream_harness.providers.accumulator import Accumulator
 from stream_harness.contract.events import (
     EVENT_ADAPTER,
     AssistantMessage,
@@ -34,7 +33,13 @@ from stream_harness.loop.events import AgentEnd, AgentEvent, CompactionReason, E
 from stream_harness.loop.invariants import Violation, check_events, check_history
 from stream_harness.loop.messages import Message, ToolResult, ToolResultKind, UserMessage, summarize
 from stream_harness.loop.retry import RetryPolicy
-from stream_harness.loop.scheduler import ModelResponse, Scheduler, Simulation, SimulationResult, ToolPlan
+from stream_harness.loop.scheduler import (
+    ModelResponse,
+    Scheduler,
+    Simulation,
+    SimulationResult,
+    ToolPlan,
+)
 from stream_harness.loop.state import AgentLoop, AskPermission, LoopConfig, SendRequest
 from stream_harness.loop.tools import (
     AppendTo,
@@ -46,6 +51,7 @@ from stream_harness.loop.tools import (
     ToolSpec,
     ToolSpecError,
 )
+from stream_harness.providers.accumulator import Accumulator
 
 __all__ = [
     "Scenario",
@@ -472,8 +478,8 @@ def _safety(safe: bool | dict[str, Any]) -> bool | SafeWhen:
 def _compile_response(
     file: Path, where: str, r: ResponseSpec, default_protocol: str | None
 ) -> ModelResponse:
-    from stream_harness.recordings.chunking import SplitSpecError, apply_split
     from stream_harness.providers.registry import is_registered, protocol_ids
+    from stream_harness.recordings.chunking import SplitSpecError, apply_split
 
     protocol = r.protocol or default_protocol
     timing: dict[str, Any] = {
@@ -527,9 +533,9 @@ def _compile_response(
 def _from_cassette(
     file: Path, where: str, r: ResponseSpec, protocol: str | None
 ) -> tuple[bytes, int, dict[str, str], str]:
-    from stream_harness.recordings.cassette import CassetteError, load_cassette
     from stream_harness.providers.reference import detect_protocol
     from stream_harness.providers.registry import UnknownProtocolError
+    from stream_harness.recordings.cassette import CassetteError, load_cassette
 
     assert r.cassette is not None
     target = (file.parent / r.cassette).resolve()
