@@ -29,6 +29,7 @@ from stream_harness.contract.events import (
     TextBlock,
 )
 from stream_harness.loop.clock import DEFAULT_EPOCH, VirtualClock
+from stream_harness.loop.commands import AskPermission, SendRequest
 from stream_harness.loop.events import AgentEnd, AgentEvent, CompactionReason, EndReason, TurnSignal
 from stream_harness.loop.invariants import Violation, check_events, check_history
 from stream_harness.loop.messages import Message, ToolResult, ToolResultKind, UserMessage, summarize
@@ -40,7 +41,7 @@ from stream_harness.loop.scheduler import (
     SimulationResult,
     ToolPlan,
 )
-from stream_harness.loop.state import AgentLoop, AskPermission, LoopConfig, SendRequest
+from stream_harness.loop.state import AgentLoop, LoopConfig
 from stream_harness.loop.tools import (
     AppendTo,
     ContextModifier,

@@ -46,12 +46,8 @@ from stream_harness.loop.calls import ToolCalls
 from stream_harness.loop.clock import Clock
 from stream_harness.loop.commands import (
     AskFn,
-    AskPermission,
-    CancelPermission,
     CancelRequest,
     CancelTimer,
-    CancelTool,
-    Command,
     Output,
     SendRequest,
     StartTimer,
@@ -86,21 +82,9 @@ from stream_harness.loop.turns import Attempt, Turn
 STREAM_ENDED = "stream ended without a terminal event"
 """error_message of a response whose body ended before its ``done``/``error`` event."""
 
-__all__ = [
-    "AgentLoop",
-    "AskPermission",
-    "CancelPermission",
-    "CancelRequest",
-    "CancelTimer",
-    "CancelTool",
-    "Command",
-    "LoopConfig",
-    "LoopState",
-    "Output",
-    "SendRequest",
-    "StartTimer",
-    "StartTool",
-]
+# The configuration and the commands a host needs first are importable from here too;
+# every command is in stream_harness.loop.commands.
+__all__ = ["AgentLoop", "LoopConfig", "LoopState", "Output", "SendRequest", "StartTool"]
 
 
 class AgentLoop:
