@@ -100,22 +100,17 @@ class PermissionGate:
 
     def answer(self, turn: Turn, gate: Gate, answer: PermissionAnswer) -> Refusal | None:
         """Apply the user's answer to the gate's current question: None when the call passes
-        this stage."""
-        name = gate.call.name
-        if gate.stage == "doom_loop":
-            if answer == "deny":
-                return self._refuse_doom(turn, gate, "ask", answer)
-            if answer == "always":
-                self._always.add(name)
-            self._emit_doom(turn, gate, "ask", answer)
-            gate.stage = "tool"
-            return None
+        this stage. Both questions take an answer the same way; ``always`` is remembered per
+        question (the doom-loop one and the tool's own are separate permissions)."""
+        doom = gate.stage == "doom_loop"
         if answer == "deny":
-            return self._refuse_tool(turn, gate, "ask", answer)
+            refuse = self._refuse_doom if doom else self._refuse_tool
+            return refuse(turn, gate, "ask", answer)
         if answer == "always":
-            self._always_tools.add(name)
-        self._emit_permission(turn, gate, "ask", answer)
-        gate.stage = "run"
+            (self._always if doom else self._always_tools).add(gate.call.name)
+        report = self._emit_doom if doom else self._emit_permission
+        report(turn, gate, "ask", answer)
+        gate.stage = "tool" if doom else "run"
         return None
 
     def _question(
