@@ -148,6 +148,20 @@ class PartialAssistant:
         text = "".join(self._text.get(i, []))
         return ThinkingBlock(content=text) if kind == "thinking" else TextBlock(content=text)
 
+    def closing_events(self) -> list[Event]:
+        """The ``*_end`` events that close every open block, in content_index order: what a
+        stream cut short still owes its reader to keep the contract's grammar."""
+        out: list[Event] = []
+        for i in self.open_indices():
+            block = self.block(i)
+            if isinstance(block, ToolCall):
+                out.append(ToolCallEndEvent(content_index=i, tool_call=block))
+            elif isinstance(block, ThinkingBlock):
+                out.append(ThinkingEndEvent(content_index=i, content=block.content))
+            else:
+                out.append(TextEndEvent(content_index=i, content=block.content))
+        return out
+
     def snapshot(self, stop_reason: StopReason, error_message: str | None) -> AssistantMessage:
         indices = sorted(set(self._closed) | set(self._kind))
         return AssistantMessage(
