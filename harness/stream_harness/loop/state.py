@@ -77,7 +77,7 @@ from stream_harness.loop.outbox import Outbox
 from stream_harness.loop.recovery import recovery_for
 from stream_harness.loop.retry import decide_delay
 from stream_harness.loop.tools import PermissionAnswer, ToolOutcome, ToolSpec
-from stream_harness.loop.turns import Attempt, Turn
+from stream_harness.loop.turns import Attempt, Turn, turn_ending
 
 STREAM_ENDED = "stream ended without a terminal event"
 """error_message of a response whose body ended before its ``done``/``error`` event."""
@@ -445,19 +445,9 @@ class AgentLoop:
             turn.committed += 1
         if turn.committed < len(turn.calls) or not (turn.executor.idle or end_reason):
             return
-        if end_reason is not None:
-            signal: TurnSignal = (
-                "compact" if turn.compaction is not None and end_reason == "error" else "stop"
-            )
-            self._end_turn(turn, signal, "compact" if signal == "compact" else end_reason)
-        elif turn.compaction is not None:
-            self._end_turn(turn, "compact", "compact")
-        elif turn.blocked and not self.config.continue_on_deny:
-            self._end_turn(turn, "stop", "blocked")
-        elif turn.calls:
-            self._end_turn(turn, "continue", None)
-        else:
-            self._end_turn(turn, "stop", "completed")
+        self._end_turn(
+            turn, *turn_ending(turn, end_reason, continue_on_deny=self.config.continue_on_deny)
+        )
 
     def _end_turn(self, turn: Turn, signal: TurnSignal, reason: EndReason | None) -> None:
         turn.ended = True

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from stream_harness.contract.events import AssistantMessage, ToolCall
-from stream_harness.loop.events import Compaction
+from stream_harness.loop.events import Compaction, EndReason, TurnSignal
 from stream_harness.loop.executor import ToolExecutor
 from stream_harness.loop.messages import PartialAssistant, ToolResult
 from stream_harness.loop.tools import DoomLoopTracker
@@ -80,3 +80,22 @@ class Turn:
 
     def calls_by_key(self, key: str) -> ToolCall:
         return self.calls_by_position[self.keys[key]]
+
+
+def turn_ending(
+    turn: Turn, end_reason: EndReason | None, *, continue_on_deny: bool
+) -> tuple[TurnSignal, EndReason | None]:
+    """How a turn whose results are all in ends: its signal, and the run's end reason when the
+    run ends with it. ``end_reason`` is set when the turn was cut (abort, a response failed
+    for good); a requested compaction still wins over an error, as in seed 000."""
+    if end_reason is not None:
+        if turn.compaction is not None and end_reason == "error":
+            return "compact", "compact"
+        return "stop", end_reason
+    if turn.compaction is not None:
+        return "compact", "compact"
+    if turn.blocked and not continue_on_deny:
+        return "stop", "blocked"
+    if turn.calls:
+        return "continue", None
+    return "stop", "completed"
