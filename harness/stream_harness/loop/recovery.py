@@ -12,6 +12,7 @@ from typing import Literal, TypeAlias
 
 from stream_harness.contract.events import ErrorInfo
 from stream_harness.loop.config import LoopConfig
+from stream_harness.loop.turns import Turn
 
 RecoveryAction: TypeAlias = Literal["close", "compact", "fallback", "retry"]
 
@@ -32,14 +33,15 @@ def recovery_for(
     error_message: str,
     *,
     network: bool,
-    started_tools: bool,
+    turn: Turn,
     compacted: bool,
     overloads: int,
     model: str,
-    retries: int,
 ) -> Recovery:
+    """``compacted``: a compaction happened since the last committed response; ``overloads``:
+    consecutive ``overloaded`` errors, this one included; ``model``: the one that failed."""
     overflow = info.kind == "overflow"
-    if started_tools:
+    if turn.started_tools:
         # A tool already runs (eager mode): resending would run it twice (opencode's
         # ProviderRetryUnsafeError). The response is history, with its error.
         return Recovery("close", overflow=overflow)
@@ -57,6 +59,6 @@ def recovery_for(
     ):
         return Recovery("fallback")
     policy = config.retry
-    if policy.retryable(info, error_message, network=network) and retries < policy.max_retries:
+    if policy.retryable(info, error_message, network=network) and turn.retries < policy.max_retries:
         return Recovery("retry")
     return Recovery("close")

@@ -331,11 +331,10 @@ class AgentLoop:
             info,
             event.error_message,
             network=network,
-            started_tools=turn.started_tools,
+            turn=turn,
             compacted=self._compacted,
             overloads=self._overloads,
             model=self.model,
-            retries=turn.retries,
         )
         if recovery.action != "close":
             self._discard(attempt, event.message)
