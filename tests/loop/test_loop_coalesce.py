@@ -160,23 +160,16 @@ def test_coalescing_properties(
         delivered += [(clock.now(), e) for e in stream.end()]
     out_events = [e for _, e in delivered]
 
-    def joined(seq: list[Event]) -> dict[tuple[str, int], str]:
-        acc: dict[tuple[str, int], str] = {}
-        for e in seq:
-            if isinstance(e, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
-                acc[(e.type, e.content_index)] = acc.get((e.type, e.content_index), "") + e.delta
-        return acc
-
     # Non-delta events: the same, in the same order.
     out_others = [i for i, e in enumerate(out_events) if e.type not in DELTA_TYPES]
     in_others = [i for i, e in enumerate(events) if e.type not in DELTA_TYPES]
     assert [out_events[i] for i in out_others] == [events[i] for i in in_others]
     # Deltas: per (type, block), the delivered text concatenates to the pushed text.
-    assert joined(out_events) == joined(events)
+    assert _joined(out_events) == _joined(events)
     # Flushed before any non-delta: what was delivered before it is exactly what was pushed
     # before it, delta text included.
     for out_i, in_i in zip(out_others, in_others, strict=True):
-        assert joined(out_events[:out_i]) == joined(events[:in_i])
+        assert _joined(out_events[:out_i]) == _joined(events[:in_i])
     # Nothing after the terminal event; the result resolved exactly once, to its message.
     assert out_events[-1].type in ("done", "error")
     assert stream.resolutions == 1 and resolved == [events[-1].message]  # type: ignore[union-attr]
@@ -247,6 +240,7 @@ class CoalescingMachine(RuleBasedStateMachine):
 
 
 def _joined(seq: list[Event]) -> dict[tuple[str, int], str]:
+    """The text of each (delta type, block): what coalescing must keep whatever it merges."""
     acc: dict[tuple[str, int], str] = {}
     for e in seq:
         if isinstance(e, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):

@@ -69,18 +69,26 @@ def run(*middle: AgentEvent) -> list[AgentEvent]:
     ]
 
 
+def both_ran(*tools: AgentEvent) -> list[AgentEvent]:
+    """A run whose two calls went through ``tools`` (their start and end events) and got
+    their results in call order: only the tool events differ between these logs."""
+    return run(*assistant(CALLS), *tools, *tool_result(result(A)), *tool_result(result(B)))
+
+
+def at_once(batch_b: int, context_b: dict[str, object] | None = None) -> list[AgentEvent]:
+    """Both calls running at the same time, ``a`` in batch 0 with an empty context."""
+    return both_ran(start("a", 0), start("b", batch_b, context=context_b), end("a"), end("b"))
+
+
 def rules(events: list[AgentEvent], **kwargs: object) -> list[str]:
     return [v.rule for v in check_events(events, **kwargs)]  # type: ignore[arg-type]
 
 
-GOOD = run(
-    *assistant(CALLS),
+GOOD = both_ran(
     start("a", 0),
     start("b", 0),
     end("b"),
     end("a"),
-    *tool_result(result(A)),
-    *tool_result(result(B)),
 )
 
 
@@ -109,53 +117,24 @@ def test_result_for_no_call_is_l1() -> None:
 
 
 def test_concurrency_limit_and_unsafe_overlap_are_l3() -> None:
-    log = run(
-        *assistant(CALLS),
-        start("a", 0),
-        start("b", 0),
-        end("a"),
-        end("b"),
-        *tool_result(result(A)),
-        *tool_result(result(B)),
-    )
+    log = at_once(0)
     assert rules(log, concurrency_limit=1) == ["L3"]
     assert rules(log, safe_tools={"read": False}) == ["L3"]
 
 
 def test_batches_overlapping_or_going_back_are_l3() -> None:
-    overlap = run(
-        *assistant(CALLS),
-        start("a", 0),
-        start("b", 1),
-        end("a"),
-        end("b"),
-        *tool_result(result(A)),
-        *tool_result(result(B)),
-    )
-    assert rules(overlap) == ["L3"]
-    back = run(
-        *assistant(CALLS),
+    assert rules(at_once(1)) == ["L3"]
+    back = both_ran(
         start("a", 1),
         end("a"),
         start("b", 0),
         end("b"),
-        *tool_result(result(A)),
-        *tool_result(result(B)),
     )
     assert rules(back) == ["L3"]
 
 
 def test_one_batch_two_contexts_is_l4() -> None:
-    log = run(
-        *assistant(CALLS),
-        start("a", 0, context={}),
-        start("b", 0, context={"x": 1}),
-        end("a"),
-        end("b"),
-        *tool_result(result(A)),
-        *tool_result(result(B)),
-    )
-    assert rules(log) == ["L4"]
+    assert rules(at_once(0, context_b={"x": 1})) == ["L4"]
 
 
 def test_retry_rules_are_l7() -> None:

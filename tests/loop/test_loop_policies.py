@@ -3,7 +3,6 @@ example policies (buffering, per-tool-call judging)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -23,12 +22,12 @@ from stream_harness.loop.policies import (
 )
 from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
 from stream_harness.providers.reference import normalize
+from tests.conftest import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def cassette_events(relative: str) -> list[Event]:
-    interaction = load_cassette(ROOT / "cassettes" / relative).interactions[0]
+    interaction = load_cassette(REPO_ROOT / "cassettes" / relative).interactions[0]
     return list(normalize(relative.split("/")[0], [interaction.response.body]))
 
 

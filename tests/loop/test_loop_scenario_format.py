@@ -10,9 +10,9 @@ import pytest
 
 from stream_harness.cli.loop import add_loop_parser, loop_command
 from stream_harness.loop.scenario import ScenarioError, load_scenario
+from tests.conftest import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-CASSETTE = ROOT / "cassettes" / "anthropic-messages" / "plain_text.yaml"
+CASSETTE = REPO_ROOT / "cassettes" / "anthropic-messages" / "plain_text.yaml"
 
 # (name, YAML text, expected field, expected words in the problem)
 BAD = [
@@ -180,7 +180,7 @@ def test_cli_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_cli_prints_agent_events_as_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
     from stream_harness.loop.events import agent_event_from_json
 
-    path = ROOT / "cassettes" / "scenarios" / "retry_after_header.yaml"
+    path = REPO_ROOT / "cassettes" / "scenarios" / "retry_after_header.yaml"
     assert _run_cli([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     events = [agent_event_from_json(line) for line in lines]

@@ -18,9 +18,9 @@ from stream_harness.loop.scenario import (
     load_scenario,
     run_scenario,
 )
+from tests.conftest import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = ROOT / "cassettes" / "scenarios"
+SCENARIOS = REPO_ROOT / "cassettes" / "scenarios"
 FILES = find_scenarios(SCENARIOS)
 
 
@@ -131,7 +131,7 @@ def test_a_wrong_expectation_is_reported(tmp_path: Path) -> None:
     data["expect"]["end_time"] = 99.0
     data["expect"]["history"] = ["user"]
     data["responses"][1]["cassette"] = str(
-        ROOT / "cassettes" / "openai-completions" / "text_plain.yaml"
+        REPO_ROOT / "cassettes" / "openai-completions" / "text_plain.yaml"
     )
     target = tmp_path / "wrong.yaml"
     target.write_text(yaml.safe_dump(data), encoding="utf-8")

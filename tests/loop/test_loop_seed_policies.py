@@ -11,18 +11,17 @@ from typing import Any
 import pytest
 
 from stream_harness.contract.events import AssistantMessage, TextBlock, ToolCall, Usage
-from stream_harness.loop.messages import ToolResult, UserMessage, estimate_tokens, prompt_tokens
-from stream_harness.loop.retry import RetryPolicy
-from stream_harness.loop.scenario import ScriptSpec, script_events
-from stream_harness.loop.state import (
-    STREAM_ENDED,
+from stream_harness.loop.commands import (
     AskPermission,
     CancelPermission,
-    LoopConfig,
     SendRequest,
     StartTimer,
     StartTool,
 )
+from stream_harness.loop.messages import ToolResult, UserMessage, estimate_tokens, prompt_tokens
+from stream_harness.loop.retry import RetryPolicy
+from stream_harness.loop.scenario import ScriptSpec, script_events
+from stream_harness.loop.state import STREAM_ENDED, LoopConfig
 from stream_harness.loop.tools import SafeWhen, ToolOutcome, ToolSpec
 from tests.loop.test_loop_state import READ, Harness
 

@@ -6,24 +6,22 @@ from typing import Any
 
 from stream_harness.contract.events import Event, ToolCall
 from stream_harness.loop.clock import VirtualClock
-from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
-from stream_harness.loop.invariants import check_events, check_history
-from stream_harness.loop.messages import UserMessage
-from stream_harness.loop.retry import RetryPolicy
-from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
-from stream_harness.loop.state import (
-    AgentLoop,
+from stream_harness.loop.commands import (
     AskPermission,
     CancelRequest,
     CancelTimer,
     CancelTool,
-    LoopConfig,
-    LoopState,
     Output,
     SendRequest,
     StartTimer,
     StartTool,
 )
+from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
+from stream_harness.loop.invariants import check_events, check_history
+from stream_harness.loop.messages import UserMessage
+from stream_harness.loop.retry import RetryPolicy
+from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
+from stream_harness.loop.state import AgentLoop, LoopConfig, LoopState
 from stream_harness.loop.tools import ToolOutcome, ToolSpec
 
 READ = ToolSpec(

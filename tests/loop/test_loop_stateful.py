@@ -35,24 +35,22 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
 from stream_harness.loop.clock import VirtualClock
-from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent, Fallback, Retry, TurnStart
-from stream_harness.loop.invariants import check_events, check_history
-from stream_harness.loop.messages import Message, UserMessage
-from stream_harness.loop.retry import RetryPolicy
-from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
-from stream_harness.loop.state import (
-    AgentLoop,
+from stream_harness.loop.commands import (
     AskPermission,
     CancelPermission,
     CancelTimer,
     CancelTool,
-    LoopConfig,
-    LoopState,
     Output,
     SendRequest,
     StartTimer,
     StartTool,
 )
+from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent, Fallback, Retry, TurnStart
+from stream_harness.loop.invariants import check_events, check_history
+from stream_harness.loop.messages import Message, UserMessage
+from stream_harness.loop.retry import RetryPolicy
+from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
+from stream_harness.loop.state import AgentLoop, LoopConfig, LoopState
 from stream_harness.loop.tools import AppendTo, SafeWhen, ToolOutcome, ToolSpec
 
 PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

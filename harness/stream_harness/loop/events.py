@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from stream_harness.contract.events import AssistantMessage, ErrorKind, Event, StopReason
+from stream_harness.contract.events import AssistantMessage, ErrorKind, Event, StopReason, ToolCall
 from stream_harness.loop.messages import ToolResult
 
 TurnSignal: TypeAlias = Literal["continue", "stop", "compact"]
@@ -30,6 +30,22 @@ class _Event(BaseModel):
     time: float = 0.0
 
 
+class _TurnEvent(_Event):
+    """An event inside a turn says which. ``type`` is declared here, ahead of ``turn``, so
+    that every event's JSON line starts ``time``, ``type`` (each event narrows it)."""
+
+    type: str
+    turn: int
+
+
+class _CallEvent(_TurnEvent):
+    """An event about one tool call names it the same way (:func:`call_fields`)."""
+
+    key: str
+    tool_call_id: str
+    name: str
+
+
 class AgentStart(_Event):
     type: Literal["agent_start"] = "agent_start"
 
@@ -41,15 +57,13 @@ class AgentEnd(_Event):
     error_message: str | None = None
 
 
-class TurnStart(_Event):
+class TurnStart(_TurnEvent):
     type: Literal["turn_start"] = "turn_start"
-    turn: int
     model: str
 
 
-class TurnEnd(_Event):
+class TurnEnd(_TurnEvent):
     type: Literal["turn_end"] = "turn_end"
-    turn: int
     signal: TurnSignal
     stop_reason: StopReason | None = None
     """Of the assistant message committed in this turn; None when none was (a retry wait or
@@ -57,23 +71,20 @@ class TurnEnd(_Event):
     tool_results: int = 0
 
 
-class MessageStart(_Event):
+class MessageStart(_TurnEvent):
     type: Literal["message_start"] = "message_start"
-    turn: int
     role: Literal["assistant", "tool_result"]
     attempt: int | None = None
     """For assistant messages: 1 for the first request of the turn, +1 per retry or fallback."""
 
 
-class MessageUpdate(_Event):
+class MessageUpdate(_TurnEvent):
     type: Literal["message_update"] = "message_update"
-    turn: int
     event: Event
 
 
-class MessageEnd(_Event):
+class MessageEnd(_TurnEvent):
     type: Literal["message_end"] = "message_end"
-    turn: int
     role: Literal["assistant", "tool_result"]
     message: AssistantMessage | ToolResult
     committed: bool = True
@@ -81,12 +92,8 @@ class MessageEnd(_Event):
     overflow): it was shown, it is not history (L7)."""
 
 
-class ToolExecutionStart(_Event):
+class ToolExecutionStart(_CallEvent):
     type: Literal["tool_execution_start"] = "tool_execution_start"
-    turn: int
-    key: str
-    tool_call_id: str
-    name: str
     arguments: dict[str, Any]
     context: dict[str, Any]
     batch: int
@@ -95,26 +102,20 @@ class ToolExecutionStart(_Event):
     """Whether this call was judged concurrency-safe (from its parsed input, seed 003)."""
 
 
-class ToolExecutionUpdate(_Event):
+class ToolExecutionUpdate(_TurnEvent):
     type: Literal["tool_execution_update"] = "tool_execution_update"
-    turn: int
     key: str
     tool_call_id: str
     data: Any = None
 
 
-class ToolExecutionEnd(_Event):
+class ToolExecutionEnd(_CallEvent):
     type: Literal["tool_execution_end"] = "tool_execution_end"
-    turn: int
-    key: str
-    tool_call_id: str
-    name: str
     outcome: ExecutionOutcome
 
 
-class Retry(_Event):
+class Retry(_TurnEvent):
     type: Literal["retry"] = "retry"
-    turn: int
     retry: int
     """1 for the first retry of this turn's request."""
     delay: float
@@ -126,42 +127,32 @@ class Retry(_Event):
     error_message: str = ""
 
 
-class Fallback(_Event):
+class Fallback(_TurnEvent):
     type: Literal["fallback"] = "fallback"
-    turn: int
     from_model: str
     to_model: str
     overloads: int
 
 
-class DoomLoop(_Event):
+class DoomLoop(_CallEvent):
     type: Literal["doom_loop"] = "doom_loop"
-    turn: int
-    key: str
-    tool_call_id: str
-    name: str
     count: int
     action: Literal["ask", "deny", "allow"]
     decision: Literal["allow", "deny", "always"]
 
 
-class Permission(_Event):
+class Permission(_CallEvent):
     """The permission gate decided on a call whose rule is not ``allow`` (seed 000:
     ``PermissionNext.ask``). ``deny`` after ``ask`` is the user's rejection, which blocks the
     run; ``deny`` by rule is a refusal the model can work around."""
 
     type: Literal["permission"] = "permission"
-    turn: int
-    key: str
-    tool_call_id: str
-    name: str
     action: Literal["ask", "deny", "allow"]
     decision: Literal["allow", "deny", "always"]
 
 
-class Compaction(_Event):
+class Compaction(_TurnEvent):
     type: Literal["compaction"] = "compaction"
-    turn: int
     reason: CompactionReason
     used: int | None = None
     context_window: int | None = None
@@ -206,6 +197,12 @@ AGENT_EVENT_TYPES = (
 )
 
 AGENT_EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+
+def call_fields(time: float, turn: int, key: str, call: ToolCall) -> dict[str, Any]:
+    """The fields every event about one tool call carries (its tool execution events, the
+    gate's ``doom_loop`` and ``permission``), so that they name a call the same way."""
+    return {"time": time, "turn": turn, "key": key, "tool_call_id": call.id, "name": call.name}
 
 
 def agent_event_to_json(event: AgentEvent) -> str:

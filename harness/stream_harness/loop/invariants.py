@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from stream_harness.contract.rules import Violation, check_contract
 from stream_harness.contract.events import TERMINAL_TYPES, AssistantMessage, Event
+from stream_harness.contract.rules import Violation, check_contract
 from stream_harness.loop.events import (
     AgentEnd,
     AgentEvent,

@@ -73,6 +73,13 @@ ABORTED_MESSAGE = "Request was aborted"
 """error_message of a partial assistant message cut by an abort (pi, research/seed-systems.md B.5)."""
 
 
+def error_result(call: ToolCall, content: str, kind: ToolResultKind) -> ToolResult:
+    """The result the loop gives a call in the tool's stead (or for a tool that raised)."""
+    return ToolResult(
+        tool_call_id=call.id, name=call.name, content=content, is_error=True, kind=kind
+    )
+
+
 def tool_calls_of(message: AssistantMessage) -> list[ToolCall]:
     return [block for block in message.content if isinstance(block, ToolCall)]
 
@@ -140,6 +147,20 @@ class PartialAssistant:
             return self._tool[i]
         text = "".join(self._text.get(i, []))
         return ThinkingBlock(content=text) if kind == "thinking" else TextBlock(content=text)
+
+    def closing_events(self) -> list[Event]:
+        """The ``*_end`` events that close every open block, in content_index order: what a
+        stream cut short still owes its reader to keep the contract's grammar."""
+        out: list[Event] = []
+        for i in self.open_indices():
+            block = self.block(i)
+            if isinstance(block, ToolCall):
+                out.append(ToolCallEndEvent(content_index=i, tool_call=block))
+            elif isinstance(block, ThinkingBlock):
+                out.append(ThinkingEndEvent(content_index=i, content=block.content))
+            else:
+                out.append(TextEndEvent(content_index=i, content=block.content))
+        return out
 
     def snapshot(self, stop_reason: StopReason, error_message: str | None) -> AssistantMessage:
         indices = sorted(set(self._closed) | set(self._kind))

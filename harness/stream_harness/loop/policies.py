@@ -35,15 +35,12 @@ from stream_harness.contract.events import (
     ErrorEvent,
     Event,
     StartEvent,
-    TextBlock,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
-    ThinkingBlock,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
-    ToolCall,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
@@ -189,19 +186,11 @@ class PolicyContext:
         if not self.terminated and not self._ended:
             if not self._started:
                 self.send(StartEvent())
-            for i in self._sent.open_indices():
-                self.send(_end_event(i, self._sent.block(i)))
+            for event in self._sent.closing_events():
+                self.send(event)
             message = self._sent.snapshot("error", error_message)
             self.send(ErrorEvent(reason="error", error_message=error_message, message=message))
         self.terminate()
-
-
-def _end_event(index: int, block: TextBlock | ThinkingBlock | ToolCall) -> Event:
-    if isinstance(block, ToolCall):
-        return ToolCallEndEvent(content_index=index, tool_call=block)
-    if isinstance(block, ThinkingBlock):
-        return ThinkingEndEvent(content_index=index, content=block.content)
-    return TextEndEvent(content_index=index, content=block.content)
 
 
 class StreamPolicy(Protocol):

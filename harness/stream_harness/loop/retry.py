@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from stream_harness.errors import retry_delay
 from stream_harness.contract.events import ErrorInfo, ErrorKind
+from stream_harness.errors import retry_delay
 
 SEED_RETRY_KINDS: tuple[ErrorKind, ...] = ("rate_limit", "overloaded", "transient")
 """seeds/000 ``retryable``: rate_limit, overloaded; plus transient (provider-facts.md 5.6)."""

@@ -19,7 +19,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stream_harness.providers.accumulator import Accumulator
 from stream_harness.contract.events import (
     EVENT_ADAPTER,
     AssistantMessage,
@@ -30,12 +29,19 @@ from stream_harness.contract.events import (
     TextBlock,
 )
 from stream_harness.loop.clock import DEFAULT_EPOCH, VirtualClock
+from stream_harness.loop.commands import AskPermission, SendRequest
 from stream_harness.loop.events import AgentEnd, AgentEvent, CompactionReason, EndReason, TurnSignal
 from stream_harness.loop.invariants import Violation, check_events, check_history
 from stream_harness.loop.messages import Message, ToolResult, ToolResultKind, UserMessage, summarize
 from stream_harness.loop.retry import RetryPolicy
-from stream_harness.loop.scheduler import ModelResponse, Scheduler, Simulation, SimulationResult, ToolPlan
-from stream_harness.loop.state import AgentLoop, AskPermission, LoopConfig, SendRequest
+from stream_harness.loop.scheduler import (
+    ModelResponse,
+    Scheduler,
+    Simulation,
+    SimulationResult,
+    ToolPlan,
+)
+from stream_harness.loop.state import AgentLoop, LoopConfig
 from stream_harness.loop.tools import (
     AppendTo,
     ContextModifier,
@@ -46,6 +52,7 @@ from stream_harness.loop.tools import (
     ToolSpec,
     ToolSpecError,
 )
+from stream_harness.providers.accumulator import Accumulator
 
 __all__ = [
     "Scenario",
@@ -472,8 +479,8 @@ def _safety(safe: bool | dict[str, Any]) -> bool | SafeWhen:
 def _compile_response(
     file: Path, where: str, r: ResponseSpec, default_protocol: str | None
 ) -> ModelResponse:
-    from stream_harness.recordings.chunking import SplitSpecError, apply_split
     from stream_harness.providers.registry import is_registered, protocol_ids
+    from stream_harness.recordings.chunking import SplitSpecError, apply_split
 
     protocol = r.protocol or default_protocol
     timing: dict[str, Any] = {
@@ -527,9 +534,9 @@ def _compile_response(
 def _from_cassette(
     file: Path, where: str, r: ResponseSpec, protocol: str | None
 ) -> tuple[bytes, int, dict[str, str], str]:
-    from stream_harness.recordings.cassette import CassetteError, load_cassette
     from stream_harness.providers.reference import detect_protocol
     from stream_harness.providers.registry import UnknownProtocolError
+    from stream_harness.recordings.cassette import CassetteError, load_cassette
 
     assert r.cassette is not None
     target = (file.parent / r.cassette).resolve()

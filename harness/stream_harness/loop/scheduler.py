@@ -25,9 +25,7 @@ from typing import Any, Protocol
 
 from stream_harness.contract.events import Event
 from stream_harness.loop.clock import VirtualClock
-from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
-from stream_harness.loop.state import (
-    AgentLoop,
+from stream_harness.loop.commands import (
     AskPermission,
     CancelPermission,
     CancelRequest,
@@ -39,6 +37,8 @@ from stream_harness.loop.state import (
     StartTimer,
     StartTool,
 )
+from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
+from stream_harness.loop.state import AgentLoop
 from stream_harness.loop.tools import PermissionAnswer, ToolOutcome
 
 PermissionScript = Callable[[AskPermission], tuple[PermissionAnswer, float]]
