@@ -53,6 +53,11 @@ from stream_harness.loop.tools import (
     ToolSpecError,
 )
 from stream_harness.providers.accumulator import Accumulator
+from stream_harness.providers.registry import is_registered, protocol_ids
+from stream_harness.recordings.chunking import SplitSpecError, apply_split
+from stream_harness.providers.reference import detect_protocol
+from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.recordings.cassette import CassetteError, load_cassette
 
 __all__ = [
     "Scenario",
@@ -479,9 +484,6 @@ def _safety(safe: bool | dict[str, Any]) -> bool | SafeWhen:
 def _compile_response(
     file: Path, where: str, r: ResponseSpec, default_protocol: str | None
 ) -> ModelResponse:
-    from stream_harness.providers.registry import is_registered, protocol_ids
-    from stream_harness.recordings.chunking import SplitSpecError, apply_split
-
     protocol = r.protocol or default_protocol
     timing: dict[str, Any] = {
         "latency": r.latency,
@@ -534,10 +536,6 @@ def _compile_response(
 def _from_cassette(
     file: Path, where: str, r: ResponseSpec, protocol: str | None
 ) -> tuple[bytes, int, dict[str, str], str]:
-    from stream_harness.providers.reference import detect_protocol
-    from stream_harness.providers.registry import UnknownProtocolError
-    from stream_harness.recordings.cassette import CassetteError, load_cassette
-
     assert r.cassette is not None
     target = (file.parent / r.cassette).resolve()
     try:

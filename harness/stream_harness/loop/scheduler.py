@@ -40,6 +40,8 @@ from stream_harness.loop.commands import (
 from stream_harness.loop.events import AGENT_EVENT_TYPES, AgentEvent
 from stream_harness.loop.state import AgentLoop
 from stream_harness.loop.tools import PermissionAnswer, ToolOutcome
+from stream_harness.providers.reference import http_error_events
+from stream_harness.providers.registry import get_normalizer
 
 PermissionScript = Callable[[AskPermission], tuple[PermissionAnswer, float]]
 """The user at the permission prompt: an answer and how many seconds it takes to give it."""
@@ -288,8 +290,6 @@ class Simulation:
             ]
             closing: Callable[[], list[Output]] | None = None
         elif response.status >= 400:
-            from stream_harness.providers.reference import http_error_events
-
             assert error_body is not None
             feeds = [
                 _feeder(
@@ -300,8 +300,6 @@ class Simulation:
             ]
             closing = None
         else:
-            from stream_harness.providers.registry import get_normalizer
-
             normalizer = get_normalizer(_protocol(response))
             chunks = list(response.chunks)
             feeds = [
