@@ -28,6 +28,7 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
   let finish = null;
   let error = null;
   let meta = {};
+  let stepMetadata = null;
   // The Gemini model keys its metadata `googleVertex` (and `vertex`) on Vertex, `google` elsewhere.
   const googleOf = (md = {}) => md.google ?? md.googleVertex ?? md.vertex;
   const signatureOf = (md = {}) => md.anthropic?.signature ?? md.anthropic?.redactedData ?? md.bedrock?.signature
@@ -72,7 +73,7 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
           blocks.push(toolCall(part.toolCallId, part.toolName, part.input === undefined ? '' : part.input));
           break;
         }
-        case 'finish-step': meta = part.response ?? meta; break;
+        case 'finish-step': meta = part.response ?? meta; stepMetadata = part.providerMetadata ?? stepMetadata; break;
         case 'finish': finish = part; break;
         case 'error': error = error ?? part.error; break;
         default: break;
@@ -99,6 +100,8 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
     // `interrupted` is how the SDK says the stream ended without a finish (v7): an error
     // end it surfaces without throwing.
     error: finish?.finishReason === 'interrupted' && !error ? "finishReason 'interrupted': the stream ended without a finish" : null,
+    // Gemini's finishMessage (why the candidate was stopped), kept in the step's metadata.
+    stop_details: googleOf(stepMetadata ?? {})?.finishMessage ?? null,
   };
   const raw = { finishReason: finish?.finishReason ?? null, ...(calls.urls ? { urls: calls.urls } : {}) };
   if (error) return { raised: raisedOf(error, providerMessage(error)), message, requests: calls.n, raw };

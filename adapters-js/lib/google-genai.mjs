@@ -28,7 +28,7 @@ function addPart(part, content) {
 /** The responses of one stream as the protocol's message. */
 export function collect(responses) {
   const content = [];
-  let stop = null; let usage = null; let model = null; let id = null;
+  let stop = null; let usage = null; let model = null; let id = null; let details = null;
   for (const r of responses) {
     model = r.modelVersion || model;
     id = r.responseId || id;
@@ -37,6 +37,7 @@ export function collect(responses) {
     const cand = (r.candidates ?? [])[0];
     if (cand) {
       if (cand.finishReason) stop = cand.finishReason;
+      details = cand.finishMessage || details;
       for (const part of cand.content?.parts ?? []) addPart(part, content);
     }
   }
@@ -49,5 +50,7 @@ export function collect(responses) {
       total: Number.isInteger(usage.totalTokenCount) ? usage.totalTokenCount : null,
     } : null,
     model, response_id: id,
+    // Why the candidate was stopped (Vertex's Model Armor, say), as the SDK keeps it.
+    stop_details: details,
   };
 }
