@@ -8,7 +8,8 @@
 // recorded response, one write per chunk (TCP may merge neighbouring chunks: the split is
 // what the client reads, not guaranteed to be exact).
 import { createServer } from 'node:http';
-import { pkgVersion, raisedOf, replayFetch, serveHeaders, serveProtocol, text, thinking, toolCall, versions } from '../lib/protocol.mjs';
+import { pkgVersion, raisedOf, replayFetch, serveHeaders, serveProtocol, versions } from '../lib/protocol.mjs';
+import { piMessage } from '../lib/pi-ai.mjs';
 
 const { stream } = await import('@mariozechner/pi-ai');
 const { default: Anthropic } = await import('@anthropic-ai/sdk');
@@ -49,28 +50,6 @@ function model(protocol, loopbackUrl = null) {
   return {
     id: 'harness-model', name: 'harness-model', api: protocol, provider, baseUrl, reasoning: false,
     input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 200000, maxTokens: 1024,
-  };
-}
-
-/** pi's AssistantMessage as the protocol's message (stop values mapped by the conventions table). */
-function piMessage(m) {
-  const content = [];
-  for (const b of m.content ?? []) {
-    if (b.type === 'text') content.push(text(b.text ?? '', b.textSignature ?? null));
-    else if (b.type === 'thinking') content.push(thinking(b.thinking ?? '', b.thinkingSignature || null, Boolean(b.redacted)));
-    else if (b.type === 'toolCall') content.push({ ...toolCall(b.id, b.name, b.arguments ?? {}), signature: b.thoughtSignature ?? null });
-  }
-  const u = m.usage;
-  const failed = m.stopReason === 'error' || m.stopReason === 'aborted';
-  return {
-    content,
-    stop_reason: failed ? null : (m.stopReason ?? null),
-    usage: u ? { input: u.input ?? 0, output: u.output ?? 0, cache_read: u.cacheRead ?? 0, cache_write: u.cacheWrite ?? 0, total: u.totalTokens ?? null } : null,
-    model: m.model || null,
-    response_id: m.responseId || null,
-    // pi never throws: an HTTP error or an error event ends in stopReason error with the
-    // provider's message in errorMessage, surfaced here without a raise.
-    error: failed ? (m.errorMessage || `stopReason ${m.stopReason}`) : null,
   };
 }
 

@@ -20,8 +20,7 @@ function stopOf(finish) {
 }
 
 /** Drive `streamText` on `model` (built with the replay fetch) and describe what it gave. */
-export async function runStreamText(makeModel, chunks, status, headers, fallbackType) {
-  const calls = { n: 0 };
+export async function runStreamText(makeModel, chunks, status, headers, fallbackType, calls = { n: 0 }) {
   const fetch = replayFetch(chunks, status, serveHeaders(status, headers, fallbackType), calls);
   const result = streamText({ model: makeModel(fetch), prompt: 'hi', maxRetries: 0, onError() {} });
   const blocks = [];
@@ -29,8 +28,11 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
   let finish = null;
   let error = null;
   let meta = {};
+  let stepMetadata = null;
+  // The Gemini model keys its metadata `googleVertex` (and `vertex`) on Vertex, `google` elsewhere.
+  const googleOf = (md = {}) => md.google ?? md.googleVertex ?? md.vertex;
   const signatureOf = (md = {}) => md.anthropic?.signature ?? md.anthropic?.redactedData ?? md.bedrock?.signature
-    ?? md.bedrock?.redactedData ?? md.google?.thoughtSignature ?? md.openai?.reasoningEncryptedContent ?? null;
+    ?? md.bedrock?.redactedData ?? googleOf(md)?.thoughtSignature ?? md.openai?.reasoningEncryptedContent ?? null;
   const redactedOf = (md = {}) => Boolean(md.anthropic?.redactedData ?? md.bedrock?.redactedData);
   try {
     for await (const part of result.fullStream) {
@@ -48,7 +50,7 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
           let b = open.get(`t${part.id}`);
           if (!b) { b = text(''); open.set(`t${part.id}`, b); blocks.push(b); }
           b.content += part.text ?? part.delta ?? '';
-          if (md?.google?.thoughtSignature) b.signature = md.google.thoughtSignature;
+          if (googleOf(md)?.thoughtSignature) b.signature = googleOf(md).thoughtSignature;
           break;
         }
         case 'reasoning-start': case 'reasoning-delta': case 'reasoning-end': {
@@ -71,7 +73,7 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
           blocks.push(toolCall(part.toolCallId, part.toolName, part.input === undefined ? '' : part.input));
           break;
         }
-        case 'finish-step': meta = part.response ?? meta; break;
+        case 'finish-step': meta = part.response ?? meta; stepMetadata = part.providerMetadata ?? stepMetadata; break;
         case 'finish': finish = part; break;
         case 'error': error = error ?? part.error; break;
         default: break;
@@ -98,7 +100,10 @@ export async function runStreamText(makeModel, chunks, status, headers, fallback
     // `interrupted` is how the SDK says the stream ended without a finish (v7): an error
     // end it surfaces without throwing.
     error: finish?.finishReason === 'interrupted' && !error ? "finishReason 'interrupted': the stream ended without a finish" : null,
+    // Gemini's finishMessage (why the candidate was stopped), kept in the step's metadata.
+    stop_details: googleOf(stepMetadata ?? {})?.finishMessage ?? null,
   };
-  if (error) return { raised: raisedOf(error, providerMessage(error)), message, requests: calls.n, raw: { finishReason: finish?.finishReason ?? null } };
-  return { message, requests: calls.n, raw: { finishReason: finish?.finishReason ?? null } };
+  const raw = { finishReason: finish?.finishReason ?? null, ...(calls.urls ? { urls: calls.urls } : {}) };
+  if (error) return { raised: raisedOf(error, providerMessage(error)), message, requests: calls.n, raw };
+  return { message, requests: calls.n, raw };
 }

@@ -62,11 +62,15 @@ export function serveHeaders(status, headers, fallbackType = 'text/event-stream'
 
 /**
  * A `fetch` answering every request with the recorded response, one chunk per read.
- * `calls.n` counts the requests (a retry or a second step shows in the reply).
+ * `calls.n` counts the requests (a retry or a second step shows in the reply); `calls.urls`,
+ * when given, receives each request's URL.
  */
 export function replayFetch(chunks, status, headers, calls = { n: 0 }) {
-  return async (_input, _init) => {
+  return async (input, _init) => {
     calls.n++;
+    // The URLs asked for, when the caller keeps a list: the Vertex adapters show with them
+    // that the library took its Vertex code path (tests/adapters/test_js_adapters.py).
+    calls.urls?.push(String(input?.url ?? input));
     let i = 0;
     const body = new ReadableStream({
       pull(controller) {

@@ -98,6 +98,17 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("langchain-ai/langchainjs", *_JS_SDKS),
         ("js.langchain.com", "docs.langchain.com"),
     ),
+    # The JS clients on Vertex AI (issue 28): each row's library, and Google's Vertex docs.
+    "js-google-genai-vertex": (
+        ("googleapis/js-genai",),
+        ("googleapis.github.io", "ai.google.dev", "cloud.google.com"),
+    ),
+    "js-anthropic-vertex-sdk": (
+        ("anthropics/anthropic-sdk-typescript",),
+        ("docs.anthropic.com", "platform.claude.com", "cloud.google.com"),
+    ),
+    "js-ai-sdk-vertex": (("vercel/ai",), ("ai-sdk.dev", "cloud.google.com")),
+    "js-pi-ai-vertex": (("badlogic/pi-mono", "earendil-works/pi", *_JS_SDKS), ()),
     # Gateways (harness/stream_harness/adapters/gateways): every row of one gateway cites the gateway's tracker. The
     # LiteLLM proxy runs the litellm library's code, whose bugs are then the row's bugs.
     "litellm-proxy": (("BerriAI/litellm",), ("docs.litellm.ai",)),

@@ -28,6 +28,10 @@ SCRIPTS: Final[dict[str, str]] = {
     "js-google-genai": "google-genai.mjs",
     "js-pi-ai": "pi-ai.mjs",
     "js-langchain": "langchain.mjs",
+    "js-google-genai-vertex": "google-genai-vertex.mjs",
+    "js-anthropic-vertex-sdk": "anthropic-vertex-sdk.mjs",
+    "js-ai-sdk-vertex": "ai-sdk-vertex.mjs",
+    "js-pi-ai-vertex": "pi-ai-vertex.mjs",
 }
 
 
@@ -90,3 +94,19 @@ def pi_ai() -> StdioAdapter:
 
 def langchain() -> StdioAdapter:
     return js_adapter("js-langchain")
+
+
+def google_genai_vertex() -> StdioAdapter:
+    return js_adapter("js-google-genai-vertex")
+
+
+def anthropic_vertex_sdk() -> StdioAdapter:
+    return js_adapter("js-anthropic-vertex-sdk")
+
+
+def ai_sdk_vertex() -> StdioAdapter:
+    return js_adapter("js-ai-sdk-vertex")
+
+
+def pi_ai_vertex() -> StdioAdapter:
+    return js_adapter("js-pi-ai-vertex")

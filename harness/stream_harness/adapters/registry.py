@@ -30,6 +30,10 @@ THIRD_PARTY: Final[dict[str, str]] = {
     "js-google-genai": "stream_harness.adapters.js:google_genai",
     "js-pi-ai": "stream_harness.adapters.js:pi_ai",
     "js-langchain": "stream_harness.adapters.js:langchain",
+    "js-google-genai-vertex": "stream_harness.adapters.js:google_genai_vertex",
+    "js-anthropic-vertex-sdk": "stream_harness.adapters.js:anthropic_vertex_sdk",
+    "js-ai-sdk-vertex": "stream_harness.adapters.js:ai_sdk_vertex",
+    "js-pi-ai-vertex": "stream_harness.adapters.js:pi_ai_vertex",
 }
 
 

@@ -542,6 +542,7 @@ def collected(message: Mapping[str, Any]) -> Collected:
         response_id=message.get("response_id"),
         refusal=message.get("refusal"),
         error=message.get("error"),
+        stop_details=message.get("stop_details"),
     )
 
 
