@@ -31,60 +31,30 @@ from typing import Any
 
 import pytest
 from conftest import corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from corpus_streams import (
+    assert_chunkings_agree,
+    corpus_params,
+    corpus_recordings,
+    corpus_streams,
+    events_of,
+)
 from test_provider_bedrock_converse_stream import frame_cuts
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
 from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
-from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.bedrock_converse_stream import Normalizer
-from stream_harness.conformance.strategies import chunkings, split_at
+from stream_harness.conformance.strategies import split_at
 
 PROTOCOL = "bedrock-converse-stream"
 REPO = Path(__file__).resolve().parents[2]
-ONE_BYTE_LIMIT = 64 * 1024
-
-
-def _interactions(*, errors: bool) -> list[Any]:
-    root = corpus_dir()
-    if root is None:
-        return [
-            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
-        ]
-    out = []
-    for path in sorted(root.rglob("*.yaml")):
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # unreadable files are test_corpus_loads' business
-            continue
-        in_folder = path.parent.name == "bedrock_converse"
-        for inter in cassette.interactions:
-            try:
-                protocol = detect_protocol(inter)
-            except ValueError:
-                protocol = None
-            is_error = inter.response.status >= 400
-            pid = f"{path.relative_to(root).as_posix()}#{inter.index}"
-            if errors and is_error and (protocol == PROTOCOL or in_folder):
-                # The /converse errors are not detected by URL; their wire is the same.
-                out.append(pytest.param(inter, id=pid))
-            elif not errors and not is_error and protocol == PROTOCOL and inter.is_streaming:
-                out.append(pytest.param(inter, id=pid))
-    return out
-
-
-STREAMS = _interactions(errors=False)
-HTTP_ERRORS = _interactions(errors=True)
-
-
-def _events(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+STREAMS = corpus_params(corpus_streams(PROTOCOL))
+# The /converse errors are not detected by URL; their wire is the same.
+HTTP_ERRORS = corpus_params(
+    r
+    for r in corpus_recordings()
+    if r.is_http_error and (r.protocol == PROTOCOL or r.path.parent.name == "bedrock_converse")
+)
 
 
 # -- the oracles -------------------------------------------------------------------------------
@@ -244,7 +214,7 @@ def test_the_corpus_has_bedrock_streams() -> None:
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = _events([inter.response.body])
+    events = events_of(PROTOCOL, [inter.response.body])
     assert check_contract(events) == []
     last = events[-1]
     assert isinstance(last, DoneEvent), last
@@ -259,25 +229,16 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_botocore(inter: Interaction) -> None:
     w = read_with_botocore(inter.response.body)
-    last = _events([inter.response.body])[-1]
+    last = events_of(PROTOCOL, [inter.response.body])[-1]
     assert isinstance(last, DoneEvent)
     assert_matches(last.message, w)
 
 
 @pytest.mark.parametrize("inter", STREAMS)
-def test_split_invariance(inter: Interaction) -> None:
+def test_split_at_frame_boundaries(inter: Interaction) -> None:
+    # Any chunking and one byte at a time: test_corpus_split_invariance.py, for every protocol.
     body = inter.response.body
-    reference = _events([body])
-    if len(body) <= ONE_BYTE_LIMIT:
-        assert _events(split_at(body, range(1, len(body)))) == reference
-
-    @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body), cuts=frame_cuts(body))
-    def check(chunks: list[bytes], cuts: list[int]) -> None:
-        assert _events(chunks) == reference
-        assert _events(split_at(body, cuts)) == reference
-
-    check()
+    assert_chunkings_agree(PROTOCOL, body, frame_cuts(body).map(lambda cuts: split_at(body, cuts)))
 
 
 @pytest.mark.parametrize("inter", HTTP_ERRORS)
@@ -312,7 +273,7 @@ def test_bundled_cassettes_against_botocore(path: Path) -> None:
     inter = load_cassette(path).interactions[0]
     if inter.response.status >= 400:
         return  # a JSON error body, not an event stream
-    last = _events([inter.response.body])[-1]
+    last = events_of(PROTOCOL, [inter.response.body])[-1]
     if path.stem == "crc_corruption":
         # case 42: botocore raises on the damaged frame; we end in an error event.
         with pytest.raises(ChecksumMismatch):
