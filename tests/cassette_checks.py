@@ -1,19 +1,27 @@
-"""vcrpy replay of a bundled cassette, shared by the provider test modules.
+"""vcrpy replay of a bundled cassette, and a body run through a reference normalizer,
+shared by the provider test modules.
 
 Imported by bare name (pytest's default import mode puts tests/ on sys.path), so each
-module keeps its own protocol-specific assertions on the replayed request. Goldens,
-split invariance and mutations are parametrized over every protocol instead:
-tests/recordings/test_goldens.py and tests/conformance/test_robustness.py.
+module keeps its own protocol-specific assertions. Goldens, split invariance and
+mutations are parametrized over every protocol instead: tests/recordings/test_goldens.py
+and tests/conformance/test_robustness.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from wire_chunkings import decode_all
 
+from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers.registry import get_normalizer
 from stream_harness.recordings.cassette import Interaction, load_cassette
+from stream_harness.recordings.chunking import split_at
 
 
 def replay_with_vcrpy(path: Path) -> tuple[Interaction, Any]:
@@ -37,6 +45,43 @@ def replay_with_vcrpy(path: Path) -> tuple[Interaction, Any]:
 # -- streams through a normalizer ---------------------------------------------------------
 
 
-# -- mutations of SSE bodies ----------------------------------------------------------------
+def events_of(protocol: str, chunks: Iterable[bytes]) -> list[Event]:
+    """The reference normalizer's events for a body fed in ``chunks``, ``close()`` included."""
+    events: list[Event] = decode_all(get_normalizer(protocol), chunks)
+    return events
 
 
+def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
+    """The last event, once the stream is known to keep the contract with one terminal event."""
+    last = events[-1]
+    assert isinstance(last, DoneEvent | ErrorEvent), last
+    assert check_contract(events) == [], check_contract(events)
+    types = [e.type for e in events]
+    assert types.count("done") + types.count("error") == 1
+    return last
+
+
+@dataclass(frozen=True)
+class Translate:
+    """A protocol's reference normalizer as the unit tests drive it: a body in, events out.
+
+    Bodies are written as text or bytes; ``cuts`` feeds them in pieces cut at those offsets.
+    """
+
+    protocol: str
+
+    def run(self, body: str | bytes, cuts: Iterable[int] = ()) -> list[Event]:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        return events_of(self.protocol, split_at(data, cuts))
+
+    def done(self, body: str | bytes) -> DoneEvent:
+        """The done event the body must end in."""
+        end = terminal(self.run(body))
+        assert isinstance(end, DoneEvent), end
+        return end
+
+    def failed(self, body: str | bytes) -> ErrorEvent:
+        """The error event the body must end in."""
+        end = terminal(self.run(body))
+        assert isinstance(end, ErrorEvent), end
+        return end

@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cassette_checks import events_of
 from conftest import corpus_cassettes, corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire_chunkings import decode_all
 
 from stream_harness.contract.events import Event
 from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.registry import get_normalizer
 from stream_harness.recordings.cassette import Interaction, load_cassette
 
 # Bodies below this size are also fed one byte at a time (above it, too slow to be worth it).
@@ -100,12 +99,6 @@ def corpus_params(
     if not params and when_empty is not None:
         return [pytest.param(None, marks=pytest.mark.skip(reason=when_empty), id="none")]
     return params
-
-
-def events_of(protocol: str, chunks: Iterable[bytes]) -> list[Event]:
-    """The reference normalizer's events for a body fed in ``chunks``, ``close()`` included."""
-    events: list[Event] = decode_all(get_normalizer(protocol), chunks)
-    return events
 
 
 def assert_chunkings_agree(

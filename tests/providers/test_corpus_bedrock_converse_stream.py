@@ -31,12 +31,12 @@ from typing import Any
 
 import pytest
 from conftest import corpus_dir, no_corpus_reason
+from cassette_checks import events_of
 from corpus_streams import (
     assert_chunkings_agree,
     corpus_params,
     corpus_recordings,
     corpus_streams,
-    events_of,
 )
 from test_provider_bedrock_converse_stream import frame_cuts
 

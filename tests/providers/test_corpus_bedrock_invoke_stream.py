@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass, field
 
 import pytest
-from corpus_streams import corpus_params, corpus_recordings, events_of
+from cassette_checks import events_of
+from corpus_streams import corpus_params, corpus_recordings
 
 from stream_harness.recordings.cassette import Interaction
 from stream_harness.contract.events import DoneEvent, TextBlock, ToolCall

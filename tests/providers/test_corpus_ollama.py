@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 from conftest import corpus_dir, no_corpus_reason
-from corpus_streams import corpus_params, corpus_streams, events_of
+from cassette_checks import events_of
+from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction
 from stream_harness.contract.rules import check_contract

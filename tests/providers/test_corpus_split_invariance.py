@@ -9,13 +9,13 @@ when the corpus is absent (tests/conftest.py).
 from __future__ import annotations
 
 import pytest
+from cassette_checks import events_of
 from corpus_streams import (
     ONE_BYTE_LIMIT,
     Recorded,
     assert_chunkings_agree,
     corpus_params,
     corpus_streams,
-    events_of,
 )
 
 from stream_harness.conformance.strategies import chunkings, split_at

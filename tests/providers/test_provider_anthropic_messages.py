@@ -12,13 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, replay_with_vcrpy, terminal
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
-    ErrorEvent,
-    Event,
     ProviderBlock,
     StartEvent,
     TextBlock,
@@ -35,7 +32,8 @@ from stream_harness.contract.events import (
 from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer, Normalizer
 
 REPO = Path(__file__).resolve().parents[2]
-CASSETTES = sorted((REPO / "cassettes" / "anthropic-messages").glob("*.yaml"))
+PROTOCOL = "anthropic-messages"
+CASSETTES = sorted((REPO / "cassettes" / PROTOCOL).glob("*.yaml"))
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -98,29 +96,10 @@ def message_delta(
 END = sse({"type": "message_stop"})
 
 
-def run(body: str | bytes) -> list[Event]:
-    data = body.encode() if isinstance(body, str) else body
-    n = Normalizer()
-    return n.feed(data) + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: str) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: str | bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def simple_text(t: str = "Hi", index: int = 0) -> str:

@@ -15,15 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, replay_with_vcrpy, terminal
 from hypothesis import strategies as st
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
     ErrorEvent,
-    Event,
     ProviderBlock,
     StartEvent,
     TextBlock,
@@ -40,7 +38,6 @@ from stream_harness.contract.events import (
 from stream_harness.recordings.golden import expected_path, read_expected
 from stream_harness.providers import get_normalizer
 from stream_harness.providers.bedrock_converse_stream import BedrockConverseStreamNormalizer, Normalizer
-from stream_harness.conformance.strategies import split_at
 from stream_harness.wire.eventstream import encode_message
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,32 +118,10 @@ def body(*frames: bytes) -> bytes:
     return b"".join(frames)
 
 
-def run(data: bytes, cuts: list[int] | None = None) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for piece in split_at(data, cuts or []):
-        out.extend(n.feed(piece))
-    return out + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    assert [e.type for e in events].count("done") + [e.type for e in events].count("error") == 1
-    return last
-
-
-def done(data: bytes) -> DoneEvent:
-    t = terminal(run(data))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(data: bytes) -> ErrorEvent:
-    t = terminal(run(data))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def frame_spans(data: bytes) -> list[tuple[int, int]]:

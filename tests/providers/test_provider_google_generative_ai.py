@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, replay_with_vcrpy, terminal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
@@ -46,9 +45,6 @@ from stream_harness.providers.google_generative_ai import (
     Normalizer,
     PartialArgsError,
     parse_json_path,
-)
-from stream_harness.conformance.strategies import (
-    split_at,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,31 +95,10 @@ def call(name: str | None = None, args: Any = None, **extra: Any) -> dict[str, A
     return part
 
 
-def run(body: bytes, chunks: list[int] | None = None) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for piece in split_at(body, chunks or []):
-        out.extend(n.feed(piece))
-    return out + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: bytes) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def tool_deltas(events: list[Event]) -> list[str]:

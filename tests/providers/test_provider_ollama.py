@@ -12,14 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, replay_with_vcrpy, terminal
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
-    ErrorEvent,
-    Event,
     ProviderBlock,
     StartEvent,
     TextBlock,
@@ -38,7 +35,6 @@ from stream_harness.contract.events import (
 )
 from stream_harness.providers import get_normalizer
 from stream_harness.providers.ollama import Normalizer, OllamaNormalizer
-from stream_harness.conformance.strategies import split_at
 
 REPO = Path(__file__).resolve().parents[2]
 CASSETTES = sorted((REPO / "cassettes" / "ollama").glob("*.yaml"))
@@ -92,33 +88,10 @@ def ndjson(*lines: dict[str, Any] | str) -> bytes:
     return "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode()
 
 
-def run(data: bytes, cuts: list[int] | None = None) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for piece in split_at(data, cuts or []):
-        out.extend(n.feed(piece))
-    return out + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    types = [e.type for e in events]
-    assert types.count("done") + types.count("error") == 1
-    return last
-
-
-def done(data: bytes) -> DoneEvent:
-    t = terminal(run(data))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(data: bytes) -> ErrorEvent:
-    t = terminal(run(data))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 # -- the basics -------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cassette_checks import Translate, terminal
 import vcr
 
 from stream_harness.recordings.cassette import load_cassette
@@ -20,7 +21,6 @@ from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
-    Event,
     StartEvent,
     TextBlock,
     TextDeltaEvent,
@@ -34,7 +34,6 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers.reference import normalize
 from stream_harness.providers.openai_completions import (
     NO_FINISH_REASON,
     Normalizer,
@@ -119,28 +118,10 @@ def calls(*entries: dict[str, Any]) -> str:
     return chunk({"tool_calls": list(entries)})
 
 
-def run(body: str | bytes) -> list[Event]:
-    raw = body.encode("utf-8") if isinstance(body, str) else body
-    return list(normalize(PROTOCOL, [raw]))
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent), last
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: str) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: str | bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def tool_calls_of(t: DoneEvent | ErrorEvent) -> list[tuple[str, str, dict[str, Any]]]:
