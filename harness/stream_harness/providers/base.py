@@ -231,7 +231,19 @@ class SSENormalizer(Normalizer):
 
     def on_framing_error(self, error: FramingError) -> None:
         """The body broke its SSE framing: end the stream in an error."""
+        self.before_terminal()
         self.acc.fail(f"framing error at byte {error.offset}: {error.message}")
+
+    def before_terminal(self) -> None:
+        """Hand the accumulator what the translator still holds (blocks open on the wire,
+        metadata kept for the end) before an error ends the stream, so that the error's
+        message keeps all of it. Nothing by default: most translators hold nothing back."""
+
+    def malformed(self, what: str) -> None:
+        """An event the protocol does not allow: end in an error that says which, keeping
+        what came before it."""
+        self.before_terminal()
+        self.acc.fail(f"malformed event #{self.events_seen}: {what}")
 
     def load_json(self, event: SSEEvent) -> Any:
         """Parse an event's data; on failure end the stream in an error and return None."""

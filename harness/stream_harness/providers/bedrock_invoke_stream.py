@@ -141,7 +141,7 @@ class _AnthropicChunks(AnthropicMessagesNormalizer):
     """The Anthropic translator, fed the chunks as JSON values; one hook added."""
 
     def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self._before_terminal()
+        self.before_terminal()
         self.acc.fail(message, headers=headers, body=body)
 
 
