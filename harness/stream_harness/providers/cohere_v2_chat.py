@@ -342,31 +342,27 @@ class CohereV2ChatNormalizer(SSENormalizer):
 
     def _message(self, obj: dict[str, Any], what: str) -> dict[str, Any] | None:
         """``delta.message`` of an event ({} when absent); None after a malformed one."""
-        delta = obj.get("delta")
+        delta = self._member(obj, "delta", f"{what} with a delta that is not an object")
         if delta is None:
-            return {}
-        if not isinstance(delta, dict):
-            self.malformed(f"{what} with a delta that is not an object")
             return None
-        message = delta.get("message")
-        if message is None:
-            return {}
-        if not isinstance(message, dict):
-            self.malformed(f"{what} with a delta.message that is not an object")
-            return None
-        return message
+        return self._member(delta, "message", f"{what} with a delta.message that is not an object")
 
     def _content(self, obj: dict[str, Any], what: str) -> dict[str, Any] | None:
         message = self._message(obj, what)
         if message is None:
             return None
-        content = message.get("content")
-        if content is None:
+        return self._member(message, "content", f"{what}: delta.message.content is not an object")
+
+    def _member(self, parent: dict[str, Any], key: str, complaint: str) -> dict[str, Any] | None:
+        """An object member that may be absent ({}); None, after ending the stream in an
+        error saying ``complaint``, when it is something else than an object."""
+        value = parent.get(key)
+        if value is None:
             return {}
-        if not isinstance(content, dict):
-            self.malformed(f"{what}: delta.message.content is not an object")
+        if not isinstance(value, dict):
+            self.malformed(complaint)
             return None
-        return content
+        return value
 
     def _index(self, obj: dict[str, Any], default: int) -> int:
         index = as_int(obj.get("index"))
