@@ -42,6 +42,17 @@ def replay_with_vcrpy(path: Path) -> tuple[Interaction, Any]:
     return inter, response
 
 
+def replaying_client(httpx_module: Any, body: bytes) -> Any:
+    """A client of ``httpx_module`` (httpx, or httpx2 for the SDKs built on it) that answers
+    every request with ``body`` as an event stream: an official SDK reads recorded bytes
+    through it, offline, as the oracle of a corpus test."""
+
+    def handler(request: Any) -> Any:
+        return httpx_module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    return httpx_module.Client(transport=httpx_module.MockTransport(handler))
+
+
 # -- streams through a normalizer ---------------------------------------------------------
 
 
@@ -61,6 +72,20 @@ def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
     return last
 
 
+def ends_done(events: list[Event]) -> DoneEvent:
+    """The done event a stream that keeps the contract must end in."""
+    end = terminal(events)
+    assert isinstance(end, DoneEvent), end
+    return end
+
+
+def ends_failed(events: list[Event]) -> ErrorEvent:
+    """The error event a stream that keeps the contract must end in."""
+    end = terminal(events)
+    assert isinstance(end, ErrorEvent), end
+    return end
+
+
 @dataclass(frozen=True)
 class Translate:
     """A protocol's reference normalizer as the unit tests drive it: a body in, events out.
@@ -76,12 +101,8 @@ class Translate:
 
     def done(self, body: str | bytes) -> DoneEvent:
         """The done event the body must end in."""
-        end = terminal(self.run(body))
-        assert isinstance(end, DoneEvent), end
-        return end
+        return ends_done(self.run(body))
 
     def failed(self, body: str | bytes) -> ErrorEvent:
         """The error event the body must end in."""
-        end = terminal(self.run(body))
-        assert isinstance(end, ErrorEvent), end
-        return end
+        return ends_failed(self.run(body))

@@ -116,3 +116,22 @@ def assert_chunkings_agree(
         assert events_of(protocol, chunks) == whole
 
     check()
+
+
+def botocore_frames(body: bytes, operation: str, member: str) -> list[dict[str, Any]]:
+    """The official SDK's reading of a Bedrock event-stream body, one parsed dict a frame.
+
+    botocore offline: its ``EventStreamBuffer`` cuts and checks the frames, its
+    ``EventStreamJSONParser`` reads them on the ``bedrock-runtime`` service model's output
+    ``member`` of ``operation``. Skips the test when botocore is not installed; raises what
+    botocore raises on a damaged body.
+    """
+    eventstream = pytest.importorskip("botocore.eventstream")
+    parsers = pytest.importorskip("botocore.parsers")
+    session = pytest.importorskip("botocore.session")
+    model = session.Session().get_service_model("bedrock-runtime").operation_model(operation)
+    shape = model.output_shape.members[member]
+    parser = parsers.EventStreamJSONParser()
+    buffer = eventstream.EventStreamBuffer()
+    buffer.add_data(body)
+    return [parser.parse(message.to_response_dict(), shape) for message in buffer]

@@ -21,13 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from cassette_checks import events_of
+from cassette_checks import ends_done, events_of, replaying_client
 from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import AssistantMessage, DoneEvent, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import AssistantMessage, TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL = "anthropic-messages"
 INTERACTIONS = corpus_params(corpus_streams(PROTOCOL))
@@ -42,21 +40,17 @@ def _wire(body: bytes) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_anthropic_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(INTERACTIONS) >= 20  # 23 at the time of writing
 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("inter", INTERACTIONS)
 def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> None:
-    events = events_of(PROTOCOL, [inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
     # Every Anthropic stream in the corpus ends with message_stop after a known stop
     # reason; none carries an error event (corpus-visible-notes.md gap 6).
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     msg = last.message
     wire = _wire(inter.response.body)
 
@@ -107,16 +101,11 @@ def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> 
 def sdk_final_message(body: bytes) -> Any:
     """The anthropic SDK's get_final_message() for a recorded body (no cassette active)."""
     anthropic = pytest.importorskip("anthropic")
-    httpx2 = pytest.importorskip("httpx2")
-
-    def handler(request: Any) -> Any:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
     client = anthropic.Anthropic(
         api_key="test-key",
         base_url="http://oracle.invalid",
         max_retries=0,
-        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        http_client=replaying_client(pytest.importorskip("httpx2"), body),
     )
     # The beta accumulator is a superset of the plain one: it also assembles mcp_tool_use
     # input and applies compaction_delta (specs/known-differences.md).

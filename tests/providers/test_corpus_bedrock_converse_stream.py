@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from cassette_checks import events_of
+from cassette_checks import ends_done, ends_failed, events_of
 from corpus_streams import (
     assert_chunkings_agree,
+    botocore_frames,
     corpus_params,
     corpus_recordings,
     corpus_streams,
@@ -41,7 +41,6 @@ from corpus_streams import (
 from test_provider_bedrock_converse_stream import frame_cuts
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.conformance.strategies import split_at
@@ -144,19 +143,8 @@ def read_wire(body: bytes) -> Wire:
 
 def read_with_botocore(body: bytes) -> Wire:
     """The official SDK's reading: botocore's event-stream buffer and ConverseStream parser."""
-    eventstream = pytest.importorskip("botocore.eventstream")
-    parsers = pytest.importorskip("botocore.parsers")
-    session = pytest.importorskip("botocore.session")
-    operation = (
-        session.Session().get_service_model("bedrock-runtime").operation_model("ConverseStream")
-    )
-    shape = operation.output_shape.members["stream"]
-    parser = parsers.EventStreamJSONParser()
-    buffer = eventstream.EventStreamBuffer()
-    buffer.add_data(body)
     w = Wire()
-    for message in buffer:
-        parsed = parser.parse(message.to_response_dict(), shape)
+    for parsed in botocore_frames(body, "ConverseStream", "stream"):
         for event_type, payload in parsed.items():
             w.fold(event_type, payload)
     return w
@@ -205,19 +193,15 @@ def assert_matches(message: Any, w: Wire) -> None:
 # -- tests ---------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_bedrock_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(STREAMS) >= 7  # 7 when this was written; a drop means detection broke
     assert len(HTTP_ERRORS) >= 8
 
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = events_of(PROTOCOL, [inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     w = read_wire(inter.response.body)
     assert_matches(last.message, w)
     expected = {"end_turn": "stop", "tool_use": "tool_use"}[str(w.stop_reason)]
@@ -243,10 +227,7 @@ def test_split_at_frame_boundaries(inter: Interaction) -> None:
 
 @pytest.mark.parametrize("inter", HTTP_ERRORS)
 def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
-    events = interaction_events(inter, PROTOCOL)
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, ErrorEvent)
+    last = ends_failed(interaction_events(inter, PROTOCOL))
     body = json.loads(inter.response.body)
     assert last.error_message == body["message"]
     assert last.error is not None and last.error.status == inter.response.status

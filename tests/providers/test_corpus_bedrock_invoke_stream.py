@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from cassette_checks import events_of
-from corpus_streams import corpus_params, corpus_recordings
+from corpus_streams import botocore_frames, corpus_params, corpus_recordings
 
 from stream_harness.recordings.cassette import Interaction
 from stream_harness.contract.events import DoneEvent, TextBlock, ToolCall
@@ -41,21 +41,8 @@ class Folded:
 
 
 def read_with_botocore(body: bytes) -> Folded:
-    eventstream = pytest.importorskip("botocore.eventstream")
-    parsers = pytest.importorskip("botocore.parsers")
-    session = pytest.importorskip("botocore.session")
-    operation = (
-        session.Session()
-        .get_service_model("bedrock-runtime")
-        .operation_model("InvokeModelWithResponseStream")
-    )
-    shape = operation.output_shape.members["body"]
-    parser = parsers.EventStreamJSONParser()
-    buffer = eventstream.EventStreamBuffer()
-    buffer.add_data(body)
     f = Folded()
-    for message in buffer:
-        parsed = parser.parse(message.to_response_dict(), shape)
+    for parsed in botocore_frames(body, "InvokeModelWithResponseStream", "body"):
         chunk = json.loads(parsed["chunk"]["bytes"])
         kind = chunk.get("type")
         if kind == "content_block_start" and chunk["content_block"]["type"] == "tool_use":

@@ -23,13 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from cassette_checks import events_of
+from cassette_checks import ends_done, ends_failed, events_of
 from corpus_streams import corpus_params, corpus_recordings, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.reference import detect_protocol
 
@@ -95,19 +93,15 @@ def read_wire(body: bytes) -> Wire:
 # -- tests ---------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_gemini_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(STREAMS) >= 20  # 23 when this was written; a drop means detection broke
     assert len(HTTP_ERRORS) >= 3
 
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = events_of(detect_protocol(inter), [inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(detect_protocol(inter), [inter.response.body]))
     message = last.message
     w = read_wire(inter.response.body)
 
@@ -154,10 +148,7 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
 
 @pytest.mark.parametrize("inter", HTTP_ERRORS)
 def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
-    events = interaction_events(inter, detect_protocol(inter))
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, ErrorEvent)
+    last = ends_failed(interaction_events(inter, detect_protocol(inter)))
     assert last.error_message == json.loads(inter.response.body)["error"]["message"]
     assert last.error is not None and last.error.status == inter.response.status
 

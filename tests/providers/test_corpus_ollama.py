@@ -21,13 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from cassette_checks import events_of
+from cassette_checks import ends_done, events_of
 from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL = "ollama"
 STREAMS = corpus_params(corpus_streams(PROTOCOL))
@@ -63,18 +61,14 @@ def read_wire(body: bytes) -> Wire:
     return w
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_an_ollama_stream() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(STREAMS) >= 1  # 1 when this was written; a drop means detection broke
 
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = events_of(PROTOCOL, [inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     message = last.message
     w = read_wire(inter.response.body)
     assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking

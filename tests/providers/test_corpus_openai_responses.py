@@ -21,13 +21,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from cassette_checks import events_of
+from conftest import no_corpus_reason
+from cassette_checks import ends_done, events_of, replaying_client
 from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import AssistantMessage, DoneEvent, TextBlock, ThinkingBlock, ToolCall
 
 pytestmark = pytest.mark.corpus
@@ -51,9 +51,8 @@ def _completed_payload(body: bytes) -> dict[str, Any] | None:
     return None
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_responses_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     # corpus-visible-notes.md: 11 files, 19 streaming interactions.
     assert len(CORPUS) == 19
 
@@ -65,9 +64,7 @@ def test_the_corpus_has_responses_streams() -> None:
 def test_every_corpus_stream_ends_in_done_and_keeps_the_contract(inter: Interaction) -> None:
     # All 19 recorded streams end with response.completed (checked by the next test's
     # oracle), so none may end in error.
-    events = events_of(PROTOCOL, [inter.response.body])
-    assert check_contract(events) == []
-    assert isinstance(events[-1], DoneEvent), events[-1]
+    ends_done(events_of(PROTOCOL, [inter.response.body]))
 
 
 # -- oracle 1: the response.completed payload ------------------------------------------------
@@ -255,16 +252,11 @@ def test_the_mcp_backfill_keeps_every_item_once() -> None:
 
 def _sdk_final_response(body: bytes) -> dict[str, Any]:
     openai = pytest.importorskip("openai")
-    import httpx
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
     client = openai.OpenAI(
         api_key="sk-test",
         base_url="http://oracle.invalid/v1",
         max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        http_client=replaying_client(httpx, body),
     )
     with client.responses.stream(model="oracle", input="hi") as stream:
         for _ in stream:
