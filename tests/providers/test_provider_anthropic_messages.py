@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, replay_with_vcrpy, terminal
+from cassette_checks import Translate, terminal
 
 from stream_harness.contract.events import (
     DoneEvent,
@@ -33,7 +33,6 @@ from stream_harness.providers.anthropic_messages import AnthropicMessagesNormali
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = "anthropic-messages"
-CASSETTES = sorted((REPO / "cassettes" / PROTOCOL).glob("*.yaml"))
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -839,19 +838,6 @@ def test_a_second_message_start_is_ignored() -> None:
     )
     t = done(body + message_delta("end_turn", {"output_tokens": 2}) + END)
     assert (t.message.response_id, t.message.model, t.message.usage.input) == ("msg_1", "m1", 3)
-
-
-# -- bundled cassettes ---------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert json.loads(inter.request.body)["stream"] is True
 
 
 # -- more cases ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, replay_with_vcrpy, terminal
+from cassette_checks import Translate, terminal
 from hypothesis import strategies as st
 
 from stream_harness.contract.events import (
@@ -736,19 +736,6 @@ def test_delta_after_message_stop_is_malformed() -> None:
 
 
 # -- bundled cassettes -------------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, response = replay_with_vcrpy(path)
-    assert inter.request.uri.endswith("/converse-stream")
-    assert isinstance(json.loads(inter.request.body)["messages"], list)
-    if inter.response.status < 400:
-        assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
 
 
 def test_bundled_cassettes_cover_the_brief() -> None:

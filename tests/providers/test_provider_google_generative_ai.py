@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, replay_with_vcrpy, terminal
+from cassette_checks import Translate, terminal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,8 +46,6 @@ from stream_harness.providers.google_generative_ai import (
     parse_json_path,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-CASSETTES = sorted((REPO / "cassettes" / "google-generative-ai").glob("*.yaml"))
 PROTOCOL = "google-generative-ai"
 
 
@@ -1149,20 +1146,6 @@ def test_unterminated_array_is_an_error() -> None:
 def test_invalid_utf8_in_sse_is_a_framing_error() -> None:
     t = failed(sse(parts({"text": "ok"})) + b"data: \xff\r\n\r\n")
     assert t.error_message.startswith("framing error at byte ")
-
-
-# -- bundled cassettes --------------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert ":streamGenerateContent" in inter.request.uri
-    assert isinstance(json.loads(inter.request.body)["contents"], list)
 
 
 # -- more cases ---------------------------------------------------------------------------

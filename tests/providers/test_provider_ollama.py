@@ -8,11 +8,10 @@ written in each test, never produced by running the normalizer.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, replay_with_vcrpy, terminal
+from cassette_checks import Translate, terminal
 
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -36,8 +35,6 @@ from stream_harness.contract.events import (
 from stream_harness.providers import get_normalizer
 from stream_harness.providers.ollama import Normalizer, OllamaNormalizer
 
-REPO = Path(__file__).resolve().parents[2]
-CASSETTES = sorted((REPO / "cassettes" / "ollama").glob("*.yaml"))
 PROTOCOL = "ollama"
 MODEL = "qwen3:8b"
 
@@ -401,17 +398,3 @@ def test_wrong_types_in_fields_without_content_are_ignored() -> None:
     )
     assert t.message.model == MODEL  # set by the done line's model
     assert t.message.usage == Usage()
-
-
-# -- bundled cassettes -------------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert inter.request.uri.endswith("/api/chat")
-    assert json.loads(inter.request.body)["stream"] is True
