@@ -17,7 +17,15 @@ from typing import Any
 import pytest
 from wire_chunkings import decode_all
 
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
+from stream_harness.contract.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+)
 from stream_harness.contract.rules import check_contract
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.recordings.cassette import Interaction, load_cassette
@@ -60,6 +68,17 @@ def events_of(protocol: str, chunks: Iterable[bytes]) -> list[Event]:
     """The reference normalizer's events for a body fed in ``chunks``, ``close()`` included."""
     events: list[Event] = decode_all(get_normalizer(protocol), chunks)
     return events
+
+
+def text_block_opening(*deltas: str, signature: str | None = None) -> list[Event]:
+    """The exact events of a stream that opens with one text block, up to its terminal
+    event: ``start``, then the block at content index 0, a delta per wire fragment, its end."""
+    return [
+        StartEvent(),
+        TextStartEvent(content_index=0),
+        *(TextDeltaEvent(content_index=0, delta=delta) for delta in deltas),
+        TextEndEvent(content_index=0, content="".join(deltas), signature=signature),
+    ]
 
 
 def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:

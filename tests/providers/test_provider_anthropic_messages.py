@@ -12,16 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, terminal, text_block_opening
 
 from stream_harness.contract.events import (
     DoneEvent,
     ProviderBlock,
     StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ToolCall,
     ToolCallDeltaEvent,
@@ -123,14 +120,7 @@ def test_plain_text_exact_events() -> None:
     body += stop(0) + message_delta("end_turn", {"output_tokens": 7}) + END
     events = run(body)
     message = events[-1].message
-    assert events == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hel"),
-        TextDeltaEvent(content_index=0, delta="lo"),
-        TextEndEvent(content_index=0, content="Hello"),
-        DoneEvent(reason="stop", message=message),
-    ]
+    assert events == [*text_block_opening("Hel", "lo"), DoneEvent(reason="stop", message=message)]
     assert message.content == [TextBlock(content="Hello")]
     assert message.model == "claude-x"
     assert message.response_id == "msg_A"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, terminal, text_block_opening
 from hypothesis import strategies as st
 
 from stream_harness.contract.events import (
@@ -25,9 +25,6 @@ from stream_harness.contract.events import (
     ProviderBlock,
     StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ToolCall,
     ToolCallDeltaEvent,
@@ -156,11 +153,7 @@ def test_plain_text_exact_events() -> None:
         metadata(7, 2, totalTokens=9),
     )
     assert run(data) == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hello"),
-        TextDeltaEvent(content_index=0, delta=" world"),
-        TextEndEvent(content_index=0, content="Hello world"),
+        *text_block_opening("Hello", " world"),
         DoneEvent(
             reason="stop",
             message=AssistantMessage(

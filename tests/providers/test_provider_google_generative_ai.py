@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, terminal, text_block_opening
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,11 +22,7 @@ from stream_harness.contract.events import (
     ErrorEvent,
     Event,
     ProviderBlock,
-    StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
@@ -131,11 +127,7 @@ def test_plain_text_exact_events() -> None:
     )
     message_text = TextBlock(content="Hello world")
     assert run(body) == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hello"),
-        TextDeltaEvent(content_index=0, delta=" world"),
-        TextEndEvent(content_index=0, content="Hello world"),
+        *text_block_opening("Hello", " world"),
         DoneEvent(
             reason="stop",
             message=AssistantMessage(

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, terminal, text_block_opening
 
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -107,11 +107,7 @@ def test_plain_text_exact_events() -> None:
         done_line("stop", 12, 3, total_duration=5000, eval_duration=3000),
     )
     assert run(data) == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hello"),
-        TextDeltaEvent(content_index=0, delta=" world"),
-        TextEndEvent(content_index=0, content="Hello world"),
+        *text_block_opening("Hello", " world"),
         DoneEvent(
             reason="stop",
             message=AssistantMessage(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, terminal, text_block_opening
 
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.contract.rules import check_contract
@@ -21,9 +21,6 @@ from stream_harness.contract.events import (
     ErrorEvent,
     StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ThinkingEndEvent,
     ToolCall,
@@ -144,13 +141,7 @@ def test_plain_text_exact_events() -> None:
     )
     events = run(body)
     msg = terminal(events).message
-    assert events[:-1] == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hel"),
-        TextDeltaEvent(content_index=0, delta="lo"),
-        TextEndEvent(content_index=0, content="Hello"),
-    ]
+    assert events[:-1] == text_block_opening("Hel", "lo")
     assert events[-1] == DoneEvent(reason="stop", message=msg)
     assert msg.content == [TextBlock(content="Hello")]
     assert (msg.stop_reason, msg.provider_stop_reason) == ("stop", "stop")

@@ -13,16 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, terminal, text_block_opening
 
 from stream_harness.contract.events import (
     DoneEvent,
     ProviderBlock,
-    StartEvent,
     TextBlock,
     TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
@@ -182,13 +179,7 @@ def test_plain_text_exact_events() -> None:
                                                        usage(12, 3))  # fmt: skip
     events = run(body)
     sig = '{"v":1,"id":"msg_1"}'
-    assert events[:5] == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hel"),
-        TextDeltaEvent(content_index=0, delta="lo"),
-        TextEndEvent(content_index=0, content="Hello", signature=sig),
-    ]
+    assert events[:5] == text_block_opening("Hel", "lo", signature=sig)
     t = terminal(events)
     assert isinstance(t, DoneEvent) and len(events) == 6
     assert t.reason == "stop"
