@@ -26,7 +26,7 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer, Normalizer
+from stream_harness.providers.anthropic_messages import Normalizer
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = "anthropic-messages"
@@ -103,11 +103,6 @@ def simple_text(t: str = "Hi", index: int = 0) -> str:
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is AnthropicMessagesNormalizer
-    assert Normalizer.protocol == "anthropic-messages"
 
 
 def test_plain_text_exact_events() -> None:

@@ -33,8 +33,6 @@ from stream_harness.contract.events import (
     Usage,
 )
 from stream_harness.recordings.golden import expected_path, read_expected
-from stream_harness.providers import get_normalizer
-from stream_harness.providers.bedrock_converse_stream import BedrockConverseStreamNormalizer, Normalizer
 from stream_harness.wire.eventstream import encode_message
 
 REPO = Path(__file__).resolve().parents[2]
@@ -134,11 +132,6 @@ def frame_spans(data: bytes) -> list[tuple[int, int]]:
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is BedrockConverseStreamNormalizer
-    assert isinstance(get_normalizer(PROTOCOL), BedrockConverseStreamNormalizer)
 
 
 def test_plain_text_exact_events() -> None:

@@ -33,10 +33,8 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers import get_normalizer
 from stream_harness.providers.google_generative_ai import (
     ArgsWriter,
-    GoogleGenerativeAINormalizer,
     Normalizer,
     PartialArgsError,
     parse_json_path,
@@ -99,11 +97,6 @@ def tool_deltas(events: list[Event]) -> list[str]:
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is GoogleGenerativeAINormalizer
-    assert isinstance(get_normalizer(PROTOCOL), GoogleGenerativeAINormalizer)
 
 
 def test_plain_text_exact_events() -> None:

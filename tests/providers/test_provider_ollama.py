@@ -32,8 +32,6 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers import get_normalizer
-from stream_harness.providers.ollama import Normalizer, OllamaNormalizer
 
 PROTOCOL = "ollama"
 MODEL = "qwen3:8b"
@@ -92,11 +90,6 @@ failed = TRANSLATE.failed
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is OllamaNormalizer
-    assert isinstance(get_normalizer(PROTOCOL), OllamaNormalizer)
 
 
 def test_plain_text_exact_events() -> None:

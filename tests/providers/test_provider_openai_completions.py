@@ -31,8 +31,6 @@ from stream_harness.contract.events import (
 )
 from stream_harness.providers.openai_completions import (
     NO_FINISH_REASON,
-    Normalizer,
-    OpenAICompletionsNormalizer,
 )
 
 PROTOCOL = "openai-completions"
@@ -124,11 +122,6 @@ def tool_calls_of(t: DoneEvent | ErrorEvent) -> list[tuple[str, str, dict[str, A
 
 
 # -- basics ---------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is OpenAICompletionsNormalizer
-    assert Normalizer.protocol == PROTOCOL
 
 
 def test_plain_text_exact_events() -> None:

@@ -33,7 +33,6 @@ from stream_harness.contract.events import (
 from stream_harness.providers.openai_responses import (
     NO_TERMINAL_EVENT,
     Normalizer,
-    OpenAIResponsesNormalizer,
 )
 
 PROTOCOL = "openai-responses"
@@ -167,11 +166,6 @@ failed = TRANSLATE.failed
 
 
 # -- text ----------------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is OpenAIResponsesNormalizer
-    assert Normalizer.protocol == PROTOCOL
 
 
 def test_plain_text_exact_events() -> None:
