@@ -153,11 +153,8 @@ class CohereV2ChatNormalizer(SSENormalizer):
         if not isinstance(call, dict):
             self.malformed("tool-call-start without a tool_calls object")
             return
-        function = call.get("function")
+        function = self._member(call, "function", "tool-call-start: 'function' is not an object")
         if function is None:
-            function = {}
-        if not isinstance(function, dict):
-            self.malformed("tool-call-start: 'function' is not an object")
             return
         arguments = self._arguments(function, "tool-call-start")
         if arguments is None:
@@ -209,11 +206,8 @@ class CohereV2ChatNormalizer(SSENormalizer):
                 self._cite(citation)
 
     def _on_message_end(self, obj: dict[str, Any]) -> None:
-        delta = obj.get("delta")
+        delta = self._member(obj, "delta", "message-end with a delta that is not an object")
         if delta is None:
-            delta = {}
-        if not isinstance(delta, dict):
-            self.malformed("message-end with a delta that is not an object")
             return
         reason = delta.get("finish_reason")
         if reason is not None and not isinstance(reason, str):
