@@ -18,13 +18,16 @@ import pytest
 from wire_chunkings import decode_all
 
 from stream_harness.contract.events import (
+    ContentBlock,
     DoneEvent,
     ErrorEvent,
     Event,
     StartEvent,
+    TextBlock,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
+    ThinkingBlock,
 )
 from stream_harness.contract.rules import check_contract
 from stream_harness.providers.registry import get_normalizer
@@ -68,6 +71,14 @@ def events_of(protocol: str, chunks: Iterable[bytes]) -> list[Event]:
     """The reference normalizer's events for a body fed in ``chunks``, ``close()`` included."""
     events: list[Event] = decode_all(get_normalizer(protocol), chunks)
     return events
+
+
+def blocks_text(
+    blocks: Iterable[ContentBlock], kind: type[TextBlock] | type[ThinkingBlock] = TextBlock
+) -> str:
+    """The content of a message's text (or thinking) blocks joined, as a reader of the
+    stream saw it: what the corpus oracles compare with the wire's own fragments."""
+    return "".join(b.content for b in blocks if isinstance(b, kind))
 
 
 def text_block_opening(*deltas: str, signature: str | None = None) -> list[Event]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import ends_done, events_of, replaying_client
+from cassette_checks import blocks_text, ends_done, events_of, replaying_client
 from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
@@ -61,7 +61,7 @@ def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> 
             if w["type"] == "content_block_delta" and w["delta"]["type"] == delta_type
         )
 
-    assert "".join(b.content for b in msg.content if isinstance(b, TextBlock)) == joined(
+    assert blocks_text(msg.content) == joined(
         "text_delta", "text"
     )
     thinking = [b for b in msg.content if isinstance(b, ThinkingBlock)]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import ends_done, ends_failed, events_of
+from cassette_checks import blocks_text, ends_done, ends_failed, events_of
 from corpus_streams import (
     assert_chunkings_agree,
     botocore_frames,
@@ -41,7 +41,7 @@ from corpus_streams import (
 from test_provider_bedrock_converse_stream import frame_cuts
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import DoneEvent, ErrorEvent, ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.conformance.strategies import split_at
 
@@ -152,7 +152,7 @@ def read_with_botocore(body: bytes) -> Wire:
 
 def assert_matches(message: Any, w: Wire) -> None:
     content = message.content
-    assert "".join(b.content for b in content if isinstance(b, TextBlock)) == "".join(
+    assert blocks_text(content) == "".join(
         w.texts[i] for i in sorted(w.texts)
     )
     thinking = [b for b in content if isinstance(b, ThinkingBlock) and not b.redacted]

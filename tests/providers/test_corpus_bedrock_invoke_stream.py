@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass, field
 
 import pytest
-from cassette_checks import events_of
+from cassette_checks import blocks_text, events_of
 from corpus_streams import botocore_frames, corpus_params, corpus_recordings
 
 from stream_harness.recordings.cassette import Interaction
-from stream_harness.contract.events import DoneEvent, TextBlock, ToolCall
+from stream_harness.contract.events import DoneEvent, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.reference import detect_protocol
 from stream_harness.conformance.strategies import split_at
@@ -77,7 +77,7 @@ def test_final_message_matches_botocore(inter: Interaction) -> None:
     done = interaction_events(inter, PROTOCOL)[-1]
     assert isinstance(done, DoneEvent)
     content = done.message.content
-    assert "".join(b.content for b in content if isinstance(b, TextBlock)) == "".join(f.text)
+    assert blocks_text(content) == "".join(f.text)
     calls = [(c.id, c.name, c.arguments) for c in content if isinstance(c, ToolCall)]
     assert calls == [(i, n, json.loads(a or "{}")) for i, n, a in f.tools]
     assert done.message.provider_stop_reason == f.stop

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from cassette_checks import ends_done, ends_failed, events_of
+from cassette_checks import blocks_text, ends_done, ends_failed, events_of
 from corpus_streams import corpus_params, corpus_recordings, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction
-from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.reference import detect_protocol
 
@@ -105,8 +105,8 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
     message = last.message
     w = read_wire(inter.response.body)
 
-    assert "".join(b.content for b in message.content if isinstance(b, TextBlock)) == w.text
-    assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking
+    assert blocks_text(message.content) == w.text
+    assert blocks_text(message.content, ThinkingBlock) == w.thinking
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     assert [(c.name, c.arguments) for c in calls] == w.calls
     # Wire ids are kept; calls without one get unique synthetic ids (case 36).

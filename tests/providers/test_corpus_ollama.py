@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from cassette_checks import ends_done, events_of
+from cassette_checks import blocks_text, ends_done, events_of
 from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction
-from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import ThinkingBlock, ToolCall
 
 PROTOCOL = "ollama"
 STREAMS = corpus_params(corpus_streams(PROTOCOL))
@@ -71,8 +71,8 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
     last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     message = last.message
     w = read_wire(inter.response.body)
-    assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking
-    assert "".join(b.content for b in message.content if isinstance(b, TextBlock)) == w.text
+    assert blocks_text(message.content, ThinkingBlock) == w.thinking
+    assert blocks_text(message.content) == w.text
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     assert [(c.name, c.arguments) for c in calls] == w.calls
     assert len({c.id for c in calls}) == len(calls)

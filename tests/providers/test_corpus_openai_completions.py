@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import no_corpus_reason
-from cassette_checks import events_of
+from cassette_checks import blocks_text, events_of
 from corpus_streams import Recorded, corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
@@ -28,7 +28,6 @@ from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
     Event,
-    TextBlock,
     ThinkingBlock,
     ToolCall,
     Usage,
@@ -182,11 +181,11 @@ def test_corpus_outcome_matches_the_wire(interaction: Interaction) -> None:
     )
     assert [b.type for b in msg.content] == exp.kinds
     assert msg.usage == exp.usage
-    text = "".join(b.content for b in msg.content if isinstance(b, TextBlock))
+    text = blocks_text(msg.content)
     if exp.text is not None:
         assert text == exp.text
     assert text.startswith(exp.text_starts) and text.endswith(exp.text_ends)
-    thinking = "".join(b.content for b in msg.content if isinstance(b, ThinkingBlock))
+    thinking = blocks_text(msg.content, ThinkingBlock)
     assert thinking.startswith(exp.thinking_starts)
     assert [
         (b.id, b.name, b.arguments) for b in msg.content if isinstance(b, ToolCall)
@@ -286,8 +285,8 @@ def our_summary(events: list[Event]) -> dict[str, Any]:
         return {"error": last.error_message}
     u = msg.usage
     return {
-        "text": "".join(b.content for b in msg.content if isinstance(b, TextBlock)),
-        "thinking": "".join(b.content for b in msg.content if isinstance(b, ThinkingBlock)) or None,
+        "text": blocks_text(msg.content),
+        "thinking": blocks_text(msg.content, ThinkingBlock) or None,
         "tool_calls": [(b.id, b.name, b.arguments) for b in msg.content if isinstance(b, ToolCall)],
         "finish_reason": msg.provider_stop_reason,
         # prompt_tokens = input + cached; None when the stream carried no usage at all

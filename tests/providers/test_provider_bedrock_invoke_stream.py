@@ -12,9 +12,9 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal
+from cassette_checks import Translate, blocks_text, terminal
 
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock
+from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
 from stream_harness.providers.bedrock_invoke_stream import family_of
 from stream_harness.wire import EventStreamMessage, JSONLine, encode_message
 from stream_harness.wire.payloadpart import BadChunk, PayloadPartDecoder
@@ -47,7 +47,7 @@ def run(body: bytes, step: int | None = None) -> list[Event]:
 
 
 def text_of(event: DoneEvent | ErrorEvent) -> str:
-    return "".join(b.content for b in event.message.content if isinstance(b, TextBlock))
+    return blocks_text(event.message.content)
 
 
 @pytest.mark.parametrize(
