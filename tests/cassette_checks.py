@@ -18,16 +18,13 @@ import pytest
 from wire_chunkings import decode_all
 
 from stream_harness.contract.events import (
-    ContentBlock,
     DoneEvent,
     ErrorEvent,
     Event,
     StartEvent,
-    TextBlock,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
-    ThinkingBlock,
 )
 from stream_harness.contract.rules import check_contract
 from stream_harness.providers.registry import get_normalizer
@@ -59,7 +56,8 @@ def replaying_client(httpx_module: Any, body: bytes) -> Any:
     through it, offline, as the oracle of a corpus test."""
 
     def handler(request: Any) -> Any:
-        return httpx_module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+        headers = {"content-type": "text/event-stream"}
+        return httpx_module.Response(200, headers=headers, content=body)
 
     return httpx_module.Client(transport=httpx_module.MockTransport(handler))
 
@@ -71,14 +69,6 @@ def events_of(protocol: str, chunks: Iterable[bytes]) -> list[Event]:
     """The reference normalizer's events for a body fed in ``chunks``, ``close()`` included."""
     events: list[Event] = decode_all(get_normalizer(protocol), chunks)
     return events
-
-
-def blocks_text(
-    blocks: Iterable[ContentBlock], kind: type[TextBlock] | type[ThinkingBlock] = TextBlock
-) -> str:
-    """The content of a message's text (or thinking) blocks joined, as a reader of the
-    stream saw it: what the corpus oracles compare with the wire's own fragments."""
-    return "".join(b.content for b in blocks if isinstance(b, kind))
 
 
 def text_block_opening(*deltas: str, signature: str | None = None) -> list[Event]:

@@ -20,7 +20,7 @@ from conftest import corpus_cassettes, corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream_harness.contract.events import Event
+from stream_harness.contract.events import ContentBlock, Event, TextBlock, ThinkingBlock
 from stream_harness.providers.reference import detect_protocol
 from stream_harness.recordings.cassette import Interaction, load_cassette
 
@@ -94,7 +94,8 @@ def corpus_params(
     ``when_empty`` (if given) is the reason, else the list is empty as it is.
     """
     if corpus_dir() is None:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")]
+        skip = pytest.mark.skip(reason=no_corpus_reason())
+        return [pytest.param(None, marks=skip, id="no-corpus")]
     params = [pytest.param(value(r), id=name(r)) for r in recordings]
     if not params and when_empty is not None:
         return [pytest.param(None, marks=pytest.mark.skip(reason=when_empty), id="none")]
@@ -116,6 +117,14 @@ def assert_chunkings_agree(
         assert events_of(protocol, chunks) == whole
 
     check()
+
+
+def blocks_text(
+    blocks: Iterable[ContentBlock], kind: type[TextBlock] | type[ThinkingBlock] = TextBlock
+) -> str:
+    """The content of a message's text (or thinking) blocks joined, as a reader of the
+    stream saw it: what the corpus oracles compare with the wire's own fragments."""
+    return "".join(b.content for b in blocks if isinstance(b, kind))
 
 
 def botocore_frames(body: bytes, operation: str, member: str) -> list[dict[str, Any]]:

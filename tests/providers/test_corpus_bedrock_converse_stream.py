@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import blocks_text, ends_done, ends_failed, events_of
+from cassette_checks import ends_done, ends_failed, events_of
 from corpus_streams import (
     assert_chunkings_agree,
+    blocks_text,
     botocore_frames,
     corpus_params,
     corpus_recordings,

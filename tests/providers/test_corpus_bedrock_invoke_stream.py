@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 
 import pytest
-from cassette_checks import blocks_text, events_of
-from corpus_streams import botocore_frames, corpus_params, corpus_recordings
+from cassette_checks import events_of
+from corpus_streams import blocks_text, botocore_frames, corpus_params, corpus_recordings
 
 from stream_harness.recordings.cassette import Interaction
 from stream_harness.contract.events import DoneEvent, ToolCall

@@ -6,9 +6,9 @@ so their recordings are checked here together, each through the protocol detecti
 For each interaction: the outcome read off the wire by hand (EXPECTED below), and a
 comparison with the openai SDK's own accumulator (``ChatCompletionStreamState``, fed the
 chunks the way ``Stream`` would); split invariance and the contract are
-test_corpus_split_invariance.py's, for every protocol. Every disagreement is listed in KNOWN_DIFFERENCES with its reason, mirrored in
-specs/known-differences.md (section ``## openai-completions``). Everything skips cleanly
-when the corpus is absent.
+test_corpus_split_invariance.py's, for every protocol. Every disagreement is listed in
+KNOWN_DIFFERENCES with its reason, mirrored in specs/known-differences.md (section
+``## openai-completions``). Everything skips cleanly when the corpus is absent.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 from conftest import no_corpus_reason
-from cassette_checks import blocks_text, events_of
-from corpus_streams import Recorded, corpus_params, corpus_streams
+from cassette_checks import events_of
+from corpus_streams import Recorded, blocks_text, corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
 from stream_harness.contract.events import (

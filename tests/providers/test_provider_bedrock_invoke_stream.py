@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, blocks_text, terminal
+from cassette_checks import Translate, terminal
+from corpus_streams import blocks_text
 
 from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
 from stream_harness.providers.bedrock_invoke_stream import family_of
