@@ -21,6 +21,11 @@ from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import FrameDecoder
 
 
+# How the never-raise net's error message starts (the fuzzer tells it from a provider's own
+# words, which may say "internal error" too).
+INTERNAL_ERROR = "internal error in the "
+
+
 class Normalizer(ABC):
     """Feed response-body bytes, get unified events; ``close`` gives the terminal event.
 
@@ -117,7 +122,7 @@ class Normalizer(ABC):
         content. Should even that fail (the fault left the accumulator inconsistent), a
         bare error terminal is still the last word, never a traceback.
         """
-        message = f"internal error in the {self.protocol} normalizer: {exc!r}"
+        message = f"{INTERNAL_ERROR}{self.protocol} normalizer: {exc!r}"
         try:
             self.acc.fail(message[:2000])
         except Exception:  # pragma: no cover - the accumulator itself is broken
