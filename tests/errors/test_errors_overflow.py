@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from error_rows import classify_row
 
 from stream_harness.contract import facts
 from stream_harness.errors import classify, is_context_overflow
@@ -24,20 +25,9 @@ def _case_id(index: int, case: dict[str, Any]) -> str:
     return f"{index:02d}-{case['provider']}-{case['expected']}"
 
 
-def _classify_case(case: dict[str, Any]) -> ErrorInfo:
-    return classify(
-        status=case.get("status"),
-        message=case.get("message"),
-        body=case.get("body"),
-        headers=case.get("headers"),
-        provider_stop_reason=case.get("provider_stop_reason"),
-        protocol=case.get("protocol"),
-    )
-
-
 @pytest.mark.parametrize("case", [pytest.param(c, id=_case_id(i, c)) for i, c in enumerate(CASES)])
 def test_overflow_case(case: dict[str, Any]) -> None:
-    info = _classify_case(case)
+    info = classify_row(case)
     assert (info.kind == "overflow") is (case["expected"] == "overflow"), info
     if info.kind == "overflow":
         assert info.retryable is False

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from error_rows import classify_row, row_now
 
 from stream_harness.contract import facts
 from stream_harness.errors import classify, is_retryable, parse_duration, retry_delay
@@ -20,27 +21,11 @@ HEADER_CASES: list[dict[str, Any]] = TABLE["header_cases"]
 ERROR_CASES: list[dict[str, Any]] = TABLE["error_cases"]
 
 
-def _now(case: dict[str, Any]) -> datetime | None:
-    return datetime.fromisoformat(case["now"]) if case.get("now") else None
-
-
-def _classify_case(case: dict[str, Any]) -> Any:
-    return classify(
-        status=case.get("status"),
-        message=case.get("message"),
-        body=case.get("body"),
-        headers=case.get("headers"),
-        provider_stop_reason=case.get("provider_stop_reason"),
-        protocol=case.get("protocol"),
-        now=_now(case),
-    )
-
-
 @pytest.mark.parametrize(
     "case", [pytest.param(c, id=f"{i:02d}") for i, c in enumerate(HEADER_CASES)]
 )
 def test_header_case(case: dict[str, Any]) -> None:
-    got = retry_delay(case.get("headers"), case.get("body"), now=_now(case))
+    got = retry_delay(case.get("headers"), case.get("body"), now=row_now(case))
     if case["expected"] is None:
         assert got is None
     else:
@@ -52,7 +37,7 @@ def test_header_case(case: dict[str, Any]) -> None:
     [pytest.param(c, id=f"{i:02d}-{c['provider']}") for i, c in enumerate(ERROR_CASES)],
 )
 def test_error_case(case: dict[str, Any]) -> None:
-    info = _classify_case(case)
+    info = classify_row(case)
     for field, expected in case["expected"].items():
         got = getattr(info, field)
         if field == "retry_after" and expected is not None:
@@ -99,7 +84,7 @@ def test_kinds_table_matches_the_contract() -> None:
 
 def test_retryable_follows_kind_unless_the_server_overrides() -> None:
     for case in ERROR_CASES:
-        info = _classify_case(case)
+        info = classify_row(case)
         if info.kind in {"overflow", "fatal"}:
             assert info.retryable is False, case
         elif "x-should-retry" not in {k.lower() for k in (case.get("headers") or {})}:

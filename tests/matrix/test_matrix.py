@@ -23,6 +23,7 @@ from stream_harness.matrix.groups import (
     Env,
     Group,
     MatrixError,
+    MatrixRun,
     SuiteOptions,
     build_commands,
     default_pins,
@@ -97,6 +98,18 @@ class FakeRunner:
         if "venv" in argv:
             Path(argv[-1]).mkdir(parents=True, exist_ok=True)
         return subprocess.CompletedProcess(argv, 0, "", "")
+
+
+def _run_matrix(tmp_path: Path, pins: Path, runner: FakeRunner, uv: str | None = None) -> MatrixRun:
+    """The pinned groups run by ``runner`` with 5 examples, the project at /repo."""
+    return run_matrix(
+        load_groups(pins),
+        options=SuiteOptions(examples=5),
+        cache=tmp_path / "cache",
+        project=["-e", "/repo"],
+        runner=runner,
+        uv=uv,
+    )
 
 
 PINS = """
@@ -217,14 +230,7 @@ def test_the_matrix_merges_every_groups_report(tmp_path: Path, pins: Path) -> No
     runner = FakeRunner(
         {"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "failed")}
     )
-    result = run_matrix(
-        load_groups(pins),
-        options=SuiteOptions(examples=5),
-        cache=tmp_path / "cache",
-        project=["-e", "/repo"],
-        runner=runner,
-        uv=None,
-    )
+    result = _run_matrix(tmp_path, pins, runner)
     report = result.report
     assert report is not None
     assert [(a.name, a.version) for a in report.adapters] == [("one", "1.0"), ("two", "2.0")]
@@ -243,14 +249,7 @@ def test_a_group_that_cannot_build_is_reported_and_the_others_still_run(
     tmp_path: Path, pins: Path
 ) -> None:
     runner = FakeRunner({"one": _report("one", "1.0", "passed")}, fail=["libtwo==2.0"])
-    result = run_matrix(
-        load_groups(pins),
-        options=SuiteOptions(examples=5),
-        cache=tmp_path / "cache",
-        project=["-e", "/repo"],
-        runner=runner,
-        uv="/bin/uv",
-    )
+    result = _run_matrix(tmp_path, pins, runner, uv="/bin/uv")
     assert [r.group.name for r in result.failed_groups] == ["two"]
     assert result.report is not None
     assert [a.name for a in result.report.adapters] == ["one"]
@@ -261,14 +260,7 @@ def test_reports_that_disagree_on_the_seed_do_not_merge(tmp_path: Path, pins: Pa
     other = _report("two", "2.0", "passed").model_copy(update={"seed": 9})
     runner = FakeRunner({"one": _report("one", "1.0", "passed"), "two": other})
     with pytest.raises(ValueError, match="seed"):
-        run_matrix(
-            load_groups(pins),
-            options=SuiteOptions(examples=5),
-            cache=tmp_path / "cache",
-            project=["-e", "/repo"],
-            runner=runner,
-            uv=None,
-        )
+        _run_matrix(tmp_path, pins, runner)
 
 
 def test_no_report_at_all_is_an_error() -> None:

@@ -9,7 +9,7 @@ Three oracles, each independent of the normalizer:
    fed through an httpx2 ``MockTransport``, ecosystem.md section 4), compared on text,
    thinking + signature, tool calls, stop reason, usage, citations and the blocks kept as
    provider blocks; every disagreement we accept is listed in specs/known-differences.md;
-3. split invariance (contract C13): any chunking gives the one-chunk events.
+3. split invariance (contract C13), for every protocol in test_corpus_split_invariance.py.
 
 Skips cleanly when the corpus is absent (tests/conftest.py).
 """
@@ -21,55 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from cassette_checks import ends_done, events_of, replaying_client
+from corpus_streams import blocks_text, corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import AssistantMessage, DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.anthropic_messages import Normalizer
-from stream_harness.conformance.strategies import chunkings, split_at
+from stream_harness.contract.events import AssistantMessage, TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL = "anthropic-messages"
-ONE_BYTE_LIMIT = 64 * 1024
-
-
-def _interactions() -> list[Any]:
-    root = corpus_dir()
-    if root is None:
-        return [
-            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
-        ]
-    out = []
-    for path in sorted(root.rglob("*.yaml")):
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # unreadable files are test_corpus_loads' business
-            continue
-        for inter in cassette.interactions:
-            if not inter.is_streaming or inter.response.status >= 400:
-                continue
-            try:
-                protocol = detect_protocol(inter)
-            except ValueError:
-                continue
-            if protocol == PROTOCOL:
-                out.append(
-                    pytest.param(inter, id=f"{path.relative_to(root).as_posix()}#{inter.index}")
-                )
-    return out
-
-
-INTERACTIONS = _interactions()
-
-
-def _events(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+INTERACTIONS = corpus_params(corpus_streams(PROTOCOL))
 
 
 def _wire(body: bytes) -> list[dict[str, Any]]:
@@ -81,21 +40,17 @@ def _wire(body: bytes) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_anthropic_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(INTERACTIONS) >= 20  # 23 at the time of writing
 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("inter", INTERACTIONS)
 def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> None:
-    events = _events([inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
     # Every Anthropic stream in the corpus ends with message_stop after a known stop
     # reason; none carries an error event (corpus-visible-notes.md gap 6).
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     msg = last.message
     wire = _wire(inter.response.body)
 
@@ -106,7 +61,7 @@ def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> 
             if w["type"] == "content_block_delta" and w["delta"]["type"] == delta_type
         )
 
-    assert "".join(b.content for b in msg.content if isinstance(b, TextBlock)) == joined(
+    assert blocks_text(msg.content) == joined(
         "text_delta", "text"
     )
     thinking = [b for b in msg.content if isinstance(b, ThinkingBlock)]
@@ -140,38 +95,17 @@ def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> 
     ]
 
 
-@pytest.mark.corpus
-@pytest.mark.parametrize("inter", INTERACTIONS)
-def test_corpus_split_invariance(inter: Interaction) -> None:
-    body = inter.response.body
-    reference = _events([body])
-    if len(body) < ONE_BYTE_LIMIT:
-        assert _events(split_at(body, range(1, len(body)))) == reference
-
-    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(chunks=chunkings(body))
-    def check(chunks: list[bytes]) -> None:
-        assert _events(chunks) == reference
-
-    check()
-
-
 # -- the SDK oracle ---------------------------------------------------------------------
 
 
 def sdk_final_message(body: bytes) -> Any:
     """The anthropic SDK's get_final_message() for a recorded body (no cassette active)."""
     anthropic = pytest.importorskip("anthropic")
-    httpx2 = pytest.importorskip("httpx2")
-
-    def handler(request: Any) -> Any:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
     client = anthropic.Anthropic(
         api_key="test-key",
         base_url="http://oracle.invalid",
         max_retries=0,
-        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        http_client=replaying_client(pytest.importorskip("httpx2"), body),
     )
     # The beta accumulator is a superset of the plain one: it also assembles mcp_tool_use
     # input and applies compaction_delta (specs/known-differences.md).
@@ -264,7 +198,7 @@ def our_view(message: AssistantMessage) -> dict[str, Any]:
 @pytest.mark.corpus
 @pytest.mark.parametrize("inter", INTERACTIONS)
 def test_corpus_matches_the_anthropic_sdk(inter: Interaction) -> None:
-    events = _events([inter.response.body])
+    events = events_of(PROTOCOL, [inter.response.body])
     ours = our_view(events[-1].message)  # type: ignore[union-attr]
     theirs = sdk_view(sdk_final_message(inter.response.body))
     assert ours == theirs
@@ -288,7 +222,7 @@ def test_bundled_cassettes_match_the_anthropic_sdk(path: Path) -> None:
         with pytest.raises(anthropic.APIStatusError):
             sdk_final_message(inter.response.body)
         return
-    events = _events([inter.response.body])
+    events = events_of(PROTOCOL, [inter.response.body])
     assert our_view(events[-1].message) == sdk_view(sdk_final_message(inter.response.body))  # type: ignore[union-attr]
 
 
@@ -315,7 +249,7 @@ _END = (
 def test_known_difference_6_signature_fragments() -> None:
     body = (_SIG_BODY + _END + 'event: message_stop\ndata: {"type":"message_stop"}\n\n').encode()
     theirs = sdk_final_message(body)
-    ours = _events([body])[-1].message  # type: ignore[union-attr]
+    ours = events_of(PROTOCOL, [body])[-1].message  # type: ignore[union-attr]
     assert theirs.content[0].signature == "BBB"  # assigned: the last fragment wins
     assert ours.content == [ThinkingBlock(content="", signature="AAABBB")]
 
@@ -324,7 +258,7 @@ def test_known_difference_7_truncation_is_silent_in_the_sdk() -> None:
     body = (_SIG_BODY + _END).encode()  # no message_stop
     theirs = sdk_final_message(body)
     assert theirs.stop_reason == "end_turn"  # no exception, looks complete
-    last = _events([body])[-1]
+    last = events_of(PROTOCOL, [body])[-1]
     assert last.type == "error"
     assert last.error_message == "stream ended without message_stop"
 
@@ -335,5 +269,5 @@ def test_known_difference_10_a_later_message_delta_without_stop_reason() -> None
         _SIG_BODY + _END + second + 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
     ).encode()
     assert sdk_final_message(body).stop_reason is None
-    ours = _events([body])[-1].message  # type: ignore[union-attr]
+    ours = events_of(PROTOCOL, [body])[-1].message  # type: ignore[union-attr]
     assert (ours.provider_stop_reason, ours.usage.output) == ("end_turn", 6)

@@ -30,61 +30,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from cassette_checks import ends_done, ends_failed, events_of
+from corpus_streams import (
+    assert_chunkings_agree,
+    blocks_text,
+    botocore_frames,
+    corpus_params,
+    corpus_recordings,
+    corpus_streams,
+)
 from test_provider_bedrock_converse_stream import frame_cuts
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import DoneEvent, ErrorEvent, ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
-from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.bedrock_converse_stream import Normalizer
-from stream_harness.conformance.strategies import chunkings, split_at
+from stream_harness.conformance.strategies import split_at
 
 PROTOCOL = "bedrock-converse-stream"
 REPO = Path(__file__).resolve().parents[2]
-ONE_BYTE_LIMIT = 64 * 1024
-
-
-def _interactions(*, errors: bool) -> list[Any]:
-    root = corpus_dir()
-    if root is None:
-        return [
-            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
-        ]
-    out = []
-    for path in sorted(root.rglob("*.yaml")):
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # unreadable files are test_corpus_loads' business
-            continue
-        in_folder = path.parent.name == "bedrock_converse"
-        for inter in cassette.interactions:
-            try:
-                protocol = detect_protocol(inter)
-            except ValueError:
-                protocol = None
-            is_error = inter.response.status >= 400
-            pid = f"{path.relative_to(root).as_posix()}#{inter.index}"
-            if errors and is_error and (protocol == PROTOCOL or in_folder):
-                # The /converse errors are not detected by URL; their wire is the same.
-                out.append(pytest.param(inter, id=pid))
-            elif not errors and not is_error and protocol == PROTOCOL and inter.is_streaming:
-                out.append(pytest.param(inter, id=pid))
-    return out
-
-
-STREAMS = _interactions(errors=False)
-HTTP_ERRORS = _interactions(errors=True)
-
-
-def _events(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+STREAMS = corpus_params(corpus_streams(PROTOCOL))
+# The /converse errors are not detected by URL; their wire is the same.
+HTTP_ERRORS = corpus_params(
+    r
+    for r in corpus_recordings()
+    if r.is_http_error and (r.protocol == PROTOCOL or r.path.parent.name == "bedrock_converse")
+)
 
 
 # -- the oracles -------------------------------------------------------------------------------
@@ -174,19 +144,8 @@ def read_wire(body: bytes) -> Wire:
 
 def read_with_botocore(body: bytes) -> Wire:
     """The official SDK's reading: botocore's event-stream buffer and ConverseStream parser."""
-    eventstream = pytest.importorskip("botocore.eventstream")
-    parsers = pytest.importorskip("botocore.parsers")
-    session = pytest.importorskip("botocore.session")
-    operation = (
-        session.Session().get_service_model("bedrock-runtime").operation_model("ConverseStream")
-    )
-    shape = operation.output_shape.members["stream"]
-    parser = parsers.EventStreamJSONParser()
-    buffer = eventstream.EventStreamBuffer()
-    buffer.add_data(body)
     w = Wire()
-    for message in buffer:
-        parsed = parser.parse(message.to_response_dict(), shape)
+    for parsed in botocore_frames(body, "ConverseStream", "stream"):
         for event_type, payload in parsed.items():
             w.fold(event_type, payload)
     return w
@@ -194,7 +153,7 @@ def read_with_botocore(body: bytes) -> Wire:
 
 def assert_matches(message: Any, w: Wire) -> None:
     content = message.content
-    assert "".join(b.content for b in content if isinstance(b, TextBlock)) == "".join(
+    assert blocks_text(content) == "".join(
         w.texts[i] for i in sorted(w.texts)
     )
     thinking = [b for b in content if isinstance(b, ThinkingBlock) and not b.redacted]
@@ -235,19 +194,15 @@ def assert_matches(message: Any, w: Wire) -> None:
 # -- tests ---------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_bedrock_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(STREAMS) >= 7  # 7 when this was written; a drop means detection broke
     assert len(HTTP_ERRORS) >= 8
 
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = _events([inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     w = read_wire(inter.response.body)
     assert_matches(last.message, w)
     expected = {"end_turn": "stop", "tool_use": "tool_use"}[str(w.stop_reason)]
@@ -259,33 +214,21 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_botocore(inter: Interaction) -> None:
     w = read_with_botocore(inter.response.body)
-    last = _events([inter.response.body])[-1]
+    last = events_of(PROTOCOL, [inter.response.body])[-1]
     assert isinstance(last, DoneEvent)
     assert_matches(last.message, w)
 
 
 @pytest.mark.parametrize("inter", STREAMS)
-def test_split_invariance(inter: Interaction) -> None:
+def test_split_at_frame_boundaries(inter: Interaction) -> None:
+    # Any chunking and one byte at a time: test_corpus_split_invariance.py, for every protocol.
     body = inter.response.body
-    reference = _events([body])
-    if len(body) <= ONE_BYTE_LIMIT:
-        assert _events(split_at(body, range(1, len(body)))) == reference
-
-    @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body), cuts=frame_cuts(body))
-    def check(chunks: list[bytes], cuts: list[int]) -> None:
-        assert _events(chunks) == reference
-        assert _events(split_at(body, cuts)) == reference
-
-    check()
+    assert_chunkings_agree(PROTOCOL, body, frame_cuts(body).map(lambda cuts: split_at(body, cuts)))
 
 
 @pytest.mark.parametrize("inter", HTTP_ERRORS)
 def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
-    events = interaction_events(inter, PROTOCOL)
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, ErrorEvent)
+    last = ends_failed(interaction_events(inter, PROTOCOL))
     body = json.loads(inter.response.body)
     assert last.error_message == body["message"]
     assert last.error is not None and last.error.status == inter.response.status
@@ -312,7 +255,7 @@ def test_bundled_cassettes_against_botocore(path: Path) -> None:
     inter = load_cassette(path).interactions[0]
     if inter.response.status >= 400:
         return  # a JSON error body, not an event stream
-    last = _events([inter.response.body])[-1]
+    last = events_of(PROTOCOL, [inter.response.body])[-1]
     if path.stem == "crc_corruption":
         # case 42: botocore raises on the damaged frame; we end in an error event.
         with pytest.raises(ChecksumMismatch):

@@ -5,7 +5,8 @@ reading of the wire, a few lines with no state machine: every chunk parsed with
 ``json.loads`` (SSE ``data:`` lines, or the JSON array), part texts joined by
 ``thought``, function calls counted and read in order, the last ``finishReason``, the last
 value of each ``usageMetadata`` counter, every ``thoughtSignature``. The final message
-must agree with it; any chunking must give the one-chunk events (contract C13).
+must agree with it (any chunking giving the one-chunk events, contract C13, is
+test_corpus_split_invariance.py's, for every protocol).
 
 Every streaming interaction in the corpus has a finishReason in its last chunk, so all
 must end in ``done`` (none of the recorded streams is cut; the cut case is covered by
@@ -22,64 +23,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from cassette_checks import ends_done, ends_failed, events_of
+from corpus_streams import blocks_text, corpus_params, corpus_recordings, corpus_streams
 
-from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.recordings.cassette import Interaction
+from stream_harness.contract.events import ThinkingBlock, ToolCall
 from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.registry import get_normalizer
-from stream_harness.conformance.strategies import (
-    chunkings,
-    split_at,
-)
 
 PROTOCOL = "google-generative-ai"
 # Vertex AI recordings of the same wire (aiplatform.googleapis.com URLs) are detected as
 # vertex-gemini, the same translator behind its integer-enum step: judged by the same oracle.
 PROTOCOLS = (PROTOCOL, "vertex-gemini")
-ONE_BYTE_LIMIT = 64 * 1024
-
-
-def _interactions(*, errors: bool) -> list[Any]:
-    root = corpus_dir()
-    if root is None:
-        return [
-            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
-        ]
-    out = []
-    for path in sorted(root.rglob("*.yaml")):
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # unreadable files are test_corpus_loads' business
-            continue
-        for inter in cassette.interactions:
-            try:
-                protocol = detect_protocol(inter)
-            except ValueError:
-                continue
-            if protocol not in PROTOCOLS:
-                continue
-            is_error = inter.response.status >= 400
-            if (errors and is_error) or (not errors and not is_error and inter.is_streaming):
-                out.append(
-                    pytest.param(inter, id=f"{path.relative_to(root).as_posix()}#{inter.index}")
-                )
-    return out
-
-
-STREAMS = _interactions(errors=False)
-HTTP_ERRORS = _interactions(errors=True)
-
-
-def _events(chunks: list[bytes], protocol: str = PROTOCOL) -> list[Event]:
-    n = get_normalizer(protocol)
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+STREAMS = corpus_params(corpus_streams(*PROTOCOLS))
+HTTP_ERRORS = corpus_params(
+    r for r in corpus_recordings() if r.is_http_error and r.protocol in PROTOCOLS
+)
 
 
 # -- the oracle ------------------------------------------------------------------------------
@@ -134,24 +93,20 @@ def read_wire(body: bytes) -> Wire:
 # -- tests ---------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_gemini_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(STREAMS) >= 20  # 23 when this was written; a drop means detection broke
     assert len(HTTP_ERRORS) >= 3
 
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = _events([inter.response.body], detect_protocol(inter))
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(detect_protocol(inter), [inter.response.body]))
     message = last.message
     w = read_wire(inter.response.body)
 
-    assert "".join(b.content for b in message.content if isinstance(b, TextBlock)) == w.text
-    assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking
+    assert blocks_text(message.content) == w.text
+    assert blocks_text(message.content, ThinkingBlock) == w.thinking
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     assert [(c.name, c.arguments) for c in calls] == w.calls
     # Wire ids are kept; calls without one get unique synthetic ids (case 36).
@@ -191,28 +146,9 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
     assert (message.model, message.response_id) == (w.model, w.response_id)
 
 
-@pytest.mark.parametrize("inter", STREAMS)
-def test_split_invariance(inter: Interaction) -> None:
-    body = inter.response.body
-    protocol = detect_protocol(inter)
-    reference = _events([body], protocol)
-    if len(body) <= ONE_BYTE_LIMIT:
-        assert _events(split_at(body, range(1, len(body))), protocol) == reference
-
-    @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body))
-    def check(chunks: list[bytes]) -> None:
-        assert _events(chunks, protocol) == reference
-
-    check()
-
-
 @pytest.mark.parametrize("inter", HTTP_ERRORS)
 def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
-    events = interaction_events(inter, detect_protocol(inter))
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, ErrorEvent)
+    last = ends_failed(interaction_events(inter, detect_protocol(inter)))
     assert last.error_message == json.loads(inter.response.body)["error"]["message"]
     assert last.error is not None and last.error.status == inter.response.status
 

@@ -5,7 +5,8 @@ There is no official SDK accumulator to compare with (ollama-python yields one
 plain reading of the wire, a few lines with no state machine: every line parsed with
 ``json.loads``, ``message.thinking`` and ``message.content`` joined, tool calls read in
 order, ``done_reason`` and the counts of the ``done: true`` line. The final message must
-agree with it; any chunking must give the one-chunk events (contract C13).
+agree with it (any chunking giving the one-chunk events, contract C13, is
+test_corpus_split_invariance.py's, for every protocol).
 
 The corpus's one Ollama stream (openinference, qwen3.6 with thinking) ends with a
 ``done: true`` line, so it must end in ``done``.
@@ -20,53 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from cassette_checks import ends_done, events_of
+from corpus_streams import blocks_text, corpus_params, corpus_streams
 
-from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.ollama import Normalizer
-from stream_harness.conformance.strategies import chunkings, split_at
+from stream_harness.recordings.cassette import Interaction
+from stream_harness.contract.events import ThinkingBlock, ToolCall
 
 PROTOCOL = "ollama"
-ONE_BYTE_LIMIT = 64 * 1024
-
-
-def _streams() -> list[Any]:
-    root = corpus_dir()
-    if root is None:
-        return [
-            pytest.param(None, marks=pytest.mark.skip(reason=no_corpus_reason()), id="no-corpus")
-        ]
-    out = []
-    for path in sorted(root.rglob("*.yaml")):
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # unreadable files are test_corpus_loads' business
-            continue
-        for inter in cassette.interactions:
-            try:
-                protocol = detect_protocol(inter)
-            except ValueError:
-                continue
-            if protocol == PROTOCOL and inter.is_streaming and inter.response.status < 400:
-                out.append(
-                    pytest.param(inter, id=f"{path.relative_to(root).as_posix()}#{inter.index}")
-                )
-    return out
-
-
-STREAMS = _streams()
-
-
-def _events(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+STREAMS = corpus_params(corpus_streams(PROTOCOL))
 
 
 @dataclass
@@ -99,22 +61,18 @@ def read_wire(body: bytes) -> Wire:
     return w
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_an_ollama_stream() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     assert len(STREAMS) >= 1  # 1 when this was written; a drop means detection broke
 
 
 @pytest.mark.parametrize("inter", STREAMS)
 def test_final_message_matches_the_wire(inter: Interaction) -> None:
-    events = _events([inter.response.body])
-    assert check_contract(events) == []
-    last = events[-1]
-    assert isinstance(last, DoneEvent), last
+    last = ends_done(events_of(PROTOCOL, [inter.response.body]))
     message = last.message
     w = read_wire(inter.response.body)
-    assert "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)) == w.thinking
-    assert "".join(b.content for b in message.content if isinstance(b, TextBlock)) == w.text
+    assert blocks_text(message.content, ThinkingBlock) == w.thinking
+    assert blocks_text(message.content) == w.text
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     assert [(c.name, c.arguments) for c in calls] == w.calls
     assert len({c.id for c in calls}) == len(calls)
@@ -126,20 +84,3 @@ def test_final_message_matches_the_wire(inter: Interaction) -> None:
     assert message.usage.output == w.eval_count
     assert message.usage.total == w.prompt_eval_count + w.eval_count
     assert message.model == w.model
-
-
-@pytest.mark.parametrize("inter", STREAMS)
-def test_split_invariance(inter: Interaction) -> None:
-    body = inter.response.body
-    reference = _events([body])
-    if len(body) <= ONE_BYTE_LIMIT:
-        assert _events(split_at(body, range(1, len(body)))) == reference
-
-    @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-    @given(chunks=chunkings(body))
-    def check(chunks: list[bytes]) -> None:
-        assert _events(chunks) == reference
-
-    check()
-
-

@@ -3,12 +3,12 @@
 openai-completions and mistral-chat (its subclass, Mistral's own URLs) read the same chunks,
 so their recordings are checked here together, each through the protocol detection picks.
 
-For each interaction: split invariance and the contract, the outcome read off the wire by
-hand (EXPECTED below), and a comparison with the openai SDK's own accumulator
-(``ChatCompletionStreamState``, fed the chunks the way ``Stream`` would); every
-disagreement is listed in KNOWN_DIFFERENCES with its reason, mirrored in
-specs/known-differences.md (section ``## openai-completions``). Everything skips cleanly
-when the corpus is absent.
+For each interaction: the outcome read off the wire by hand (EXPECTED below), and a
+comparison with the openai SDK's own accumulator (``ChatCompletionStreamState``, fed the
+chunks the way ``Stream`` would); split invariance and the contract are
+test_corpus_split_invariance.py's, for every protocol. Every disagreement is listed in
+KNOWN_DIFFERENCES with its reason, mirrored in specs/known-differences.md (section
+``## openai-completions``). Everything skips cleanly when the corpus is absent.
 """
 
 from __future__ import annotations
@@ -19,90 +19,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_cassettes, corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from conftest import no_corpus_reason
+from cassette_checks import events_of
+from corpus_streams import Recorded, blocks_text, corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
     Event,
-    TextBlock,
     ThinkingBlock,
     ToolCall,
     Usage,
 )
-from stream_harness.providers.reference import UnknownProtocolError, detect_protocol
-from stream_harness.providers.registry import get_normalizer
-from stream_harness.conformance.strategies import chunkings
 
 PROTOCOL = "openai-completions"
 # The chunk protocols this file checks: detection sends Mistral's recordings to mistral-chat.
 PROTOCOLS = (PROTOCOL, "mistral-chat")
-PROTOCOL_OF: dict[str, str] = {}
 
 
-def _interactions() -> list[tuple[str, Interaction]]:
-    root = corpus_dir()
-    out: list[tuple[str, Interaction]] = []
-    for path in corpus_cassettes():
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # a broken corpus file is test_corpus_loads.py's business
-            continue
-        for interaction in cassette.interactions:
-            if not interaction.is_streaming or interaction.response.status != 200:
-                continue
-            try:
-                protocol = detect_protocol(interaction)
-            except UnknownProtocolError:
-                continue
-            if protocol in PROTOCOLS:
-                assert root is not None
-                name = f"{path.stem}#{interaction.index}"
-                PROTOCOL_OF[name] = protocol
-                out.append((name, interaction))
-    return out
+def _name(recorded: Recorded) -> str:
+    return f"{recorded.path.stem}#{recorded.interaction.index}"
 
 
-INTERACTIONS = _interactions()
-PARAMS = (
-    [pytest.param(i, id=name) for name, i in INTERACTIONS]
-    if INTERACTIONS
-    else [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=no_corpus_reason()))]
-)
+RECORDED = [r for r in corpus_streams(*PROTOCOLS) if r.interaction.response.status == 200]
+INTERACTIONS = [(_name(r), r.interaction) for r in RECORDED]
+PROTOCOL_OF = {_name(r): r.protocol for r in RECORDED if r.protocol is not None}
+PARAMS = corpus_params(RECORDED, name=_name)
 NAMES = {id(i): name for name, i in INTERACTIONS}
-
-
-def _events(chunks: list[bytes], protocol: str = PROTOCOL) -> list[Event]:
-    normalizer = get_normalizer(protocol)
-    out: list[Event] = []
-    for piece in chunks:
-        out.extend(normalizer.feed(piece))
-    out.extend(normalizer.close())
-    return out
-
-
-# -- split invariance (case 1) and the contract -----------------------------------------
-
-
-@pytest.mark.corpus
-@pytest.mark.parametrize("interaction", PARAMS)
-def test_corpus_split_invariance(interaction: Interaction) -> None:
-    body = interaction.response.body
-    protocol = PROTOCOL_OF[NAMES[id(interaction)]]
-    whole = _events([body], protocol)
-    assert check_contract(whole) == []
-    if len(body) < 64 * 1024:
-        assert _events([body[i : i + 1] for i in range(len(body))], protocol) == whole
-
-    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(chunks=chunkings(body))
-    def check(chunks: list[bytes]) -> None:
-        assert _events(chunks, protocol) == whole
-
-    check()
 
 
 # -- outcomes read off the wire ---------------------------------------------------------
@@ -226,7 +170,7 @@ def test_corpus_outcome_matches_the_wire(interaction: Interaction) -> None:
     name = NAMES[id(interaction)]
     assert name in EXPECTED, f"new corpus interaction {name}: read its wire and add it to EXPECTED"
     exp = EXPECTED[name]
-    events = _events([interaction.response.body], PROTOCOL_OF[name])
+    events = events_of(PROTOCOL_OF[name], [interaction.response.body])
     last = events[-1]
     assert isinstance(last, DoneEvent | ErrorEvent)
     msg = last.message
@@ -237,11 +181,11 @@ def test_corpus_outcome_matches_the_wire(interaction: Interaction) -> None:
     )
     assert [b.type for b in msg.content] == exp.kinds
     assert msg.usage == exp.usage
-    text = "".join(b.content for b in msg.content if isinstance(b, TextBlock))
+    text = blocks_text(msg.content)
     if exp.text is not None:
         assert text == exp.text
     assert text.startswith(exp.text_starts) and text.endswith(exp.text_ends)
-    thinking = "".join(b.content for b in msg.content if isinstance(b, ThinkingBlock))
+    thinking = blocks_text(msg.content, ThinkingBlock)
     assert thinking.startswith(exp.thinking_starts)
     assert [
         (b.id, b.name, b.arguments) for b in msg.content if isinstance(b, ToolCall)
@@ -264,7 +208,7 @@ def test_openrouter_encrypted_reasoning_is_a_redacted_thinking_block() -> None:
     ]
     if not found:
         pytest.skip(no_corpus_reason())
-    block = _events([found[0].response.body])[-1].message.content[0]  # type: ignore[union-attr]
+    block = events_of(PROTOCOL, [found[0].response.body])[-1].message.content[0]  # type: ignore[union-attr]
     assert isinstance(block, ThinkingBlock) and block.redacted and block.content == ""
     assert block.signature is not None and block.signature.startswith(
         "gAAAAABpCCSIBxdevbk-8QtJuf4C6mgqDwXaUXZG"
@@ -341,8 +285,8 @@ def our_summary(events: list[Event]) -> dict[str, Any]:
         return {"error": last.error_message}
     u = msg.usage
     return {
-        "text": "".join(b.content for b in msg.content if isinstance(b, TextBlock)),
-        "thinking": "".join(b.content for b in msg.content if isinstance(b, ThinkingBlock)) or None,
+        "text": blocks_text(msg.content),
+        "thinking": blocks_text(msg.content, ThinkingBlock) or None,
         "tool_calls": [(b.id, b.name, b.arguments) for b in msg.content if isinstance(b, ToolCall)],
         "finish_reason": msg.provider_stop_reason,
         # prompt_tokens = input + cached; None when the stream carried no usage at all
@@ -395,7 +339,7 @@ def test_corpus_agrees_with_the_openai_sdk_except_known_differences(
     pytest.importorskip("openai")
     name = NAMES[id(interaction)]
     body = interaction.response.body
-    found = disagreements(sdk_summary(body), our_summary(_events([body], PROTOCOL_OF[name])))
+    found = disagreements(sdk_summary(body), our_summary(events_of(PROTOCOL_OF[name], [body])))
     assert set(found) == KNOWN_DIFFERENCES.get(name, set()), found
 
 
@@ -434,5 +378,5 @@ def test_bundled_cassettes_agree_with_the_openai_sdk_except_known_differences(pa
         if interaction.response.status != 200:
             continue
         body = interaction.response.body
-        found = disagreements(sdk_summary(body), our_summary(_events([body])))
+        found = disagreements(sdk_summary(body), our_summary(events_of(PROTOCOL, [body])))
         assert set(found) == BUNDLED_KNOWN_DIFFERENCES.get(path.stem, set()), found

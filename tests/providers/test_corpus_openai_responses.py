@@ -7,7 +7,8 @@ Three oracles, each independent of the normalizer's code:
   say (derived here by :func:`official`, written from the API reference, PF 2.3);
 - the openai SDK's ``client.responses.stream(...).get_final_response()`` (ecosystem.md
   section 4), fed the recorded bytes through an httpx MockTransport, read the same way;
-- the contract checker and split invariance (any chunking gives the same events).
+- the contract checker (split invariance, any chunking giving the same events, is
+  test_corpus_split_invariance.py's, for every protocol).
 
 Every disagreement is pinned in KNOWN_DIFFERENCES with its reason, and listed in
 specs/known-differences.md (section openai-responses), so a change in either direction
@@ -20,58 +21,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from conftest import corpus_dir, no_corpus_reason
-from hypothesis import HealthCheck, given, settings
+from conftest import no_corpus_reason
+from cassette_checks import ends_done, events_of, replaying_client
+from corpus_streams import corpus_params, corpus_streams
 
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import AssistantMessage, DoneEvent, Event, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.openai_responses import Normalizer
-from stream_harness.conformance.strategies import chunkings, split_at
+from stream_harness.contract.events import AssistantMessage, DoneEvent, TextBlock, ThinkingBlock, ToolCall
 
 pytestmark = pytest.mark.corpus
 PROTOCOL = "openai-responses"
-ONE_BYTE_LIMIT = 64 * 1024
-
-
-def _interactions() -> list[tuple[str, Interaction]]:
-    root = corpus_dir()
-    if root is None:
-        return []
-    out = []
-    for path in sorted(root.rglob("*.yaml")):
-        try:
-            cassette = load_cassette(path)
-        except Exception:  # a broken corpus file is test_corpus_loads' business
-            continue
-        for inter in cassette.interactions:
-            if not inter.is_streaming or inter.response.status >= 400:
-                continue
-            try:
-                protocol = detect_protocol(inter)
-            except ValueError:
-                continue
-            if protocol == PROTOCOL:
-                out.append((f"{path.relative_to(root).as_posix()}#{inter.index}", inter))
-    return out
-
-
-CORPUS = _interactions()
-PARAMS = (
-    [pytest.param(inter, id=name) for name, inter in CORPUS]
-    if CORPUS
-    else [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=no_corpus_reason()))]
-)
-
-
-def _events_of(chunks: list[bytes]) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for chunk in chunks:
-        out.extend(n.feed(chunk))
-    return out + n.close()
+CORPUS = [(r.name, r.interaction) for r in corpus_streams(PROTOCOL)]
+PARAMS = corpus_params(corpus_streams(PROTOCOL))
 
 
 def _name(inter: Interaction) -> str:
@@ -89,9 +51,8 @@ def _completed_payload(body: bytes) -> dict[str, Any] | None:
     return None
 
 
+@pytest.mark.usefixtures("corpus_dir")  # skips without a corpus
 def test_the_corpus_has_responses_streams() -> None:
-    if corpus_dir() is None:
-        pytest.skip(no_corpus_reason())
     # corpus-visible-notes.md: 11 files, 19 streaming interactions.
     assert len(CORPUS) == 19
 
@@ -103,24 +64,7 @@ def test_the_corpus_has_responses_streams() -> None:
 def test_every_corpus_stream_ends_in_done_and_keeps_the_contract(inter: Interaction) -> None:
     # All 19 recorded streams end with response.completed (checked by the next test's
     # oracle), so none may end in error.
-    events = _events_of([inter.response.body])
-    assert check_contract(events) == []
-    assert isinstance(events[-1], DoneEvent), events[-1]
-
-
-@pytest.mark.parametrize("inter", PARAMS)
-def test_split_invariance_on_corpus_streams(inter: Interaction) -> None:
-    body = inter.response.body
-    reference = _events_of([body])
-    if len(body) < ONE_BYTE_LIMIT:
-        assert _events_of(split_at(body, range(1, len(body)))) == reference
-
-    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(chunks=chunkings(body))
-    def check(chunks: list[bytes]) -> None:
-        assert _events_of(chunks) == reference
-
-    check()
+    ends_done(events_of(PROTOCOL, [inter.response.body]))
 
 
 # -- oracle 1: the response.completed payload ------------------------------------------------
@@ -275,7 +219,7 @@ KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
 def test_final_message_agrees_with_the_response_completed_payload(inter: Interaction) -> None:
     payload = _completed_payload(inter.response.body)
     assert payload is not None, "every corpus Responses stream has response.completed"
-    terminal = _events_of([inter.response.body])[-1]
+    terminal = events_of(PROTOCOL, [inter.response.body])[-1]
     assert isinstance(terminal, DoneEvent)
     expected, got = official(payload), ours(terminal.message)
     known = KNOWN_DIFFERENCES.get(_name(inter), {})
@@ -292,7 +236,7 @@ def test_the_mcp_backfill_keeps_every_item_once() -> None:
         pytest.skip(no_corpus_reason())
     payload = _completed_payload(inter.response.body)
     assert payload is not None
-    terminal = _events_of([inter.response.body])[-1]
+    terminal = events_of(PROTOCOL, [inter.response.body])[-1]
     got = ours(terminal.message)["provider"]
     expected = official(payload)["provider"]
     assert sorted(got) == sorted(expected) and got != expected
@@ -308,16 +252,11 @@ def test_the_mcp_backfill_keeps_every_item_once() -> None:
 
 def _sdk_final_response(body: bytes) -> dict[str, Any]:
     openai = pytest.importorskip("openai")
-    import httpx
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
     client = openai.OpenAI(
         api_key="sk-test",
         base_url="http://oracle.invalid/v1",
         max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        http_client=replaying_client(httpx, body),
     )
     with client.responses.stream(model="oracle", input="hi") as stream:
         for _ in stream:
@@ -354,7 +293,7 @@ def test_final_message_agrees_with_the_openai_sdk(name: str, body: bytes) -> Non
             _sdk_final_response(body)
         return
     sdk = official(_sdk_final_response(body))
-    terminal = _events_of([body])[-1]
+    terminal = events_of(PROTOCOL, [body])[-1]
     got = ours(terminal.message)
     if terminal.type == "error":
         # The bundled refusal ends in error by decision (specs/known-differences.md); the
@@ -394,4 +333,4 @@ def test_the_sdk_has_no_final_response_where_we_end_in_a_terminal_event(
         assert isinstance(raised.value, openai.APIError)
     else:
         assert "response.completed" in str(raised.value)
-    assert _events_of([body])[-1].type in ("done", "error")
+    assert events_of(PROTOCOL, [body])[-1].type in ("done", "error")

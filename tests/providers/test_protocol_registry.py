@@ -5,6 +5,7 @@ documented, with no other change anywhere."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import json
 from collections.abc import Iterable, Iterator
@@ -60,6 +61,15 @@ def test_a_registration_names_data_that_exists(protocol: Protocol) -> None:
     norm = protocol.normalizer()
     assert isinstance(norm, protocol.translator)
     assert registry.get_normalizer(protocol.id).frames is not norm.frames  # fresh each time
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.id for p in PROTOCOLS])
+def test_the_translator_module_names_it_normalizer(protocol: Protocol) -> None:
+    # `from stream_harness.providers.<module> import Normalizer` is how a user (and each
+    # provider test module) reaches a protocol's translator without the registry.
+    module = importlib.import_module(protocol.translator.__module__)
+    assert module.Normalizer is protocol.translator
+    assert isinstance(registry.get_normalizer(protocol.id), protocol.translator)
 
 
 def test_every_stop_reason_section_belongs_to_a_registration() -> None:

@@ -12,19 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, terminal, text_block_opening
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
-    ErrorEvent,
-    Event,
     ProviderBlock,
     StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ToolCall,
     ToolCallDeltaEvent,
@@ -32,10 +26,10 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer, Normalizer
+from stream_harness.providers.anthropic_messages import Normalizer
 
 REPO = Path(__file__).resolve().parents[2]
-CASSETTES = sorted((REPO / "cassettes" / "anthropic-messages").glob("*.yaml"))
+PROTOCOL = "anthropic-messages"
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -98,29 +92,10 @@ def message_delta(
 END = sse({"type": "message_stop"})
 
 
-def run(body: str | bytes) -> list[Event]:
-    data = body.encode() if isinstance(body, str) else body
-    n = Normalizer()
-    return n.feed(data) + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: str) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: str | bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def simple_text(t: str = "Hi", index: int = 0) -> str:
@@ -128,11 +103,6 @@ def simple_text(t: str = "Hi", index: int = 0) -> str:
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is AnthropicMessagesNormalizer
-    assert Normalizer.protocol == "anthropic-messages"
 
 
 def test_plain_text_exact_events() -> None:
@@ -145,14 +115,7 @@ def test_plain_text_exact_events() -> None:
     body += stop(0) + message_delta("end_turn", {"output_tokens": 7}) + END
     events = run(body)
     message = events[-1].message
-    assert events == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hel"),
-        TextDeltaEvent(content_index=0, delta="lo"),
-        TextEndEvent(content_index=0, content="Hello"),
-        DoneEvent(reason="stop", message=message),
-    ]
+    assert events == [*text_block_opening("Hel", "lo"), DoneEvent(reason="stop", message=message)]
     assert message.content == [TextBlock(content="Hello")]
     assert message.model == "claude-x"
     assert message.response_id == "msg_A"
@@ -860,19 +823,6 @@ def test_a_second_message_start_is_ignored() -> None:
     )
     t = done(body + message_delta("end_turn", {"output_tokens": 2}) + END)
     assert (t.message.response_id, t.message.model, t.message.usage.input) == ("msg_1", "m1", 3)
-
-
-# -- bundled cassettes ---------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert json.loads(inter.request.body)["stream"] is True
 
 
 # -- more cases ---------------------------------------------------------------------------

@@ -15,21 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, terminal, text_block_opening
 from hypothesis import strategies as st
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
     ErrorEvent,
-    Event,
     ProviderBlock,
     StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ToolCall,
     ToolCallDeltaEvent,
@@ -38,9 +33,6 @@ from stream_harness.contract.events import (
     Usage,
 )
 from stream_harness.recordings.golden import expected_path, read_expected
-from stream_harness.providers import get_normalizer
-from stream_harness.providers.bedrock_converse_stream import BedrockConverseStreamNormalizer, Normalizer
-from stream_harness.conformance.strategies import split_at
 from stream_harness.wire.eventstream import encode_message
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,32 +113,10 @@ def body(*frames: bytes) -> bytes:
     return b"".join(frames)
 
 
-def run(data: bytes, cuts: list[int] | None = None) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for piece in split_at(data, cuts or []):
-        out.extend(n.feed(piece))
-    return out + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    assert [e.type for e in events].count("done") + [e.type for e in events].count("error") == 1
-    return last
-
-
-def done(data: bytes) -> DoneEvent:
-    t = terminal(run(data))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(data: bytes) -> ErrorEvent:
-    t = terminal(run(data))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def frame_spans(data: bytes) -> list[tuple[int, int]]:
@@ -164,11 +134,6 @@ def frame_spans(data: bytes) -> list[tuple[int, int]]:
 # -- the basics -------------------------------------------------------------------------
 
 
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is BedrockConverseStreamNormalizer
-    assert isinstance(get_normalizer(PROTOCOL), BedrockConverseStreamNormalizer)
-
-
 def test_plain_text_exact_events() -> None:
     # Text blocks have no contentBlockStart on the wire (provider-facts.md 2.5): the first
     # delta opens the block; metadata after messageStop fills the usage (case 46).
@@ -181,11 +146,7 @@ def test_plain_text_exact_events() -> None:
         metadata(7, 2, totalTokens=9),
     )
     assert run(data) == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hello"),
-        TextDeltaEvent(content_index=0, delta=" world"),
-        TextEndEvent(content_index=0, content="Hello world"),
+        *text_block_opening("Hello", " world"),
         DoneEvent(
             reason="stop",
             message=AssistantMessage(
@@ -761,19 +722,6 @@ def test_delta_after_message_stop_is_malformed() -> None:
 
 
 # -- bundled cassettes -------------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, response = replay_with_vcrpy(path)
-    assert inter.request.uri.endswith("/converse-stream")
-    assert isinstance(json.loads(inter.request.body)["messages"], list)
-    if inter.response.status < 400:
-        assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
 
 
 def test_bundled_cassettes_cover_the_brief() -> None:

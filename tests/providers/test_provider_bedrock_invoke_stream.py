@@ -12,9 +12,10 @@ import json
 from typing import Any
 
 import pytest
+from cassette_checks import Translate, terminal
+from corpus_streams import blocks_text
 
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock
-from stream_harness.providers.registry import get_normalizer
+from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
 from stream_harness.providers.bedrock_invoke_stream import family_of
 from stream_harness.wire import EventStreamMessage, JSONLine, encode_message
 from stream_harness.wire.payloadpart import BadChunk, PayloadPartDecoder
@@ -43,22 +44,11 @@ def exception(kind: str, message: str) -> bytes:
 
 
 def run(body: bytes, step: int | None = None) -> list[Event]:
-    n = get_normalizer(PROTOCOL)
-    events: list[Event] = []
-    pieces = [body] if step is None else [body[i : i + step] for i in range(0, len(body), step)]
-    for piece in pieces:
-        events += n.feed(piece)
-    return events + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    return last
+    return Translate(PROTOCOL).run(body, [] if step is None else range(step, len(body), step))
 
 
 def text_of(event: DoneEvent | ErrorEvent) -> str:
-    return "".join(b.content for b in event.message.content if isinstance(b, TextBlock))
+    return blocks_text(event.message.content)
 
 
 @pytest.mark.parametrize(

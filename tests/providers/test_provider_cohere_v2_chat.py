@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from cassette_checks import events_of, terminal
 
 from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
@@ -71,26 +72,12 @@ def call(call_id: str | None, name: str, arguments: Any = "") -> dict[str, Any]:
 
 def run(body: str) -> list[Event]:
     raw = body.encode()
-    whole = _normalize([raw])
+    whole = events_of(PROTOCOL, [raw])
     # Every body here also gives the same events one byte at a time and cut anywhere.
-    assert _normalize([raw[i : i + 1] for i in range(len(raw))]) == whole
-    assert _normalize(split_at(raw, [len(raw) // 3, len(raw) // 2])) == whole
+    assert events_of(PROTOCOL, [raw[i : i + 1] for i in range(len(raw))]) == whole
+    assert events_of(PROTOCOL, split_at(raw, [len(raw) // 3, len(raw) // 2])) == whole
     assert check_contract(whole) == []
     return whole
-
-
-def _normalize(chunks: list[bytes]) -> list[Event]:
-    norm = get_normalizer(PROTOCOL)
-    out: list[Event] = []
-    for chunk in chunks:
-        out += norm.feed(chunk)
-    return out + norm.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    return last
 
 
 # -- the tool plan and content blocks --------------------------------------------------------

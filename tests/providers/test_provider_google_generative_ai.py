@@ -9,26 +9,20 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, terminal, text_block_opening
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
     ErrorEvent,
     Event,
     ProviderBlock,
-    StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
@@ -39,20 +33,13 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers import get_normalizer
 from stream_harness.providers.google_generative_ai import (
     ArgsWriter,
-    GoogleGenerativeAINormalizer,
     Normalizer,
     PartialArgsError,
     parse_json_path,
 )
-from stream_harness.conformance.strategies import (
-    split_at,
-)
 
-REPO = Path(__file__).resolve().parents[2]
-CASSETTES = sorted((REPO / "cassettes" / "google-generative-ai").glob("*.yaml"))
 PROTOCOL = "google-generative-ai"
 
 
@@ -99,31 +86,10 @@ def call(name: str | None = None, args: Any = None, **extra: Any) -> dict[str, A
     return part
 
 
-def run(body: bytes, chunks: list[int] | None = None) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for piece in split_at(body, chunks or []):
-        out.extend(n.feed(piece))
-    return out + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: bytes) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def tool_deltas(events: list[Event]) -> list[str]:
@@ -131,11 +97,6 @@ def tool_deltas(events: list[Event]) -> list[str]:
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is GoogleGenerativeAINormalizer
-    assert isinstance(get_normalizer(PROTOCOL), GoogleGenerativeAINormalizer)
 
 
 def test_plain_text_exact_events() -> None:
@@ -159,11 +120,7 @@ def test_plain_text_exact_events() -> None:
     )
     message_text = TextBlock(content="Hello world")
     assert run(body) == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hello"),
-        TextDeltaEvent(content_index=0, delta=" world"),
-        TextEndEvent(content_index=0, content="Hello world"),
+        *text_block_opening("Hello", " world"),
         DoneEvent(
             reason="stop",
             message=AssistantMessage(
@@ -1174,20 +1131,6 @@ def test_unterminated_array_is_an_error() -> None:
 def test_invalid_utf8_in_sse_is_a_framing_error() -> None:
     t = failed(sse(parts({"text": "ok"})) + b"data: \xff\r\n\r\n")
     assert t.error_message.startswith("framing error at byte ")
-
-
-# -- bundled cassettes --------------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert ":streamGenerateContent" in inter.request.uri
-    assert isinstance(json.loads(inter.request.body)["contents"], list)
 
 
 # -- more cases ---------------------------------------------------------------------------

@@ -8,18 +8,14 @@ written in each test, never produced by running the normalizer.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, terminal, text_block_opening
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
-    ErrorEvent,
-    Event,
     ProviderBlock,
     StartEvent,
     TextBlock,
@@ -36,12 +32,7 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers import get_normalizer
-from stream_harness.providers.ollama import Normalizer, OllamaNormalizer
-from stream_harness.conformance.strategies import split_at
 
-REPO = Path(__file__).resolve().parents[2]
-CASSETTES = sorted((REPO / "cassettes" / "ollama").glob("*.yaml"))
 PROTOCOL = "ollama"
 MODEL = "qwen3:8b"
 
@@ -92,41 +83,13 @@ def ndjson(*lines: dict[str, Any] | str) -> bytes:
     return "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode()
 
 
-def run(data: bytes, cuts: list[int] | None = None) -> list[Event]:
-    n = Normalizer()
-    out: list[Event] = []
-    for piece in split_at(data, cuts or []):
-        out.extend(n.feed(piece))
-    return out + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    types = [e.type for e in events]
-    assert types.count("done") + types.count("error") == 1
-    return last
-
-
-def done(data: bytes) -> DoneEvent:
-    t = terminal(run(data))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(data: bytes) -> ErrorEvent:
-    t = terminal(run(data))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 # -- the basics -------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is OllamaNormalizer
-    assert isinstance(get_normalizer(PROTOCOL), OllamaNormalizer)
 
 
 def test_plain_text_exact_events() -> None:
@@ -137,11 +100,7 @@ def test_plain_text_exact_events() -> None:
         done_line("stop", 12, 3, total_duration=5000, eval_duration=3000),
     )
     assert run(data) == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hello"),
-        TextDeltaEvent(content_index=0, delta=" world"),
-        TextEndEvent(content_index=0, content="Hello world"),
+        *text_block_opening("Hello", " world"),
         DoneEvent(
             reason="stop",
             message=AssistantMessage(
@@ -428,17 +387,3 @@ def test_wrong_types_in_fields_without_content_are_ignored() -> None:
     )
     assert t.message.model == MODEL  # set by the done line's model
     assert t.message.usage == Usage()
-
-
-# -- bundled cassettes -------------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert inter.request.uri.endswith("/api/chat")
-    assert json.loads(inter.request.body)["stream"] is True

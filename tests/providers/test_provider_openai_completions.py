@@ -11,21 +11,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import vcr
+from cassette_checks import Translate, terminal, text_block_opening
 
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
-    Event,
     StartEvent,
     TextBlock,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ThinkingEndEvent,
     ToolCall,
@@ -34,11 +29,8 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
-from stream_harness.providers.reference import normalize
 from stream_harness.providers.openai_completions import (
     NO_FINISH_REASON,
-    Normalizer,
-    OpenAICompletionsNormalizer,
 )
 
 PROTOCOL = "openai-completions"
@@ -119,28 +111,10 @@ def calls(*entries: dict[str, Any]) -> str:
     return chunk({"tool_calls": list(entries)})
 
 
-def run(body: str | bytes) -> list[Event]:
-    raw = body.encode("utf-8") if isinstance(body, str) else body
-    return list(normalize(PROTOCOL, [raw]))
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent), last
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: str) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: str | bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 def tool_calls_of(t: DoneEvent | ErrorEvent) -> list[tuple[str, str, dict[str, Any]]]:
@@ -148,11 +122,6 @@ def tool_calls_of(t: DoneEvent | ErrorEvent) -> list[tuple[str, str, dict[str, A
 
 
 # -- basics ---------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is OpenAICompletionsNormalizer
-    assert Normalizer.protocol == PROTOCOL
 
 
 def test_plain_text_exact_events() -> None:
@@ -165,13 +134,7 @@ def test_plain_text_exact_events() -> None:
     )
     events = run(body)
     msg = terminal(events).message
-    assert events[:-1] == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hel"),
-        TextDeltaEvent(content_index=0, delta="lo"),
-        TextEndEvent(content_index=0, content="Hello"),
-    ]
+    assert events[:-1] == text_block_opening("Hel", "lo")
     assert events[-1] == DoneEvent(reason="stop", message=msg)
     assert msg.content == [TextBlock(content="Hello")]
     assert (msg.stop_reason, msg.provider_stop_reason) == ("stop", "stop")
@@ -1205,21 +1168,6 @@ def test_annotations_and_executed_tools_are_provider_blocks() -> None:
 
 
 # -- bundled cassettes --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)
-def test_bundled_cassette_replays_with_vcrpy(path: Path) -> None:
-    cassette = load_cassette(path)
-    recorder = vcr.VCR(record_mode="none")
-    with recorder.use_cassette(str(path)):
-        for interaction in cassette.interactions:
-            reply = httpx.post(
-                interaction.request.uri,
-                content=interaction.request.body,
-                headers={"content-type": "application/json"},
-            )
-            assert reply.status_code == interaction.response.status
-            assert reply.content == interaction.response.body
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)

@@ -13,19 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
+from cassette_checks import Translate, terminal, text_block_opening
 
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
-    ErrorEvent,
-    Event,
     ProviderBlock,
-    StartEvent,
     TextBlock,
     TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingBlock,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
@@ -39,12 +33,9 @@ from stream_harness.contract.events import (
 from stream_harness.providers.openai_responses import (
     NO_TERMINAL_EVENT,
     Normalizer,
-    OpenAIResponsesNormalizer,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = "openai-responses"
-CASSETTES = sorted((REPO / "cassettes" / PROTOCOL).glob("*.yaml"))
 
 
 # -- helpers: the wire, written as OpenAI sends it (PF 2.3) -------------------------------
@@ -168,37 +159,13 @@ def summary_delta(d: str, s: int = 0, item_id: str = "rs_1", index: int = 0) -> 
               summary_index=s, delta=d)  # fmt: skip
 
 
-def run(body: str | bytes) -> list[Event]:
-    data = body.encode() if isinstance(body, str) else body
-    n = Normalizer()
-    return n.feed(data) + n.close()
-
-
-def terminal(events: list[Event]) -> DoneEvent | ErrorEvent:
-    last = events[-1]
-    assert isinstance(last, DoneEvent | ErrorEvent)
-    assert check_contract(events) == [], check_contract(events)
-    return last
-
-
-def done(body: str) -> DoneEvent:
-    t = terminal(run(body))
-    assert isinstance(t, DoneEvent), t
-    return t
-
-
-def failed(body: str | bytes) -> ErrorEvent:
-    t = terminal(run(body))
-    assert isinstance(t, ErrorEvent), t
-    return t
+TRANSLATE = Translate(PROTOCOL)
+run = TRANSLATE.run
+done = TRANSLATE.done
+failed = TRANSLATE.failed
 
 
 # -- text ----------------------------------------------------------------------------------
-
-
-def test_exposes_the_class_as_normalizer() -> None:
-    assert Normalizer is OpenAIResponsesNormalizer
-    assert Normalizer.protocol == PROTOCOL
 
 
 def test_plain_text_exact_events() -> None:
@@ -206,13 +173,7 @@ def test_plain_text_exact_events() -> None:
                                                        usage(12, 3))  # fmt: skip
     events = run(body)
     sig = '{"v":1,"id":"msg_1"}'
-    assert events[:5] == [
-        StartEvent(),
-        TextStartEvent(content_index=0),
-        TextDeltaEvent(content_index=0, delta="Hel"),
-        TextDeltaEvent(content_index=0, delta="lo"),
-        TextEndEvent(content_index=0, content="Hello", signature=sig),
-    ]
+    assert events[:5] == text_block_opening("Hel", "lo", signature=sig)
     t = terminal(events)
     assert isinstance(t, DoneEvent) and len(events) == 6
     assert t.reason == "stop"
@@ -914,16 +875,6 @@ def test_a_done_item_whose_id_names_an_item_of_another_type_is_a_new_item() -> N
 
 
 # -- bundled cassettes ---------------------------------------------------------------------
-
-
-def _cassette_ids() -> list[str]:
-    return [p.stem for p in CASSETTES]
-
-
-@pytest.mark.parametrize("path", CASSETTES, ids=_cassette_ids())
-def test_cassette_replays_with_vcrpy(path: Path) -> None:
-    inter, _ = replay_with_vcrpy(path)
-    assert json.loads(inter.request.body)["stream"] is True
 
 
 def _bundled(name: str) -> bytes:

@@ -47,6 +47,11 @@ def b64_block(data: bytes, indent: int) -> str:
     return "".join(" " * indent + line + "\n" for line in encoded.splitlines())
 
 
+def binary_body(data: bytes) -> str:
+    """The response ``body:`` YAML of a cassette holding ``data`` as a ``!!binary`` string."""
+    return "    body:\n      string: !!binary |\n" + b64_block(data, 8)
+
+
 def one_response(body_yaml: str, headers_yaml: str = "headers: {}") -> str:
     """A one-interaction cassette whose response body/header YAML is given verbatim."""
     return (
@@ -160,7 +165,7 @@ def test_double_quoted_with_escapes_and_continuations(tmp_path: Path) -> None:
 
 def test_binary_gzip_body_is_gunzipped_and_headers_kept(tmp_path: Path) -> None:
     plain = b'[{\n  "candidates": []\n}\n,\r\n{\n  "usageMetadata": {}\n}\n]'
-    body_yaml = "    body:\n      string: !!binary |\n" + b64_block(gzip.compress(plain), 8)
+    body_yaml = binary_body(gzip.compress(plain))
     headers_yaml = (
         "headers:\n      Content-Encoding:\n      - gzip\n"
         "      Content-Type:\n      - application/json; charset=UTF-8"
@@ -182,7 +187,7 @@ def test_binary_gzip_body_is_gunzipped_and_headers_kept(tmp_path: Path) -> None:
 def test_binary_deflate_body(tmp_path: Path, compress: object) -> None:
     plain = b"data: deflated\n\n"
     data = compress(plain)  # type: ignore[operator]
-    body_yaml = "    body:\n      string: !!binary |\n" + b64_block(data, 8)
+    body_yaml = binary_body(data)
     it = only(write(tmp_path, one_response(body_yaml, "headers: {content-encoding: [deflate]}")))
     assert it.response.body == plain
 
@@ -191,7 +196,7 @@ def test_several_content_encodings_are_undone_last_first(tmp_path: Path) -> None
     # "gzip, deflate" says gzip was applied first, then deflate (RFC 9110 8.4).
     plain = b"two layers"
     data = zlib.compress(gzip.compress(plain))
-    body_yaml = "    body:\n      string: !!binary |\n" + b64_block(data, 8)
+    body_yaml = binary_body(data)
     for headers_yaml in (
         "headers: {content-encoding: ['gzip, deflate']}",
         "headers: {content-encoding: [gzip, deflate]}",
@@ -337,7 +342,7 @@ def test_request_body_forms(tmp_path: Path, body_yaml: str, expected: bytes) -> 
 
 def test_binary_eventstream_body_is_kept_verbatim(tmp_path: Path) -> None:
     frames = frame(b'{"p":"abc"}') + frame(b"{}")
-    body_yaml = "    body:\n      string: !!binary |\n" + b64_block(frames, 8)
+    body_yaml = binary_body(frames)
     it = only(
         write(
             tmp_path,
@@ -758,18 +763,20 @@ def test_dump_accepts_a_cassette_and_overwrites_atomically(tmp_path: Path) -> No
     assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
 
 
-def test_dump_drops_content_encoding_because_the_body_is_decoded(tmp_path: Path) -> None:
-    plain = b'[{"a": 1}]'
-    src = write(
-        tmp_path,
-        one_response(
-            "    body:\n      string: !!binary |\n" + b64_block(gzip.compress(plain), 8),
-            "headers: {Content-Encoding: [gzip], Content-Length: ['999'], X-Keep: [y]}",
-        ),
-        name="src.yaml",
-    )
+def _gzipped_and_dumped(tmp_path: Path, plain: bytes, headers_yaml: str) -> tuple[Path, Path]:
+    """A cassette whose stored body is ``plain`` gzipped (src.yaml), and what dump_cassette
+    writes of it (out.yaml)."""
+    src = write(tmp_path, one_response(binary_body(gzip.compress(plain)), headers_yaml), name="src.yaml")
     out = tmp_path / "out.yaml"
     dump_cassette(load_cassette(src), out)
+    return src, out
+
+
+def test_dump_drops_content_encoding_because_the_body_is_decoded(tmp_path: Path) -> None:
+    plain = b'[{"a": 1}]'
+    _, out = _gzipped_and_dumped(
+        tmp_path, plain, "headers: {Content-Encoding: [gzip], Content-Length: ['999'], X-Keep: [y]}"
+    )
     back = only(out).response
     assert back.body == plain
     assert back.headers == {"content-length": [str(len(plain))], "x-keep": ["y"]}
@@ -838,16 +845,9 @@ def test_vcrpy_replays_a_dumped_cassette_through_httpx(tmp_path: Path, body: byt
 
 def test_gzip_cassette_vcrpy_and_loader_agree_before_and_after_dump(tmp_path: Path) -> None:
     plain = b'[{\n  "candidates": [{"content": {"parts": [{"text": "Pelly"}]}}]\n}\n]'
-    src = write(
-        tmp_path,
-        one_response(
-            "    body:\n      string: !!binary |\n" + b64_block(gzip.compress(plain), 8),
-            "headers: {Content-Encoding: [gzip], Content-Type: [application/json]}",
-        ),
-        name="src.yaml",
+    src, out = _gzipped_and_dumped(
+        tmp_path, plain, "headers: {Content-Encoding: [gzip], Content-Type: [application/json]}"
     )
-    out = tmp_path / "out.yaml"
-    dump_cassette(load_cassette(src), out)
     for path in (src, out):
         with vcr.VCR(record_mode="none").use_cassette(str(path)), httpx.Client() as client:
             content = client.post("https://api.example.com/v1/x").content

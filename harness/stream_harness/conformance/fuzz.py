@@ -49,6 +49,7 @@ from stream_harness.contract.events import (
 )
 from stream_harness.conformance.mutations import Mutation, framing_of, mutations
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.providers.base import INTERNAL_ERROR
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.providers.registry import protocol_ids
@@ -133,7 +134,7 @@ def event_problems(events: Sequence[Event], *, reference: bool = True) -> list[s
             continue
         out.append(f"contract {v.rule}: {v.message}")
     last = events[-1]
-    if reference and isinstance(last, ErrorEvent) and "internal error" in last.error_message:
+    if reference and isinstance(last, ErrorEvent) and last.error_message.startswith(INTERNAL_ERROR):
         out.append(f"the never-raise net fired: {last.error_message[:200]}")
     kept = _block_texts(last)
     for index, streamed in _delta_texts(events).items():

@@ -28,7 +28,7 @@ from stream_harness.providers.coerce import as_text, is_int
 from stream_harness.contract.partial_json import parse_partial
 from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import SSENormalizer, excerpt, parse_json
-from stream_harness.wire import FramingError, SSEEvent
+from stream_harness.wire import SSEEvent
 from stream_harness.wire.framing import SSE, FrameDecoder
 
 WireKind = Literal["text", "thinking", "redacted_thinking", "tool_use", "provider"]
@@ -88,15 +88,11 @@ class AnthropicMessagesNormalizer(SSENormalizer):
 
     # -- framing hooks ----------------------------------------------------------
 
-    def on_framing_error(self, error: FramingError) -> None:
-        self._before_terminal()
-        super().on_framing_error(error)
-
     def on_eof(self) -> None:
         # bugs 27-29 (ecosystem.md section 6): a cut stream is an error that keeps the
         # content; a message_delta with a stop_reason is not enough, since the protocol
         # allows more than one and only message_stop ends it (spec doc, "EOF").
-        self._before_terminal()
+        self.before_terminal()
         if self.events_seen == 0:
             self.acc.fail("stream ended without message_stop (no events received)")
         else:
@@ -112,7 +108,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         try:
             obj = parse_json(event.data)
         except (ValueError, RecursionError) as exc:
-            self._before_terminal()
+            self.before_terminal()
             if event.event == "error":
                 # A non-JSON error event: its text is the message (the SDK does the same).
                 self._fail_error(event.data.strip(), None, event.data)
@@ -127,7 +123,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 self.load_json(event)  # fails with the shared "malformed JSON" message
             return
         if not isinstance(obj, dict):
-            self._malformed(f"{event.event} event data is not a JSON object: {excerpt(event.data)}")
+            self.malformed(f"{event.event} event data is not a JSON object: {excerpt(event.data)}")
             return
         wire_type = obj.get("type")
         kind = wire_type if isinstance(wire_type, str) else event.event
@@ -147,7 +143,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             return  # the SDK ignores a second message_start as well
         message = obj.get("message")
         if not isinstance(message, dict):
-            self._malformed("message_start without a message object")
+            self.malformed("message_start without a message object")
             return
         self._message_started = True
         self.acc.start(model=as_text(message.get("model")), response_id=as_text(message.get("id")))
@@ -174,7 +170,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if index is None:
             return
         if not isinstance(block, dict):
-            self._malformed(f"content_block_start at index {index} without a content_block object")
+            self.malformed(f"content_block_start at index {index} without a content_block object")
             return
         previous = self._blocks.get(index)
         if previous is not None and previous.open:
@@ -215,7 +211,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             # case 21: arrives whole, opaque payload in `data`, no deltas.
             data = block.get("data")
             if not isinstance(data, str):
-                self._malformed(f"redacted_thinking block at index {index}: 'data' is not a string")
+                self.malformed(f"redacted_thinking block at index {index}: 'data' is not a string")
                 return
             # Stays open on the wire until its stop, so a stray delta is ignored like any
             # other delta that does not fit its block; the accumulator has closed it already.
@@ -226,7 +222,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             if tool_id and tool_id in self._tool_ids:
                 # Ids must be unique in a message (contract C10); a second block with the
                 # same id is a replayed or corrupted stream, not a new call.
-                self._malformed(f"tool_use at index {index} repeats the id {tool_id!r}")
+                self.malformed(f"tool_use at index {index} repeats the id {tool_id!r}")
                 return
             if tool_id:
                 self._tool_ids.add(tool_id)
@@ -240,7 +236,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                         start_input, ensure_ascii=False, separators=(",", ":")
                     )
                 except (ValueError, RecursionError):
-                    self._malformed(f"tool_use at index {index}: 'input' cannot be encoded")
+                    self.malformed(f"tool_use at index {index}: 'input' cannot be encoded")
         else:
             provider_type = block_type if isinstance(block_type, str) else "unknown"
             self._blocks[index] = _WireBlock(
@@ -265,11 +261,11 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             index = self._moved[index]  # the start's index, the block having moved
             wire = self._blocks.get(index)
         if wire is None or not wire.open:
-            self._malformed(f"content_block_delta for index {index}, which is not an open block")
+            self.malformed(f"content_block_delta for index {index}, which is not an open block")
             return
         delta = obj.get("delta")
         if not isinstance(delta, dict):
-            self._malformed(f"content_block_delta at index {index} without a delta object")
+            self.malformed(f"content_block_delta at index {index} without a delta object")
             return
         delta_type = delta.get("type")
         # A delta that does not fit its block's type is ignored, as the SDK does.
@@ -325,12 +321,12 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if delta is None:
             delta = {}
         if not isinstance(delta, dict):
-            self._malformed("message_delta with a delta that is not an object")
+            self.malformed("message_delta with a delta that is not an object")
             return
         if "stop_reason" in delta:
             stop_reason = delta["stop_reason"]
             if stop_reason is not None and not isinstance(stop_reason, str):
-                self._malformed(
+                self.malformed(
                     f"message_delta stop_reason is not a string: {excerpt(repr(stop_reason))}"
                 )
                 return
@@ -347,14 +343,14 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         self._apply_usage(obj.get("usage"))  # cumulative: overwrite only what is present
 
     def _on_message_stop(self, obj: dict[str, Any]) -> None:
-        self._before_terminal()
+        self.before_terminal()
         # The refusal explanation becomes the error message (case 26); it is passed only
         # for a refusal so that it never hides "unrecognized stop reason".
         details = self._refusal_explanation if self._stop_reason == "refusal" else None
         self.acc.finish_provider(self._stop_reason, details=details)
 
     def _on_error(self, obj: dict[str, Any], raw: str) -> None:
-        self._before_terminal()
+        self.before_terminal()
         error = obj.get("error")
         error_type = message = None
         if isinstance(error, dict):
@@ -395,7 +391,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
                 "citations", {"content_index": wire.content_index, "citations": wire.citations}
             )
 
-    def _before_terminal(self) -> None:
+    def before_terminal(self) -> None:
         """Close what is open, in wire order, so the terminal message holds all of it."""
         if self.acc.terminated:
             return
@@ -422,7 +418,7 @@ class AnthropicMessagesNormalizer(SSENormalizer):
     def _index(self, obj: dict[str, Any], what: str) -> int | None:
         index = obj.get("index")
         if not is_int(index):
-            self._malformed(f"{what} without an integer index: {excerpt(repr(index))}")
+            self.malformed(f"{what} without an integer index: {excerpt(repr(index))}")
             return None
         assert isinstance(index, int)
         return index
@@ -431,13 +427,10 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         value = delta.get(name)
         if not isinstance(value, str):
             # Only called after the delta type matched, so the type is a known name.
-            self._malformed(f"{delta['type']} at index {index}: {name!r} is not a string")
+            self.malformed(f"{delta['type']} at index {index}: {name!r} is not a string")
             return None
         return value
 
-    def _malformed(self, what: str) -> None:
-        self._before_terminal()
-        self.acc.fail(f"malformed event #{self.events_seen}: {what}")
 
 
 _HANDLERS = {

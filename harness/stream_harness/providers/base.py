@@ -22,6 +22,11 @@ from stream_harness.wire.framing import FrameDecoder
 from stream_harness.providers.registry import get
 
 
+# How the never-raise net's error message starts (the fuzzer tells it from a provider's own
+# words, which may say "internal error" too).
+INTERNAL_ERROR = "internal error in the "
+
+
 class Normalizer(ABC):
     """Feed response-body bytes, get unified events; ``close`` gives the terminal event.
 
@@ -116,7 +121,7 @@ class Normalizer(ABC):
         content. Should even that fail (the fault left the accumulator inconsistent), a
         bare error terminal is still the last word, never a traceback.
         """
-        message = f"internal error in the {self.protocol} normalizer: {exc!r}"
+        message = f"{INTERNAL_ERROR}{self.protocol} normalizer: {exc!r}"
         try:
             self.acc.fail(message[:2000])
         except Exception:  # pragma: no cover - the accumulator itself is broken
@@ -230,7 +235,19 @@ class SSENormalizer(Normalizer):
 
     def on_framing_error(self, error: FramingError) -> None:
         """The body broke its SSE framing: end the stream in an error."""
+        self.before_terminal()
         self.acc.fail(f"framing error at byte {error.offset}: {error.message}")
+
+    def before_terminal(self) -> None:
+        """Hand the accumulator what the translator still holds (blocks open on the wire,
+        metadata kept for the end) before an error ends the stream, so that the error's
+        message keeps all of it. Nothing by default: most translators hold nothing back."""
+
+    def malformed(self, what: str) -> None:
+        """An event the protocol does not allow: end in an error that says which, keeping
+        what came before it."""
+        self.before_terminal()
+        self.acc.fail(f"malformed event #{self.events_seen}: {what}")
 
     def load_json(self, event: SSEEvent) -> Any:
         """Parse an event's data; on failure end the stream in an error and return None."""

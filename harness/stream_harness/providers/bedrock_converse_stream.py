@@ -156,13 +156,10 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         self.acc.start()
 
     def _on_block_start(self, payload: dict[str, Any]) -> None:
-        index = self._block_index(payload, "contentBlockStart")
-        if index is None:
+        found = self._indexed_member(payload, "contentBlockStart", "start")
+        if found is None:
             return
-        start = payload.get("start")
-        if not isinstance(start, dict):
-            self._malformed(f"contentBlockStart at index {index} without a start object")
-            return
+        index, start = found
         wire = self._indexes.get(index)
         if wire is not None and not wire.stopped:
             self._stop(index)  # a second start replaces whatever was open under the index
@@ -191,13 +188,10 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         wire.provider = _ProviderBlock(kind, self.acc.block_count, data)
 
     def _on_block_delta(self, payload: dict[str, Any]) -> None:
-        index = self._block_index(payload, "contentBlockDelta")
-        if index is None:
+        found = self._indexed_member(payload, "contentBlockDelta", "delta")
+        if found is None:
             return
-        delta = payload.get("delta")
-        if not isinstance(delta, dict):
-            self._malformed(f"contentBlockDelta at index {index} without a delta object")
-            return
+        index, delta = found
         wire = self._indexes.setdefault(index, _Index())
         if wire.stopped:
             # Appending would invent a block the wire already closed.
@@ -396,6 +390,20 @@ class BedrockConverseStreamNormalizer(_Normalizer):
             self._malformed(f"{what} without a contentBlockIndex: {excerpt(repr(index))}")
             return None
         return index
+
+    def _indexed_member(
+        self, payload: dict[str, Any], what: str, member: str
+    ) -> tuple[int, dict[str, Any]] | None:
+        """The block index and the object a block event carries (``start``, ``delta``);
+        None, after ending the stream in an error, when either is missing."""
+        index = self._block_index(payload, what)
+        if index is None:
+            return None
+        value = payload.get(member)
+        if not isinstance(value, dict):
+            self._malformed(f"{what} at index {index} without a {member} object")
+            return None
+        return index, value
 
 
 def frame_error(frame: EventStreamMessage) -> tuple[str, dict[str, str], str]:

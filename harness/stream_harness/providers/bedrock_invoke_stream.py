@@ -141,25 +141,28 @@ class _AnthropicChunks(AnthropicMessagesNormalizer):
     """The Anthropic translator, fed the chunks as JSON values; one hook added."""
 
     def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self._before_terminal()
+        self.before_terminal()
         self.acc.fail(message, headers=headers, body=body)
 
 
-class _Anthropic(_Family):
-    name = "anthropic-messages"
+class _ConverseChunks(BedrockConverseStreamNormalizer):
+    """The ConverseStream translator, fed Nova's chunks as the frames they would have been."""
+
+    def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
+        self._fail(message, headers=headers, body=body)
+
+
+class _Borrowed(_Family):
+    """A family whose chunks are another protocol's events: that protocol's translator
+    reads them (``translator``), writing to this stream's accumulator, so its rules for
+    errors, framing faults and the end of the body are the family's too."""
+
+    translator: type[_AnthropicChunks] | type[_ConverseChunks]
+    inner: _AnthropicChunks | _ConverseChunks
 
     def __init__(self, acc: Accumulator) -> None:
-        self.inner = _AnthropicChunks(_NoFrames())
+        self.inner = self.translator(_NoFrames())
         self.inner.acc = acc
-
-    def chunk(self, line: JSONLine) -> None:
-        self.inner.dispatch([line])
-
-    def carries_usage(self, value: dict[str, Any]) -> bool:
-        message = value.get("message")
-        return isinstance(value.get("usage"), dict) or (
-            isinstance(message, dict) and isinstance(message.get("usage"), dict)
-        )
 
     def fail(
         self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
@@ -173,19 +176,25 @@ class _Anthropic(_Family):
         self.inner.on_eof()
 
 
-class _ConverseChunks(BedrockConverseStreamNormalizer):
-    """The ConverseStream translator, fed Nova's chunks as the frames they would have been."""
+class _Anthropic(_Borrowed):
+    name = "anthropic-messages"
+    translator = _AnthropicChunks
+    inner: _AnthropicChunks
 
-    def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self._fail(message, headers=headers, body=body)
+    def chunk(self, line: JSONLine) -> None:
+        self.inner.dispatch([line])
+
+    def carries_usage(self, value: dict[str, Any]) -> bool:
+        message = value.get("message")
+        return isinstance(value.get("usage"), dict) or (
+            isinstance(message, dict) and isinstance(message.get("usage"), dict)
+        )
 
 
-class _Nova(_Family):
+class _Nova(_Borrowed):
     name = "nova"
-
-    def __init__(self, acc: Accumulator) -> None:
-        self.inner = _ConverseChunks(_NoFrames())
-        self.inner.acc = acc
+    translator = _ConverseChunks
+    inner: _ConverseChunks
 
     def chunk(self, line: JSONLine) -> None:
         value = line.value
@@ -226,19 +235,8 @@ class _Nova(_Family):
         metadata = value.get("metadata")
         return isinstance(metadata, dict) and isinstance(metadata.get("usage"), dict)
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
-        self.inner.fail_with(message, headers=headers, body=body)
-
     def exception(self, frame: EventStreamMessage) -> None:
         self.inner.dispatch([frame])
-
-    def framing_error(self, error: FramingError) -> None:
-        self.inner.dispatch([error])
-
-    def eof(self) -> None:
-        self.inner.on_eof()
 
 
 Getter = Callable[[dict[str, Any]], Any]

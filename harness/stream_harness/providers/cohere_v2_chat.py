@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 from stream_harness.providers.coerce import as_int, as_str
 from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import CallIds, SSENormalizer, excerpt, parse_json
-from stream_harness.wire import FramingError, SSEEvent
+from stream_harness.wire import SSEEvent
 from stream_harness.wire.framing import SSE, FrameDecoder
 
 TextKind = Literal["text", "thinking"]
@@ -55,14 +55,10 @@ class CohereV2ChatNormalizer(SSENormalizer):
 
     # -- framing hooks ----------------------------------------------------------
 
-    def on_framing_error(self, error: FramingError) -> None:
-        self._before_terminal()
-        super().on_framing_error(error)
-
     def on_eof(self) -> None:
         # spec: "The end": message-end is the terminal signal; without it the stream was
         # cut, and what came is kept (bugs 27-29).
-        self._before_terminal()
+        self.before_terminal()
         empty = " (no events received)" if self.events_seen == 0 else ""
         self.acc.fail(f"stream ended without message-end{empty}")
 
@@ -75,23 +71,23 @@ class CohereV2ChatNormalizer(SSENormalizer):
         if data == "[DONE]":
             # After message-end the stream is terminated and this is never seen; before
             # it, the server closed the stream without a finish reason.
-            self._before_terminal()
+            self.before_terminal()
             self.acc.fail("stream ended without message-end ([DONE] came first)")
             return
         try:
             obj = parse_json(event.data)
         except (ValueError, RecursionError):
-            self._before_terminal()
+            self.before_terminal()
             self.load_json(event)  # fails with the shared "malformed JSON" message
             return
         if not isinstance(obj, dict):
-            self._malformed(f"{event.event} event data is not a JSON object: {excerpt(event.data)}")
+            self.malformed(f"{event.event} event data is not a JSON object: {excerpt(event.data)}")
             return
         wire_type = obj.get("type")
         kind = wire_type if isinstance(wire_type, str) else event.event
         if kind == "error" or (wire_type is None and isinstance(obj.get("message"), str)):
             # Not a documented v2 event: a proxy's or gateway's error object in the stream.
-            self._before_terminal()
+            self.before_terminal()
             text = as_str(obj.get("message"))
             self.acc.fail(text or f"error event: {excerpt(event.data)}", body=obj)
             return
@@ -135,7 +131,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
         if plan is None:
             return
         if not isinstance(plan, str):
-            self._malformed(f"tool-plan-delta: 'tool_plan' is not a string: {excerpt(repr(plan))}")
+            self.malformed(f"tool-plan-delta: 'tool_plan' is not a string: {excerpt(repr(plan))}")
             return
         if not plan:
             return
@@ -155,13 +151,10 @@ class CohereV2ChatNormalizer(SSENormalizer):
             self.acc.warn("tool-call-start carried a list under tool_calls; its first call is used")
             call = call[0] if call else None
         if not isinstance(call, dict):
-            self._malformed("tool-call-start without a tool_calls object")
+            self.malformed("tool-call-start without a tool_calls object")
             return
-        function = call.get("function")
+        function = self._member(call, "function", "tool-call-start: 'function' is not an object")
         if function is None:
-            function = {}
-        if not isinstance(function, dict):
-            self._malformed("tool-call-start: 'function' is not an object")
             return
         arguments = self._arguments(function, "tool-call-start")
         if arguments is None:
@@ -183,7 +176,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
             return
         key = self._call_key(obj)
         if key is None or self.acc.open_kind(key) != "tool_call":
-            self._malformed(
+            self.malformed(
                 f"tool-call-delta for a call that was not started: {excerpt(repr(key))}"
             )
             return
@@ -213,21 +206,18 @@ class CohereV2ChatNormalizer(SSENormalizer):
                 self._cite(citation)
 
     def _on_message_end(self, obj: dict[str, Any]) -> None:
-        delta = obj.get("delta")
+        delta = self._member(obj, "delta", "message-end with a delta that is not an object")
         if delta is None:
-            delta = {}
-        if not isinstance(delta, dict):
-            self._malformed("message-end with a delta that is not an object")
             return
         reason = delta.get("finish_reason")
         if reason is not None and not isinstance(reason, str):
-            self._malformed(f"message-end finish_reason is not a string: {excerpt(repr(reason))}")
+            self.malformed(f"message-end finish_reason is not a string: {excerpt(repr(reason))}")
             return
         error = delta.get("error")
         error = (error.strip() or None) if isinstance(error, str) else None
         self.acc.set_meta(response_id=as_str(obj.get("id")))
         self._apply_usage(delta.get("usage"))
-        self._before_terminal()
+        self.before_terminal()
         if reason is None and error is not None:
             # An error without a finish reason: the provider's failure all the same.
             self.acc.fail(error, body={"message": error})
@@ -254,7 +244,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
                 return
             kind, value = other, content[other]
         if not isinstance(value, str):
-            self._malformed(f"{what}: {kind!r} is not a string: {excerpt(repr(value))}")
+            self.malformed(f"{what}: {kind!r} is not a string: {excerpt(repr(value))}")
             return
         if kind == "thinking":
             self.acc.thinking(key, value)
@@ -271,7 +261,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
         if isinstance(arguments, dict):
             # An object instead of JSON text (a proxy's form): its compact JSON.
             return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-        self._malformed(f"{what}: 'arguments' is not a string: {excerpt(repr(arguments))}")
+        self.malformed(f"{what}: 'arguments' is not a string: {excerpt(repr(arguments))}")
         return None
 
     def _cite(self, citation: dict[str, Any]) -> None:
@@ -309,7 +299,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
         if self._plan is not None:
             self._end(self._plan)
 
-    def _before_terminal(self) -> None:
+    def before_terminal(self) -> None:
         """Close what is open, in opening order, so the terminal message holds all of it."""
         if self.acc.terminated:
             return
@@ -346,31 +336,27 @@ class CohereV2ChatNormalizer(SSENormalizer):
 
     def _message(self, obj: dict[str, Any], what: str) -> dict[str, Any] | None:
         """``delta.message`` of an event ({} when absent); None after a malformed one."""
-        delta = obj.get("delta")
+        delta = self._member(obj, "delta", f"{what} with a delta that is not an object")
         if delta is None:
-            return {}
-        if not isinstance(delta, dict):
-            self._malformed(f"{what} with a delta that is not an object")
             return None
-        message = delta.get("message")
-        if message is None:
-            return {}
-        if not isinstance(message, dict):
-            self._malformed(f"{what} with a delta.message that is not an object")
-            return None
-        return message
+        return self._member(delta, "message", f"{what} with a delta.message that is not an object")
 
     def _content(self, obj: dict[str, Any], what: str) -> dict[str, Any] | None:
         message = self._message(obj, what)
         if message is None:
             return None
-        content = message.get("content")
-        if content is None:
+        return self._member(message, "content", f"{what}: delta.message.content is not an object")
+
+    def _member(self, parent: dict[str, Any], key: str, complaint: str) -> dict[str, Any] | None:
+        """An object member that may be absent ({}); None, after ending the stream in an
+        error saying ``complaint``, when it is something else than an object."""
+        value = parent.get(key)
+        if value is None:
             return {}
-        if not isinstance(content, dict):
-            self._malformed(f"{what}: delta.message.content is not an object")
+        if not isinstance(value, dict):
+            self.malformed(complaint)
             return None
-        return content
+        return value
 
     def _index(self, obj: dict[str, Any], default: int) -> int:
         index = as_int(obj.get("index"))
@@ -380,9 +366,6 @@ class CohereV2ChatNormalizer(SSENormalizer):
         index = as_int(obj.get("index"))
         return ("tool", index) if index is not None else self._last_call
 
-    def _malformed(self, what: str) -> None:
-        self._before_terminal()
-        self.acc.fail(f"malformed event #{self.events_seen}: {what}")
 
 
 _HANDLERS = {

@@ -290,11 +290,18 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         return item
 
     def _item_added_event(self, etype: str, payload: dict[str, Any]) -> None:
+        data = self._event_item(etype, payload)
+        if data is not None:
+            self._item_added(data, as_int(payload.get("output_index")))
+
+    def _event_item(self, etype: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``item`` of an output_item event; None, after ending in an error, if it is
+        not an object."""
         data = payload.get("item")
         if not isinstance(data, dict):
             self._malformed(etype, "'item' is not an object")
-            return
-        self._item_added(data, as_int(payload.get("output_index")))
+            return None
+        return data
 
     def _item_added(self, data: dict[str, Any], output_index: int | None) -> _Item:
         item_id = as_str(data.get("id"))
@@ -338,11 +345,9 @@ class OpenAIResponsesNormalizer(SSENormalizer):
         self.acc.tool_call(item.uid, id=item.call_id, name=as_str(item.data.get("name")))
 
     def _item_done_event(self, etype: str, payload: dict[str, Any]) -> None:
-        data = payload.get("item")
-        if not isinstance(data, dict):
-            self._malformed(etype, "'item' is not an object")
-            return
-        self._item_done(data, as_int(payload.get("output_index")))
+        data = self._event_item(etype, payload)
+        if data is not None:
+            self._item_done(data, as_int(payload.get("output_index")))
 
     def _find_for_done(self, data: dict[str, Any], output_index: int | None) -> _Item | None:
         item_id = as_str(data.get("id"))

@@ -20,6 +20,7 @@ from typing import Final, TypeAlias
 
 from stream_harness.contract.limits import loads as bounded_loads
 
+from ._lines import LineBuffer
 from ._types import FramingError, JSONLine
 
 JSONLinesOutput: TypeAlias = JSONLine | FramingError
@@ -31,14 +32,12 @@ _EXCERPT_CHARS: Final = 60
 _BOM: Final = b"\xef\xbb\xbf"
 
 
-class JSONLinesDecoder:
+class JSONLinesDecoder(LineBuffer):
     """Incremental NDJSON parser: any chunking of a body gives the same outputs."""
 
     def __init__(self, max_line_bytes: int = 16 * 1024 * 1024) -> None:
-        self.max_line_bytes = max_line_bytes
+        super().__init__(max_line_bytes)
         self._state = _OPEN
-        self._tail: list[bytes] = []
-        self._tail_len = 0
         self._offset = 0  # stream offset of the unfinished line
         self._line_no = 0  # lines completed so far
 
@@ -48,19 +47,11 @@ class JSONLinesDecoder:
         if type(chunk) is not bytes:
             chunk = bytes(chunk)
         end = chunk.rfind(b"\n") + 1
-        tail = self._tail
         if not end:
-            if chunk:
-                tail.append(chunk)
-                self._tail_len += len(chunk)
-                if self._tail_len > self.max_line_bytes:
-                    return [self._line_too_long(self._offset)]
+            if self._hold(chunk):
+                return [self._line_too_long(self._offset)]
             return []
-        if tail:
-            region = b"".join(tail) + chunk[:end]
-            tail.clear()
-        else:
-            region = chunk[:end]
+        region = self._whole_lines(chunk, end)
         out: list[JSONLinesOutput] = []
         if len(region) <= self.max_line_bytes:
             self._region(region, out)
@@ -72,12 +63,8 @@ class JSONLinesDecoder:
             if limit < len(lines):
                 out.append(self._line_too_long(self._offset))
                 return out
-        rest = chunk[end:]
-        self._tail_len = len(rest)
-        if rest:
-            tail.append(rest)
-            if len(rest) > self.max_line_bytes:
-                out.append(self._line_too_long(self._offset))
+        if self._hold_rest(chunk[end:]):
+            out.append(self._line_too_long(self._offset))
         return out
 
     def close(self) -> list[JSONLinesOutput]:

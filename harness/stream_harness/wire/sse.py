@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
+from ._lines import LineBuffer
 from ._types import FramingError
 
 _OPEN: Final = 0
@@ -104,7 +105,7 @@ def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n")[:-1].split("\n")
 
 
-class SSEDecoder:
+class SSEDecoder(LineBuffer):
     """Incremental SSE parser: any chunking of a body gives the same outputs.
 
     Diagnostics, for reports: ``comments`` counts comment lines (``: OPENROUTER
@@ -116,7 +117,7 @@ class SSEDecoder:
     """
 
     def __init__(self, max_line_bytes: int = 16 * 1024 * 1024) -> None:
-        self.max_line_bytes = max_line_bytes
+        super().__init__(max_line_bytes)
         self.comments = 0
         self.unknown_fields = 0
         self.unterminated_at_close = False
@@ -124,10 +125,6 @@ class SSEDecoder:
         # No line has been decoded yet: the first one may start with a BOM. (The first
         # line is always decoded whole, so a BOM split across chunks needs no care.)
         self._at_start = True
-        # The unfinished last line, as the chunks that hold it (joined once, when it
-        # ends, so a long line fed in small chunks costs linear time).
-        self._tail: list[bytes] = []
-        self._tail_len = 0
         # Stream offset of the first byte of the unfinished line.
         self._offset = 0
         # The last complete line ended with CR: an LF first in the next chunk is the
@@ -153,19 +150,11 @@ class SSEDecoder:
         end = chunk.rfind(b"\n") + 1
         if 0x0D in chunk:  # (an int needle: several times faster than b"\r" here)
             end = max(end, chunk.rfind(b"\r") + 1)
-        tail = self._tail
         if not end:
-            if chunk:
-                tail.append(chunk)
-                self._tail_len += len(chunk)
-                if self._tail_len > self.max_line_bytes:
-                    return [self._fail(self._line_too_long(self._offset))]
+            if self._hold(chunk):
+                return [self._fail(self._line_too_long(self._offset))]
             return []
-        if tail:
-            region = b"".join(tail) + chunk[:end]
-            tail.clear()
-        else:
-            region = chunk[:end]  # no copy when the chunk ends with a line end
+        region = self._whole_lines(chunk, end)
         # Only a CR that is the chunk's last byte can be half of a CRLF.
         self._skip_lf = end == len(chunk) and chunk[-1] == 0x0D
         out: list[SSEOutput] = []
@@ -184,12 +173,8 @@ class SSEDecoder:
                 text = self._strip_bom(text)
             self._process(_lines(text), out)
         self._offset += len(region)
-        rest = chunk[end:]
-        self._tail_len = len(rest)
-        if rest:
-            tail.append(rest)
-            if len(rest) > self.max_line_bytes:
-                out.append(self._fail(self._line_too_long(self._offset)))
+        if self._hold_rest(chunk[end:]):
+            out.append(self._fail(self._line_too_long(self._offset)))
         return out
 
     def close(self) -> list[SSEOutput]:
