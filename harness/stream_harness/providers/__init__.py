@@ -17,23 +17,7 @@ from stream_harness.providers.registry import UnknownProtocolError, get_normaliz
 from stream_harness.providers.registry import protocol_ids as protocols
 
 # The bundled protocols, registered on import; listing order is each registration's own.
-from stream_harness.providers import (  # noqa: E402, I001  (after the shared pieces they use)
-    anthropic_messages,
-    azure_openai_completions,
-    azure_openai_responses,
-    bedrock_converse_stream,
-    bedrock_invoke_stream,
-    cohere_v2_chat,
-    google_generative_ai,
-    mistral_chat,
-    ollama,
-    openai_completions,
-    openai_responses,
-    vertex_anthropic,
-    vertex_gemini,
-)
-
-BUNDLED_MODULES = (
+from stream_harness.providers import (  # noqa: E402, F401, I001  (imported to register; after the shared pieces)
     anthropic_messages,
     azure_openai_completions,
     azure_openai_responses,
@@ -50,7 +34,6 @@ BUNDLED_MODULES = (
 )
 
 __all__ = [
-    "BUNDLED_MODULES",
     "Normalizer",
     "SSENormalizer",
     "UnknownProtocolError",
