@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult, load_adapter
-from stream_harness.adapters import (
+from stream_harness.adapters.sdk_support import (
     RAW_ARGUMENTS_KEY,
     SDKMissingError,
     error_message,
@@ -432,7 +432,7 @@ def test_openai_responses_error_event_ends_in_error(openai_adapter: Adapter) -> 
 
 def _azure_requests(adapter: Adapter, protocol: str, name: str) -> list[str]:
     """The URLs the AzureOpenAI client requested while replaying one cassette."""
-    import stream_harness.adapters as adapters
+    import stream_harness.adapters.sdk_support as adapters
 
     seen: list[str] = []
     real = adapters.serve

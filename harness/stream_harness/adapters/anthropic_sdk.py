@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
+from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
     failed_message,

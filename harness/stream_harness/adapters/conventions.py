@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
-from stream_harness.adapters import stop_mapping
+from stream_harness.adapters.sdk_support import stop_mapping
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,

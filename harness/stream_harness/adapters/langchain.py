@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump

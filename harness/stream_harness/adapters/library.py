@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any, ClassVar, TypeVar, cast
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
-from stream_harness.adapters import (
+from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
     failed_message,

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
+from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
     failed_message,
@@ -229,7 +229,7 @@ def joined_collected(joined: Joined) -> Collected:
     own vocabulary (``tool_calls`` for Anthropic's ``tool_use``, ...) is undone by their
     conventions' table.
     """
-    from stream_harness.adapters import tool_arguments
+    from stream_harness.adapters.sdk_support import tool_arguments
     from stream_harness.adapters.library import as_int
 
     content: list[ContentBlock] = []

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
+from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
     failed_message,
