@@ -12,20 +12,17 @@ the final ``Message`` to an ``AssistantMessage`` is specs/adapters.md, section a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
+from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
-    error_message,
-    exception_summary,
-    failed_message,
-    library_warnings,
+    Replay,
+    SDKAdapter,
+    raised_result,
     require,
     serve,
     stop_mapping,
     tool_arguments,
-    with_warnings,
 )
 from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import (
@@ -49,11 +46,10 @@ _REQUEST: dict[str, Any] = {
 }
 
 
-class AnthropicSDKAdapter:
+class AnthropicSDKAdapter(SDKAdapter):
     """``anthropic.Anthropic().messages.stream(...)`` -> ``get_final_message()``."""
 
     name = "anthropic-sdk"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({PROTOCOL})
     beta = False
 
@@ -63,24 +59,9 @@ class AnthropicSDKAdapter:
     def version(self) -> str:
         return str(self._anthropic.__version__)
 
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        with library_warnings() as seen:
-            result = self._drive(chunks, status=status, headers=headers)
-        return with_warnings(result, seen)
-
-    def _drive(
-        self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> AdapterResult:
-        transport = serve(self._httpx2, chunks, status=status, headers=self._headers(status, headers))
+    def drive(self, protocol: str, replay: Replay) -> AdapterResult:
+        replay = self._served(replay)
+        transport = serve(self._httpx2, replay.chunks, status=replay.status, headers=replay.headers)
         client = self._client(self._httpx2.Client(transport=transport))
         messages = client.beta.messages if self.beta else client.messages
         stream = None
@@ -96,11 +77,7 @@ class AnthropicSDKAdapter:
             # accumulator). What it had assembled stays readable on the stream.
             snapshot = _snapshot(stream)
             base = to_message(snapshot, self.stop_protocol) if snapshot is not None else None
-            return AdapterResult(
-                message=failed_message(base, error_message(exc)),
-                raised=exception_summary(exc),
-                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
-            )
+            return raised_result(exc, base, {"snapshot": _dump(snapshot)})
         finally:
             client.close()
         return AdapterResult(
@@ -110,11 +87,9 @@ class AnthropicSDKAdapter:
     stop_protocol = PROTOCOL
     model = "claude-harness"
 
-    def _headers(
-        self, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> Mapping[str, Sequence[str]] | None:
-        """The recorded headers as the transport serves them (a subclass may complete them)."""
-        return headers
+    def _served(self, replay: Replay) -> Replay:
+        """The recorded response as the transport serves it (a subclass may complete it)."""
+        return replay
 
     def _client(self, http_client: Any) -> Any:
         """The SDK client the stream goes through, on the in-memory transport."""

@@ -17,13 +17,13 @@ transport serves the recorded body in the chosen chunks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, dump
+from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, drain
 from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.providers.stop_reasons import map_stop_reason
@@ -187,17 +187,10 @@ class CohereSDKAdapter(LibraryAdapter):
     modules = ("cohere", "httpx")
     protocols = frozenset({PROTOCOL})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         cohere = self.module("cohere")
         httpx = self.module("httpx")
-        transport = self.transport(httpx, chunks, status, headers)
+        transport = self.transport(httpx, replay)
         # Built once (LibraryAdapter.once), as users build a client and stream many times.
         client = self.once(
             protocol,
@@ -208,13 +201,9 @@ class CohereSDKAdapter(LibraryAdapter):
                 httpx_client=httpx.Client(transport=transport),
             ),
         )
-        received: list[Any] = []
-        try:
-            for event in client.chat_stream(model="command-a-03-2025", messages=PROMPT):
-                received.append(event)
-        except Exception as exc:
-            return Driven(raised=exc, partial=received or None, raw={"events": len(received)})
-        return Driven(value=received, raw={"events": [dump(e) for e in received[-3:]]})
+        return drain(
+            lambda: client.chat_stream(model="command-a-03-2025", messages=PROMPT), "events"
+        )
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return join_events(value)

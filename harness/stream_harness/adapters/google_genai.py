@@ -15,11 +15,12 @@ vertex-gemini). The conventions are in ``specs/adapter_conventions.yaml``, secti
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.sdk_support import Replay
+from stream_harness.adapters.library import Driven, LibraryAdapter, as_int, drain
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL: Final = "google-generative-ai"
@@ -132,19 +133,12 @@ class GoogleGenAIAdapter(LibraryAdapter):
     modules: ClassVar[tuple[str, ...]] = ("google.genai", "google.genai.types")
     protocols = frozenset({PROTOCOL})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         genai = self.module("google.genai")
         types = self.module("google.genai.types")
         http_name = "httpx2" if uses_httpx2(genai) else "httpx"
         http = __import__(http_name)
-        transport = self.transport(http, chunks, status, headers)
+        transport = self.transport(http, replay)
         # Built once: the Client loads two SSL contexts (50 ms, ten times a run).
         client = self.once(
             protocol,
@@ -156,15 +150,10 @@ class GoogleGenAIAdapter(LibraryAdapter):
                 ),
             ),
         )
-        received: list[Any] = []
-        try:
-            for response in client.models.generate_content_stream(
-                model="gemini-harness", contents="hi"
-            ):
-                received.append(response)
-        except Exception as exc:
-            return Driven(raised=exc, partial=received or None, raw={"chunks": len(received)})
-        return Driven(value=received, raw={"chunks": [dump(r) for r in received[-3:]]})
+        return drain(
+            lambda: client.models.generate_content_stream(model="gemini-harness", contents="hi"),
+            "chunks",
+        )
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return accumulate_parts(value)

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
@@ -181,17 +181,10 @@ class LiteLLMAdapter(LibraryAdapter):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         super().__init__()
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         litellm = self.module("litellm")
         httpx = self.module("httpx")
-        transport = self.transport(httpx, chunks, status, headers)
+        transport = self.transport(httpx, replay)
         http = httpx.Client(transport=transport)
         route = ROUTES[protocol]
         handler = self.module("litellm.llms.custom_httpx.http_handler").HTTPHandler(client=http)
@@ -219,7 +212,7 @@ class LiteLLMAdapter(LibraryAdapter):
                 **route.kwargs,
             }
             with _cached_client(litellm, handler), _offline_vertex_token(self, route.vertex):
-                model = route.pick(chunks) if route.pick is not None else route.model
+                model = route.pick(replay.chunks) if route.pick is not None else route.model
                 stream = litellm.completion(
                     model=model, messages=PROMPT, stream=True, client=client, **arguments
                 )

@@ -16,13 +16,21 @@ The conventions are in ``specs/adapter_conventions.yaml``, section ``mistral-sdk
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.library import (
+    BASE_URL,
+    PROMPT,
+    Driven,
+    LibraryAdapter,
+    as_int,
+    drain,
+    dump,
+)
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL: Final = "mistral-chat"
@@ -186,17 +194,10 @@ class MistralSDKAdapter(LibraryAdapter):
     modules = ("mistralai.client", "httpx2")
     protocols = frozenset({PROTOCOL})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         sdk = self.module("mistralai.client")
         http = self.module("httpx2")
-        transport = self.transport(http, chunks, status, headers)
+        transport = self.transport(http, replay)
         # Built once (LibraryAdapter.once): a client is not what is under test, and users
         # build one and stream many times.
         client = self.once(
@@ -210,14 +211,12 @@ class MistralSDKAdapter(LibraryAdapter):
                 async_client=http.AsyncClient(verify=False),
             ),
         )
-        received: list[Any] = []
-        try:
+
+        def events() -> Iterator[Any]:
             with client.chat.stream(model="mistral-harness", messages=PROMPT) as stream:
-                for event in stream:
-                    received.append(event)
-        except Exception as exc:
-            return Driven(raised=exc, partial=received or None, raw={"events": len(received)})
-        return Driven(value=received, raw={"events": [dump(e) for e in received[-3:]]})
+                yield from stream
+
+        return drain(events, "events")
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return accumulate(value)

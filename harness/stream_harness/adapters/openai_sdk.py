@@ -16,20 +16,20 @@ that the finished message is mapped through the Azure protocol's stop-reason sec
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
+from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
+    Replay,
+    SDKAdapter,
     error_message,
     exception_summary,
     failed_message,
-    library_warnings,
+    raised_result,
     require,
     serve,
     stop_mapping,
     tool_arguments,
-    with_warnings,
 )
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -85,41 +85,42 @@ def sdk_client(openai: Any, httpx2: Any, protocol: str, transport: Any) -> Any:
     )
 
 
-class OpenAISDKAdapter:
+class OpenAIClientAdapter(SDKAdapter):
+    """An adapter that streams through the openai SDK's client (:func:`sdk_client`) on the
+    replay transport; it closes the client after every run, as a ``with`` block would."""
+
+    _openai: Any
+    _httpx2: Any
+
+    def version(self) -> str:
+        return str(self._openai.__version__)
+
+    def drive(self, protocol: str, replay: Replay) -> AdapterResult:
+        transport = serve(self._httpx2, replay.chunks, status=replay.status, headers=replay.headers)
+        client = sdk_client(self._openai, self._httpx2, protocol, transport)
+        try:
+            return self.stream(client, protocol)
+        finally:
+            client.close()
+
+    def stream(self, client: Any, protocol: str) -> AdapterResult:
+        raise NotImplementedError
+
+
+class OpenAISDKAdapter(OpenAIClientAdapter):
     """``openai.OpenAI()`` / ``openai.AzureOpenAI()`` streaming helpers: chat completions
     and responses."""
 
     name = "openai-sdk"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({CHAT, RESPONSES, AZURE_CHAT, AZURE_RESPONSES})
 
     def __init__(self) -> None:
         self._openai, self._httpx2 = require(self.name, "openai", "httpx2")
 
-    def version(self) -> str:
-        return str(self._openai.__version__)
-
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        transport = serve(self._httpx2, chunks, status=status, headers=headers)
-        client = sdk_client(self._openai, self._httpx2, protocol, transport)
-        try:
-            with library_warnings() as seen:
-                if protocol in CHAT_PROTOCOLS:
-                    result = self._chat(client, protocol)
-                else:
-                    result = self._responses(client, protocol)
-        finally:
-            client.close()
-        return with_warnings(result, seen)
+    def stream(self, client: Any, protocol: str) -> AdapterResult:
+        if protocol in CHAT_PROTOCOLS:
+            return self._chat(client, protocol)
+        return self._responses(client, protocol)
 
     # -- chat completions -------------------------------------------------------------
 
@@ -146,11 +147,7 @@ class OpenAISDKAdapter:
         except Exception as exc:
             snapshot = _chat_snapshot(stream)
             base = chat_message(snapshot, protocol) if snapshot is not None else None
-            return AdapterResult(
-                message=failed_message(base, error_message(exc)),
-                raised=exception_summary(exc),
-                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
-            )
+            return raised_result(exc, base, {"snapshot": _dump(snapshot)})
         return AdapterResult(
             message=chat_message(final, protocol), raw={"completion": _dump(final)}
         )

@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdk_support import Replay, tool_arguments
+from stream_harness.adapters.bedrock_sdk import with_eventstream_type
 from stream_harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
 from stream_harness.adapters.google_genai import signature_text, uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
@@ -104,26 +105,24 @@ class PydanticAIAdapter(LibraryAdapter):
     modules = ("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models")
     protocols = PROTOCOLS
 
-    def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _model(self, protocol: str, replay: Replay) -> Any:
         """The pydantic-ai model a user of ``protocol`` builds, on an offline SDK client."""
         if protocol in CHAT or protocol in RESPONSES:
-            return self._openai_model(protocol, chunks, status, headers)
+            return self._openai_model(protocol, replay)
         if protocol in ("anthropic-messages", VERTEX_ANTHROPIC, BEDROCK_INVOKE):
-            return self._anthropic_model(protocol, chunks, status, headers)
+            return self._anthropic_model(protocol, replay)
         if protocol == MISTRAL:
-            return self._mistral_model(chunks, status, headers)
+            return self._mistral_model(replay)
         if protocol == COHERE:
-            return self._cohere_model(chunks, status, headers)
-        return self._google_model(protocol, chunks, status, headers)
+            return self._cohere_model(replay)
+        return self._google_model(protocol, replay)
 
-    def _openai_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _openai_model(self, protocol: str, replay: Replay) -> Any:
         import httpx2
         import openai
 
         models = importlib.import_module("pydantic_ai.models.openai")
-        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
+        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, replay))
         provider: Any
         if protocol in (AZURE_CHAT, AZURE_RESPONSES):
             # AzureProvider on the SDK's AsyncAzureOpenAI (key auth, a GA api-version), as
@@ -151,19 +150,15 @@ class PydanticAIAdapter(LibraryAdapter):
         cls = models.OpenAIChatModel if protocol in CHAT else models.OpenAIResponsesModel
         return cls("gpt-harness", provider=provider)
 
-    def _anthropic_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _anthropic_model(self, protocol: str, replay: Replay) -> Any:
         import anthropic
         import httpx2
 
         amodels = importlib.import_module("pydantic_ai.models.anthropic")
         aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
-        if protocol == BEDROCK_INVOKE and status < 400:
-            headers = dict(headers or {})
-            if not any(k.lower() == "content-type" for k in headers):
-                headers["content-type"] = ["application/vnd.amazon.eventstream"]
-        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
+        if protocol == BEDROCK_INVOKE:
+            replay = with_eventstream_type(replay)
+        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, replay))
         client: Any
         if protocol == BEDROCK_INVOKE:
             # The SDK's Bedrock client (invoke-with-response-stream URLs; it decodes the AWS
@@ -193,9 +188,7 @@ class PydanticAIAdapter(LibraryAdapter):
             "claude-harness", provider=aproviders.AnthropicProvider(anthropic_client=client)
         )
 
-    def _google_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _google_model(self, protocol: str, replay: Replay) -> Any:
         from google import genai
         from google.genai import types
 
@@ -203,7 +196,7 @@ class PydanticAIAdapter(LibraryAdapter):
         gproviders = importlib.import_module("pydantic_ai.providers.google")
 
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        transport = self.transport(http, chunks, status, headers)
+        transport = self.transport(http, replay)
 
         def build() -> Any:
             options = types.HttpOptions(
@@ -231,7 +224,7 @@ class PydanticAIAdapter(LibraryAdapter):
         # times a run).
         return self.once(protocol, build)
 
-    def _mistral_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _mistral_model(self, replay: Replay) -> Any:
         # MistralModel on the mistralai SDK (its own SSE reader, chat.stream_async), which
         # sends over httpx2 and retries nothing unless given a retry_config.
         import httpx2
@@ -239,7 +232,7 @@ class PydanticAIAdapter(LibraryAdapter):
         mistralai = importlib.import_module("mistralai.client")
         mmodels = importlib.import_module("pydantic_ai.models.mistral")
         mproviders = importlib.import_module("pydantic_ai.providers.mistral")
-        transport = self.transport(httpx2, chunks, status, headers)
+        transport = self.transport(httpx2, replay)
 
         def build() -> Any:
             client = mistralai.Mistral(
@@ -255,7 +248,7 @@ class PydanticAIAdapter(LibraryAdapter):
         # is loaded from disk (19 ms of a 29 ms run, measured in the pydantic-ai group).
         return self.once(MISTRAL, build)
 
-    def _cohere_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _cohere_model(self, replay: Replay) -> Any:
         # CohereModel streams through AsyncClientV2.chat_stream (the SDK's SSE reader),
         # which sends over httpx.
         import httpx
@@ -267,23 +260,16 @@ class PydanticAIAdapter(LibraryAdapter):
             api_key="test",
             base_url=BASE_URL,
             max_retries=0,
-            httpx_client=httpx.AsyncClient(transport=self.transport(httpx, chunks, status, headers)),
+            httpx_client=httpx.AsyncClient(transport=self.transport(httpx, replay)),
         )
         return cmodels.CohereModel(
             "command-harness", provider=cproviders.CohereProvider(cohere_client=client)
         )
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         messages = self.module("pydantic_ai.messages")
         models = self.module("pydantic_ai.models")
-        model = self._model(protocol, chunks, status, headers)
+        model = self._model(protocol, replay)
         seen: list[Any] = []
         state: dict[str, Any] = {}
 
