@@ -18,10 +18,10 @@ from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
     Replay,
     SDKAdapter,
+    final_message,
     raised_result,
     require,
     serve,
-    stop_mapping,
     tool_arguments,
 )
 from stream_harness.providers.coerce import as_int
@@ -177,23 +177,16 @@ def to_message(message: Any, protocol: str = PROTOCOL) -> AssistantMessage:
                     data=block.to_dict(warnings=False),
                 )
             )
-    raw = message.stop_reason
     details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
-    mapping = stop_mapping(
+    return final_message(
         protocol,
-        raw,
-        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
-        details=details,
-    )
-    return AssistantMessage(
-        content=content,
-        stop_reason=mapping.reason,
-        provider_stop_reason=raw,
+        content,
+        message.stop_reason,
         usage=_usage(message.usage),
-        model=message.model or None,
-        response_id=message.id or None,
-        error_message=mapping.error_message if mapping.reason == "error" else None,
+        model=message.model,
+        response_id=message.id,
         provider_blocks=provider,
+        details=details,
     )
 
 

@@ -29,6 +29,7 @@ from typing import Any, Final
 from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.openai_sdk import legacy_function_call
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.wire.eventstream import EventStreamDecoder
 
@@ -257,17 +258,11 @@ class LiteLLMAdapter(LibraryAdapter):
             text = msg.content
             if isinstance(text, str) and text:
                 content.append(TextBlock(content=text))
-            legacy = getattr(msg, "function_call", None)
-            if legacy is not None and getattr(legacy, "name", None):
-                # The legacy `function_call` delta (Azure's older deployments still send
-                # it): stream_chunk_builder joins it into message.function_call, no id.
-                content.append(
-                    ToolCall(
-                        id=f"toolcall_{len(content)}",
-                        name=legacy.name,
-                        arguments=tool_arguments(getattr(legacy, "arguments", None)),
-                    )
-                )
+            # The legacy `function_call` delta (Azure's older deployments still send it):
+            # stream_chunk_builder joins it into message.function_call.
+            legacy = legacy_function_call(msg, len(content))
+            if legacy is not None:
+                content.append(legacy)
             for call in msg.tool_calls or []:
                 fn = call.function
                 call_id, signature = split_thought_id(call.id or "")

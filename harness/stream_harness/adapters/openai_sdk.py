@@ -25,12 +25,13 @@ from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
     failed_message,
+    final_message,
     raised_result,
     require,
     serve,
-    stop_mapping,
     tool_arguments,
 )
+from stream_harness.adapters.library import as_int
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
@@ -237,17 +238,9 @@ def chat_message(completion: Any, protocol: str = CHAT) -> AssistantMessage:
             content.append(TextBlock(content=refusal))
         for call in msg.tool_calls or []:
             content.append(_chat_tool_call(call, len(content)))
-        legacy = getattr(msg, "function_call", None)
-        if legacy is not None and getattr(legacy, "name", None):
-            # The deprecated single `function_call` (Azure's GA versions still serve it) is
-            # one more tool call, without an id: the reference's synthetic one.
-            content.append(
-                ToolCall(
-                    id=f"toolcall_{len(content)}",
-                    name=legacy.name,
-                    arguments=tool_arguments(legacy.arguments),
-                )
-            )
+        legacy = legacy_function_call(msg, len(content))
+        if legacy is not None:
+            content.append(legacy)
     provider = [
         ProviderBlock(
             provider_type="openai.choice", position=len(content), data=c.to_dict(warnings=False)
@@ -257,22 +250,29 @@ def chat_message(completion: Any, protocol: str = CHAT) -> AssistantMessage:
     ]
     # A refusal is not an answer, whatever the finish reason: the table's refusal override,
     # with the refusal text as the message (specs/protocols/openai-completions.md).
-    mapping = stop_mapping(
+    return final_message(
         protocol,
+        content,
         raw,
-        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
-        refusal=bool(refusal),
-        details=refusal,
-    )
-    return AssistantMessage(
-        content=content,
-        stop_reason=mapping.reason,
-        provider_stop_reason=raw,
         usage=_chat_usage(completion.usage),
-        model=completion.model or None,
-        response_id=completion.id or None,
-        error_message=mapping.error_message if mapping.reason == "error" else None,
+        model=completion.model,
+        response_id=completion.id,
         provider_blocks=provider,
+        details=refusal,
+        refusal=bool(refusal),
+    )
+
+
+def legacy_function_call(message: Any, content_index: int) -> ToolCall | None:
+    """The deprecated single ``function_call`` of a message (Azure's GA versions still serve
+    it), as one more tool call: it has no id, so it gets the reference's synthetic one."""
+    legacy = getattr(message, "function_call", None)
+    if legacy is None or not getattr(legacy, "name", None):
+        return None
+    return ToolCall(
+        id=f"toolcall_{content_index}",
+        name=legacy.name,
+        arguments=tool_arguments(getattr(legacy, "arguments", None)),
     )
 
 
@@ -291,10 +291,6 @@ def _chat_tool_call(call: Any, content_index: int) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=tool_arguments(arguments))
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _chat_usage(usage: Any) -> Usage:
     """specs/protocols/openai-completions.md, Usage, on the fields the SDK keeps.
 
@@ -303,19 +299,21 @@ def _chat_usage(usage: Any) -> Usage:
     """
     if usage is None:
         return Usage()
-    details = usage.prompt_tokens_details
-    cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
-    cache_read = (
-        cache_read
-        or _int(_extra(usage, "prompt_cache_hit_tokens"))
-        or _int(_extra(usage, "cached_tokens"))
+    flat = as_int(_extra(usage, "prompt_cache_hit_tokens")) or as_int(_extra(usage, "cached_tokens"))
+    return _usage(
+        usage, usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details, flat
     )
-    cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
-    prompt = _int(usage.prompt_tokens)
-    output = _int(usage.completion_tokens)
+
+
+def _usage(usage: Any, prompt: Any, output: Any, details: Any, flat_cache_read: int = 0) -> Usage:
+    """Both APIs' counts: the prompt count includes the cache reads (``details``, else a
+    provider's flat field) and writes, which the contract's ``input`` excludes."""
+    cache_read = as_int(getattr(details, "cached_tokens", None)) if details is not None else 0
+    cache_read = cache_read or flat_cache_read
+    cache_write = as_int(_extra(details, "cache_write_tokens")) if details is not None else 0
     counts = {
-        "input": max(0, prompt - cache_read - cache_write),
-        "output": output,
+        "input": max(0, as_int(prompt) - cache_read - cache_write),
+        "output": as_int(output),
         "cache_read": cache_read,
         "cache_write": cache_write,
     }
@@ -427,22 +425,16 @@ def responses_message(response: Any, protocol: str = RESPONSES) -> AssistantMess
     )
     raw = f"{status}/{reason}" if status and reason else status
     details = getattr(response.error, "message", None) if response.error else None
-    mapping = stop_mapping(
+    return final_message(
         protocol,
+        content,
         raw,
-        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
-        refusal=bool(refusals),
-        details=details or "\n".join(refusals) or None,
-    )
-    return AssistantMessage(
-        content=content,
-        stop_reason=mapping.reason,
-        provider_stop_reason=raw,
         usage=_responses_usage(response.usage),
-        model=response.model or None,
-        response_id=response.id or None,
-        error_message=mapping.error_message if mapping.reason == "error" else None,
+        model=response.model,
+        response_id=response.id,
         provider_blocks=provider,
+        details=details or "\n".join(refusals) or None,
+        refusal=bool(refusals),
     )
 
 
@@ -450,14 +442,4 @@ def _responses_usage(usage: Any) -> Usage:
     """specs/protocols/openai-responses.md, Usage: ``input_tokens`` includes cached tokens."""
     if usage is None:
         return Usage()
-    details = usage.input_tokens_details
-    cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
-    cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
-    counts = {
-        "input": max(0, _int(usage.input_tokens) - cache_read - cache_write),
-        "output": _int(usage.output_tokens),
-        "cache_read": cache_read,
-        "cache_write": cache_write,
-    }
-    total = usage.total_tokens if isinstance(usage.total_tokens, int) else sum(counts.values())
-    return Usage(**counts, total=total)
+    return _usage(usage, usage.input_tokens, usage.output_tokens, usage.input_tokens_details)

@@ -20,7 +20,13 @@ from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
 from stream_harness.recordings.cassette import Response
-from stream_harness.contract.events import AssistantMessage, Usage
+from stream_harness.contract.events import (
+    AssistantMessage,
+    ContentBlock,
+    ProviderBlock,
+    ToolCall,
+    Usage,
+)
 from stream_harness.errors.body import error_details_from_body
 from stream_harness.recordings.transport import replay_transport
 from stream_harness.providers.stop_reasons import StopMapping, map_stop_reason
@@ -35,6 +41,7 @@ __all__ = [
     "error_message",
     "exception_summary",
     "failed_message",
+    "final_message",
     "library_warnings",
     "raised_result",
     "require",
@@ -150,6 +157,43 @@ def stop_mapping(
     """
     return map_stop_reason(
         protocol, raw, has_tool_calls=has_tool_calls, details=details, refusal=refusal
+    )
+
+
+def final_message(
+    protocol: str,
+    content: list[ContentBlock],
+    raw: str | None,
+    *,
+    usage: Usage,
+    model: str | None,
+    response_id: str | None,
+    provider_blocks: list[ProviderBlock],
+    details: str | None = None,
+    refusal: bool = False,
+) -> AssistantMessage:
+    """An SDK's final object, read into its parts, as the contract's message.
+
+    The stop reason is the table's for the raw value the SDK kept (:func:`stop_mapping`),
+    with its error message only when that reason is ``error``; an empty model or id is
+    none, as the reference has it.
+    """
+    mapping = stop_mapping(
+        protocol,
+        raw,
+        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
+        details=details,
+        refusal=refusal,
+    )
+    return AssistantMessage(
+        content=content,
+        stop_reason=mapping.reason,
+        provider_stop_reason=raw,
+        usage=usage,
+        model=model or None,
+        response_id=response_id or None,
+        error_message=mapping.error_message if mapping.reason == "error" else None,
+        provider_blocks=provider_blocks,
     )
 
 
