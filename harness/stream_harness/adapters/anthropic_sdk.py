@@ -12,9 +12,11 @@ the final ``Message`` to an ``AssistantMessage`` is specs/adapters.md, section a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.library import BASE_URL
 from stream_harness.adapters.sdk_support import (
     Replay,
     SDKAdapter,
@@ -86,16 +88,18 @@ class AnthropicSDKAdapter(SDKAdapter):
 
     stop_protocol = PROTOCOL
     model = "claude-harness"
+    # The SDK client the stream goes through (a class of the anthropic module) and how it
+    # authenticates; every one gets no retries and the in-memory transport.
+    client_class: ClassVar[str] = "Anthropic"
+    client_options: ClassVar[Mapping[str, str]] = {"api_key": "test", "base_url": BASE_URL}
 
     def _served(self, replay: Replay) -> Replay:
         """The recorded response as the transport serves it (a subclass may complete it)."""
         return replay
 
     def _client(self, http_client: Any) -> Any:
-        """The SDK client the stream goes through, on the in-memory transport."""
-        return self._anthropic.Anthropic(
-            api_key="test", base_url="http://harness.invalid", max_retries=0, http_client=http_client
-        )
+        client_class = getattr(self._anthropic, self.client_class)
+        return client_class(**self.client_options, max_retries=0, http_client=http_client)
 
 
 class AnthropicBetaSDKAdapter(AnthropicSDKAdapter):
@@ -117,15 +121,8 @@ class AnthropicVertexSDKAdapter(AnthropicSDKAdapter):
     name = "anthropic-sdk-vertex"
     protocols: frozenset[str] = frozenset({"vertex-anthropic"})
     stop_protocol = "vertex-anthropic"
-
-    def _client(self, http_client: Any) -> Any:
-        return self._anthropic.AnthropicVertex(
-            region="us-east5",
-            project_id="harness-project",
-            access_token="test",
-            max_retries=0,
-            http_client=http_client,
-        )
+    client_class = "AnthropicVertex"
+    client_options = {"region": "us-east5", "project_id": "harness-project", "access_token": "test"}
 
 
 def _snapshot(stream: Any) -> Any:

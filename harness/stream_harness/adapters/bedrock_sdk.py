@@ -37,6 +37,7 @@ from stream_harness.adapters.sdk_support import (
     tool_arguments,
 )
 from stream_harness.adapters.anthropic_sdk import AnthropicSDKAdapter
+from stream_harness.adapters.library import BASE_URL
 from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -434,15 +435,9 @@ class AnthropicBedrockSDKAdapter(AnthropicSDKAdapter):
     def _served(self, replay: Replay) -> Replay:
         return with_eventstream_type(replay)
 
-    def _client(self, http_client: Any) -> Any:
-        # api_key: Bedrock's bearer-token auth, so no SigV4 signing (and no credentials).
-        return self._anthropic.AnthropicBedrock(
-            api_key="harness",
-            aws_region="us-east-1",
-            base_url="http://harness.invalid",
-            max_retries=0,
-            http_client=http_client,
-        )
+    client_class = "AnthropicBedrock"
+    # api_key: Bedrock's bearer-token auth, so no SigV4 signing (and no credentials).
+    client_options = {"api_key": "harness", "aws_region": "us-east-1", "base_url": BASE_URL}
 
 
 __all__ = [
