@@ -38,36 +38,37 @@ from typing import Any, Final
 
 from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.bedrock_sdk import eventstream_response, runtime_client
+from stream_harness.adapters.services import (
+    AZURE_API_VERSION,
+    AZURE_CHAT,
+    AZURE_ENDPOINT,
+    AZURE_RESPONSES,
+    BEDROCK_INVOKE,
+    COHERE,
+    MISTRAL,
+    VERTEX_ANTHROPIC,
+    VERTEX_GEMINI,
+    VERTEX_PROJECT,
+)
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 
-AZURE_CHAT: Final = "azure-openai-completions"
-AZURE_RESPONSES: Final = "azure-openai-responses"
-MISTRAL: Final = "mistral-chat"
 # Issue 15, Vertex AI: Gemini through ChatGoogleGenerativeAI(vertexai=True), Claude through
 # ChatAnthropicVertex (langchain-google-vertexai).
-VERTEX_ANTHROPIC: Final = "vertex-anthropic"
-VERTEX_GEMINI: Final = "vertex-gemini"
 VERTEX: Final = frozenset({VERTEX_ANTHROPIC, VERTEX_GEMINI})
-VERTEX_PROJECT: Final = "harness-project"
 GEMINI: Final = frozenset({"google-generative-ai", VERTEX_GEMINI})
 ANTHROPIC: Final = frozenset({"anthropic-messages", VERTEX_ANTHROPIC})
 OPENAI: Final = frozenset({"openai-completions", "openai-responses", AZURE_CHAT, AZURE_RESPONSES})
 RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 # ChatBedrock (langchain-aws, InvokeModelWithResponseStream) and ChatCohere (langchain-cohere).
-BEDROCK_INVOKE: Final = "bedrock-invoke-stream"
-COHERE: Final = "cohere-v2-chat"
 AWS_COHERE: Final = frozenset({BEDROCK_INVOKE, COHERE})
 PROTOCOLS: Final = frozenset(
     {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI, *VERTEX, *AWS_COHERE}
 )
 # What ChatCohere is asked for (the request is not checked; the body is the cassette's).
 COHERE_MODEL: Final = "command-a-03-2025"
-# What AzureChatOpenAI is given (any value works offline: every request gets the body).
-AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
-AZURE_API_VERSION: Final = "2024-10-21"
 # response_metadata keys holding the raw stop value, per protocol (first present wins).
 _STOP_KEYS: Final = {
     "openai-completions": ("finish_reason",),

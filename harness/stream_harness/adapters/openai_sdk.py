@@ -32,6 +32,12 @@ from stream_harness.adapters.sdk_support import (
     tool_arguments,
 )
 from stream_harness.adapters.library import as_int
+from stream_harness.adapters.services import (
+    AZURE_API_VERSION,
+    AZURE_CHAT,
+    AZURE_ENDPOINT,
+    AZURE_RESPONSES,
+)
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
@@ -48,12 +54,8 @@ from stream_harness.providers.openai_responses import THINKING_PART_SEPARATOR, s
 
 CHAT: Final = "openai-completions"
 RESPONSES: Final = "openai-responses"
-AZURE_CHAT: Final = "azure-openai-completions"
-AZURE_RESPONSES: Final = "azure-openai-responses"
 CHAT_PROTOCOLS: Final = frozenset({CHAT, AZURE_CHAT})
 AZURE_PROTOCOLS: Final = frozenset({AZURE_CHAT, AZURE_RESPONSES})
-# A GA api-version the AzureOpenAI client puts in the query (any value works offline).
-AZURE_API_VERSION: Final = "2024-10-21"
 
 # Chat reasoning fields the SDK's typed message lacks; its generic merge keeps them as
 # extra fields (specs/known-differences.md, openai-completions), first non-empty wins.
@@ -74,7 +76,7 @@ def sdk_client(openai: Any, httpx2: Any, protocol: str, transport: Any) -> Any:
         return openai.AzureOpenAI(
             api_key="harness-key",
             api_version=AZURE_API_VERSION,
-            azure_endpoint="https://harness.openai.azure.com",
+            azure_endpoint=AZURE_ENDPOINT,
             max_retries=0,
             http_client=http_client,
         )

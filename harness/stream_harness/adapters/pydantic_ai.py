@@ -28,6 +28,18 @@ from typing import Any, Final
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
 from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.bedrock_sdk import with_eventstream_type
+from stream_harness.adapters.services import (
+    AZURE_API_VERSION,
+    AZURE_CHAT,
+    AZURE_ENDPOINT,
+    AZURE_RESPONSES,
+    BEDROCK_INVOKE,
+    COHERE,
+    MISTRAL,
+    VERTEX_ANTHROPIC,
+    VERTEX_GEMINI,
+    VERTEX_PROJECT,
+)
 from stream_harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
 from stream_harness.adapters.google_genai import signature_text, uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
@@ -60,13 +72,6 @@ from stream_harness.contract.partial_json import parse_partial
 # BedrockConverseModel calls ConverseStream, never InvokeModel), which reads the
 # Anthropic family alone: the protocol's other families (Titan, Llama, Cohere, Mistral,
 # Nova, Claude Text Completions) are known failures "not a failure in use".
-AZURE_CHAT: Final = "azure-openai-completions"
-AZURE_RESPONSES: Final = "azure-openai-responses"
-MISTRAL: Final = "mistral-chat"
-VERTEX_ANTHROPIC: Final = "vertex-anthropic"
-VERTEX_GEMINI: Final = "vertex-gemini"
-COHERE: Final = "cohere-v2-chat"
-BEDROCK_INVOKE: Final = "bedrock-invoke-stream"
 CHAT: Final = frozenset({"openai-completions", AZURE_CHAT})
 RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
@@ -84,11 +89,8 @@ PROTOCOLS: Final = frozenset(
         BEDROCK_INVOKE,
     }
 )
-# What the offline clients are given where the service wants one (any value works: the
-# transport answers every request with the recorded body).
-AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
-AZURE_API_VERSION: Final = "2024-10-21"
-VERTEX_PROJECT: Final = "harness-project"
+# Where the offline Vertex client is (any value works: the transport answers every
+# request with the recorded body).
 VERTEX_REGION: Final = "us-east5"
 
 
