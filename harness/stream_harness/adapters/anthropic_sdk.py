@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.library import BASE_URL
+from stream_harness.adapters.services import VERTEX_PROJECT
 from stream_harness.adapters.sdk_support import (
     Replay,
     SDKAdapter,
@@ -122,7 +123,11 @@ class AnthropicVertexSDKAdapter(AnthropicSDKAdapter):
     protocols: frozenset[str] = frozenset({"vertex-anthropic"})
     stop_protocol = "vertex-anthropic"
     client_class = "AnthropicVertex"
-    client_options = {"region": "us-east5", "project_id": "harness-project", "access_token": "test"}
+    client_options: ClassVar[Mapping[str, str]] = {
+        "region": "us-east5",
+        "project_id": VERTEX_PROJECT,
+        "access_token": "test",
+    }
 
 
 def _snapshot(stream: Any) -> Any:

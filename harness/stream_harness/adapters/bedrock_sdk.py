@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
@@ -437,7 +437,11 @@ class AnthropicBedrockSDKAdapter(AnthropicSDKAdapter):
 
     client_class = "AnthropicBedrock"
     # api_key: Bedrock's bearer-token auth, so no SigV4 signing (and no credentials).
-    client_options = {"api_key": "harness", "aws_region": "us-east-1", "base_url": BASE_URL}
+    client_options: ClassVar[Mapping[str, str]] = {
+        "api_key": "harness",
+        "aws_region": "us-east-1",
+        "base_url": BASE_URL,
+    }
 
 
 __all__ = [
