@@ -184,9 +184,8 @@ def to_message(message: Any, protocol: str = PROTOCOL) -> AssistantMessage:
         protocol,
         content,
         message.stop_reason,
+        message,
         usage=_usage(message.usage),
-        model=message.model,
-        response_id=message.id,
         provider_blocks=provider,
         details=details,
     )

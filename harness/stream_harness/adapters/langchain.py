@@ -182,25 +182,25 @@ class LangChainAdapter(LibraryAdapter):
                 api_key="test",
                 base_url=BASE_URL,
                 max_retries=0,
-                http_client=httpx2.Client(
-                    transport=self.transport(httpx2, replay)
-                ),
+                http_client=httpx2.Client(transport=self.transport(httpx2, replay)),
             )
             return model
+        return self._gemini_model(protocol, replay, google_api_key="test")
+
+    def _gemini_model(self, protocol: str, replay: Replay, **auth: Any) -> Any:
+        """``ChatGoogleGenerativeAI`` on the replay transport, with the service's ``auth``.
+
+        Built once per protocol: its genai Client loads two SSL contexts (50 ms, ten times
+        a run).
+        """
         genai = importlib.import_module("google.genai")  # untyped; Any on purpose
-
         chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
-
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
         transport = self.transport(http, replay)
-        # Built once: its genai Client loads two SSL contexts (50 ms, ten times a run).
         return self.once(
             protocol,
             lambda: chat_google(
-                model="gemini-harness",
-                google_api_key="test",
-                max_retries=0,
-                client_args={"transport": transport},
+                model="gemini-harness", **auth, max_retries=0, client_args={"transport": transport}
             ),
         )
 
@@ -233,22 +233,14 @@ class LangChainAdapter(LibraryAdapter):
                     http_client=httpx2.Client(transport=transport),
                 ),
             )
-        genai = importlib.import_module("google.genai")  # untyped; Any on purpose
         credentials = importlib.import_module("google.oauth2.credentials")
-        chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
-        http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        transport = self.transport(http, replay)
-        return self.once(
+        return self._gemini_model(
             protocol,
-            lambda: chat_google(
-                model="gemini-harness",
-                vertexai=True,
-                project=VERTEX_PROJECT,
-                location="us-central1",
-                credentials=credentials.Credentials(token="test"),
-                max_retries=0,
-                client_args={"transport": transport},
-            ),
+            replay,
+            vertexai=True,
+            project=VERTEX_PROJECT,
+            location="us-central1",
+            credentials=credentials.Credentials(token="test"),
         )
 
     # -- ChatBedrock (InvokeModel) and ChatCohere --------------------------------------

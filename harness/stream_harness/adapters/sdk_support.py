@@ -164,19 +164,18 @@ def final_message(
     protocol: str,
     content: list[ContentBlock],
     raw: str | None,
+    final: Any,
     *,
     usage: Usage,
-    model: str | None,
-    response_id: str | None,
     provider_blocks: list[ProviderBlock],
     details: str | None = None,
     refusal: bool = False,
 ) -> AssistantMessage:
-    """An SDK's final object, read into its parts, as the contract's message.
+    """An SDK's ``final`` object, read into its parts, as the contract's message.
 
     The stop reason is the table's for the raw value the SDK kept (:func:`stop_mapping`),
-    with its error message only when that reason is ``error``; an empty model or id is
-    none, as the reference has it.
+    with its error message only when that reason is ``error``; the model and id are the
+    object's (every SDK's final object has both), an empty one none, as the reference has it.
     """
     mapping = stop_mapping(
         protocol,
@@ -190,8 +189,8 @@ def final_message(
         stop_reason=mapping.reason,
         provider_stop_reason=raw,
         usage=usage,
-        model=model or None,
-        response_id=response_id or None,
+        model=final.model or None,
+        response_id=final.id or None,
         error_message=mapping.error_message if mapping.reason == "error" else None,
         provider_blocks=provider_blocks,
     )
