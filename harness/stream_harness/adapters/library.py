@@ -156,6 +156,36 @@ class LibraryAdapter(InProcessAdapter[Driven]):
         raise NotImplementedError
 
 
+class YieldingSDKAdapter(LibraryAdapter):
+    """An official SDK that yields one parsed object per event and offers no accumulator.
+
+    Its client is built once on the replay transport (:meth:`LibraryAdapter.once`: the
+    client is not what is under test, users build one and stream many times, and building
+    one loads SSL contexts, most of a run's time); every object the stream yields is kept
+    (:func:`drain`), and :meth:`collect` joins them as the SDK's users join them.
+    """
+
+    # The HTTP library the SDK's client is given (one of ``modules``), and what ``raw``
+    # calls the yielded objects.
+    http: ClassVar[str]
+    yields: ClassVar[str] = "events"
+
+    def drive(self, protocol: str, replay: Replay) -> Driven:
+        http = self.http_module()
+        transport = self.transport(http, replay)
+        client = self.once(protocol, lambda: self.build_client(http, transport))
+        return drain(lambda: self.stream(client), self.yields)
+
+    def http_module(self) -> ModuleType:
+        return self.module(self.http)
+
+    def build_client(self, http: Any, transport: Any) -> Any:
+        raise NotImplementedError
+
+    def stream(self, client: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
 def drain(stream: Callable[[], Iterable[Any]], label: str) -> Driven:
     """Every object the library's stream yields, kept as a user without an accumulator
     keeps them to join them afterwards; when it raises, those it yielded before are what it
