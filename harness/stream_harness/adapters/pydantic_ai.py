@@ -28,18 +28,7 @@ from typing import Any, Final
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
 from stream_harness.adapters.sdk_support import Replay, tool_arguments
 from stream_harness.adapters.bedrock_sdk import with_eventstream_type
-from stream_harness.adapters.services import (
-    AZURE_API_VERSION,
-    AZURE_CHAT,
-    AZURE_ENDPOINT,
-    AZURE_RESPONSES,
-    BEDROCK_INVOKE,
-    COHERE,
-    MISTRAL,
-    VERTEX_ANTHROPIC,
-    VERTEX_GEMINI,
-    VERTEX_PROJECT,
-)
+from stream_harness.adapters import services
 from stream_harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
 from stream_harness.adapters.google_genai import signature_text, uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
@@ -72,21 +61,21 @@ from stream_harness.contract.partial_json import parse_partial
 # BedrockConverseModel calls ConverseStream, never InvokeModel), which reads the
 # Anthropic family alone: the protocol's other families (Titan, Llama, Cohere, Mistral,
 # Nova, Claude Text Completions) are known failures "not a failure in use".
-CHAT: Final = frozenset({"openai-completions", AZURE_CHAT})
-RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
+CHAT: Final = frozenset({"openai-completions", services.AZURE_CHAT})
+RESPONSES: Final = frozenset({"openai-responses", services.AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
     {
         "openai-completions",
         "openai-responses",
         "anthropic-messages",
         "google-generative-ai",
-        AZURE_CHAT,
-        AZURE_RESPONSES,
-        MISTRAL,
-        VERTEX_ANTHROPIC,
-        VERTEX_GEMINI,
-        COHERE,
-        BEDROCK_INVOKE,
+        services.AZURE_CHAT,
+        services.AZURE_RESPONSES,
+        services.MISTRAL,
+        services.VERTEX_ANTHROPIC,
+        services.VERTEX_GEMINI,
+        services.COHERE,
+        services.BEDROCK_INVOKE,
     }
 )
 # Where the offline Vertex client is (any value works: the transport answers every
@@ -111,11 +100,11 @@ class PydanticAIAdapter(LibraryAdapter):
         """The pydantic-ai model a user of ``protocol`` builds, on an offline SDK client."""
         if protocol in CHAT or protocol in RESPONSES:
             return self._openai_model(protocol, replay)
-        if protocol in ("anthropic-messages", VERTEX_ANTHROPIC, BEDROCK_INVOKE):
+        if protocol in ("anthropic-messages", services.VERTEX_ANTHROPIC, services.BEDROCK_INVOKE):
             return self._anthropic_model(protocol, replay)
-        if protocol == MISTRAL:
+        if protocol == services.MISTRAL:
             return self._mistral_model(replay)
-        if protocol == COHERE:
+        if protocol == services.COHERE:
             return self._cohere_model(replay)
         return self._google_model(protocol, replay)
 
@@ -126,15 +115,15 @@ class PydanticAIAdapter(LibraryAdapter):
         models = importlib.import_module("pydantic_ai.models.openai")
         http_client = httpx2.AsyncClient(transport=self.transport(httpx2, replay))
         provider: Any
-        if protocol in (AZURE_CHAT, AZURE_RESPONSES):
+        if protocol in (services.AZURE_CHAT, services.AZURE_RESPONSES):
             # AzureProvider on the SDK's AsyncAzureOpenAI (key auth, a GA api-version), as
             # pydantic-ai's Azure docs build it.
             azure = importlib.import_module("pydantic_ai.providers.azure")
             provider = azure.AzureProvider(
                 openai_client=openai.AsyncAzureOpenAI(
                     api_key="test",
-                    api_version=AZURE_API_VERSION,
-                    azure_endpoint=AZURE_ENDPOINT,
+                    api_version=services.AZURE_API_VERSION,
+                    azure_endpoint=services.AZURE_ENDPOINT,
                     max_retries=0,
                     http_client=http_client,
                 )
@@ -158,11 +147,11 @@ class PydanticAIAdapter(LibraryAdapter):
 
         amodels = importlib.import_module("pydantic_ai.models.anthropic")
         aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
-        if protocol == BEDROCK_INVOKE:
+        if protocol == services.BEDROCK_INVOKE:
             replay = with_eventstream_type(replay)
         http_client = httpx2.AsyncClient(transport=self.transport(httpx2, replay))
         client: Any
-        if protocol == BEDROCK_INVOKE:
+        if protocol == services.BEDROCK_INVOKE:
             # The SDK's Bedrock client (invoke-with-response-stream URLs; it decodes the AWS
             # event stream itself with botocore); Bedrock's API-key auth, so no SigV4.
             client = anthropic.AsyncAnthropicBedrock(
@@ -172,12 +161,12 @@ class PydanticAIAdapter(LibraryAdapter):
                 max_retries=0,
                 http_client=http_client,
             )
-        elif protocol == VERTEX_ANTHROPIC:
+        elif protocol == services.VERTEX_ANTHROPIC:
             # The SDK's Vertex client (rawPredict / streamRawPredict URLs); an access token
             # given up front, so google-auth is never asked for credentials.
             client = anthropic.AsyncAnthropicVertex(
                 region=VERTEX_REGION,
-                project_id=VERTEX_PROJECT,
+                project_id=services.VERTEX_PROJECT,
                 access_token="test",
                 max_retries=0,
                 http_client=http_client,
@@ -205,13 +194,13 @@ class PydanticAIAdapter(LibraryAdapter):
                 httpx_async_client=http.AsyncClient(transport=transport),
                 retry_options=types.HttpRetryOptions(attempts=1),
             )
-            if protocol == VERTEX_GEMINI:
+            if protocol == services.VERTEX_GEMINI:
                 # The Vertex AI client (aiplatform URLs, integer enums on some routes) with
                 # a bearer token that never expires, so nothing refreshes it.
                 credentials = importlib.import_module("google.oauth2.credentials")
                 gclient = genai.Client(
                     vertexai=True,
-                    project=VERTEX_PROJECT,
+                    project=services.VERTEX_PROJECT,
                     location=VERTEX_REGION,
                     credentials=credentials.Credentials(token="test"),
                     http_options=options,
@@ -248,7 +237,7 @@ class PydanticAIAdapter(LibraryAdapter):
 
         # Built once: Mistral() also builds a synchronous httpx2 client, whose SSL context
         # is loaded from disk (19 ms of a 29 ms run, measured in the pydantic-ai group).
-        return self.once(MISTRAL, build)
+        return self.once(services.MISTRAL, build)
 
     def _cohere_model(self, replay: Replay) -> Any:
         # CohereModel streams through AsyncClientV2.chat_stream (the SDK's SSE reader),
