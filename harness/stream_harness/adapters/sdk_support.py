@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
-from stream_harness.recordings.cassette import Response
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
@@ -28,8 +27,9 @@ from stream_harness.contract.events import (
     Usage,
 )
 from stream_harness.errors.body import error_details_from_body
-from stream_harness.recordings.transport import replay_transport
 from stream_harness.providers.stop_reasons import StopMapping, map_stop_reason
+from stream_harness.recordings.cassette import Response
+from stream_harness.recordings.transport import replay_transport
 
 __all__ = [
     "INSTALL_HINT",
