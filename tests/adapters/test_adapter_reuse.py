@@ -23,7 +23,7 @@ import pytest
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult, load_adapter
 from stream_harness.adapters.conventions import Collected, reference_message
 from stream_harness.adapters.library import Driven, LibraryAdapter
-from stream_harness.adapters.sdk_support import Replay
+from stream_harness.adapters.in_process import Replay
 from stream_harness.recordings.chunking import split_at
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.conformance.cases import Case, load_cases

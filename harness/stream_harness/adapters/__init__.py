@@ -11,6 +11,7 @@ The SDKs are an optional extra. They are imported when an adapter is *constructe
 when this package is imported, so that ``stream_harness.conformance.load_adapter`` can say what
 to install instead of failing the whole command (:class:`~stream_harness.adapters.sdk_support.SDKMissingError`).
 
-What the adapters share is in :mod:`stream_harness.adapters.sdk_support`; this package
+What the adapters share is in :mod:`stream_harness.adapters.in_process` (their base) and
+:mod:`stream_harness.adapters.sdk_support` (the helpers of their mappings); this package
 module holds nothing, so importing one adapter loads only what that adapter needs.
 """

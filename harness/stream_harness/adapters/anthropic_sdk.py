@@ -18,9 +18,8 @@ from typing import Any, ClassVar
 from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.library import BASE_URL
 from stream_harness.adapters.services import VERTEX_PROJECT
+from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.sdk_support import (
-    Replay,
-    SDKAdapter,
     final_message,
     raised_result,
     require,

@@ -27,9 +27,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.sdk_support import (
-    Replay,
-    SDKAdapter,
     error_message,
     raised_result,
     require,

@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.sdk_support import Replay
+from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, run_async
 from stream_harness.adapters.openai_create import Joined, joined_collected

@@ -36,7 +36,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from stream_harness.adapters.sdk_support import Replay, tool_arguments
+from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.bedrock_sdk import eventstream_response, runtime_client
 from stream_harness.adapters.services import (
     AZURE_API_VERSION,

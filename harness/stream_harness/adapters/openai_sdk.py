@@ -19,9 +19,8 @@ import json
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.sdk_support import (
-    Replay,
-    SDKAdapter,
     error_message,
     exception_summary,
     failed_message,

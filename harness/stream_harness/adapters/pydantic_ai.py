@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters.sdk_support import Replay, tool_arguments
+from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.bedrock_sdk import with_eventstream_type
 from stream_harness.adapters import services
 from stream_harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
