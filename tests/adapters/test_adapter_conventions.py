@@ -218,7 +218,7 @@ def test_a_raise_can_override_the_partials_stop_and_drop_its_filled_in_usage() -
 
 
 def test_the_provider_message_is_taken_from_a_wrapped_sdk_error() -> None:
-    from stream_harness.adapters import error_message
+    from stream_harness.adapters.sdk_support import error_message
 
     class ClientError(Exception):
         def __init__(self) -> None:

@@ -15,7 +15,6 @@ tests/adapters/test_adapter_reuse.py``), and are skipped where the library is no
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -26,6 +25,7 @@ from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterR
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.conventions import Collected, reference_message
 from stream_harness.adapters.library import Driven, LibraryAdapter
+from stream_harness.adapters.in_process import Replay
 from stream_harness.recordings.chunking import split_at
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.conformance.cases import Case, load_cases
@@ -39,15 +39,8 @@ class EchoAdapter(LibraryAdapter):
     distribution = "httpx"
     protocols = frozenset({"openai-completions"})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
-        transport = self.transport(httpx, chunks, status, headers)
+    def drive(self, protocol: str, replay: Replay) -> Driven:
+        transport = self.transport(httpx, replay)
         client = self.once("client", lambda: httpx.Client(transport=transport))
         with client.stream("POST", "http://harness.invalid/v1/chat/completions") as response:
             read = list(response.iter_raw())

@@ -12,14 +12,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
-
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.adapters import (
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
+from stream_harness.adapters.sdk_support import (
     RAW_ARGUMENTS_KEY,
     SDKMissingError,
     error_message,
@@ -173,30 +173,81 @@ def test_the_adapter_modules_import_without_the_sdks() -> None:
     assert "anthropic-sdk" not in available and "openai-sdk" not in available
 
 
-# -- anthropic-sdk ------------------------------------------------------------------------
+# -- a tool call, whole and one byte per chunk, on each SDK and API ------------------------
+
+# (adapter fixture, protocol, cassette) -> (content, (stop, raw stop), usage, model, id);
+# a model of None is not compared.
+TOOL_CALLS: dict[
+    tuple[str, str, str], tuple[list[Any], tuple[str, str], Usage, str | None, str]
+] = {
+    ("anthropic_adapter", "anthropic-messages", "tool_call"): (
+        [
+            TextBlock(content="I'll look up the weather in Paris."),
+            ToolCall(
+                id="toolu_01A9xQ3mW7kP2vN8cR5tY4bZ",
+                name="get_weather",
+                arguments={"city": "Paris", "unit": "c"},
+            ),
+        ],
+        ("tool_use", "tool_use"),
+        # message_start: input 402, cache 0/0; message_delta: output 58.
+        Usage(input=402, output=58, total=460),
+        "claude-sonnet-4-5-20250929",
+        "msg_01Tc5Gh7Jk9Lm2Np4Qr6St8U",
+    ),
+    # One byte per chunk also splits the UTF-8 of "São".
+    ("openai_adapter", "openai-completions", "tool_call_single"): (
+        [
+            ToolCall(
+                id="call_Wq8rT2mXbN4kP7sZ1cV3dF6g",
+                name="get_weather",
+                arguments={"city": "São Paulo"},
+            )
+        ],
+        ("tool_use", "tool_calls"),
+        Usage(input=61, output=17, total=78),
+        "gpt-4o-mini-2024-07-18",
+        "chatcmpl-Fq2Lx0pToolSingle1",
+    ),
+    ("openai_adapter", "openai-responses", "function_call"): (
+        [
+            ToolCall(
+                id="call_6c70145d66f12bd25fb9c204",
+                name="get_weather",
+                arguments={"city": "Paris"},
+                signature='{"v":1,"id":"fc_9e9e9032797a5b9159eb9c250b57e7324abb99a7402b12463f"}',
+            )
+        ],
+        # status completed with a function call: the table's tool-call override.
+        ("tool_use", "completed"),
+        Usage(input=61, output=15, total=76),
+        None,
+        "resp_1c3db366c42cd741521c037d49da45982328fa270677a63c",
+    ),
+}
 
 
 @pytest.mark.parametrize("split", SPLITS)
-def test_anthropic_tool_call(anthropic_adapter: Adapter, split: str) -> None:
-    result = _run(anthropic_adapter, "anthropic-messages", "tool_call", split)
+@pytest.mark.parametrize(
+    ("fixture", "protocol", "cassette"), list(TOOL_CALLS), ids=["/".join(k) for k in TOOL_CALLS]
+)
+def test_a_tool_call_is_the_cassettes_message(
+    fixture: str, protocol: str, cassette: str, split: str, request: pytest.FixtureRequest
+) -> None:
+    content, stop, usage, model, response_id = TOOL_CALLS[(fixture, protocol, cassette)]
+    result = _run(request.getfixturevalue(fixture), protocol, cassette, split)
     msg = result.message
     assert result.raised is None and result.terminal == "done"
     assert msg is not None
-    assert msg.content == [
-        TextBlock(content="I'll look up the weather in Paris."),
-        ToolCall(
-            id="toolu_01A9xQ3mW7kP2vN8cR5tY4bZ",
-            name="get_weather",
-            arguments={"city": "Paris", "unit": "c"},
-        ),
-    ]
-    assert (msg.stop_reason, msg.provider_stop_reason) == ("tool_use", "tool_use")
-    # message_start: input 402, cache 0/0; message_delta: output 58.
-    assert msg.usage == Usage(input=402, output=58, total=460)
-    assert (msg.model, msg.response_id) == (
-        "claude-sonnet-4-5-20250929",
-        "msg_01Tc5Gh7Jk9Lm2Np4Qr6St8U",
-    )
+    assert msg.content == content
+    assert (msg.stop_reason, msg.provider_stop_reason) == stop
+    assert msg.usage == usage
+    assert msg.response_id == response_id
+    if model is not None:
+        assert msg.model == model
+
+
+# -- anthropic-sdk ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -279,22 +330,6 @@ def test_anthropic_beta_variant_runs_the_beta_stream() -> None:
 
 
 @pytest.mark.parametrize("split", SPLITS)
-def test_openai_chat_tool_call(openai_adapter: Adapter, split: str) -> None:
-    # One byte per chunk also splits the UTF-8 of "São".
-    result = _run(openai_adapter, "openai-completions", "tool_call_single", split)
-    msg = result.message
-    assert result.raised is None and msg is not None
-    assert msg.content == [
-        ToolCall(
-            id="call_Wq8rT2mXbN4kP7sZ1cV3dF6g", name="get_weather", arguments={"city": "São Paulo"}
-        )
-    ]
-    assert (msg.stop_reason, msg.provider_stop_reason) == ("tool_use", "tool_calls")
-    assert msg.usage == Usage(input=61, output=17, total=78)
-    assert (msg.model, msg.response_id) == ("gpt-4o-mini-2024-07-18", "chatcmpl-Fq2Lx0pToolSingle1")
-
-
-@pytest.mark.parametrize("split", SPLITS)
 def test_openai_chat_reasoning_and_cache(openai_adapter: Adapter, split: str) -> None:
     result = _run(openai_adapter, "openai-completions", "deepseek_reasoning_cache", split)
     msg = result.message
@@ -361,25 +396,6 @@ def test_openai_chat_http_error(openai_adapter: Adapter) -> None:
 
 
 @pytest.mark.parametrize("split", SPLITS)
-def test_openai_responses_function_call(openai_adapter: Adapter, split: str) -> None:
-    result = _run(openai_adapter, "openai-responses", "function_call", split)
-    msg = result.message
-    assert result.raised is None and msg is not None
-    assert msg.content == [
-        ToolCall(
-            id="call_6c70145d66f12bd25fb9c204",
-            name="get_weather",
-            arguments={"city": "Paris"},
-            signature='{"v":1,"id":"fc_9e9e9032797a5b9159eb9c250b57e7324abb99a7402b12463f"}',
-        )
-    ]
-    # status completed with a function call: the table's tool-call override.
-    assert (msg.stop_reason, msg.provider_stop_reason) == ("tool_use", "completed")
-    assert msg.usage == Usage(input=61, output=15, total=76)
-    assert msg.response_id == "resp_1c3db366c42cd741521c037d49da45982328fa270677a63c"
-
-
-@pytest.mark.parametrize("split", SPLITS)
 def test_openai_responses_reasoning(openai_adapter: Adapter, split: str) -> None:
     result = _run(openai_adapter, "openai-responses", "reasoning_summary_encrypted", split)
     msg = result.message
@@ -435,7 +451,7 @@ def test_openai_responses_error_event_ends_in_error(openai_adapter: Adapter) -> 
 
 def _azure_requests(adapter: Adapter, protocol: str, name: str) -> list[str]:
     """The URLs the AzureOpenAI client requested while replaying one cassette."""
-    import stream_harness.adapters as adapters
+    import stream_harness.adapters.sdk_support as adapters
 
     seen: list[str] = []
     real = adapters.serve

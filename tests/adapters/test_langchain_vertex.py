@@ -81,43 +81,48 @@ def no_sockets(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     yield attempts
 
 
-def test_vertex_gemini_asks_aiplatform_for_sse_with_the_bearer_token(
-    no_sockets: list[Any],
-) -> None:
-    recording = RecordingAdapter()
-    result = recording.run("vertex-gemini", "plain_text")
-    assert result.message is not None and result.raised is None
-    assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == [
-        "Vertex AI runs Gemini in your Google Cloud project."
-    ]
-    (request,) = recording.requests
-    url = urlsplit(str(request.url))
-    assert url.hostname == "us-central1-aiplatform.googleapis.com"
-    assert url.path.endswith(
+# protocol -> (its plain_text cassette's text and raw stop, the host and the path end of the
+# one request, its query where it is pinned)
+REQUESTS: dict[str, tuple[str, str, str, str, dict[str, list[str]] | None]] = {
+    "vertex-gemini": (
+        "Vertex AI runs Gemini in your Google Cloud project.",
+        "STOP",
+        "us-central1-aiplatform.googleapis.com",
         "/projects/harness-project/locations/us-central1/publishers/google/models/"
-        "gemini-harness:streamGenerateContent"
-    )
-    # alt=sse, never the JSON array with integer enums of google-cloud-aiplatform's REST
-    # transport ($alt=json;enum-encoding=int).
-    assert parse_qs(url.query) == {"alt": ["sse"]}
-    assert request.headers["authorization"] == "Bearer test"
-    assert no_sockets == []
+        "gemini-harness:streamGenerateContent",
+        # alt=sse, never the JSON array with integer enums of google-cloud-aiplatform's
+        # REST transport ($alt=json;enum-encoding=int).
+        {"alt": ["sse"]},
+    ),
+    "vertex-anthropic": (
+        "Hello from Vertex AI!",
+        "end_turn",
+        "us-east5-aiplatform.googleapis.com",
+        "/projects/harness-project/locations/us-east5/publishers/anthropic/models/"
+        "claude-harness:streamRawPredict",
+        None,
+    ),
+}
 
 
-def test_vertex_anthropic_posts_stream_raw_predict_with_the_access_token(
-    no_sockets: list[Any],
+@pytest.mark.parametrize("protocol", list(REQUESTS))
+def test_vertex_asks_aiplatform_with_the_bearer_token(
+    protocol: str, no_sockets: list[Any]
 ) -> None:
+    """Gemini streams from streamGenerateContent with alt=sse, Claude posts streamRawPredict;
+    both with the access token, and no socket opened."""
+    text, raw_stop, host, path, query = REQUESTS[protocol]
     recording = RecordingAdapter()
-    result = recording.run("vertex-anthropic", "plain_text")
+    result = recording.run(protocol, "plain_text")
     assert result.message is not None and result.raised is None
-    assert result.message.provider_stop_reason == "end_turn"
+    assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == [text]
+    assert result.message.provider_stop_reason == raw_stop
     (request,) = recording.requests
     url = urlsplit(str(request.url))
-    assert url.hostname == "us-east5-aiplatform.googleapis.com"
-    assert url.path.endswith(
-        "/projects/harness-project/locations/us-east5/publishers/anthropic/models/"
-        "claude-harness:streamRawPredict"
-    )
+    assert url.hostname == host
+    assert url.path.endswith(path)
+    if query is not None:
+        assert parse_qs(url.query) == query
     assert request.headers["authorization"] == "Bearer test"
     assert no_sockets == []
 

@@ -12,20 +12,19 @@ the final ``Message`` to an ``AssistantMessage`` is specs/adapters.md, section a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
-    error_message,
-    exception_summary,
-    failed_message,
-    library_warnings,
+from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.library import BASE_URL
+from stream_harness.adapters.services import VERTEX_PROJECT
+from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.sdk_support import (
+    final_message,
+    raised_result,
     require,
     serve,
-    stop_mapping,
     tool_arguments,
-    with_warnings,
 )
 from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import (
@@ -49,11 +48,10 @@ _REQUEST: dict[str, Any] = {
 }
 
 
-class AnthropicSDKAdapter:
+class AnthropicSDKAdapter(SDKAdapter):
     """``anthropic.Anthropic().messages.stream(...)`` -> ``get_final_message()``."""
 
     name = "anthropic-sdk"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({PROTOCOL})
     beta = False
 
@@ -63,24 +61,9 @@ class AnthropicSDKAdapter:
     def version(self) -> str:
         return str(self._anthropic.__version__)
 
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        with library_warnings() as seen:
-            result = self._drive(chunks, status=status, headers=headers)
-        return with_warnings(result, seen)
-
-    def _drive(
-        self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> AdapterResult:
-        transport = serve(self._httpx2, chunks, status=status, headers=self._headers(status, headers))
+    def drive(self, protocol: str, replay: Replay) -> AdapterResult:
+        replay = self._served(replay)
+        transport = serve(self._httpx2, replay.chunks, status=replay.status, headers=replay.headers)
         client = self._client(self._httpx2.Client(transport=transport))
         messages = client.beta.messages if self.beta else client.messages
         stream = None
@@ -96,11 +79,7 @@ class AnthropicSDKAdapter:
             # accumulator). What it had assembled stays readable on the stream.
             snapshot = _snapshot(stream)
             base = to_message(snapshot, self.stop_protocol) if snapshot is not None else None
-            return AdapterResult(
-                message=failed_message(base, error_message(exc)),
-                raised=exception_summary(exc),
-                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
-            )
+            return raised_result(exc, base, {"snapshot": _dump(snapshot)})
         finally:
             client.close()
         return AdapterResult(
@@ -109,18 +88,18 @@ class AnthropicSDKAdapter:
 
     stop_protocol = PROTOCOL
     model = "claude-harness"
+    # The SDK client the stream goes through (a class of the anthropic module) and how it
+    # authenticates; every one gets no retries and the in-memory transport.
+    client_class: ClassVar[str] = "Anthropic"
+    client_options: ClassVar[Mapping[str, str]] = {"api_key": "test", "base_url": BASE_URL}
 
-    def _headers(
-        self, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> Mapping[str, Sequence[str]] | None:
-        """The recorded headers as the transport serves them (a subclass may complete them)."""
-        return headers
+    def _served(self, replay: Replay) -> Replay:
+        """The recorded response as the transport serves it (a subclass may complete it)."""
+        return replay
 
     def _client(self, http_client: Any) -> Any:
-        """The SDK client the stream goes through, on the in-memory transport."""
-        return self._anthropic.Anthropic(
-            api_key="test", base_url="http://harness.invalid", max_retries=0, http_client=http_client
-        )
+        client_class = getattr(self._anthropic, self.client_class)
+        return client_class(**self.client_options, max_retries=0, http_client=http_client)
 
 
 class AnthropicBetaSDKAdapter(AnthropicSDKAdapter):
@@ -142,15 +121,12 @@ class AnthropicVertexSDKAdapter(AnthropicSDKAdapter):
     name = "anthropic-sdk-vertex"
     protocols: frozenset[str] = frozenset({"vertex-anthropic"})
     stop_protocol = "vertex-anthropic"
-
-    def _client(self, http_client: Any) -> Any:
-        return self._anthropic.AnthropicVertex(
-            region="us-east5",
-            project_id="harness-project",
-            access_token="test",
-            max_retries=0,
-            http_client=http_client,
-        )
+    client_class = "AnthropicVertex"
+    client_options: ClassVar[Mapping[str, str]] = {
+        "region": "us-east5",
+        "project_id": VERTEX_PROJECT,
+        "access_token": "test",
+    }
 
 
 def _snapshot(stream: Any) -> Any:
@@ -202,23 +178,15 @@ def to_message(message: Any, protocol: str = PROTOCOL) -> AssistantMessage:
                     data=block.to_dict(warnings=False),
                 )
             )
-    raw = message.stop_reason
     details = getattr(message.stop_details, "explanation", None) if message.stop_details else None
-    mapping = stop_mapping(
+    return final_message(
         protocol,
-        raw,
-        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
-        details=details,
-    )
-    return AssistantMessage(
-        content=content,
-        stop_reason=mapping.reason,
-        provider_stop_reason=raw,
+        content,
+        message.stop_reason,
+        message,
         usage=_usage(message.usage),
-        model=message.model or None,
-        response_id=message.id or None,
-        error_message=mapping.error_message if mapping.reason == "error" else None,
         provider_blocks=provider,
+        details=details,
     )
 
 

@@ -21,22 +21,22 @@ speaks the Anthropic family only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
+from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.sdk_support import (
     error_message,
-    exception_summary,
-    failed_message,
-    library_warnings,
+    raised_result,
     require,
     stop_mapping,
     tool_arguments,
-    with_warnings,
 )
 from stream_harness.adapters.anthropic_sdk import AnthropicSDKAdapter
+from stream_harness.adapters.library import BASE_URL
 from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -74,11 +74,10 @@ class _RawStream:
         self._chunks = []
 
 
-class Boto3BedrockInvokeAdapter:
+class Boto3BedrockInvokeAdapter(SDKAdapter):
     """``boto3.client("bedrock-runtime").invoke_model_with_response_stream`` + a caller's fold."""
 
     name = "boto3-bedrock-invoke"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({PROTOCOL})
 
     def __init__(self) -> None:
@@ -91,51 +90,21 @@ class Boto3BedrockInvokeAdapter:
     def version(self) -> str:
         return str(self._boto3.__version__)
 
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        with library_warnings() as seen:
-            result = self._drive(chunks, status=status, headers=headers)
-        return with_warnings(result, seen)
-
     def _client(self) -> Any:
         """One client per adapter (building one loads the service model: most of a run's
         time); each run sets the response its ``before-send`` handler answers with."""
-        if self._built is not None:
-            return self._built
-        awsrequest = self._awsrequest
+        if self._built is None:
+            self._built = runtime_client(
+                self._boto3,
+                self._awsrequest,
+                self._config,
+                lambda: self._pending,
+                "before-send.bedrock-runtime.InvokeModelWithResponseStream",
+            )
+        return self._built
 
-        def answer(request: Any, **_: Any) -> Any:
-            chunks, status, headers = self._pending
-            return awsrequest.AWSResponse(request.url, status, headers, _RawStream(chunks))
-
-        session = self._boto3.session.Session(
-            aws_access_key_id="harness", aws_secret_access_key="harness", region_name="us-east-1"
-        )
-        client = session.client(
-            "bedrock-runtime",
-            config=self._config.Config(retries={"total_max_attempts": 1, "mode": "standard"}),
-        )
-        client.meta.events.register(
-            "before-send.bedrock-runtime.InvokeModelWithResponseStream", answer
-        )
-        self._built = client
-        return client
-
-    def _drive(
-        self, chunks: Sequence[bytes], *, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> AdapterResult:
-        hdrs = {k.lower(): ", ".join(v) for k, v in (headers or {}).items()}
-        if status < 400:
-            hdrs.setdefault("content-type", "application/vnd.amazon.eventstream")
-        self._pending = (list(chunks), status, hdrs)
+    def drive(self, protocol: str, replay: Replay) -> AdapterResult:
+        self._pending = eventstream_response(replay)
         client = self._client()
         decoded: list[Any] = []
         try:
@@ -149,12 +118,58 @@ class Boto3BedrockInvokeAdapter:
             # frame (both carry the parsed error: response["Error"]["Message"]), botocore's
             # ChecksumMismatch for a damaged frame, a ValueError from json.loads.
             base = fold_chunks(decoded) if decoded else None
-            return AdapterResult(
-                message=failed_message(base, _boto_message(exc)),
-                raised=exception_summary(exc),
-                raw={"exception": exception_summary(exc), "chunks": decoded},
-            )
+            return raised_result(exc, base, {"chunks": decoded}, message=_boto_message(exc))
         return AdapterResult(message=fold_chunks(decoded), raw={"chunks": decoded})
+
+
+def with_eventstream_type(replay: Replay) -> Replay:
+    """``replay`` with the event stream's content type where a recorded success has none:
+    the anthropic SDK picks its Bedrock decoder by it, and it is still Bedrock's stream."""
+    headers = replay.headers or {}
+    if replay.status >= 400 or any(k.lower() == "content-type" for k in headers):
+        return replay
+    return dataclasses.replace(
+        replay, headers={**headers, "content-type": ["application/vnd.amazon.eventstream"]}
+    )
+
+
+def eventstream_response(replay: Replay) -> tuple[list[bytes], int, dict[str, str]]:
+    """The run's response as botocore takes it: one header value a name, and the event
+    stream's content type where a recording of a success dropped it."""
+    hdrs = {k.lower(): ", ".join(v) for k, v in (replay.headers or {}).items()}
+    if replay.status < 400:
+        hdrs.setdefault("content-type", "application/vnd.amazon.eventstream")
+    return list(replay.chunks), replay.status, hdrs
+
+
+def runtime_client(
+    boto3: Any,
+    awsrequest: Any,
+    config: Any,
+    pending: Callable[[], tuple[list[bytes], int, dict[str, str]]],
+    event: str,
+) -> Any:
+    """boto3's ``bedrock-runtime`` client, every request of ``event`` answered with the
+    response ``pending()`` names at that moment.
+
+    A ``before-send`` handler hands botocore an ``AWSResponse`` over the recorded chunks,
+    so the signing, the event-stream parsing and the errors are boto3's own code and
+    nothing leaves the process; one attempt, no retries.
+    """
+
+    def answer(request: Any, **_: Any) -> Any:
+        chunks, status, headers = pending()
+        return awsrequest.AWSResponse(request.url, status, headers, _RawStream(chunks))
+
+    session = boto3.session.Session(
+        aws_access_key_id="harness", aws_secret_access_key="harness", region_name="us-east-1"
+    )
+    client = session.client(
+        "bedrock-runtime",
+        config=config.Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+    )
+    client.meta.events.register(event, answer)
+    return client
 
 
 def _boto_message(exc: BaseException) -> str:
@@ -416,25 +431,23 @@ class AnthropicBedrockSDKAdapter(AnthropicSDKAdapter):
     def __init__(self) -> None:
         self._anthropic, self._httpx2, _ = require(self.name, "anthropic", "httpx2", "botocore")
 
-    def _headers(
-        self, status: int, headers: Mapping[str, Sequence[str]] | None
-    ) -> Mapping[str, Sequence[str]] | None:
-        # The SDK picks its event-stream decoder by content type; a recording without one
-        # is still Bedrock's stream.
-        hdrs = dict(headers or {})
-        if status < 400 and not any(k.lower() == "content-type" for k in hdrs):
-            hdrs["content-type"] = ["application/vnd.amazon.eventstream"]
-        return hdrs
+    def _served(self, replay: Replay) -> Replay:
+        return with_eventstream_type(replay)
 
-    def _client(self, http_client: Any) -> Any:
-        # api_key: Bedrock's bearer-token auth, so no SigV4 signing (and no credentials).
-        return self._anthropic.AnthropicBedrock(
-            api_key="harness",
-            aws_region="us-east-1",
-            base_url="http://harness.invalid",
-            max_retries=0,
-            http_client=http_client,
-        )
+    client_class = "AnthropicBedrock"
+    # api_key: Bedrock's bearer-token auth, so no SigV4 signing (and no credentials).
+    client_options: ClassVar[Mapping[str, str]] = {
+        "api_key": "harness",
+        "aws_region": "us-east-1",
+        "base_url": BASE_URL,
+    }
 
 
-__all__ = ["AnthropicBedrockSDKAdapter", "Boto3BedrockInvokeAdapter", "fold_chunks"]
+__all__ = [
+    "AnthropicBedrockSDKAdapter",
+    "Boto3BedrockInvokeAdapter",
+    "eventstream_response",
+    "fold_chunks",
+    "runtime_client",
+    "with_eventstream_type",
+]

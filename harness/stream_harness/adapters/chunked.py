@@ -12,14 +12,15 @@ are in ``specs/adapter_conventions.yaml``, sections ``any-llm``, ``aisuite`` and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
+from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, run_async
 from stream_harness.adapters.openai_create import Joined, joined_collected
 from stream_harness.contract.events import TextBlock
+from stream_harness.contract.events import ContentBlock, ToolCall
 
 
 def _anthropic_http(anthropic: Any) -> Any:
@@ -43,15 +44,13 @@ class AnyLLMAdapter(LibraryAdapter):
         "google-generative-ai": ("gemini", "gemini-harness"),
     }
 
-    def _client_args(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> dict[str, Any]:
+    def _client_args(self, protocol: str, replay: Replay) -> dict[str, Any]:
         if protocol == "google-generative-ai":
             from google import genai
             from google.genai import types
 
             http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-            client = http.AsyncClient(transport=self.transport(http, chunks, status, headers))
+            client = http.AsyncClient(transport=self.transport(http, replay))
             return {
                 "http_options": types.HttpOptions(
                     httpx_async_client=client, retry_options=types.HttpRetryOptions(attempts=1)
@@ -61,20 +60,13 @@ class AnyLLMAdapter(LibraryAdapter):
             http = _anthropic_http(__import__("anthropic"))
         else:
             http = __import__("httpx")
-        client = http.AsyncClient(transport=self.transport(http, chunks, status, headers))
+        client = http.AsyncClient(transport=self.transport(http, replay))
         return {"http_client": client, "max_retries": 0}
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         any_llm = self.module("any_llm")
         provider, model = self._MODELS[protocol]
-        client_args = self._client_args(protocol, chunks, status, headers)
+        client_args = self._client_args(protocol, replay)
         joined = Joined()
 
         api_base = f"{BASE_URL}/v1" if provider == "openai" else None
@@ -139,17 +131,10 @@ class AISuiteAdapter(LibraryAdapter):
     modules = ("aisuite",)
     protocols: frozenset[str] = frozenset({"openai-completions", "anthropic-messages"})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         key = "openai" if protocol == "openai-completions" else "anthropic"
         http: Any = __import__("httpx") if key == "openai" else _anthropic_http(__import__("anthropic"))
-        transport = self.transport(http, chunks, status, headers)
+        transport = self.transport(http, replay)
         # Built once per provider: resolving a provider builds its SDK's sync and async
         # clients, two SSL contexts loaded from disk (50 ms, ten times a run).
         client = self.once(key, lambda: self._client(key, http, transport))
@@ -207,20 +192,13 @@ class LLMAdapter(LibraryAdapter):
     modules = ("llm", "llm.default_plugins.openai_models")
     protocols: frozenset[str] = frozenset({"openai-completions"})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         import openai
 
         llm = self.module("llm")
         shared = self.module("llm.default_plugins.openai_models")._Shared
         http: Any = __import__("httpx")
-        transport = self.transport(http, chunks, status, headers)
+        transport = self.transport(http, replay)
 
         def get_client(_self: Any, key: Any, *, async_: bool = False) -> Any:
             return openai.OpenAI(
@@ -249,8 +227,6 @@ class LLMAdapter(LibraryAdapter):
         )
 
     def collect(self, protocol: str, value: Any) -> Collected:
-        from stream_harness.contract.events import ContentBlock, ToolCall
-
         text, calls, usage, response_json = value
         content: list[ContentBlock] = []
         if text:

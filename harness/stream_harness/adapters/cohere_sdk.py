@@ -17,13 +17,13 @@ transport serves the recorded body in the chosen chunks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, dump
+from stream_harness.adapters.library import BASE_URL, PROMPT, YieldingSDKAdapter
 from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.providers.stop_reasons import map_stop_reason
@@ -179,42 +179,25 @@ def cohere_usage(usage: Any) -> LibraryUsage | None:
     )
 
 
-class CohereSDKAdapter(LibraryAdapter):
+class CohereSDKAdapter(YieldingSDKAdapter):
     """``cohere.ClientV2().chat_stream(...)``, the yielded events joined by hand."""
 
     name = "cohere"
     distribution = "cohere"
     modules = ("cohere", "httpx")
+    http = "httpx"
     protocols = frozenset({PROTOCOL})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
-        cohere = self.module("cohere")
-        httpx = self.module("httpx")
-        transport = self.transport(httpx, chunks, status, headers)
-        # Built once (LibraryAdapter.once), as users build a client and stream many times.
-        client = self.once(
-            protocol,
-            lambda: cohere.ClientV2(
-                api_key="test",
-                base_url=BASE_URL,
-                max_retries=0,
-                httpx_client=httpx.Client(transport=transport),
-            ),
+    def build_client(self, http: Any, transport: Any) -> Any:
+        return self.module("cohere").ClientV2(
+            api_key="test",
+            base_url=BASE_URL,
+            max_retries=0,
+            httpx_client=http.Client(transport=transport),
         )
-        received: list[Any] = []
-        try:
-            for event in client.chat_stream(model="command-a-03-2025", messages=PROMPT):
-                received.append(event)
-        except Exception as exc:
-            return Driven(raised=exc, partial=received or None, raw={"events": len(received)})
-        return Driven(value=received, raw={"events": [dump(e) for e in received[-3:]]})
+
+    def stream(self, client: Any) -> Iterator[Any]:
+        yield from client.chat_stream(model="command-a-03-2025", messages=PROMPT)
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return join_events(value)

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
-from stream_harness.adapters import stop_mapping
+from stream_harness.adapters.sdk_support import stop_mapping
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
@@ -42,6 +42,8 @@ from stream_harness.contract.events import (
     ToolCall,
     Usage,
 )
+from stream_harness.contract.facts import load_yaml
+from stream_harness.providers.reference import normalize
 
 TABLE: Final = "adapter_conventions.yaml"
 
@@ -136,8 +138,6 @@ def parse_conventions(data: Mapping[str, Any]) -> dict[str, AdapterConventions]:
 
 @functools.cache
 def all_conventions() -> dict[str, AdapterConventions]:
-    from stream_harness.contract.facts import load_yaml
-
     return parse_conventions(load_yaml(TABLE))
 
 
@@ -257,8 +257,6 @@ def _reference_message(
 ) -> AssistantMessage | None:
     """Memoized: every split of a case asks for the same whole body (hundreds of times;
     the messages are frozen, so sharing one is safe)."""
-    from stream_harness.providers.reference import normalize
-
     events = list(normalize(protocol, [body], status=status, headers={k: list(v) for k, v in headers}))
     last = events[-1] if events else None
     return last.message if isinstance(last, DoneEvent | ErrorEvent) else None

@@ -15,11 +15,13 @@ vertex-gemini). The conventions are in ``specs/adapter_conventions.yaml``, secti
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+import importlib
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any, ClassVar, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.library import YieldingSDKAdapter, as_int
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL: Final = "google-generative-ai"
@@ -124,47 +126,33 @@ def gemini_usage(usage: Any) -> LibraryUsage | None:
     )
 
 
-class GoogleGenAIAdapter(LibraryAdapter):
+class GoogleGenAIAdapter(YieldingSDKAdapter):
     """``genai.Client().models.generate_content_stream(...)``, parts joined by hand."""
 
     name = "google-genai"
     distribution = "google-genai"
     modules: ClassVar[tuple[str, ...]] = ("google.genai", "google.genai.types")
     protocols = frozenset({PROTOCOL})
+    yields = "chunks"
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
-        genai = self.module("google.genai")
+    def http_module(self) -> ModuleType:
+        name = "httpx2" if uses_httpx2(self.module("google.genai")) else "httpx"
+        return importlib.import_module(name)
+
+    def build_client(self, http: Any, transport: Any) -> Any:
+        # Built once (YieldingSDKAdapter): the Client loads two SSL contexts (50 ms, ten
+        # times a run).
         types = self.module("google.genai.types")
-        http_name = "httpx2" if uses_httpx2(genai) else "httpx"
-        http = __import__(http_name)
-        transport = self.transport(http, chunks, status, headers)
-        # Built once: the Client loads two SSL contexts (50 ms, ten times a run).
-        client = self.once(
-            protocol,
-            lambda: genai.Client(
-                **self.client_options(),
-                http_options=types.HttpOptions(
-                    httpx_client=http.Client(transport=transport),
-                    retry_options=types.HttpRetryOptions(attempts=1),
-                ),
+        return self.module("google.genai").Client(
+            **self.client_options(),
+            http_options=types.HttpOptions(
+                httpx_client=http.Client(transport=transport),
+                retry_options=types.HttpRetryOptions(attempts=1),
             ),
         )
-        received: list[Any] = []
-        try:
-            for response in client.models.generate_content_stream(
-                model="gemini-harness", contents="hi"
-            ):
-                received.append(response)
-        except Exception as exc:
-            return Driven(raised=exc, partial=received or None, raw={"chunks": len(received)})
-        return Driven(value=received, raw={"chunks": [dump(r) for r in received[-3:]]})
+
+    def stream(self, client: Any) -> Iterator[Any]:
+        yield from client.models.generate_content_stream(model="gemini-harness", contents="hi")
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return accumulate_parts(value)

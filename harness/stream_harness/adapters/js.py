@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -68,45 +69,16 @@ def js_adapter(name: str) -> StdioAdapter:
     return StdioAdapter([node, str(script)], cwd=js_root())
 
 
-def anthropic_sdk() -> StdioAdapter:
-    return js_adapter("js-anthropic-sdk")
-
-
-def openai() -> StdioAdapter:
-    return js_adapter("js-openai")
-
-
-def ai_sdk() -> StdioAdapter:
-    return js_adapter("js-ai-sdk")
-
-
-def ai_sdk_openai_compatible() -> StdioAdapter:
-    return js_adapter("js-ai-sdk-openai-compatible")
-
-
-def google_genai() -> StdioAdapter:
-    return js_adapter("js-google-genai")
-
-
-def pi_ai() -> StdioAdapter:
-    return js_adapter("js-pi-ai")
-
-
-def langchain() -> StdioAdapter:
-    return js_adapter("js-langchain")
-
-
-def google_genai_vertex() -> StdioAdapter:
-    return js_adapter("js-google-genai-vertex")
-
-
-def anthropic_vertex_sdk() -> StdioAdapter:
-    return js_adapter("js-anthropic-vertex-sdk")
-
-
-def ai_sdk_vertex() -> StdioAdapter:
-    return js_adapter("js-ai-sdk-vertex")
-
-
-def pi_ai_vertex() -> StdioAdapter:
-    return js_adapter("js-pi-ai-vertex")
+# The factories ``stream_harness.adapters.registry`` names, one a script: the loader calls
+# each with no argument.
+anthropic_sdk: Final = partial(js_adapter, "js-anthropic-sdk")
+openai: Final = partial(js_adapter, "js-openai")
+ai_sdk: Final = partial(js_adapter, "js-ai-sdk")
+ai_sdk_openai_compatible: Final = partial(js_adapter, "js-ai-sdk-openai-compatible")
+google_genai: Final = partial(js_adapter, "js-google-genai")
+pi_ai: Final = partial(js_adapter, "js-pi-ai")
+langchain: Final = partial(js_adapter, "js-langchain")
+google_genai_vertex: Final = partial(js_adapter, "js-google-genai-vertex")
+anthropic_vertex_sdk: Final = partial(js_adapter, "js-anthropic-vertex-sdk")
+ai_sdk_vertex: Final = partial(js_adapter, "js-ai-sdk-vertex")
+pi_ai_vertex: Final = partial(js_adapter, "js-pi-ai-vertex")

@@ -33,40 +33,44 @@ from __future__ import annotations
 import importlib
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.bedrock_sdk import eventstream_response, runtime_client
+from stream_harness.adapters.services import (
+    AZURE_API_VERSION,
+    AZURE_CHAT,
+    AZURE_ENDPOINT,
+    AZURE_RESPONSES,
+    BEDROCK_INVOKE,
+    COHERE,
+    MISTRAL,
+    VERTEX_ANTHROPIC,
+    VERTEX_GEMINI,
+    VERTEX_PROJECT,
+)
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.adapters.litellm import BEDROCK_MODELS, bedrock_family
 
-AZURE_CHAT: Final = "azure-openai-completions"
-AZURE_RESPONSES: Final = "azure-openai-responses"
-MISTRAL: Final = "mistral-chat"
 # Issue 15, Vertex AI: Gemini through ChatGoogleGenerativeAI(vertexai=True), Claude through
 # ChatAnthropicVertex (langchain-google-vertexai).
-VERTEX_ANTHROPIC: Final = "vertex-anthropic"
-VERTEX_GEMINI: Final = "vertex-gemini"
 VERTEX: Final = frozenset({VERTEX_ANTHROPIC, VERTEX_GEMINI})
-VERTEX_PROJECT: Final = "harness-project"
 GEMINI: Final = frozenset({"google-generative-ai", VERTEX_GEMINI})
 ANTHROPIC: Final = frozenset({"anthropic-messages", VERTEX_ANTHROPIC})
 OPENAI: Final = frozenset({"openai-completions", "openai-responses", AZURE_CHAT, AZURE_RESPONSES})
 RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
 # ChatBedrock (langchain-aws, InvokeModelWithResponseStream) and ChatCohere (langchain-cohere).
-BEDROCK_INVOKE: Final = "bedrock-invoke-stream"
-COHERE: Final = "cohere-v2-chat"
 AWS_COHERE: Final = frozenset({BEDROCK_INVOKE, COHERE})
 PROTOCOLS: Final = frozenset(
     {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI, *VERTEX, *AWS_COHERE}
 )
 # What ChatCohere is asked for (the request is not checked; the body is the cassette's).
 COHERE_MODEL: Final = "command-a-03-2025"
-# What AzureChatOpenAI is given (any value works offline: every request gets the body).
-AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
-AZURE_API_VERSION: Final = "2024-10-21"
 # response_metadata keys holding the raw stop value, per protocol (first present wins).
 _STOP_KEYS: Final = {
     "openai-completions": ("finish_reason",),
@@ -114,16 +118,16 @@ class LangChainAdapter(LibraryAdapter):
                 continue
         return ", ".join(parts)
 
-    def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _model(self, protocol: str, replay: Replay) -> Any:
         if protocol in VERTEX:
-            return self._vertex_model(protocol, chunks, status, headers)
+            return self._vertex_model(protocol, replay)
         if protocol in AWS_COHERE:
-            return self._aws_cohere_model(protocol, chunks, status, headers)
+            return self._aws_cohere_model(protocol, replay)
         if protocol in (AZURE_CHAT, AZURE_RESPONSES):
             import httpx2
 
             azure_chat = importlib.import_module("langchain_openai").AzureChatOpenAI
-            azure_transport = self.transport(httpx2, chunks, status, headers)
+            azure_transport = self.transport(httpx2, replay)
             # Built once: AzureChatOpenAI also builds an async SDK client on a default
             # httpx client, whose SSL context costs 20 ms of a 24 ms run (measured).
             return self.once(
@@ -151,7 +155,7 @@ class LangChainAdapter(LibraryAdapter):
                 max_retries=1,
                 client=httpx.Client(
                     base_url=f"{BASE_URL}/v1",
-                    transport=self.transport(httpx, chunks, status, headers),
+                    transport=self.transport(httpx, replay),
                 ),
             )
         if protocol in ("openai-completions", "openai-responses"):
@@ -159,7 +163,7 @@ class LangChainAdapter(LibraryAdapter):
 
             chat_openai = importlib.import_module("langchain_openai").ChatOpenAI
 
-            transport = self.transport(httpx2, chunks, status, headers)
+            transport = self.transport(httpx2, replay)
             return chat_openai(
                 model="gpt-harness",
                 api_key="sk-test",
@@ -180,31 +184,29 @@ class LangChainAdapter(LibraryAdapter):
                 api_key="test",
                 base_url=BASE_URL,
                 max_retries=0,
-                http_client=httpx2.Client(
-                    transport=self.transport(httpx2, chunks, status, headers)
-                ),
+                http_client=httpx2.Client(transport=self.transport(httpx2, replay)),
             )
             return model
+        return self._gemini_model(protocol, replay, google_api_key="test")
+
+    def _gemini_model(self, protocol: str, replay: Replay, **auth: Any) -> Any:
+        """``ChatGoogleGenerativeAI`` on the replay transport, with the service's ``auth``.
+
+        Built once per protocol: its genai Client loads two SSL contexts (50 ms, ten times
+        a run).
+        """
         genai = importlib.import_module("google.genai")  # untyped; Any on purpose
-
         chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
-
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        transport = self.transport(http, chunks, status, headers)
-        # Built once: its genai Client loads two SSL contexts (50 ms, ten times a run).
+        transport = self.transport(http, replay)
         return self.once(
             protocol,
             lambda: chat_google(
-                model="gemini-harness",
-                google_api_key="test",
-                max_retries=0,
-                client_args={"transport": transport},
+                model="gemini-harness", **auth, max_retries=0, client_args={"transport": transport}
             ),
         )
 
-    def _vertex_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _vertex_model(self, protocol: str, replay: Replay) -> Any:
         """Vertex AI as LangChain's docs set it up: both built once per protocol.
 
         Gemini: ``ChatGoogleGenerativeAI(vertexai=True, project=..., location=...,
@@ -220,7 +222,7 @@ class LangChainAdapter(LibraryAdapter):
             chat_vertex = importlib.import_module(
                 "langchain_google_vertexai.model_garden"
             ).ChatAnthropicVertex
-            transport = self.transport(httpx2, chunks, status, headers)
+            transport = self.transport(httpx2, replay)
             # Its tenacity decorator makes max_retries attempts: one is no retry.
             return self.once(
                 protocol,
@@ -233,35 +235,25 @@ class LangChainAdapter(LibraryAdapter):
                     http_client=httpx2.Client(transport=transport),
                 ),
             )
-        genai = importlib.import_module("google.genai")  # untyped; Any on purpose
         credentials = importlib.import_module("google.oauth2.credentials")
-        chat_google = importlib.import_module("langchain_google_genai").ChatGoogleGenerativeAI
-        http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        transport = self.transport(http, chunks, status, headers)
-        return self.once(
+        return self._gemini_model(
             protocol,
-            lambda: chat_google(
-                model="gemini-harness",
-                vertexai=True,
-                project=VERTEX_PROJECT,
-                location="us-central1",
-                credentials=credentials.Credentials(token="test"),
-                max_retries=0,
-                client_args={"transport": transport},
-            ),
+            replay,
+            vertexai=True,
+            project=VERTEX_PROJECT,
+            location="us-central1",
+            credentials=credentials.Credentials(token="test"),
         )
 
     # -- ChatBedrock (InvokeModel) and ChatCohere --------------------------------------
 
-    def _aws_cohere_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _aws_cohere_model(self, protocol: str, replay: Replay) -> Any:
         if protocol == COHERE:
             import httpx
 
             cohere = importlib.import_module("cohere")
             chat_cohere = importlib.import_module("langchain_cohere").ChatCohere
-            transport = self.transport(httpx, chunks, status, headers)
+            transport = self.transport(httpx, replay)
 
             def cohere_model() -> Any:
                 # ChatCohere takes no client or http_client: it builds a cohere.Client
@@ -277,12 +269,8 @@ class LangChainAdapter(LibraryAdapter):
                 return model
 
             return self.once(protocol, cohere_model)
-        from stream_harness.adapters.litellm import BEDROCK_MODELS, bedrock_family
 
-        hdrs = {k.lower(): ", ".join(v) for k, v in (headers or {}).items()}
-        if status < 400:
-            hdrs.setdefault("content-type", "application/vnd.amazon.eventstream")
-        self.__dict__["_bedrock_response"] = (list(chunks), status, hdrs)
+        self.__dict__["_bedrock_response"] = eventstream_response(replay)
         client = self.once(BEDROCK_INVOKE, self._bedrock_client)
         chat_bedrock = importlib.import_module("langchain_aws").ChatBedrock
         # The model id decides how ChatBedrock builds the request and reads the chunks
@@ -290,7 +278,7 @@ class LangChainAdapter(LibraryAdapter):
         # body's first chunk names it (harness/stream_harness/adapters/litellm.py, bedrock_family).
         # bedrock_client: ChatBedrock would build a control-plane client it only uses
         # for application inference profiles.
-        model_id = BEDROCK_MODELS[bedrock_family(chunks)]
+        model_id = BEDROCK_MODELS[bedrock_family(replay.chunks)]
         return self.once(
             (BEDROCK_INVOKE, model_id),
             lambda: chat_bedrock(
@@ -299,44 +287,22 @@ class LangChainAdapter(LibraryAdapter):
         )
 
     def _bedrock_client(self) -> Any:
-        """boto3's bedrock-runtime client, every request answered with the run's response.
-
-        As harness/stream_harness/adapters/bedrock_sdk.py: a ``before-send`` handler hands botocore an
-        ``AWSResponse`` over the recorded chunks, so the signing, the event-stream parsing
-        and the errors are boto3's own code and nothing leaves the process. It answers
-        every operation: ChatBedrock calls ConverseStream, not InvokeModel, for Nova.
+        """boto3's bedrock-runtime client (:func:`~stream_harness.adapters.bedrock_sdk.runtime_client`)
+        answering every operation: ChatBedrock calls ConverseStream, not InvokeModel, for Nova.
         """
         # ChatBedrock logs every service error with its traceback (logger.exception)
         # before raising it again: the raise is what is compared, the log only noise.
         logging.getLogger("langchain_aws").setLevel(logging.CRITICAL)
-        boto3 = importlib.import_module("boto3")
-        awsrequest = importlib.import_module("botocore.awsrequest")
-        config = importlib.import_module("botocore.config")
-        from stream_harness.adapters.bedrock_sdk import _RawStream
-
-        def answer(request: Any, **_: Any) -> Any:
-            body, status, hdrs = self.__dict__["_bedrock_response"]
-            return awsrequest.AWSResponse(request.url, status, hdrs, _RawStream(body))
-
-        session = boto3.session.Session(
-            aws_access_key_id="harness", aws_secret_access_key="harness", region_name="us-east-1"
+        return runtime_client(
+            importlib.import_module("boto3"),
+            importlib.import_module("botocore.awsrequest"),
+            importlib.import_module("botocore.config"),
+            lambda: self.__dict__["_bedrock_response"],
+            "before-send.bedrock-runtime",
         )
-        client = session.client(
-            "bedrock-runtime",
-            config=config.Config(retries={"total_max_attempts": 1, "mode": "standard"}),
-        )
-        client.meta.events.register("before-send.bedrock-runtime", answer)
-        return client
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
-        model = self._model(protocol, chunks, status, headers)
+    def drive(self, protocol: str, replay: Replay) -> Driven:
+        model = self._model(protocol, replay)
         merged: Any = None
         count = 0
         try:

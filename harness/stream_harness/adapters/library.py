@@ -15,20 +15,14 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.metadata
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar, cast
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
-from stream_harness.adapters import (
-    error_message,
-    exception_summary,
-    failed_message,
-    library_warnings,
-    serve,
-    with_warnings,
-)
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
+from stream_harness.adapters.in_process import InProcessAdapter, Replay
+from stream_harness.adapters.sdk_support import raised_result, serve
 from stream_harness.adapters.conventions import Collected, finish, reference_message
 from stream_harness.contract.events import AssistantMessage
 
@@ -85,12 +79,9 @@ class Driven:
     drop_usage: bool = False
 
 
-class LibraryAdapter:
+class LibraryAdapter(InProcessAdapter[Driven]):
     """Base of the third-party adapters: one library, the protocols it speaks."""
 
-    name: ClassVar[str]
-    level: AdapterLevel = "message"
-    protocols: frozenset[str] = frozenset()
     # The distribution whose version the report records, and the modules imported up front.
     distribution: ClassVar[str]
     modules: ClassVar[tuple[str, ...]] = ()
@@ -104,20 +95,8 @@ class LibraryAdapter:
     def version(self) -> str:
         return importlib.metadata.version(self.distribution)
 
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        reference = reference_message(protocol, chunks, status, headers)
-        with library_warnings() as seen:
-            driven = self.drive(protocol, chunks, status=status, headers=headers)
-        return with_warnings(self.result(protocol, driven, reference), seen)
+    def reference(self, protocol: str, replay: Replay) -> AssistantMessage | None:
+        return reference_message(protocol, replay.chunks, replay.status, replay.headers)
 
     def result(
         self, protocol: str, driven: Driven, reference: AssistantMessage | None
@@ -125,7 +104,6 @@ class LibraryAdapter:
         if driven.raised is None:
             message = finish(self.name, protocol, self.collect(protocol, driven.value), reference)
             return AdapterResult(message=message, raw=driven.raw)
-        exc = driven.raised
         base = None
         if driven.partial is not None:
             collected = self.collect(protocol, driven.partial)
@@ -136,20 +114,9 @@ class LibraryAdapter:
             base = finish(self.name, protocol, collected, reference)
         elif driven.override_stop and driven.raised_stop is not None:
             base = finish(self.name, protocol, Collected(stop=driven.raised_stop), reference)
-        summary = exception_summary(exc)
-        return AdapterResult(
-            message=failed_message(base, error_message(exc)),
-            raised=summary,
-            raw={**driven.raw, "exception": summary},
-        )
+        return raised_result(driven.raised, base, driven.raw)
 
-    def transport(
-        self,
-        httpx_module: ModuleType,
-        chunks: Sequence[bytes],
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Any:
+    def transport(self, httpx_module: ModuleType, replay: Replay) -> Any:
         """The adapter's one transport for ``httpx_module``, now serving this response.
 
         One per adapter, not per run, so that a client built on it can be kept across
@@ -158,7 +125,9 @@ class LibraryAdapter:
         """
         # Kept in the instance's dict, set up on first use: a subclass need not call
         # this class's __init__ for it.
-        self.__dict__["_serving"] = serve(httpx_module, chunks, status=status, headers=headers)
+        self.__dict__["_serving"] = serve(
+            httpx_module, replay.chunks, status=replay.status, headers=replay.headers
+        )
         transports: dict[int, Any] = self.__dict__.setdefault("_transports", {})
         found = transports.get(id(httpx_module))
         if found is None:
@@ -182,20 +151,54 @@ class LibraryAdapter:
             kept[key] = build()
         return cast(T, kept[key])
 
-    # -- what each adapter implements --------------------------------------------------
-
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
-        raise NotImplementedError
+    # -- what each adapter implements, with drive() --------------------------------------
 
     def collect(self, protocol: str, value: Any) -> Collected:
         raise NotImplementedError
+
+
+class YieldingSDKAdapter(LibraryAdapter):
+    """An official SDK that yields one parsed object per event and offers no accumulator.
+
+    Its client is built once on the replay transport (:meth:`LibraryAdapter.once`: the
+    client is not what is under test, users build one and stream many times, and building
+    one loads SSL contexts, most of a run's time); every object the stream yields is kept
+    (:func:`drain`), and :meth:`collect` joins them as the SDK's users join them.
+    """
+
+    # The HTTP library the SDK's client is given (one of ``modules``), and what ``raw``
+    # calls the yielded objects.
+    http: ClassVar[str]
+    yields: ClassVar[str] = "events"
+
+    def drive(self, protocol: str, replay: Replay) -> Driven:
+        http = self.http_module()
+        transport = self.transport(http, replay)
+        client = self.once(protocol, lambda: self.build_client(http, transport))
+        return drain(lambda: self.stream(client), self.yields)
+
+    def http_module(self) -> ModuleType:
+        return self.module(self.http)
+
+    def build_client(self, http: Any, transport: Any) -> Any:
+        raise NotImplementedError
+
+    def stream(self, client: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+def drain(stream: Callable[[], Iterable[Any]], label: str) -> Driven:
+    """Every object the library's stream yields, kept as a user without an accumulator
+    keeps them to join them afterwards; when it raises, those it yielded before are what it
+    had. ``raw`` keeps the last three (``label`` names them), or how many came before a raise.
+    """
+    received: list[Any] = []
+    try:
+        for item in stream():
+            received.append(item)
+    except Exception as exc:
+        return Driven(raised=exc, partial=received or None, raw={label: len(received)})
+    return Driven(value=received, raw={label: [dump(r) for r in received[-3:]]})
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:

@@ -26,9 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
+from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.openai_sdk import legacy_function_call
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.wire.eventstream import EventStreamDecoder
 
@@ -181,17 +183,10 @@ class LiteLLMAdapter(LibraryAdapter):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         super().__init__()
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         litellm = self.module("litellm")
         httpx = self.module("httpx")
-        transport = self.transport(httpx, chunks, status, headers)
+        transport = self.transport(httpx, replay)
         http = httpx.Client(transport=transport)
         route = ROUTES[protocol]
         handler = self.module("litellm.llms.custom_httpx.http_handler").HTTPHandler(client=http)
@@ -219,7 +214,7 @@ class LiteLLMAdapter(LibraryAdapter):
                 **route.kwargs,
             }
             with _cached_client(litellm, handler), _offline_vertex_token(self, route.vertex):
-                model = route.pick(chunks) if route.pick is not None else route.model
+                model = route.pick(replay.chunks) if route.pick is not None else route.model
                 stream = litellm.completion(
                     model=model, messages=PROMPT, stream=True, client=client, **arguments
                 )
@@ -264,17 +259,11 @@ class LiteLLMAdapter(LibraryAdapter):
             text = msg.content
             if isinstance(text, str) and text:
                 content.append(TextBlock(content=text))
-            legacy = getattr(msg, "function_call", None)
-            if legacy is not None and getattr(legacy, "name", None):
-                # The legacy `function_call` delta (Azure's older deployments still send
-                # it): stream_chunk_builder joins it into message.function_call, no id.
-                content.append(
-                    ToolCall(
-                        id=f"toolcall_{len(content)}",
-                        name=legacy.name,
-                        arguments=tool_arguments(getattr(legacy, "arguments", None)),
-                    )
-                )
+            # The legacy `function_call` delta (Azure's older deployments still send it):
+            # stream_chunk_builder joins it into message.function_call.
+            legacy = legacy_function_call(msg, len(content))
+            if legacy is not None:
+                content.append(legacy)
             for call in msg.tool_calls or []:
                 fn = call.function
                 call_id, signature = split_thought_id(call.id or "")

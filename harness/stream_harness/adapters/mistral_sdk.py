@@ -16,13 +16,13 @@ The conventions are in ``specs/adapter_conventions.yaml``, section ``mistral-sdk
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.library import BASE_URL, PROMPT, YieldingSDKAdapter, as_int, dump
 from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 
 PROTOCOL: Final = "mistral-chat"
@@ -178,46 +178,28 @@ def mistral_usage(usage: Any) -> LibraryUsage | None:
     )
 
 
-class MistralSDKAdapter(LibraryAdapter):
+class MistralSDKAdapter(YieldingSDKAdapter):
     """``Mistral(...).chat.stream(...)`` over an httpx2 client serving the recorded body."""
 
     name = "mistral-sdk"
     distribution = "mistralai"
     modules = ("mistralai.client", "httpx2")
+    http = "httpx2"
     protocols = frozenset({PROTOCOL})
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
-        sdk = self.module("mistralai.client")
-        http = self.module("httpx2")
-        transport = self.transport(http, chunks, status, headers)
-        # Built once (LibraryAdapter.once): a client is not what is under test, and users
-        # build one and stream many times.
-        client = self.once(
-            protocol,
-            lambda: sdk.Mistral(
-                api_key="test",
-                server_url=BASE_URL,
-                client=http.Client(transport=transport),
-                # Unused, but the SDK builds a default one, loading the certificate store:
-                # 80 ms, most of a run's time.
-                async_client=http.AsyncClient(verify=False),
-            ),
+    def build_client(self, http: Any, transport: Any) -> Any:
+        return self.module("mistralai.client").Mistral(
+            api_key="test",
+            server_url=BASE_URL,
+            client=http.Client(transport=transport),
+            # Unused, but the SDK builds a default one, loading the certificate store:
+            # 80 ms, most of a run's time.
+            async_client=http.AsyncClient(verify=False),
         )
-        received: list[Any] = []
-        try:
-            with client.chat.stream(model="mistral-harness", messages=PROMPT) as stream:
-                for event in stream:
-                    received.append(event)
-        except Exception as exc:
-            return Driven(raised=exc, partial=received or None, raw={"events": len(received)})
-        return Driven(value=received, raw={"events": [dump(e) for e in received[-3:]]})
+
+    def stream(self, client: Any) -> Iterator[Any]:
+        with client.chat.stream(model="mistral-harness", messages=PROMPT) as events:
+            yield from events
 
     def collect(self, protocol: str, value: Any) -> Collected:
         return accumulate(value)

@@ -15,83 +15,52 @@ loop on ``openai.AzureOpenAI`` (:func:`stream_harness.adapters.openai_sdk.sdk_cl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
-    error_message,
-    exception_summary,
-    failed_message,
-    library_warnings,
-    serve,
-    with_warnings,
-)
+from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.sdk_support import raised_result, tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.library import import_all
-from stream_harness.adapters.openai_sdk import AZURE_CHAT, chat_message, sdk_client
+from stream_harness.adapters.library import as_int, import_all
+from stream_harness.adapters.openai_sdk import OpenAIClientAdapter, chat_message
+from stream_harness.adapters.services import AZURE_CHAT
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 
 CHAT: Final = "openai-completions"
 _REASONING_FIELDS: Final = ("reasoning_content", "reasoning", "reasoning_text")
 
 
-class OpenAICreateAdapter:
+class OpenAICreateAdapter(OpenAIClientAdapter):
     """``openai.OpenAI().chat.completions.create(stream=True)`` (or ``AzureOpenAI()``'s),
     deltas joined by hand."""
 
     name = "openai-sdk-create"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({CHAT, AZURE_CHAT})
 
     def __init__(self) -> None:
         mods = import_all(self.name, "openai", ("openai", "httpx2"))
         self._openai, self._httpx2 = mods["openai"], mods["httpx2"]
 
-    def version(self) -> str:
-        return str(self._openai.__version__)
-
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        transport = serve(self._httpx2, chunks, status=status, headers=headers)
-        client = sdk_client(self._openai, self._httpx2, protocol, transport)
+    def stream(self, client: Any, protocol: str) -> AdapterResult:
         joined = Joined()
         try:
-            with library_warnings() as seen:
-                try:
-                    stream = client.chat.completions.create(
-                        model="gpt-harness",
-                        messages=[{"role": "user", "content": "hi"}],
-                        stream=True,
-                        stream_options={"include_usage": True},
-                    )
-                    for chunk in stream:
-                        joined.add(chunk)
-                except Exception as exc:
-                    completion = joined.completion(self._openai) if joined.chunks else None
-                    base = chat_message(completion, protocol) if completion is not None else None
-                    result = AdapterResult(
-                        message=failed_message(base, error_message(exc)),
-                        raised=exception_summary(exc),
-                        raw={"exception": exception_summary(exc), "chunks": joined.chunks},
-                    )
-                else:
-                    completion = joined.completion(self._openai)
-                    result = AdapterResult(
-                        message=chat_message(completion, protocol),
-                        raw={"completion": completion.to_dict(warnings=False)},
-                    )
-        finally:
-            client.close()
-        return with_warnings(result, seen)
+            stream = client.chat.completions.create(
+                model="gpt-harness",
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            for chunk in stream:
+                joined.add(chunk)
+        except Exception as exc:
+            completion = joined.completion(self._openai) if joined.chunks else None
+            base = chat_message(completion, protocol) if completion is not None else None
+            return raised_result(exc, base, {"chunks": joined.chunks})
+        completion = joined.completion(self._openai)
+        return AdapterResult(
+            message=chat_message(completion, protocol),
+            raw={"completion": completion.to_dict(warnings=False)},
+        )
 
 
 class Joined:
@@ -229,9 +198,6 @@ def joined_collected(joined: Joined) -> Collected:
     own vocabulary (``tool_calls`` for Anthropic's ``tool_use``, ...) is undone by their
     conventions' table.
     """
-    from stream_harness.adapters import tool_arguments
-    from stream_harness.adapters.library import as_int
-
     content: list[ContentBlock] = []
     for name in _REASONING_FIELDS:
         if joined.reasoning.get(name):

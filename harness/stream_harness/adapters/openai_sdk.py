@@ -16,20 +16,26 @@ that the finished message is mapped through the Azure protocol's stop-reason sec
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import (
+from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
     failed_message,
-    library_warnings,
+    final_message,
+    raised_result,
     require,
     serve,
-    stop_mapping,
     tool_arguments,
-    with_warnings,
+)
+from stream_harness.adapters.library import as_int
+from stream_harness.adapters.services import (
+    AZURE_API_VERSION,
+    AZURE_CHAT,
+    AZURE_ENDPOINT,
+    AZURE_RESPONSES,
 )
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -47,12 +53,8 @@ from stream_harness.providers.openai_responses import THINKING_PART_SEPARATOR, s
 
 CHAT: Final = "openai-completions"
 RESPONSES: Final = "openai-responses"
-AZURE_CHAT: Final = "azure-openai-completions"
-AZURE_RESPONSES: Final = "azure-openai-responses"
 CHAT_PROTOCOLS: Final = frozenset({CHAT, AZURE_CHAT})
 AZURE_PROTOCOLS: Final = frozenset({AZURE_CHAT, AZURE_RESPONSES})
-# A GA api-version the AzureOpenAI client puts in the query (any value works offline).
-AZURE_API_VERSION: Final = "2024-10-21"
 
 # Chat reasoning fields the SDK's typed message lacks; its generic merge keeps them as
 # extra fields (specs/known-differences.md, openai-completions), first non-empty wins.
@@ -73,7 +75,7 @@ def sdk_client(openai: Any, httpx2: Any, protocol: str, transport: Any) -> Any:
         return openai.AzureOpenAI(
             api_key="harness-key",
             api_version=AZURE_API_VERSION,
-            azure_endpoint="https://harness.openai.azure.com",
+            azure_endpoint=AZURE_ENDPOINT,
             max_retries=0,
             http_client=http_client,
         )
@@ -85,41 +87,42 @@ def sdk_client(openai: Any, httpx2: Any, protocol: str, transport: Any) -> Any:
     )
 
 
-class OpenAISDKAdapter:
+class OpenAIClientAdapter(SDKAdapter):
+    """An adapter that streams through the openai SDK's client (:func:`sdk_client`) on the
+    replay transport; it closes the client after every run, as a ``with`` block would."""
+
+    _openai: Any
+    _httpx2: Any
+
+    def version(self) -> str:
+        return str(self._openai.__version__)
+
+    def drive(self, protocol: str, replay: Replay) -> AdapterResult:
+        transport = serve(self._httpx2, replay.chunks, status=replay.status, headers=replay.headers)
+        client = sdk_client(self._openai, self._httpx2, protocol, transport)
+        try:
+            return self.stream(client, protocol)
+        finally:
+            client.close()
+
+    def stream(self, client: Any, protocol: str) -> AdapterResult:
+        raise NotImplementedError
+
+
+class OpenAISDKAdapter(OpenAIClientAdapter):
     """``openai.OpenAI()`` / ``openai.AzureOpenAI()`` streaming helpers: chat completions
     and responses."""
 
     name = "openai-sdk"
-    level: AdapterLevel = "message"
     protocols: frozenset[str] = frozenset({CHAT, RESPONSES, AZURE_CHAT, AZURE_RESPONSES})
 
     def __init__(self) -> None:
         self._openai, self._httpx2 = require(self.name, "openai", "httpx2")
 
-    def version(self) -> str:
-        return str(self._openai.__version__)
-
-    def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
-    ) -> AdapterResult:
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} does not speak {protocol!r}")
-        transport = serve(self._httpx2, chunks, status=status, headers=headers)
-        client = sdk_client(self._openai, self._httpx2, protocol, transport)
-        try:
-            with library_warnings() as seen:
-                if protocol in CHAT_PROTOCOLS:
-                    result = self._chat(client, protocol)
-                else:
-                    result = self._responses(client, protocol)
-        finally:
-            client.close()
-        return with_warnings(result, seen)
+    def stream(self, client: Any, protocol: str) -> AdapterResult:
+        if protocol in CHAT_PROTOCOLS:
+            return self._chat(client, protocol)
+        return self._responses(client, protocol)
 
     # -- chat completions -------------------------------------------------------------
 
@@ -146,11 +149,7 @@ class OpenAISDKAdapter:
         except Exception as exc:
             snapshot = _chat_snapshot(stream)
             base = chat_message(snapshot, protocol) if snapshot is not None else None
-            return AdapterResult(
-                message=failed_message(base, error_message(exc)),
-                raised=exception_summary(exc),
-                raw={"exception": exception_summary(exc), "snapshot": _dump(snapshot)},
-            )
+            return raised_result(exc, base, {"snapshot": _dump(snapshot)})
         return AdapterResult(
             message=chat_message(final, protocol), raw={"completion": _dump(final)}
         )
@@ -240,17 +239,9 @@ def chat_message(completion: Any, protocol: str = CHAT) -> AssistantMessage:
             content.append(TextBlock(content=refusal))
         for call in msg.tool_calls or []:
             content.append(_chat_tool_call(call, len(content)))
-        legacy = getattr(msg, "function_call", None)
-        if legacy is not None and getattr(legacy, "name", None):
-            # The deprecated single `function_call` (Azure's GA versions still serve it) is
-            # one more tool call, without an id: the reference's synthetic one.
-            content.append(
-                ToolCall(
-                    id=f"toolcall_{len(content)}",
-                    name=legacy.name,
-                    arguments=tool_arguments(legacy.arguments),
-                )
-            )
+        legacy = legacy_function_call(msg, len(content))
+        if legacy is not None:
+            content.append(legacy)
     provider = [
         ProviderBlock(
             provider_type="openai.choice", position=len(content), data=c.to_dict(warnings=False)
@@ -260,22 +251,28 @@ def chat_message(completion: Any, protocol: str = CHAT) -> AssistantMessage:
     ]
     # A refusal is not an answer, whatever the finish reason: the table's refusal override,
     # with the refusal text as the message (specs/protocols/openai-completions.md).
-    mapping = stop_mapping(
+    return final_message(
         protocol,
+        content,
         raw,
-        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
-        refusal=bool(refusal),
-        details=refusal,
-    )
-    return AssistantMessage(
-        content=content,
-        stop_reason=mapping.reason,
-        provider_stop_reason=raw,
+        completion,
         usage=_chat_usage(completion.usage),
-        model=completion.model or None,
-        response_id=completion.id or None,
-        error_message=mapping.error_message if mapping.reason == "error" else None,
         provider_blocks=provider,
+        details=refusal,
+        refusal=bool(refusal),
+    )
+
+
+def legacy_function_call(message: Any, content_index: int) -> ToolCall | None:
+    """The deprecated single ``function_call`` of a message (Azure's GA versions still serve
+    it), as one more tool call: it has no id, so it gets the reference's synthetic one."""
+    legacy = getattr(message, "function_call", None)
+    if legacy is None or not getattr(legacy, "name", None):
+        return None
+    return ToolCall(
+        id=f"toolcall_{content_index}",
+        name=legacy.name,
+        arguments=tool_arguments(getattr(legacy, "arguments", None)),
     )
 
 
@@ -294,10 +291,6 @@ def _chat_tool_call(call: Any, content_index: int) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=tool_arguments(arguments))
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _chat_usage(usage: Any) -> Usage:
     """specs/protocols/openai-completions.md, Usage, on the fields the SDK keeps.
 
@@ -306,19 +299,21 @@ def _chat_usage(usage: Any) -> Usage:
     """
     if usage is None:
         return Usage()
-    details = usage.prompt_tokens_details
-    cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
-    cache_read = (
-        cache_read
-        or _int(_extra(usage, "prompt_cache_hit_tokens"))
-        or _int(_extra(usage, "cached_tokens"))
+    flat = as_int(_extra(usage, "prompt_cache_hit_tokens")) or as_int(_extra(usage, "cached_tokens"))
+    return _usage(
+        usage, usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details, flat
     )
-    cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
-    prompt = _int(usage.prompt_tokens)
-    output = _int(usage.completion_tokens)
+
+
+def _usage(usage: Any, prompt: Any, output: Any, details: Any, flat_cache_read: int = 0) -> Usage:
+    """Both APIs' counts: the prompt count includes the cache reads (``details``, else a
+    provider's flat field) and writes, which the contract's ``input`` excludes."""
+    cache_read = as_int(getattr(details, "cached_tokens", None)) if details is not None else 0
+    cache_read = cache_read or flat_cache_read
+    cache_write = as_int(_extra(details, "cache_write_tokens")) if details is not None else 0
     counts = {
-        "input": max(0, prompt - cache_read - cache_write),
-        "output": output,
+        "input": max(0, as_int(prompt) - cache_read - cache_write),
+        "output": as_int(output),
         "cache_read": cache_read,
         "cache_write": cache_write,
     }
@@ -430,22 +425,15 @@ def responses_message(response: Any, protocol: str = RESPONSES) -> AssistantMess
     )
     raw = f"{status}/{reason}" if status and reason else status
     details = getattr(response.error, "message", None) if response.error else None
-    mapping = stop_mapping(
+    return final_message(
         protocol,
+        content,
         raw,
-        has_tool_calls=any(isinstance(b, ToolCall) for b in content),
-        refusal=bool(refusals),
-        details=details or "\n".join(refusals) or None,
-    )
-    return AssistantMessage(
-        content=content,
-        stop_reason=mapping.reason,
-        provider_stop_reason=raw,
+        response,
         usage=_responses_usage(response.usage),
-        model=response.model or None,
-        response_id=response.id or None,
-        error_message=mapping.error_message if mapping.reason == "error" else None,
         provider_blocks=provider,
+        details=details or "\n".join(refusals) or None,
+        refusal=bool(refusals),
     )
 
 
@@ -453,14 +441,4 @@ def _responses_usage(usage: Any) -> Usage:
     """specs/protocols/openai-responses.md, Usage: ``input_tokens`` includes cached tokens."""
     if usage is None:
         return Usage()
-    details = usage.input_tokens_details
-    cache_read = _int(getattr(details, "cached_tokens", None)) if details is not None else 0
-    cache_write = _int(_extra(details, "cache_write_tokens")) if details is not None else 0
-    counts = {
-        "input": max(0, _int(usage.input_tokens) - cache_read - cache_write),
-        "output": _int(usage.output_tokens),
-        "cache_read": cache_read,
-        "cache_write": cache_write,
-    }
-    total = usage.total_tokens if isinstance(usage.total_tokens, int) else sum(counts.values())
-    return Usage(**counts, total=total)
+    return _usage(usage, usage.input_tokens, usage.output_tokens, usage.input_tokens_details)

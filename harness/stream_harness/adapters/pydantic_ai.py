@@ -26,7 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.adapters import tool_arguments
+from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.bedrock_sdk import with_eventstream_type
+from stream_harness.adapters import services
 from stream_harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
 from stream_harness.adapters.google_genai import signature_text, uses_httpx2
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump, run_async
@@ -59,35 +62,25 @@ from stream_harness.contract.partial_json import parse_partial
 # BedrockConverseModel calls ConverseStream, never InvokeModel), which reads the
 # Anthropic family alone: the protocol's other families (Titan, Llama, Cohere, Mistral,
 # Nova, Claude Text Completions) are known failures "not a failure in use".
-AZURE_CHAT: Final = "azure-openai-completions"
-AZURE_RESPONSES: Final = "azure-openai-responses"
-MISTRAL: Final = "mistral-chat"
-VERTEX_ANTHROPIC: Final = "vertex-anthropic"
-VERTEX_GEMINI: Final = "vertex-gemini"
-COHERE: Final = "cohere-v2-chat"
-BEDROCK_INVOKE: Final = "bedrock-invoke-stream"
-CHAT: Final = frozenset({"openai-completions", AZURE_CHAT})
-RESPONSES: Final = frozenset({"openai-responses", AZURE_RESPONSES})
+CHAT: Final = frozenset({"openai-completions", services.AZURE_CHAT})
+RESPONSES: Final = frozenset({"openai-responses", services.AZURE_RESPONSES})
 PROTOCOLS: Final = frozenset(
     {
         "openai-completions",
         "openai-responses",
         "anthropic-messages",
         "google-generative-ai",
-        AZURE_CHAT,
-        AZURE_RESPONSES,
-        MISTRAL,
-        VERTEX_ANTHROPIC,
-        VERTEX_GEMINI,
-        COHERE,
-        BEDROCK_INVOKE,
+        services.AZURE_CHAT,
+        services.AZURE_RESPONSES,
+        services.MISTRAL,
+        services.VERTEX_ANTHROPIC,
+        services.VERTEX_GEMINI,
+        services.COHERE,
+        services.BEDROCK_INVOKE,
     }
 )
-# What the offline clients are given where the service wants one (any value works: the
-# transport answers every request with the recorded body).
-AZURE_ENDPOINT: Final = "https://harness.openai.azure.com"
-AZURE_API_VERSION: Final = "2024-10-21"
-VERTEX_PROJECT: Final = "harness-project"
+# Where the offline Vertex client is (any value works: the transport answers every
+# request with the recorded body).
 VERTEX_REGION: Final = "us-east5"
 
 
@@ -104,36 +97,34 @@ class PydanticAIAdapter(LibraryAdapter):
     modules = ("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models")
     protocols = PROTOCOLS
 
-    def _model(self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _model(self, protocol: str, replay: Replay) -> Any:
         """The pydantic-ai model a user of ``protocol`` builds, on an offline SDK client."""
         if protocol in CHAT or protocol in RESPONSES:
-            return self._openai_model(protocol, chunks, status, headers)
-        if protocol in ("anthropic-messages", VERTEX_ANTHROPIC, BEDROCK_INVOKE):
-            return self._anthropic_model(protocol, chunks, status, headers)
-        if protocol == MISTRAL:
-            return self._mistral_model(chunks, status, headers)
-        if protocol == COHERE:
-            return self._cohere_model(chunks, status, headers)
-        return self._google_model(protocol, chunks, status, headers)
+            return self._openai_model(protocol, replay)
+        if protocol in ("anthropic-messages", services.VERTEX_ANTHROPIC, services.BEDROCK_INVOKE):
+            return self._anthropic_model(protocol, replay)
+        if protocol == services.MISTRAL:
+            return self._mistral_model(replay)
+        if protocol == services.COHERE:
+            return self._cohere_model(replay)
+        return self._google_model(protocol, replay)
 
-    def _openai_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _openai_model(self, protocol: str, replay: Replay) -> Any:
         import httpx2
         import openai
 
         models = importlib.import_module("pydantic_ai.models.openai")
-        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
+        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, replay))
         provider: Any
-        if protocol in (AZURE_CHAT, AZURE_RESPONSES):
+        if protocol in (services.AZURE_CHAT, services.AZURE_RESPONSES):
             # AzureProvider on the SDK's AsyncAzureOpenAI (key auth, a GA api-version), as
             # pydantic-ai's Azure docs build it.
             azure = importlib.import_module("pydantic_ai.providers.azure")
             provider = azure.AzureProvider(
                 openai_client=openai.AsyncAzureOpenAI(
                     api_key="test",
-                    api_version=AZURE_API_VERSION,
-                    azure_endpoint=AZURE_ENDPOINT,
+                    api_version=services.AZURE_API_VERSION,
+                    azure_endpoint=services.AZURE_ENDPOINT,
                     max_retries=0,
                     http_client=http_client,
                 )
@@ -151,21 +142,17 @@ class PydanticAIAdapter(LibraryAdapter):
         cls = models.OpenAIChatModel if protocol in CHAT else models.OpenAIResponsesModel
         return cls("gpt-harness", provider=provider)
 
-    def _anthropic_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _anthropic_model(self, protocol: str, replay: Replay) -> Any:
         import anthropic
         import httpx2
 
         amodels = importlib.import_module("pydantic_ai.models.anthropic")
         aproviders = importlib.import_module("pydantic_ai.providers.anthropic")
-        if protocol == BEDROCK_INVOKE and status < 400:
-            headers = dict(headers or {})
-            if not any(k.lower() == "content-type" for k in headers):
-                headers["content-type"] = ["application/vnd.amazon.eventstream"]
-        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, chunks, status, headers))
+        if protocol == services.BEDROCK_INVOKE:
+            replay = with_eventstream_type(replay)
+        http_client = httpx2.AsyncClient(transport=self.transport(httpx2, replay))
         client: Any
-        if protocol == BEDROCK_INVOKE:
+        if protocol == services.BEDROCK_INVOKE:
             # The SDK's Bedrock client (invoke-with-response-stream URLs; it decodes the AWS
             # event stream itself with botocore); Bedrock's API-key auth, so no SigV4.
             client = anthropic.AsyncAnthropicBedrock(
@@ -175,12 +162,12 @@ class PydanticAIAdapter(LibraryAdapter):
                 max_retries=0,
                 http_client=http_client,
             )
-        elif protocol == VERTEX_ANTHROPIC:
+        elif protocol == services.VERTEX_ANTHROPIC:
             # The SDK's Vertex client (rawPredict / streamRawPredict URLs); an access token
             # given up front, so google-auth is never asked for credentials.
             client = anthropic.AsyncAnthropicVertex(
                 region=VERTEX_REGION,
-                project_id=VERTEX_PROJECT,
+                project_id=services.VERTEX_PROJECT,
                 access_token="test",
                 max_retries=0,
                 http_client=http_client,
@@ -193,9 +180,7 @@ class PydanticAIAdapter(LibraryAdapter):
             "claude-harness", provider=aproviders.AnthropicProvider(anthropic_client=client)
         )
 
-    def _google_model(
-        self, protocol: str, chunks: Sequence[bytes], status: int, headers: Any
-    ) -> Any:
+    def _google_model(self, protocol: str, replay: Replay) -> Any:
         from google import genai
         from google.genai import types
 
@@ -203,20 +188,20 @@ class PydanticAIAdapter(LibraryAdapter):
         gproviders = importlib.import_module("pydantic_ai.providers.google")
 
         http: Any = __import__("httpx2" if uses_httpx2(genai) else "httpx")
-        transport = self.transport(http, chunks, status, headers)
+        transport = self.transport(http, replay)
 
         def build() -> Any:
             options = types.HttpOptions(
                 httpx_async_client=http.AsyncClient(transport=transport),
                 retry_options=types.HttpRetryOptions(attempts=1),
             )
-            if protocol == VERTEX_GEMINI:
+            if protocol == services.VERTEX_GEMINI:
                 # The Vertex AI client (aiplatform URLs, integer enums on some routes) with
                 # a bearer token that never expires, so nothing refreshes it.
                 credentials = importlib.import_module("google.oauth2.credentials")
                 gclient = genai.Client(
                     vertexai=True,
-                    project=VERTEX_PROJECT,
+                    project=services.VERTEX_PROJECT,
                     location=VERTEX_REGION,
                     credentials=credentials.Credentials(token="test"),
                     http_options=options,
@@ -231,7 +216,7 @@ class PydanticAIAdapter(LibraryAdapter):
         # times a run).
         return self.once(protocol, build)
 
-    def _mistral_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _mistral_model(self, replay: Replay) -> Any:
         # MistralModel on the mistralai SDK (its own SSE reader, chat.stream_async), which
         # sends over httpx2 and retries nothing unless given a retry_config.
         import httpx2
@@ -239,7 +224,7 @@ class PydanticAIAdapter(LibraryAdapter):
         mistralai = importlib.import_module("mistralai.client")
         mmodels = importlib.import_module("pydantic_ai.models.mistral")
         mproviders = importlib.import_module("pydantic_ai.providers.mistral")
-        transport = self.transport(httpx2, chunks, status, headers)
+        transport = self.transport(httpx2, replay)
 
         def build() -> Any:
             client = mistralai.Mistral(
@@ -253,9 +238,9 @@ class PydanticAIAdapter(LibraryAdapter):
 
         # Built once: Mistral() also builds a synchronous httpx2 client, whose SSL context
         # is loaded from disk (19 ms of a 29 ms run, measured in the pydantic-ai group).
-        return self.once(MISTRAL, build)
+        return self.once(services.MISTRAL, build)
 
-    def _cohere_model(self, chunks: Sequence[bytes], status: int, headers: Any) -> Any:
+    def _cohere_model(self, replay: Replay) -> Any:
         # CohereModel streams through AsyncClientV2.chat_stream (the SDK's SSE reader),
         # which sends over httpx.
         import httpx
@@ -267,23 +252,16 @@ class PydanticAIAdapter(LibraryAdapter):
             api_key="test",
             base_url=BASE_URL,
             max_retries=0,
-            httpx_client=httpx.AsyncClient(transport=self.transport(httpx, chunks, status, headers)),
+            httpx_client=httpx.AsyncClient(transport=self.transport(httpx, replay)),
         )
         return cmodels.CohereModel(
             "command-harness", provider=cproviders.CohereProvider(cohere_client=client)
         )
 
-    def drive(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int,
-        headers: Mapping[str, Sequence[str]] | None,
-    ) -> Driven:
+    def drive(self, protocol: str, replay: Replay) -> Driven:
         messages = self.module("pydantic_ai.messages")
         models = self.module("pydantic_ai.models")
-        model = self._model(protocol, chunks, status, headers)
+        model = self._model(protocol, replay)
         seen: list[Any] = []
         state: dict[str, Any] = {}
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
-from stream_harness.adapters import failed_message, tool_arguments
+from stream_harness.adapters.sdk_support import failed_message, tool_arguments
 from stream_harness.adapters.conventions import (
     Collected,
     LibraryUsage,
