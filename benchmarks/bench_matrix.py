@@ -49,9 +49,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
-
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
 from stream_harness.conformance.cases import Case, load_cases
 from stream_harness.conformance.checks import CheckContext
 from stream_harness.conformance.expectations import expectations_for

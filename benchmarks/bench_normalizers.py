@@ -68,8 +68,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from stream_harness.contract.events import DoneEvent, Event, TextBlock, TextDeltaEvent, ToolCall
-from stream_harness.providers.registry import get_normalizer
 from stream_harness.providers.base import framing_slices, parse_json
+from stream_harness.providers.registry import get_normalizer
 from stream_harness.wire import SSEDecoder
 
 TEXT_DELTAS = 20_000

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wire_chunkings import decode_all
 
 from stream_harness.contract.events import (
     DoneEvent,
@@ -30,6 +29,7 @@ from stream_harness.contract.rules import check_contract
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.recordings.cassette import Interaction, load_cassette
 from stream_harness.recordings.chunking import split_at
+from wire_chunkings import decode_all
 
 
 def replay_with_vcrpy(path: Path) -> tuple[Interaction, Any]:

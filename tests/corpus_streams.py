@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import events_of
-from conftest import corpus_cassettes, corpus_dir, no_corpus_reason
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cassette_checks import events_of
+from conftest import corpus_cassettes, corpus_dir, no_corpus_reason
 from stream_harness.contract.events import ContentBlock, Event, TextBlock, ThinkingBlock
 from stream_harness.providers.reference import detect_protocol
 from stream_harness.recordings.cassette import Interaction, load_cassette

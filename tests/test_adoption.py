@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from stream_harness.cli.main import main
-from stream_harness.conformance.config import Config, ConfigError, load_config
 from stream_harness.conformance import SuiteError, prepare, run_conformance
 from stream_harness.conformance.checks import CHECKS
+from stream_harness.conformance.config import Config, ConfigError, load_config
 from stream_harness.contract.diff import first_difference, short_diff, value_at
-from stream_harness.reporting.console import annotation, choose_format, plain_matrix
 from stream_harness.contract.facts import bundled_cassettes, specs_dir
+from stream_harness.reporting.console import annotation, choose_format, plain_matrix
 
 CASSETTE = bundled_cassettes() / "openai-completions" / "tool_call_single.yaml"
 

@@ -88,32 +88,33 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
 def _edges(modules: dict[str, Path]) -> Iterator[Edge]:
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        is_package = path.name == "__init__.py"
+        yield from _visit(tree, name, path.name == "__init__.py", modules, lazy=False, type_only=False)
 
-        def visit(node: ast.AST, lazy: bool, type_only: bool) -> Iterator[Edge]:
-            for child in ast.iter_child_nodes(node):
-                child_lazy = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
-                child_type_only = type_only or (
-                    isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
-                )
-                if isinstance(child, ast.Import | ast.ImportFrom) and not child_type_only:
-                    if isinstance(child, ast.Import):
-                        targets = [alias.name for alias in child.names]
-                    else:
-                        base = child.module or ""
-                        if child.level:
-                            parts = name.split(".")[: len(name.split(".")) - child.level + (1 if is_package else 0)]
-                            base = ".".join([*parts, base] if base else parts)
-                        targets = [f"{base}.{alias.name}" for alias in child.names]
-                    for target in targets:
-                        if target.split(".")[0] != PACKAGE:
-                            continue
-                        resolved = _resolve(target, modules)
-                        if resolved and resolved != name:
-                            yield Edge(name, resolved, child.lineno, child_lazy)
-                yield from visit(child, child_lazy, child_type_only)
 
-        yield from visit(tree, False, False)
+def _visit(
+    node: ast.AST, name: str, is_package: bool, modules: dict[str, Path], *, lazy: bool, type_only: bool
+) -> Iterator[Edge]:
+    """The import edges under ``node``: ``lazy`` inside a function, none under TYPE_CHECKING."""
+    for child in ast.iter_child_nodes(node):
+        child_lazy = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+        child_type_only = type_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
+        if isinstance(child, ast.Import | ast.ImportFrom) and not child_type_only:
+            for target in _targets(child, name, is_package):
+                resolved = _resolve(target, modules) if target.split(".")[0] == PACKAGE else None
+                if resolved and resolved != name:
+                    yield Edge(name, resolved, child.lineno, child_lazy)
+        yield from _visit(child, name, is_package, modules, lazy=child_lazy, type_only=child_type_only)
+
+
+def _targets(node: ast.Import | ast.ImportFrom, name: str, is_package: bool) -> list[str]:
+    """The dotted names an import statement loads, relative imports resolved."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+        base = ".".join([*parts, base] if base else parts)
+    return [f"{base}.{alias.name}" for alias in node.names]
 
 
 MODULES = _modules(_package_dir())
@@ -226,9 +227,8 @@ def test_every_protocol_module_is_imported_by_the_providers_package(module: str)
     """The package lists its protocol modules (no discovery): one left out never registers."""
     source = MODULES[module].read_text(encoding="utf-8")
     registers = any(
-        isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-        and ast.unparse(node.value.func).endswith("register")
-        or isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        isinstance(node, ast.Expr | ast.Assign)
+        and isinstance(node.value, ast.Call)
         and ast.unparse(node.value.func).endswith("register")
         for node in ast.parse(source).body
     )

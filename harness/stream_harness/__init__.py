@@ -34,7 +34,20 @@ _LAZY = {
     "run_conformance": "stream_harness.conformance",
 }
 
-__all__ = ["__version__", *sorted(_LAZY)]
+__all__ = [
+    "Adapter",
+    "AdapterResult",
+    "AssistantMessage",
+    "Event",
+    "ReferenceAdapter",
+    "SuiteError",
+    "__version__",
+    "detect_protocol",
+    "load_adapter",
+    "load_cassette",
+    "normalize",
+    "run_conformance",
+]
 
 if TYPE_CHECKING:
     from stream_harness.adapters.loading import load_adapter

@@ -30,13 +30,12 @@ import pytest
 if TYPE_CHECKING:
     import httpx
 
-    from stream_harness.recordings.cassette import Interaction
-    from stream_harness.conformance.config import Config
     from stream_harness.conformance.cases import Case
     from stream_harness.conformance.checks import Check
-    from stream_harness.conformance.runner import CaseResult
-    from stream_harness.conformance.runner import RunConfig
+    from stream_harness.conformance.config import Config
+    from stream_harness.conformance.runner import CaseResult, RunConfig
     from stream_harness.conformance.suite import LoadedAdapter, Suite
+    from stream_harness.recordings.cassette import Interaction
     from stream_harness.server.serve import ReplayServer
 
 
@@ -259,10 +258,10 @@ def _marker_interactions(item: pytest.Function) -> list[tuple[str, Interaction]]
     marker = item.get_closest_marker("harness_cassettes")
     if marker is None:
         return None
-    from stream_harness.recordings.cassette import NotACassette, load_cassette
     from stream_harness.conformance.cases import cassette_files
     from stream_harness.conformance.suite import cassette_roots
     from stream_harness.providers.reference import detect_protocol
+    from stream_harness.recordings.cassette import NotACassette, load_cassette
 
     paths = [_marker_path(item, p) for p in marker.args] or list(cassette_roots(_config(item.config)))
     protocol = marker.kwargs.get("protocol")

@@ -24,7 +24,13 @@ from stream_harness.adapters.conventions import (
 )
 from stream_harness.adapters.litellm import split_thought_id
 from stream_harness.adapters.registry import THIRD_PARTY
-from stream_harness.contract.events import AssistantMessage, TextBlock, ThinkingBlock, ToolCall, Usage
+from stream_harness.contract.events import (
+    AssistantMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+)
 
 
 def _table(**protocol: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def test_renamed_modules(old: str, new: str | None) -> None:
 
 
 def test_an_old_spec_loads_with_a_deprecation_warning() -> None:
-    with pytest.warns(FutureWarning, match="'harness.adapter' is 'stream_harness.adapters.protocol'"):
+    with pytest.warns(FutureWarning, match=r"'harness\.adapter' is 'stream_harness\.adapters\.protocol'"):
         adapter = load_adapter("harness.adapter:ReferenceAdapter")
     assert isinstance(adapter, ReferenceAdapter)
 
@@ -47,5 +47,5 @@ def test_a_users_own_harness_package_wins(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_an_unknown_old_module_is_one_clear_error() -> None:
-    with pytest.raises(AdapterLoadError, match="cannot import harness.nothing_here"):
+    with pytest.raises(AdapterLoadError, match=r"cannot import harness\.nothing_here"):
         load_adapter("harness.nothing_here:X")

@@ -16,14 +16,13 @@ from typing import Any
 import pytest
 import yaml
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError
-
-from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.conventions import reference_message
+from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import adapter_spec
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance.checks import comparable_message
 from stream_harness.contract.facts import bundled_cassettes, spec_path
+from stream_harness.recordings.cassette import load_cassette
 
 PROTOCOL = "mistral-chat"
 CASSETTES = sorted((bundled_cassettes() / PROTOCOL).glob("*.yaml"))

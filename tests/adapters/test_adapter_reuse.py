@@ -20,16 +20,15 @@ from typing import Any
 import httpx
 import pytest
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
-
-from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.conventions import Collected, reference_message
-from stream_harness.adapters.library import Driven, LibraryAdapter
 from stream_harness.adapters.in_process import Replay
-from stream_harness.recordings.chunking import split_at
+from stream_harness.adapters.library import Driven, LibraryAdapter
+from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.conformance.cases import Case, load_cases
 from stream_harness.providers.reference import normalize
+from stream_harness.recordings.chunking import split_at
 
 
 class EchoAdapter(LibraryAdapter):

@@ -27,7 +27,6 @@ from stream_harness.adapters.sdk_support import (
     serve,
     tool_arguments,
 )
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import bundled_cassettes, run_conformance
 from stream_harness.conformance.expectations import (
     adapter_from_file_name,
@@ -36,6 +35,7 @@ from stream_harness.conformance.expectations import (
     expectations_for,
 )
 from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall, Usage
+from stream_harness.recordings.cassette import load_cassette
 
 ROOT = Path(__file__).resolve().parents[2]
 SPLITS = ["whole", "1byte"]

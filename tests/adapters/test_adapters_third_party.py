@@ -15,14 +15,13 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
-
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
 from stream_harness.adapters.registry import THIRD_PARTY, adapter_spec
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.contract.events import TextBlock, ToolCall, Usage
 from stream_harness.providers.registry import is_registered
+from stream_harness.recordings.cassette import load_cassette
 
 SPLITS = ["whole", "1byte"]
 

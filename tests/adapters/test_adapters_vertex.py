@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.protocol import Adapter
-
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.recordings.cassette import load_cassette
+from stream_harness.adapters.protocol import Adapter
 from stream_harness.conformance.expectations import expectations_for
 from stream_harness.contract.events import DoneEvent, ErrorEvent
-from stream_harness.recordings.golden import interaction_events
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.recordings.cassette import load_cassette
+from stream_harness.recordings.golden import interaction_events
 
 CASES = {
     "anthropic-sdk-vertex": ("vertex-anthropic", ("anthropic", "httpx2")),

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from stream_harness.adapters.js import SCRIPTS, js_root, missing, node_binary
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError

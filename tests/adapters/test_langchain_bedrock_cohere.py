@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
-
-from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.langchain import LangChainAdapter, _made_up, _summary_text
+from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
 from stream_harness.adapters.registry import adapter_spec
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall
+from stream_harness.recordings.cassette import load_cassette
 
 
 def test_a_uuid4_is_a_made_up_id_and_a_cohere_call_id_is_not() -> None:

@@ -21,12 +21,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
 from stream_harness.adapters.library import LibraryAdapter
-from stream_harness.recordings.cassette import load_cassette
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.contract.events import ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.providers.registry import is_registered
+from stream_harness.recordings.cassette import load_cassette
 
 # The package each protocol's chat model lives in.
 PACKAGES = {

@@ -18,18 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_harness.adapters.protocol import AdapterLoadError
-
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.recordings.cassette import load_cassette
-from stream_harness.conformance import (
-    RunConfig,
-    bundled_cassettes,
-    load_cases,
-    run_adapter,
-    run_conformance,
-)
-from stream_harness.conformance.runner import run_adapters
+from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.adapters.stdio import (
     MAX_FAILED_STARTS,
     StdioAdapter,
@@ -39,6 +29,15 @@ from stream_harness.adapters.stdio import (
     split_of,
     validate,
 )
+from stream_harness.conformance import (
+    RunConfig,
+    bundled_cassettes,
+    load_cases,
+    run_adapter,
+    run_conformance,
+)
+from stream_harness.conformance.runner import run_adapters
+from stream_harness.recordings.cassette import load_cassette
 
 TOY = Path(__file__).resolve().parents[1] / "stdio_toy_adapter.py"
 OPENAI = bundled_cassettes() / "openai-completions"

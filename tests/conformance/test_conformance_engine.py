@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
-from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 from stream_harness.conformance import (
     CHECKS_BY_ID,
     ReferenceAdapter,
@@ -35,6 +34,7 @@ from stream_harness.contract.events import (
     TextEndEvent,
     ToolCallDeltaEvent,
 )
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 
 URI = "https://api.anthropic.com/v1/messages"
 

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from stream_harness.adapters.gateways.catalog import GATEWAYS
 from stream_harness.adapters.loading import BUILTIN
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.conformance.expectations import (
@@ -32,7 +33,6 @@ from stream_harness.conformance.expectations import (
     expectations_dir,
     expectations_for,
 )
-from stream_harness.adapters.gateways.catalog import GATEWAYS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = "conformance_report/findings/"

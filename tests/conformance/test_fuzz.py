@@ -13,9 +13,9 @@ import pytest
 
 from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
 from stream_harness.cli.main import main
-from stream_harness.contract.events import TextDeltaEvent
 from stream_harness.conformance.fuzz import event_problems, run_fuzz
 from stream_harness.conformance.fuzz import reference_events as ref
+from stream_harness.contract.events import TextDeltaEvent
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 

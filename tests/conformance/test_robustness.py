@@ -17,14 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream_harness.recordings.cassette import load_cassette
-from stream_harness.recordings.chunking import split_at
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import ErrorEvent, Event
 from stream_harness.conformance.fuzz import event_problems, problems, reference_events
 from stream_harness.conformance.mutations import KINDS, framing_of, mutations
-from stream_harness.providers import get_normalizer, protocols
 from stream_harness.conformance.strategies import chunkings
+from stream_harness.contract.events import ErrorEvent, Event
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers import get_normalizer, protocols
+from stream_harness.recordings.cassette import load_cassette
+from stream_harness.recordings.chunking import split_at
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 PROTOCOLS = protocols()
@@ -109,7 +109,6 @@ def test_mutated_bodies_never_raise_and_keep_the_contract(protocol: str) -> None
 def corpus_bodies() -> dict[str, list[bytes]]:
     """Successful streaming bodies of the recorded corpus by protocol ({} when absent)."""
     from conftest import corpus_cassettes
-
     from stream_harness.providers.reference import detect_protocol
 
     out: dict[str, list[bytes]] = {}

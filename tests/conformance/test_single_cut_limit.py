@@ -10,11 +10,11 @@ import pytest
 
 from stream_harness.adapters.protocol import ReferenceAdapter
 from stream_harness.cli.main import main
-from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT, ConfigError, load_config
 from stream_harness.conformance.cases import load_cases
 from stream_harness.conformance.checks import ONE_BYTE_LIMIT, CheckContext
-from stream_harness.reporting import ReportError, load_report, merge_reports
+from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT, ConfigError, load_config
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.reporting import ReportError, load_report, merge_reports
 
 CASSETTE = bundled_cassettes() / "openai-completions" / "tool_call_single.yaml"
 MID_SIZED = bundled_cassettes() / "mistral-chat" / "stream_cut.yaml"  # a 997-byte body

@@ -6,8 +6,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
-from stream_harness.recordings.chunking import apply_split, format_cuts, split_at
-from stream_harness.providers.reference import normalize
 from stream_harness.conformance.strategies import (
     chunkings,
     dropped_events,
@@ -18,6 +16,8 @@ from stream_harness.conformance.strategies import (
     truncations,
     with_edge_chunkings,
 )
+from stream_harness.providers.reference import normalize
+from stream_harness.recordings.chunking import apply_split, format_cuts, split_at
 
 BODY = (
     'data: {"choices":[{"index":0,"delta":{"content":"Grüße ☃"}}]}\r\n\r\n'
@@ -108,8 +108,8 @@ def test_bad_split_specs_are_one_line_errors(spec: str) -> None:
 def test_cassette_bodies_draws_streaming_interactions_of_a_folder() -> None:
     from pathlib import Path
 
-    from stream_harness.recordings.cassette import load_cassette
     from stream_harness.conformance.strategies import cassette_bodies
+    from stream_harness.recordings.cassette import load_cassette
 
     folder = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic-messages"
     seen: set[str] = set()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from stream_harness.contract.rules import check_contract, is_prefix_value
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
@@ -21,6 +20,7 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
+from stream_harness.contract.rules import check_contract, is_prefix_value
 
 CALL = ToolCall(id="c1", name="f", arguments={"a": "xy"})
 MESSAGE = AssistantMessage(content=[TextBlock(content="Hi!"), CALL], stop_reason="tool_use", provider_stop_reason="tool_use")

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from stream_harness.contract import limits
-from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.contract.partial_json import IncrementalJSON, Step, cascade, parse_partial
 from stream_harness.providers import get_normalizer
+from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.wire import FramingError, JSONArrayDecoder
 from stream_harness.workflow.lint import lint_paths
 

@@ -12,7 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream_harness.contract.partial_json import IncrementalJSON, Step, cascade, parse_partial, repair_json
+from stream_harness.contract.partial_json import (
+    IncrementalJSON,
+    Step,
+    cascade,
+    parse_partial,
+    repair_json,
+)
 
 # ---------------------------------------------------------------------------
 # Helpers

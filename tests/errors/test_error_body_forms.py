@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from stream_harness.contract import facts
 from stream_harness.contract.events import ErrorEvent, Event
 from stream_harness.errors import ErrorDetails, error_details_from_body

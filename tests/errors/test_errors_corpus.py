@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from stream_harness.contract import facts
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.errors import classify, error_details_from_body
+from stream_harness.recordings.cassette import load_cassette
 
 
 def _corpus_rows() -> list[Any]:

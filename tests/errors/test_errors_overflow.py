@@ -10,12 +10,12 @@ import re
 from typing import Any
 
 import pytest
-from error_rows import classify_row
 
+from error_rows import classify_row
 from stream_harness.contract import facts
+from stream_harness.contract.events import AssistantMessage, ErrorInfo, Usage
 from stream_harness.errors import classify, is_context_overflow
 from stream_harness.errors.body import error_details_from_body
-from stream_harness.contract.events import AssistantMessage, ErrorInfo, Usage
 
 TABLE: dict[str, Any] = facts.load_yaml("overflow.yaml")
 CASES: list[dict[str, Any]] = TABLE["cases"]

@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from error_rows import classify_row, row_now
 
+from error_rows import classify_row, row_now
 from stream_harness.contract import facts
+from stream_harness.contract.events import ErrorKind
 from stream_harness.errors import classify, is_retryable, parse_duration, retry_delay
 from stream_harness.errors.classify import _rule_matches, _signals
 from stream_harness.errors.headers import normalize_headers
 from stream_harness.errors.tables import retry_table
-from stream_harness.contract.events import ErrorKind
 
 TABLE: dict[str, Any] = facts.load_yaml("retry.yaml")
 HEADER_CASES: list[dict[str, Any]] = TABLE["header_cases"]

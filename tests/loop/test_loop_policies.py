@@ -7,10 +7,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import REPO_ROOT
 
-from stream_harness.recordings.cassette import load_cassette
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import Event
+from stream_harness.contract.rules import check_contract
 from stream_harness.loop.policies import (
     BufferingPolicy,
     ContentStreamBlock,
@@ -22,8 +22,7 @@ from stream_harness.loop.policies import (
 )
 from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
 from stream_harness.providers.reference import normalize
-from tests.conftest import REPO_ROOT
-
+from stream_harness.recordings.cassette import load_cassette
 
 
 def cassette_events(relative: str) -> list[Event]:

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.conftest import REPO_ROOT
 
 from stream_harness.cli.loop import add_loop_parser, loop_command
 from stream_harness.loop.scenario import ScenarioError, load_scenario
-from tests.conftest import REPO_ROOT
 
 CASSETTE = REPO_ROOT / "cassettes" / "anthropic-messages" / "plain_text.yaml"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.conftest import REPO_ROOT
 
 from stream_harness.cli.loop import add_loop_parser, loop_command
 from stream_harness.loop.events import AGENT_EVENT_TYPES, agent_event_to_json
@@ -18,7 +19,6 @@ from stream_harness.loop.scenario import (
     load_scenario,
     run_scenario,
 )
-from tests.conftest import REPO_ROOT
 
 SCENARIOS = REPO_ROOT / "cassettes" / "scenarios"
 FILES = find_scenarios(SCENARIOS)

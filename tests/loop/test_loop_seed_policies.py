@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.loop.test_loop_state import READ, Harness
 
 from stream_harness.contract.events import AssistantMessage, TextBlock, ToolCall, Usage
 from stream_harness.loop.commands import (
@@ -23,7 +24,6 @@ from stream_harness.loop.retry import RetryPolicy
 from stream_harness.loop.scenario import ScriptSpec, script_events
 from stream_harness.loop.state import STREAM_ENDED, LoopConfig
 from stream_harness.loop.tools import SafeWhen, ToolOutcome, ToolSpec
-from tests.loop.test_loop_state import READ, Harness
 
 BASH = ToolSpec(
     "bash",

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError
-
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import adapter_spec
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.conformance.checks import compare_messages
 from stream_harness.contract.events import DoneEvent
+from stream_harness.recordings.cassette import load_cassette
 from stream_harness.recordings.golden import expected_path, read_expected
 
 SMOKE: dict[str, list[tuple[str, str]]] = {

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from stream_harness.providers.accumulator import Accumulator
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -13,6 +11,8 @@ from stream_harness.contract.events import (
     ThinkingBlock,
     ToolCall,
 )
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers.accumulator import Accumulator
 
 
 def types(events: list[Event]) -> list[str]:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import replay_with_vcrpy
 
+from cassette_checks import replay_with_vcrpy
 from stream_harness.providers import protocols
 from stream_harness.recordings.cassette import Interaction
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cassette_checks import ends_done, events_of, replaying_client
 from corpus_streams import blocks_text, corpus_params, corpus_streams
-
-from stream_harness.recordings.cassette import Interaction, load_cassette
 from stream_harness.contract.events import AssistantMessage, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.recordings.cassette import Interaction, load_cassette
 
 PROTOCOL = "anthropic-messages"
 INTERACTIONS = corpus_params(corpus_streams(PROTOCOL))

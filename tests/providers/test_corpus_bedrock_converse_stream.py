@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_provider_bedrock_converse_stream import frame_cuts
+
 from cassette_checks import ends_done, ends_failed, events_of
 from corpus_streams import (
     assert_chunkings_agree,
@@ -39,12 +41,10 @@ from corpus_streams import (
     corpus_recordings,
     corpus_streams,
 )
-from test_provider_bedrock_converse_stream import frame_cuts
-
-from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.events import DoneEvent, ErrorEvent, ThinkingBlock, ToolCall
-from stream_harness.recordings.golden import interaction_events
 from stream_harness.conformance.strategies import split_at
+from stream_harness.contract.events import DoneEvent, ErrorEvent, ThinkingBlock, ToolCall
+from stream_harness.recordings.cassette import Interaction, load_cassette
+from stream_harness.recordings.golden import interaction_events
 
 PROTOCOL = "bedrock-converse-stream"
 REPO = Path(__file__).resolve().parents[2]

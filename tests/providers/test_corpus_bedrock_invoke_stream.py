@@ -13,14 +13,14 @@ import json
 from dataclasses import dataclass, field
 
 import pytest
+
 from cassette_checks import events_of
 from corpus_streams import blocks_text, botocore_frames, corpus_params, corpus_recordings
-
-from stream_harness.recordings.cassette import Interaction
-from stream_harness.contract.events import DoneEvent, ToolCall
-from stream_harness.recordings.golden import interaction_events
-from stream_harness.providers.reference import detect_protocol
 from stream_harness.conformance.strategies import split_at
+from stream_harness.contract.events import DoneEvent, ToolCall
+from stream_harness.providers.reference import detect_protocol
+from stream_harness.recordings.cassette import Interaction
+from stream_harness.recordings.golden import interaction_events
 
 PROTOCOL = "bedrock-invoke-stream"
 CASES = corpus_params(

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from cassette_checks import ends_done, ends_failed, events_of
 from corpus_streams import blocks_text, corpus_params, corpus_recordings, corpus_streams
-
-from stream_harness.recordings.cassette import Interaction
 from stream_harness.contract.events import ThinkingBlock, ToolCall
-from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.reference import detect_protocol
+from stream_harness.recordings.cassette import Interaction
+from stream_harness.recordings.golden import interaction_events
 
 PROTOCOL = "google-generative-ai"
 # Vertex AI recordings of the same wire (aiplatform.googleapis.com URLs) are detected as

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from cassette_checks import ends_done, events_of
 from corpus_streams import blocks_text, corpus_params, corpus_streams
-
-from stream_harness.recordings.cassette import Interaction
 from stream_harness.contract.events import ThinkingBlock, ToolCall
+from stream_harness.recordings.cassette import Interaction
 
 PROTOCOL = "ollama"
 STREAMS = corpus_params(corpus_streams(PROTOCOL))

@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import no_corpus_reason
-from cassette_checks import events_of
-from corpus_streams import Recorded, blocks_text, corpus_params, corpus_streams
 
-from stream_harness.recordings.cassette import Interaction, load_cassette
+from cassette_checks import events_of
+from conftest import no_corpus_reason
+from corpus_streams import Recorded, blocks_text, corpus_params, corpus_streams
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -32,6 +31,7 @@ from stream_harness.contract.events import (
     ToolCall,
     Usage,
 )
+from stream_harness.recordings.cassette import Interaction, load_cassette
 
 PROTOCOL = "openai-completions"
 # The chunk protocols this file checks: detection sends Mistral's recordings to mistral-chat.

@@ -23,12 +23,18 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import no_corpus_reason
-from cassette_checks import ends_done, events_of, replaying_client
-from corpus_streams import corpus_params, corpus_streams
 
+from cassette_checks import ends_done, events_of, replaying_client
+from conftest import no_corpus_reason
+from corpus_streams import corpus_params, corpus_streams
+from stream_harness.contract.events import (
+    AssistantMessage,
+    DoneEvent,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 from stream_harness.recordings.cassette import Interaction, load_cassette
-from stream_harness.contract.events import AssistantMessage, DoneEvent, TextBlock, ThinkingBlock, ToolCall
 
 pytestmark = pytest.mark.corpus
 PROTOCOL = "openai-responses"

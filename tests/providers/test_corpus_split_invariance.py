@@ -9,6 +9,7 @@ when the corpus is absent (tests/conftest.py).
 from __future__ import annotations
 
 import pytest
+
 from cassette_checks import events_of
 from corpus_streams import (
     ONE_BYTE_LIMIT,
@@ -17,7 +18,6 @@ from corpus_streams import (
     corpus_params,
     corpus_streams,
 )
-
 from stream_harness.conformance.strategies import chunkings, split_at
 from stream_harness.contract.rules import check_contract
 

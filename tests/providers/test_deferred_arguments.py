@@ -18,8 +18,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_harness.providers.accumulator import Accumulator
-from stream_harness.recordings.cassette import load_cassette
 from stream_harness.contract.events import (
     DeferredArguments,
     ToolCallDeltaEvent,
@@ -27,8 +25,10 @@ from stream_harness.contract.events import (
     event_to_json,
     events_from_jsonl,
 )
-from stream_harness.recordings.golden import expected_path, interaction_events, render
 from stream_harness.contract.partial_json import ArgumentsLog, IncrementalJSON
+from stream_harness.providers.accumulator import Accumulator
+from stream_harness.recordings.cassette import load_cassette
+from stream_harness.recordings.golden import expected_path, interaction_events, render
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 

@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import corpus_dir
 
-from stream_harness.recordings.cassette import load_cassette
-from stream_harness.providers.reference import detect_protocol
+from conftest import corpus_dir
 from stream_harness.providers import UnknownProtocolError
+from stream_harness.providers.reference import detect_protocol
+from stream_harness.recordings.cassette import load_cassette
 from stream_harness.reporting.summary import cassette_files
 
 ROOT = Path(__file__).resolve().parents[2]

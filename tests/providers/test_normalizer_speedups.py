@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from stream_harness.providers.accumulator import Accumulator
 from stream_harness.contract.events import DoneEvent, TextBlock, ToolCall, ToolCallDeltaEvent, Usage
 from stream_harness.contract.partial_json import IncrementalJSON, parse_partial
+from stream_harness.providers.accumulator import Accumulator
 from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer
 from stream_harness.providers.base import parse_json
 from stream_harness.providers.google_generative_ai import GoogleGenerativeAINormalizer

@@ -16,17 +16,23 @@ import pytest
 
 import stream_harness.providers.registry as registry
 import stream_harness.providers.table as table
-from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette, load_cassette
 from stream_harness.cli.main import build_parser, main
-from stream_harness.conformance.config import Config
 from stream_harness.conformance import ReferenceAdapter, prepare, run_adapter
+from stream_harness.conformance.config import Config
+from stream_harness.contract.facts import bundled_cassettes, load_yaml, spec_path
 from stream_harness.contract.rules import check_contract
-from stream_harness.recordings.golden import expected_path, read_expected
+from stream_harness.providers.base import Normalizer
 from stream_harness.providers.reference import detect_protocol, normalize
 from stream_harness.providers.registry import Detect, Protocol, UnknownProtocolError, registered_for
-from stream_harness.providers.base import Normalizer
-from stream_harness.contract.facts import bundled_cassettes, load_yaml, spec_path
 from stream_harness.providers.stop_reasons import map_stop_reason
+from stream_harness.recordings.cassette import (
+    Interaction,
+    Request,
+    Response,
+    dump_cassette,
+    load_cassette,
+)
+from stream_harness.recordings.golden import expected_path, read_expected
 from stream_harness.wire import FramingError, JSONLine, JSONLinesDecoder, SSEDecoder
 from stream_harness.wire.framing import JSON_LINES, SSE
 

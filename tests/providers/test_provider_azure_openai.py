@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from stream_harness.recordings.cassette import Interaction, Request, Response
 from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
 from stream_harness.providers.reference import detect_protocol, normalize
+from stream_harness.recordings.cassette import Interaction, Request, Response
 
 
 def _interaction(uri: str, body: bytes = b"") -> Interaction:

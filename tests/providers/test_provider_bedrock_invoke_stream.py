@@ -12,9 +12,9 @@ import json
 from typing import Any
 
 import pytest
+
 from cassette_checks import Translate, terminal
 from corpus_streams import blocks_text
-
 from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
 from stream_harness.providers.bedrock_invoke_stream import family_of
 from stream_harness.wire import EventStreamMessage, JSONLine, encode_message
@@ -257,9 +257,9 @@ def test_cohere_command_r_tool_calls_end_with_complete_as_tool_use() -> None:
 def test_bundled_streams_are_detected_from_the_body_alone() -> None:
     import dataclasses
 
-    from stream_harness.recordings.cassette import load_cassette
-    from stream_harness.providers.reference import detect_protocol
     from stream_harness.contract.facts import bundled_cassettes
+    from stream_harness.providers.reference import detect_protocol
+    from stream_harness.recordings.cassette import load_cassette
 
     checked = 0
     for path in sorted((bundled_cassettes() / PROTOCOL).glob("*.yaml")):

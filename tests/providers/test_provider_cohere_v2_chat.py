@@ -12,12 +12,19 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import events_of, terminal
 
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.providers import get_normalizer
+from cassette_checks import events_of, terminal
 from stream_harness.conformance.strategies import split_at
+from stream_harness.contract.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers import get_normalizer
 
 PROTOCOL = "cohere-v2-chat"
 

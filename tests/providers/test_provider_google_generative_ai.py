@@ -12,10 +12,10 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal, text_block_opening
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cassette_checks import Translate, terminal, text_block_opening
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,

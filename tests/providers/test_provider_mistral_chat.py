@@ -15,12 +15,19 @@ from typing import Any
 
 import pytest
 
-from stream_harness.recordings.cassette import Interaction, Request, Response, load_cassette
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.recordings.golden import expected_path, read_expected
-from stream_harness.providers.reference import detect_protocol, normalize
+from stream_harness.contract.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.providers.reference import detect_protocol, normalize
 from stream_harness.providers.stop_reasons import map_stop_reason
+from stream_harness.recordings.cassette import Interaction, Request, Response, load_cassette
+from stream_harness.recordings.golden import expected_path, read_expected
 
 PROTOCOL = "mistral-chat"
 DONE = b"data: [DONE]\n\n"

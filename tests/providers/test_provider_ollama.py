@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal, text_block_opening
 
+from cassette_checks import Translate, terminal, text_block_opening
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,

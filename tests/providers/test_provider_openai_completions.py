@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal, text_block_opening
 
-from stream_harness.recordings.cassette import load_cassette
-from stream_harness.contract.rules import check_contract
+from cassette_checks import Translate, terminal, text_block_opening
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -29,9 +27,11 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
+from stream_harness.contract.rules import check_contract
 from stream_harness.providers.openai_completions import (
     NO_FINISH_REASON,
 )
+from stream_harness.recordings.cassette import load_cassette
 
 PROTOCOL = "openai-completions"
 REPO = Path(__file__).resolve().parents[2]

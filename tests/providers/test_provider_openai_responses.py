@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_checks import Translate, terminal, text_block_opening
 
+from cassette_checks import Translate, terminal, text_block_opening
 from stream_harness.contract.events import (
     DoneEvent,
     ProviderBlock,

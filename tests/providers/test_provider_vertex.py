@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from stream_harness.recordings.cassette import Interaction, Request, Response, load_cassette
+from stream_harness.contract.facts import bundled_cassettes, load_yaml
 from stream_harness.providers.registry import detect_protocol, get_normalizer, protocol_ids
 from stream_harness.providers.vertex_gemini import (
     VertexEnumTableError,
@@ -24,7 +24,7 @@ from stream_harness.providers.vertex_gemini import (
     named_enums,
     parse_enum_table,
 )
-from stream_harness.contract.facts import bundled_cassettes, load_yaml
+from stream_harness.recordings.cassette import Interaction, Request, Response, load_cassette
 
 TABLE = load_yaml("vertex_enums.yaml")
 

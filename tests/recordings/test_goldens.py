@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.recordings.cassette import load_cassette
-from stream_harness.contract.rules import check_contract
-from stream_harness.recordings.golden import expected_path, interaction_events, read_expected
-from stream_harness.providers import protocols
 from stream_harness.contract.facts import specs_dir
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers import protocols
+from stream_harness.recordings.cassette import load_cassette
+from stream_harness.recordings.golden import expected_path, interaction_events, read_expected
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 CASES = [

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from stream_harness.adapters.gateways.catalog import all_rows
 from stream_harness.adapters.loading import BUILTIN
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.conformance.expectations import (
@@ -23,7 +24,6 @@ from stream_harness.conformance.expectations import (
     expectations_dir,
     expectations_for,
 )
-from stream_harness.adapters.gateways.catalog import all_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 # Names Windows reserves whatever the extension (CON.yaml cannot be created either).

@@ -5,7 +5,6 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 from report_fixtures import C3, EXPECTED_MATRIX, HOSTILE, KNOWN_ISSUE, REPRO, beta_run, make_report
-
 from stream_harness.conformance import CaseResult, Failure
 from stream_harness.reporting.html import render
 

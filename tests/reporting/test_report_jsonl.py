@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from report_fixtures import C1, EXPECTED_COUNTS, alpha_run, beta_run, make_report
 
+from report_fixtures import C1, EXPECTED_COUNTS, alpha_run, beta_run, make_report
 from stream_harness.conformance import Failure
 from stream_harness.reporting import ReportError, load_report, write_report
 from stream_harness.reporting.jsonl import json_schema, render, render_schema

@@ -5,7 +5,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from report_fixtures import C1, C2, C3, KNOWN_ISSUE, REPRO, alpha_run, beta_run, make_report
-
 from stream_harness.conformance import CaseResult, Failure
 from stream_harness.reporting.junit import render
 

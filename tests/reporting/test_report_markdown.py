@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from report_fixtures import C2, C3, HOSTILE, KNOWN_ISSUE, REPRO, alpha_run, beta_run, make_report
-
 from stream_harness.conformance import CaseResult
 from stream_harness.reporting.markdown import code, render, text
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+
 from report_fixtures import (
     C1,
     C2,
@@ -22,10 +23,15 @@ from report_fixtures import (
     beta_run,
     make_report,
 )
-
 from stream_harness import __version__
 from stream_harness.conformance import CaseResult
-from stream_harness.reporting import ReportError, build_report, merge_reports, reclassify, update_report
+from stream_harness.reporting import (
+    ReportError,
+    build_report,
+    merge_reports,
+    reclassify,
+    update_report,
+)
 from stream_harness.reporting.report import matrix, problems, stale_adapters
 
 

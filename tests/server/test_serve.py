@@ -17,10 +17,16 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from stream_harness.recordings.chunking import apply_split
 from stream_harness.conformance import bundled_cassettes
+from stream_harness.recordings.chunking import apply_split
 from stream_harness.recordings.transport import response_headers
-from stream_harness.server.serve import Recorded, ReplayServer, ServeError, load_recorded, replay_server
+from stream_harness.server.serve import (
+    Recorded,
+    ReplayServer,
+    ServeError,
+    load_recorded,
+    replay_server,
+)
 
 RECORDED = load_recorded([bundled_cassettes()])
 

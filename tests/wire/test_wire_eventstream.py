@@ -11,9 +11,9 @@ import zlib
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from wire_chunkings import chunkings, decode_all, one_byte_chunks
 
 from stream_harness.wire import EventStreamDecoder, EventStreamMessage, FramingError, encode_message
+from wire_chunkings import chunkings, decode_all, one_byte_chunks
 
 # Known-answer vectors from awslabs/aws-c-event-stream tests/message_deserializer_test.c
 # (also used by smithy-rs aws-smithy-eventstream): payload "{'foo':'bar'}".

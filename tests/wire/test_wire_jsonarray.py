@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from wire_chunkings import chunkings, decode_all, one_byte_chunks
 
 from stream_harness.wire import FramingError, JSONArrayDecoder, JSONLine
+from wire_chunkings import chunkings, decode_all, one_byte_chunks
 
 # Shaped like llm-gemini's recordings: pretty-printed elements, "\n,\r\n" between them.
 GEMINI_ELEMENTS: list[dict[str, Any]] = [

@@ -8,9 +8,9 @@ import json
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from wire_chunkings import chunkings, decode_all, one_byte_chunks
 
 from stream_harness.wire import FramingError, JSONLine, JSONLinesDecoder
+from wire_chunkings import chunkings, decode_all, one_byte_chunks
 
 # Ollama /api/chat, shaped like recorded traffic: thinking first, then content, then
 # the final line with done/done_reason and the counters.

@@ -10,14 +10,14 @@ import re
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+
+from stream_harness.wire import FramingError, SSEDecoder, SSEEvent
 from wire_chunkings import (
     bodies_with_chunkings,
     chunkings,
     decode_all,
     one_byte_chunks,
 )
-
-from stream_harness.wire import FramingError, SSEDecoder, SSEEvent
 
 # ---------------------------------------------------------------------------
 # Real-looking bodies (written for these tests, shaped like recorded traffic)

@@ -12,13 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import REPO_ROOT
 
 from sse_cassettes import write_sse_cassette
-
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.recordings.golden import expected_path
 from stream_harness.workflow.bless import add_bless_parser, bless_command
-from tests.conftest import REPO_ROOT
 
 HELLO = (
     b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}\n\n'

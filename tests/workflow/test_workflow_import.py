@@ -18,16 +18,16 @@ from pathlib import Path
 import httpx
 import pytest
 import vcr
+from tests.conftest import REPO_ROOT
 
-from stream_harness.recordings.cassette import Interaction, load_cassette
 from stream_harness.contract.events import ErrorEvent
-from stream_harness.recordings.golden import interaction_events
 from stream_harness.providers.reference import normalize
+from stream_harness.recordings.cassette import Interaction, load_cassette
+from stream_harness.recordings.golden import interaction_events
 from stream_harness.wire.sse import SSEDecoder, SSEEvent
 from stream_harness.workflow.endpoints import endpoints
 from stream_harness.workflow.importing import add_import_parser, detect_format, import_command
 from stream_harness.workflow.lint import lint_file
-from tests.conftest import REPO_ROOT
 
 PROTOCOLS = sorted(endpoints())
 

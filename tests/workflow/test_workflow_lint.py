@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from sse_cassettes import write_sse_cassette
-
 from stream_harness.contract.events import StartEvent, TextDeltaEvent
 from stream_harness.workflow.lint import add_lint_parser, lint_command, lint_paths
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 import vcr
+from tests.workflow.test_workflow_secrets import NOT_IN_QUERY, SAMPLES
+from tests.workflow_server import StreamServer, StreamSpec
 
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.workflow.lint import lint_file
 from stream_harness.workflow.record import add_record_parser, record_command
 from stream_harness.workflow.scrub import Scrubber
-from tests.workflow.test_workflow_secrets import NOT_IN_QUERY, SAMPLES
-from tests.workflow_server import StreamServer, StreamSpec
 
 ANTHROPIC_KEY = "sk-ant-" + "api03-" + "R3cord" * 8
 # A body whose HTTP chunks split a UTF-8 character and an SSE line, as a real stream may.

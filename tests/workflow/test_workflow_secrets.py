@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.conftest import REPO_ROOT
 
 from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 from stream_harness.workflow.lint import lint_file, lint_paths
 from stream_harness.workflow.scrub import Scrubber
 from stream_harness.workflow.secrets import load_table
-from tests.conftest import REPO_ROOT
 
 PLACEHOLDER = "<filtered>"
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from stream_harness.adapters.protocol import AdapterResult
-from stream_harness.adapters.library import BASE_URL
-from stream_harness.adapters.services import VERTEX_PROJECT
 from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.library import BASE_URL
+from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
     final_message,
     raised_result,
@@ -26,7 +25,7 @@ from stream_harness.adapters.sdk_support import (
     serve,
     tool_arguments,
 )
-from stream_harness.providers.coerce import as_int
+from stream_harness.adapters.services import VERTEX_PROJECT
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
@@ -36,6 +35,7 @@ from stream_harness.contract.events import (
     ToolCall,
     Usage,
 )
+from stream_harness.providers.coerce import as_int
 
 PROTOCOL = "anthropic-messages"
 

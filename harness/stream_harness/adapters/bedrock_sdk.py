@@ -26,8 +26,10 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.anthropic_sdk import AnthropicSDKAdapter
 from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.library import BASE_URL
+from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
     error_message,
     raised_result,
@@ -35,9 +37,6 @@ from stream_harness.adapters.sdk_support import (
     stop_mapping,
     tool_arguments,
 )
-from stream_harness.adapters.anthropic_sdk import AnthropicSDKAdapter
-from stream_harness.adapters.library import BASE_URL
-from stream_harness.providers.coerce import as_int
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
@@ -46,6 +45,7 @@ from stream_harness.contract.events import (
     ToolCall,
     Usage,
 )
+from stream_harness.providers.coerce import as_int
 from stream_harness.providers.stop_reasons import StopMapping
 
 PROTOCOL = "bedrock-invoke-stream"

@@ -15,12 +15,18 @@ import dataclasses
 from typing import Any, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.google_genai import uses_httpx2
-from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, run_async
+from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.library import (
+    BASE_URL,
+    PROMPT,
+    Driven,
+    LibraryAdapter,
+    as_int,
+    run_async,
+)
 from stream_harness.adapters.openai_create import Joined, joined_collected
-from stream_harness.contract.events import TextBlock
-from stream_harness.contract.events import ContentBlock, ToolCall
+from stream_harness.contract.events import ContentBlock, TextBlock, ToolCall
 
 
 def _anthropic_http(anthropic: Any) -> Any:

@@ -21,11 +21,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import BASE_URL, PROMPT, YieldingSDKAdapter
+from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.contract.events import (
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 from stream_harness.providers.coerce import as_int
-from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.providers.stop_reasons import map_stop_reason
 
 PROTOCOL: Final = "cohere-v2-chat"

@@ -22,7 +22,13 @@ from typing import Any, ClassVar, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import YieldingSDKAdapter, as_int
-from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import (
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 
 PROTOCOL: Final = "google-generative-ai"
 

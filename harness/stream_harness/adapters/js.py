@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Final
 
 from stream_harness.adapters.protocol import AdapterLoadError
-from stream_harness.contract.facts import bundled_js
 from stream_harness.adapters.stdio import StdioAdapter
+from stream_harness.contract.facts import bundled_js
 
 # adapter name -> script under adapters-js/adapters/
 SCRIPTS: Final[dict[str, str]] = {

@@ -36,9 +36,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from stream_harness.adapters.in_process import Replay
-from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.bedrock_sdk import eventstream_response, runtime_client
+from stream_harness.adapters.conventions import Collected, LibraryUsage
+from stream_harness.adapters.google_genai import uses_httpx2
+from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
+from stream_harness.adapters.litellm import BEDROCK_MODELS, bedrock_family
+from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.services import (
     AZURE_API_VERSION,
     AZURE_CHAT,
@@ -51,11 +55,13 @@ from stream_harness.adapters.services import (
     VERTEX_GEMINI,
     VERTEX_PROJECT,
 )
-from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.google_genai import uses_httpx2
-from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
-from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.adapters.litellm import BEDROCK_MODELS, bedrock_family
+from stream_harness.contract.events import (
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 
 # Issue 15, Vertex AI: Gemini through ChatGoogleGenerativeAI(vertexai=True), Claude through
 # ChatAnthropicVertex (langchain-google-vertexai).

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar, cast
 
-from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
-from stream_harness.adapters.in_process import InProcessAdapter, Replay
-from stream_harness.adapters.sdk_support import raised_result, serve
 from stream_harness.adapters.conventions import Collected, finish, reference_message
+from stream_harness.adapters.in_process import InProcessAdapter, Replay
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
+from stream_harness.adapters.sdk_support import raised_result, serve
 from stream_harness.contract.events import AssistantMessage
 
 T = TypeVar("T")

@@ -20,10 +20,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.adapters.sdk_support import tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import BASE_URL, PROMPT, YieldingSDKAdapter, as_int, dump
-from stream_harness.contract.events import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.contract.events import (
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 
 PROTOCOL: Final = "mistral-chat"
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterResult
-from stream_harness.adapters.sdk_support import raised_result, tool_arguments
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import as_int, import_all
 from stream_harness.adapters.openai_sdk import OpenAIClientAdapter, chat_message
+from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.sdk_support import raised_result, tool_arguments
 from stream_harness.adapters.services import AZURE_CHAT
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 

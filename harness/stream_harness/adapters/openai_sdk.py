@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.library import as_int
+from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
     error_message,
     exception_summary,
@@ -30,7 +31,6 @@ from stream_harness.adapters.sdk_support import (
     serve,
     tool_arguments,
 )
-from stream_harness.adapters.library import as_int
 from stream_harness.adapters.services import (
     AZURE_API_VERSION,
     AZURE_CHAT,

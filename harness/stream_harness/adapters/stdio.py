@@ -32,8 +32,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
-from stream_harness.adapters.sdk_support import failed_message, tool_arguments
 from stream_harness.adapters.conventions import (
     Collected,
     LibraryUsage,
@@ -41,6 +39,9 @@ from stream_harness.adapters.conventions import (
     finish,
     reference_message,
 )
+from stream_harness.adapters.exit_hooks import stop_at_exit
+from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
+from stream_harness.adapters.sdk_support import failed_message, tool_arguments
 from stream_harness.contract.events import (
     EVENT_ADAPTER,
     DoneEvent,
@@ -50,7 +51,6 @@ from stream_harness.contract.events import (
     ThinkingBlock,
     ToolCall,
 )
-from stream_harness.adapters.exit_hooks import stop_at_exit
 from stream_harness.contract.facts import specs_dir
 
 PROTOCOL_VERSION: Final = 1

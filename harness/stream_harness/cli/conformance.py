@@ -12,24 +12,29 @@ import argparse
 import os
 import platform
 import sys
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stream_harness.adapters.protocol import AdapterLoadError
-
 from stream_harness.adapters.loading import DEFAULT_ADAPTERS, load_adapter
-from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
-from stream_harness.conformance.config import MAX_EXAMPLES, Config, ConfigError, check_numbers, load_config
+from stream_harness.adapters.protocol import AdapterLoadError
+from stream_harness.conformance.config import (
+    MAX_EXAMPLES,
+    Config,
+    ConfigError,
+    check_numbers,
+    load_config,
+)
 from stream_harness.conformance.runner import AdapterRun, run_adapters
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
+from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
 from stream_harness.reporting import Report, build_report, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
-from stream_harness.recordings.cassette import CassetteError, load_cassette
 
 
 class CommandError(Exception):

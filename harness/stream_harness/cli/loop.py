@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from stream_harness.contract.facts import bundled_scenarios
 from stream_harness.loop.events import agent_event_to_json
 from stream_harness.loop.scenario import (
     ScenarioError,
@@ -24,7 +25,6 @@ from stream_harness.loop.scenario import (
     load_scenario,
     run_scenario,
 )
-from stream_harness.contract.facts import bundled_scenarios
 
 
 def add_loop_parser(subparsers: Any) -> argparse.ArgumentParser:

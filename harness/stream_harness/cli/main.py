@@ -20,10 +20,10 @@ class UsageError(Exception):
 
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
-    from stream_harness.recordings.chunking import SplitSpecError, apply_split
     from stream_harness.contract.events import event_to_json
-    from stream_harness.recordings.inputs import InputError, read_body
     from stream_harness.providers.reference import normalize
+    from stream_harness.recordings.chunking import SplitSpecError, apply_split
+    from stream_harness.recordings.inputs import InputError, read_body
 
     try:
         body = read_body(Path(args.file), protocol=args.protocol, interaction=args.interaction)
@@ -45,9 +45,8 @@ def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, hea
     """Replay through an adapter under test: its events, or its final message as one line."""
     import json
 
-    from stream_harness.adapters.protocol import AdapterLoadError, safe_run
-
     from stream_harness.adapters.loading import load_adapter
+    from stream_harness.adapters.protocol import AdapterLoadError, safe_run
     from stream_harness.contract.events import event_to_json
 
     try:
@@ -73,8 +72,8 @@ def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, hea
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from stream_harness.reporting.summary import run_summary
     from stream_harness.contract.facts import bundled_cassettes
+    from stream_harness.reporting.summary import run_summary
 
     return run_summary(Path(args.cassettes) if args.cassettes else bundled_cassettes())
 

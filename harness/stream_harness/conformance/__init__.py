@@ -14,11 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult, ReferenceAdapter
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.conformance.config import Config, load_config
+from stream_harness.adapters.protocol import (
+    Adapter,
+    AdapterLoadError,
+    AdapterResult,
+    ReferenceAdapter,
+)
 from stream_harness.conformance.cases import Case, CaseLoadError, load_cases
 from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check, Failure
+from stream_harness.conformance.config import Config, load_config
 from stream_harness.conformance.expectations import Expectations, expectations_for
 from stream_harness.conformance.failure_text import failure_lines
 from stream_harness.conformance.runner import AdapterRun, CaseResult, RunConfig, run_adapter

@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stream_harness.recordings.cassette import CassetteError, NotACassette, load_cassette
 from stream_harness.contract.events import DoneEvent, ErrorEvent, Event
-from stream_harness.recordings.golden import expected_path, read_expected
+from stream_harness.contract.facts import ResourceError, bundled_cassettes
 from stream_harness.providers.reference import detect_protocol, normalize
 from stream_harness.providers.registry import UnknownProtocolError
 from stream_harness.providers.registry import protocol_ids as protocols
-from stream_harness.contract.facts import ResourceError, bundled_cassettes
+from stream_harness.recordings.cassette import CassetteError, NotACassette, load_cassette
+from stream_harness.recordings.golden import expected_path, read_expected
 
 
 @dataclass(frozen=True)

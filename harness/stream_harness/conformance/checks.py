@@ -471,7 +471,9 @@ def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
     if provider_spoke and want.error_message and want.error_message not in got_text:
         out.append(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}")
     if want.content and (result.message is None or result.message.content != want.content):
-        out.append(f"content received before the error {_content_difference(expected_doc['content'], observed_doc['content'])}")
+        want_blocks = [_comparable(b) for b in want.content]
+        have_blocks = [_comparable(b) for b in result.message.content] if result.message else []
+        out.append(f"content received before the error {_content_difference(want_blocks, have_blocks)}")
     if not out:
         return []
     if not provider_spoke or (want.error_message and want.error_message in got_text):

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 import yaml
+
 from stream_harness.contract.facts import specs_dir
 
 

@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stream_harness.recordings.chunking import format_cuts, split_at
+from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import ConfigError, load_config
-from stream_harness.contract.rules import check_contract
+from stream_harness.conformance.mutations import Mutation, framing_of, mutations
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -47,15 +48,12 @@ from stream_harness.contract.events import (
     ThinkingDeltaEvent,
     ToolCallDeltaEvent,
 )
-from stream_harness.conformance.mutations import Mutation, framing_of, mutations
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.contract.rules import check_contract
 from stream_harness.providers.base import INTERNAL_ERROR
-from stream_harness.providers.registry import get_normalizer
+from stream_harness.providers.registry import choices_metavar, get_normalizer, protocol_ids
 from stream_harness.recordings.cassette import CassetteError, load_cassette
-from stream_harness.providers.registry import protocol_ids
-from stream_harness.adapters.protocol import AdapterLoadError
-from stream_harness.adapters.loading import load_adapter
-from stream_harness.providers.registry import choices_metavar
+from stream_harness.recordings.chunking import format_cuts, split_at
 
 Runner = Callable[[str, Sequence[bytes]], list[Event] | None]
 

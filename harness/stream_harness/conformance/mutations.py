@@ -39,11 +39,11 @@ from typing import Final
 from hypothesis import strategies as st
 
 from stream_harness.contract.limits import JSON_MAX_DEPTH
-from stream_harness.recordings.chunking import SSE_EVENT_END, cut_after
-from stream_harness.wire.framing import Units
 from stream_harness.providers.registry import get
+from stream_harness.recordings.chunking import SSE_EVENT_END, cut_after
 from stream_harness.wire import EventStreamDecoder
 from stream_harness.wire.eventstream import EventStreamMessage, encode_message
+from stream_harness.wire.framing import Units
 
 # The units a body is cut into (the registered framing decides which: harness/stream_harness/wire/framing.py).
 Framing = Units

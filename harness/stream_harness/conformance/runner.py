@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from stream_harness.adapters.protocol import Adapter
-from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.checks import (
     CHECKS,
@@ -19,6 +18,7 @@ from stream_harness.conformance.checks import (
     outcome_of,
     outcome_of_events,
 )
+from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.expectations import Expectations, outcome_for
 from stream_harness.contract.diff import first_difference
 

@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 from hypothesis import example
 from hypothesis import strategies as st
 
-from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
 from stream_harness.recordings.cassette import load_cassette
+from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
 
 __all__ = [
     "cassette_bodies",

@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError
-
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.conformance.config import Config, ConfigError, check_numbers
+from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.conformance.cases import Case, CaseLoadError, Skipped, load_cases
 from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check
+from stream_harness.conformance.config import Config, ConfigError, check_numbers
 from stream_harness.conformance.expectations import (
     Expectations,
     ExpectationsError,
@@ -115,19 +114,19 @@ def prepare(
         except ExpectationsError as exc:
             raise SuiteError(str(exc)) from None
         loaded.append(LoadedAdapter(spec, adapter, exp))
-    names: dict[str, str] = {}
+    by_name: dict[str, str] = {}
     for item in loaded:
-        if item.adapter.name in names:
+        if item.adapter.name in by_name:
             raise SuiteError(
-                f"adapters {names[item.adapter.name]!r} and {item.spec!r} are both named "
+                f"adapters {by_name[item.adapter.name]!r} and {item.spec!r} are both named "
                 f"{item.adapter.name!r}: their results and known failures would merge into one row"
             )
-        names[item.adapter.name] = item.spec
+        by_name[item.adapter.name] = item.spec
     if config.expectations is not None:
-        for path in unclaimed_files(config.expectations, names):
+        for path in unclaimed_files(config.expectations, by_name):
             warnings.warn(
                 f"stream-harness: {path}: no adapter of this run is named {adapter_from_file_name(path.name)!r}; "
-                f"its known failures apply to nothing (ran: {', '.join(names)})",
+                f"its known failures apply to nothing (ran: {', '.join(by_name)})",
                 UserWarning,
                 stacklevel=2,
             )

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from stream_harness.contract.events import AssistantMessage, ErrorInfo, ErrorKind
 from stream_harness.errors.body import ErrorDetails, details_from_message, error_details_from_body
 from stream_harness.errors.delay import delay_from
 from stream_harness.errors.headers import HeaderInput, normalize_headers, should_retry
 from stream_harness.errors.tables import OverflowTable, Rule, overflow_table, retry_table
-from stream_harness.contract.events import AssistantMessage, ErrorInfo, ErrorKind
 
 # Headers that carry an exception name: Bedrock's HTTP header, and the AWS event-stream
 # frame headers of an exception (``:exception-type``) or error (``:error-code``) message.

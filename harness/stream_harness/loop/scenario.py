@@ -53,11 +53,10 @@ from stream_harness.loop.tools import (
     ToolSpecError,
 )
 from stream_harness.providers.accumulator import Accumulator
-from stream_harness.providers.registry import is_registered, protocol_ids
-from stream_harness.recordings.chunking import SplitSpecError, apply_split
 from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.providers.registry import UnknownProtocolError, is_registered, protocol_ids
 from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.recordings.chunking import SplitSpecError, apply_split
 
 __all__ = [
     "Scenario",

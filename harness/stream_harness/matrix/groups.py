@@ -34,14 +34,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.contract import facts
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import Expectations, expectations_for
 from stream_harness.conformance.suite import expectations_for_adapter
+from stream_harness.contract import facts
+from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
-from stream_harness.contract.facts import bundled_js, origin, spec_path
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"

@@ -12,12 +12,8 @@ protocol table of the docs).
 
 from __future__ import annotations
 
-from stream_harness.providers.base import Normalizer, SSENormalizer
-from stream_harness.providers.registry import UnknownProtocolError, get_normalizer
-from stream_harness.providers.registry import protocol_ids as protocols
-
 # The bundled protocols, registered on import; listing order is each registration's own.
-from stream_harness.providers import (  # noqa: E402, F401, I001  (imported to register; after the shared pieces)
+from stream_harness.providers import (  # noqa: F401  (imported to register themselves)
     anthropic_messages,
     azure_openai_completions,
     azure_openai_responses,
@@ -32,6 +28,9 @@ from stream_harness.providers import (  # noqa: E402, F401, I001  (imported to r
     vertex_anthropic,
     vertex_gemini,
 )
+from stream_harness.providers.base import Normalizer, SSENormalizer
+from stream_harness.providers.registry import UnknownProtocolError, get_normalizer
+from stream_harness.providers.registry import protocol_ids as protocols
 
 __all__ = [
     "Normalizer",

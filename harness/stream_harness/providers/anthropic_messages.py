@@ -24,10 +24,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from stream_harness.providers.coerce import as_text, is_int
 from stream_harness.contract.partial_json import parse_partial
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import SSENormalizer, excerpt, parse_json
+from stream_harness.providers.coerce import as_text, is_int
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire import SSEEvent
 from stream_harness.wire.framing import SSE, FrameDecoder
 

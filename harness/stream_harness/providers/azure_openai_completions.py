@@ -29,8 +29,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.providers.coerce import as_int
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.openai_completions import OpenAICompletionsNormalizer
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire.framing import SSE, FrameDecoder
 
 # Azure's hosts for Azure OpenAI: the classic resource host, the Cognitive Services host

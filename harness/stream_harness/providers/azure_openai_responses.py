@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from stream_harness.providers.coerce import as_dict
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.azure_openai_completions import AZURE_HOSTS
+from stream_harness.providers.coerce import as_dict
 from stream_harness.providers.openai_responses import OpenAIResponsesNormalizer
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire.framing import SSE
 
 CONTENT_FILTERS: Final = "azure.content_filters"

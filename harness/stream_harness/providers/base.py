@@ -14,13 +14,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from stream_harness.providers.accumulator import Accumulator
 from stream_harness.contract.events import Event
 from stream_harness.contract.limits import JSON_MAX_DEPTH, TooDeep, json_depth_exceeds
+from stream_harness.providers.accumulator import Accumulator
+from stream_harness.providers.registry import get
 from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import FrameDecoder
-from stream_harness.providers.registry import get
-
 
 # How the never-raise net's error message starts (the fuzzer tells it from a provider's own
 # words, which may say "internal error" too).

@@ -27,12 +27,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.providers.coerce import as_str, is_int
 from stream_harness.contract.limits import loads as bounded_loads
 from stream_harness.contract.partial_json import parse_partial
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import Normalizer as _Normalizer
 from stream_harness.providers.base import excerpt
+from stream_harness.providers.coerce import as_str, is_int
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire import EventStreamMessage, FramingError
 from stream_harness.wire.framing import EVENTSTREAM, FrameDecoder
 

@@ -48,12 +48,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from stream_harness.providers.accumulator import Accumulator
-from stream_harness.providers.coerce import as_str, is_int
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer
 from stream_harness.providers.base import CallIds, excerpt
 from stream_harness.providers.base import Normalizer as _Normalizer
-from stream_harness.providers.bedrock_converse_stream import BedrockConverseStreamNormalizer, frame_error
+from stream_harness.providers.bedrock_converse_stream import (
+    BedrockConverseStreamNormalizer,
+    frame_error,
+)
+from stream_harness.providers.coerce import as_str, is_int
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire import EventStreamMessage, FramingError, JSONLine
 from stream_harness.wire.framing import EVENTSTREAM_CHUNKS, FrameDecoder
 from stream_harness.wire.payloadpart import BadChunk

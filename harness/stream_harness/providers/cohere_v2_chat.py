@@ -23,9 +23,9 @@ import json
 from collections.abc import Hashable
 from typing import Any, Final, Literal
 
+from stream_harness.providers.base import CallIds, SSENormalizer, excerpt, parse_json
 from stream_harness.providers.coerce import as_int, as_str
 from stream_harness.providers.registry import Detect, Protocol, register
-from stream_harness.providers.base import CallIds, SSENormalizer, excerpt, parse_json
 from stream_harness.wire import SSEEvent
 from stream_harness.wire.framing import SSE, FrameDecoder
 

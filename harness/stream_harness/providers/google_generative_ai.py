@@ -25,10 +25,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from stream_harness.providers.coerce import as_int, as_str
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import CallIds, excerpt, parse_json
 from stream_harness.providers.base import Normalizer as _Normalizer
+from stream_harness.providers.coerce import as_int, as_str
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import SSE_OR_JSON_ARRAY, FrameDecoder

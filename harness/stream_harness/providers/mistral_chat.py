@@ -26,8 +26,8 @@ is shared is read by the same code. What differs, and where it lives
 
 from __future__ import annotations
 
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.openai_completions import OpenAICompletionsNormalizer, _Call
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire.framing import SSE
 
 

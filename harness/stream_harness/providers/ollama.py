@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any, Final, Literal
 
-from stream_harness.providers.coerce import as_int, as_str
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import CallIds, excerpt, parse_json
 from stream_harness.providers.base import Normalizer as _Normalizer
+from stream_harness.providers.coerce import as_int, as_str
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import JSON_LINES, FrameDecoder
 

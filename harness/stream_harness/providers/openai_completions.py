@@ -21,10 +21,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.providers.coerce import as_dict, as_int, as_str, dicts
 from stream_harness.contract.events import ErrorInfo
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import SSENormalizer, excerpt
+from stream_harness.providers.coerce import as_dict, as_int, as_str, dicts
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire import SSEEvent
 from stream_harness.wire.framing import SSE, FrameDecoder
 

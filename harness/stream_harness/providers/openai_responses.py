@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.providers.coerce import as_dict, as_int, as_list, as_str
 from stream_harness.contract.events import ErrorInfo
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.base import SSENormalizer, excerpt
+from stream_harness.providers.coerce import as_dict, as_int, as_list, as_str
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.wire import SSEEvent
 from stream_harness.wire.framing import SSE, FrameDecoder

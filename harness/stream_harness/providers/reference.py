@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
+from stream_harness.contract.events import Event
 from stream_harness.errors import classify, error_details_from_body
 from stream_harness.providers.accumulator import Accumulator
-from stream_harness.contract.events import Event
-from stream_harness.providers.registry import UnknownProtocolError, detect_protocol, get_normalizer, is_registered
+from stream_harness.providers.registry import (
+    UnknownProtocolError,
+    detect_protocol,
+    get_normalizer,
+    is_registered,
+)
 
 Headers = Mapping[str, str] | Mapping[str, list[str]]
 

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 from stream_harness.wire.framing import Framing
 
 if TYPE_CHECKING:
-    from stream_harness.recordings.cassette import Interaction
     from stream_harness.providers.base import Normalizer
+    from stream_harness.recordings.cassette import Interaction
 
 ENTRY_POINT_GROUP = "stream_harness.protocols"
 BODY_HEAD = 4096  # bytes of a response body the body rules look at

@@ -16,8 +16,8 @@ specs/protocols/vertex-anthropic.md.
 
 from __future__ import annotations
 
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire.framing import SSE
 
 

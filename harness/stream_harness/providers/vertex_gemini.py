@@ -27,8 +27,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stream_harness.contract import facts
-from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.google_generative_ai import GoogleGenerativeAINormalizer
+from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.wire.framing import SSE_OR_JSON_ARRAY
 
 TABLE_NAME: Final = "vertex_enums.yaml"

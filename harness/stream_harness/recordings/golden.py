@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stream_harness.recordings.cassette import Cassette, Interaction, load_cassette
 from stream_harness.contract.events import Event, event_to_json, events_from_jsonl
-from stream_harness.providers.reference import detect_protocol, normalize
 from stream_harness.contract.facts import bundled_cassettes, specs_dir
+from stream_harness.providers.reference import detect_protocol, normalize
+from stream_harness.recordings.cassette import Cassette, Interaction, load_cassette
 
 
 def expected_path(cassette_path: Path, interaction: int = 0, *, root: Path | None = None) -> Path:

@@ -9,9 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stream_harness.recordings.cassette import Cassette, CassetteError, Interaction, load_cassette
-from stream_harness.providers.registry import UnknownProtocolError, detect_protocol, is_registered, protocol_ids
-from stream_harness.recordings.cassette import Request, Response
+from stream_harness.providers.registry import (
+    UnknownProtocolError,
+    detect_protocol,
+    is_registered,
+    protocol_ids,
+)
+from stream_harness.recordings.cassette import (
+    Cassette,
+    CassetteError,
+    Interaction,
+    Request,
+    Response,
+    load_cassette,
+)
 
 
 class InputError(Exception):

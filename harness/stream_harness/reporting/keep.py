@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from stream_harness.conformance.expectations import Expectations, ExpectationsError, expectations_for
+from stream_harness.conformance.expectations import (
+    Expectations,
+    ExpectationsError,
+    expectations_for,
+)
 from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import (
     Report,

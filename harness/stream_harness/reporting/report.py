@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stream_harness.contract import facts
 from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.contract import facts
 from stream_harness.recordings.inputs import display_path
 
 if TYPE_CHECKING:

@@ -12,12 +12,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from stream_harness.recordings.cassette import CassetteError, load_cassette
-from stream_harness.contract.rules import check_contract
 from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
-from stream_harness.recordings.golden import interaction_events
-from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.contract.rules import check_contract
 from stream_harness.providers.reference import detect_protocol
+from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.recordings.golden import interaction_events
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,15 +23,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from stream_harness.contract.events import events_from_jsonl
+from stream_harness.contract.facts import bundle_is_writable
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers.registry import UnknownProtocolError, by_cassette_folder
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.golden import expected_path, is_bundled, render_cassette
-from stream_harness.contract.facts import bundle_is_writable
 from stream_harness.workflow.command import add_detected_protocol, fail
 from stream_harness.workflow.secrets import load_table
-from stream_harness.providers.registry import by_cassette_folder
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import events_from_jsonl
-from stream_harness.providers.registry import UnknownProtocolError
 
 __all__ = ["GoldenChange", "add_bless_parser", "apply_changes", "bless_command", "plan_bless"]
 

@@ -32,9 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from stream_harness.recordings.cassette import CassetteError, Interaction, Request, Response, load_cassette
 from stream_harness.contract.events import ErrorEvent
-from stream_harness.providers.reference import normalize
+from stream_harness.providers.reference import detect_protocol, normalize
+from stream_harness.providers.registry import UnknownProtocolError
+from stream_harness.recordings.cassette import (
+    CassetteError,
+    Interaction,
+    Request,
+    Response,
+    load_cassette,
+)
 from stream_harness.workflow.command import add_endpoint_protocol, add_out
 from stream_harness.workflow.endpoints import (
     Endpoint,
@@ -54,8 +61,6 @@ from stream_harness.workflow.writer import (
     write_checked,
     write_failure,
 )
-from stream_harness.providers.reference import detect_protocol
-from stream_harness.providers.registry import UnknownProtocolError
 
 __all__ = [
     "Format",

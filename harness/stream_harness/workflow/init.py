@@ -14,8 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from stream_harness.recordings.golden import expected_path
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.recordings.golden import expected_path
 
 EXAMPLE = ("openai-completions", "tool_call_single")
 

@@ -25,15 +25,25 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stream_harness.recordings.cassette import Cassette, CassetteError, Interaction, NotACassette, load_cassette
+from stream_harness.contract.events import ErrorEvent
+from stream_harness.contract.rules import check_contract
+from stream_harness.providers.reference import normalize
+from stream_harness.providers.registry import (
+    UnknownProtocolError,
+    by_cassette_folder,
+    detect_protocol,
+    is_registered,
+    protocol_ids,
+)
+from stream_harness.recordings.cassette import (
+    Cassette,
+    CassetteError,
+    Interaction,
+    NotACassette,
+    load_cassette,
+)
 from stream_harness.workflow.command import add_detected_protocol, fail
 from stream_harness.workflow.secrets import Hit, SecretTable, load_table
-from stream_harness.providers.registry import by_cassette_folder, detect_protocol
-from stream_harness.contract.rules import check_contract
-from stream_harness.contract.events import ErrorEvent
-from stream_harness.providers.reference import normalize
-from stream_harness.providers.registry import UnknownProtocolError
-from stream_harness.providers.registry import is_registered, protocol_ids
 
 __all__ = [
     "Finding",

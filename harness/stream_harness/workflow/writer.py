@@ -18,7 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from stream_harness.recordings.cassette import CassetteError, Interaction, dump_cassette, load_cassette
+from stream_harness.recordings.cassette import (
+    CassetteError,
+    Interaction,
+    dump_cassette,
+    load_cassette,
+)
 from stream_harness.workflow.command import EXIT_INTERRUPTED, fail
 from stream_harness.workflow.lint import normalize_findings, secret_findings
 
