@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stream_harness.adapters.protocol import AdapterLevel
+from stream_harness.adapters.protocol import AdapterLevel, Headers
 from stream_harness.conformance import (
     CHECKS_BY_ID,
     AdapterResult,
@@ -55,12 +55,7 @@ class FakeAdapter:
         return self._version
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         raise AssertionError("the report tests never run an adapter")
 

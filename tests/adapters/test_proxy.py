@@ -19,9 +19,17 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
-
+from stream_harness.adapters.gateways import compare
+from stream_harness.adapters.gateways.adapter import (
+    Exchange,
+    ProxyAdapter,
+    ProxySession,
+    stable_ids,
+)
+from stream_harness.adapters.gateways.catalog import GATEWAYS, Gateway, all_rows, litellm_config
+from stream_harness.adapters.gateways.process import GatewayError, GatewayProcess, port_is_free
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
 from stream_harness.conformance.cases import Case, load_cases
 from stream_harness.conformance.checks import (
     CHECKS_BY_ID,
@@ -41,10 +49,6 @@ from stream_harness.contract.events import (
     ToolCall,
 )
 from stream_harness.providers.reference import normalize
-from stream_harness.adapters.gateways import compare
-from stream_harness.adapters.gateways.adapter import Exchange, ProxyAdapter, ProxySession, stable_ids
-from stream_harness.adapters.gateways.catalog import GATEWAYS, Gateway, all_rows, litellm_config
-from stream_harness.adapters.gateways.process import GatewayError, GatewayProcess, port_is_free
 from stream_harness.server.loopback import Hit
 from stream_harness.server.upstream import (
     MISMATCH_STATUS,

@@ -14,15 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError
-
-from stream_harness.adapters.loading import load_adapter
-from stream_harness.conformance.cases import load_cases
-from stream_harness.conformance.expectations import expectations_for
-from stream_harness.conformance.runner import RunConfig, run_adapter
 from stream_harness.adapters.gateways.adapter import ProxyAdapter
 from stream_harness.adapters.gateways.catalog import GATEWAYS
 from stream_harness.adapters.gateways.process import port_is_free
+from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.protocol import AdapterLoadError
+from stream_harness.conformance.cases import load_cases
+from stream_harness.conformance.expectations import expectations_for
+from stream_harness.conformance.runner import RunConfig, run_adapter
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 

@@ -6,12 +6,12 @@ mutations). A small count only: the 10,000-per-protocol run is a benchmark
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
+from stream_harness.adapters.protocol import AdapterResult, Headers, ReferenceAdapter
 from stream_harness.cli.main import main
 from stream_harness.conformance.fuzz import event_problems, run_fuzz
 from stream_harness.conformance.fuzz import reference_events as ref
@@ -26,12 +26,7 @@ class RaisesOnFlippedBytes(ReferenceAdapter):
     name = "planted-raise"
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         b"".join(chunks).decode("utf-8")  # the bug: UnicodeDecodeError escapes
         return super().run(protocol, chunks, status=status, headers=headers)
@@ -43,12 +38,7 @@ class LosesLateText(ReferenceAdapter):
     name = "planted-loss"
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         result = super().run(protocol, chunks, status=status, headers=headers)
         events = list(result.events or [])

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
+from stream_harness.adapters.protocol import AdapterLevel, AdapterResult, Headers
 from stream_harness.adapters.sdk_support import library_warnings, with_warnings
 from stream_harness.contract.events import AssistantMessage
 
@@ -48,12 +48,7 @@ class InProcessAdapter(Generic[Outcome]):
     protocols: frozenset[str] = frozenset()
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         if protocol not in self.protocols:
             raise ValueError(f"{self.name} does not speak {protocol!r}")

@@ -24,6 +24,8 @@ from stream_harness.providers.reference import normalize
 from stream_harness.providers.registry import protocol_ids
 
 AdapterLevel = Literal["event", "message"]
+# The recorded response headers a run is given: name -> values, as the cassette holds them.
+Headers = Mapping[str, Sequence[str]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +72,7 @@ class Adapter(Protocol):
         """The library version that ran (reports record it)."""
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         """Feed ``chunks`` through the implementation; never called concurrently."""
 
@@ -93,12 +90,7 @@ class ReferenceAdapter:
         return origin().version
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         hdrs = {k: list(v) for k, v in (headers or {}).items()}
         events = list(normalize(protocol, chunks, status=status, headers=hdrs))

@@ -40,7 +40,7 @@ from stream_harness.adapters.conventions import (
     reference_message,
 )
 from stream_harness.adapters.exit_hooks import stop_at_exit
-from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
+from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult, Headers
 from stream_harness.adapters.sdk_support import failed_message, tool_arguments
 from stream_harness.contract.events import (
     EVENT_ADAPTER,
@@ -400,12 +400,7 @@ class StdioAdapter:
         return f"{impl['version']} ({'; '.join(extra)})"
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         self._seq += 1
         seq = self._seq
