@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_harness.providers import protocols, stop_reasons
+from stream_harness.providers.registry import registered
 from stream_harness.providers.stop_reasons import (
     StopMapping,
     StopReasonTableError,
