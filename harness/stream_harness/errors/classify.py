@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypedDict, Unpack
 
 from stream_harness.contract.events import AssistantMessage, ErrorInfo, ErrorKind
 from stream_harness.errors.body import ErrorDetails, details_from_message, error_details_from_body
@@ -216,24 +217,20 @@ def classify(
     )
 
 
-def is_retryable(
-    *,
-    status: int | None = None,
-    message: str | None = None,
-    body: bytes | str | Mapping[str, object] | object = None,
-    headers: HeaderInput = None,
-    provider_stop_reason: str | None = None,
-    protocol: str | None = None,
-) -> bool:
+class ErrorSignals(TypedDict, total=False):
+    """What :func:`classify` reads, as keywords a wrapper can pass on unchanged."""
+
+    status: int | None
+    message: str | None
+    body: object
+    headers: HeaderInput
+    provider_stop_reason: str | None
+    protocol: str | None
+
+
+def is_retryable(**signals: Unpack[ErrorSignals]) -> bool:
     """``classify(...).retryable``, for callers that need only the yes/no."""
-    return classify(
-        status=status,
-        message=message,
-        body=body,
-        headers=headers,
-        provider_stop_reason=provider_stop_reason,
-        protocol=protocol,
-    ).retryable
+    return classify(**signals).retryable
 
 
 def is_context_overflow(
