@@ -39,6 +39,20 @@ if TYPE_CHECKING:
     from stream_harness.server.serve import ReplayServer
 
 
+# The options that override [tool.stream-harness], by the Config field they set.
+OPTION_FIELDS = {
+    "cassettes": "--harness-cassettes",
+    "adapters": "--harness-adapter",
+    "examples": "--harness-examples",
+    "seed": "--harness-seed",
+    "single_cut_limit": "--harness-single-cut-limit",
+    "checks": "--harness-check",
+    "expectations": "--harness-expectations",
+}
+# The ones the marker and harness_chunks read too: they stand without --harness.
+MARKER_FIELDS = frozenset({"cassettes", "seed"})
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("stream-harness", "stream-harness conformance")
     group.addoption("--harness", action="store_true", default=False, help="run the stream-harness conformance suite")
@@ -64,9 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     _take_selected_ids(config)
     suite_only = [
-        option
-        for option in ("--harness-adapter", "--harness-examples", "--harness-single-cut-limit", "--harness-check", "--harness-expectations")
-        if config.getoption(option) is not None
+        option for field, option in OPTION_FIELDS.items() if field not in MARKER_FIELDS and config.getoption(option) is not None
     ]
     if suite_only and not config.getoption("--harness"):
         # Without --harness the suite does not run: the option would be ignored while the
@@ -99,13 +111,7 @@ def _config(config: pytest.Config) -> Config:
     from stream_harness.conformance.config import load_config
 
     return load_config(config.rootpath).with_overrides(
-        cassettes=config.getoption("--harness-cassettes"),
-        adapters=config.getoption("--harness-adapter"),
-        examples=config.getoption("--harness-examples"),
-        seed=config.getoption("--harness-seed"),
-        single_cut_limit=config.getoption("--harness-single-cut-limit"),
-        checks=config.getoption("--harness-check"),
-        expectations=config.getoption("--harness-expectations"),
+        **{field: config.getoption(option) for field, option in OPTION_FIELDS.items()}
     )
 
 
