@@ -357,7 +357,8 @@ def test_a_gateway_that_ends_a_cut_upstream_cleanly_fails_the_cut_check_in_every
     for failure, cut in zip(found, TRANSPORT_CUTS):
         assert "complete HTTP message (chunked) with no error event" in failure.message
         observed = json.loads(failure.observed or "{}")
-        assert observed["cut"] == cut and observed["transfer"] == "complete" and not observed["error_carried"]
+        assert observed["cut"] == cut and observed["client_transfer"] == "complete (chunked)" and not observed["error_carried"]
+        assert failure.path == "client_transfer"
 
 
 def test_a_gateway_that_sends_an_error_event_on_a_cut_passes_the_cut_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:

@@ -729,13 +729,12 @@ def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
         out.append(
             differing(
                 f"the upstream {_CUTS[cut]} after event {k} of {len(frames)}: {problem}",
-                {"cut": cut, "client": "an incomplete transfer or an error event"},
+                {"cut": cut, "client_transfer": "not complete, or an error carried", "terminal": "error"},
                 {
                     "cut": cut,
-                    "transfer": t.end if t else None,
-                    "framing": t.framing if t else None,
-                    "terminal": ex.result.terminal,
+                    "client_transfer": f"{t.end} ({t.framing})" if t else None,
                     "error_carried": ex.error_carried(),
+                    "terminal": ex.result.terminal,
                     "status": ex.status,
                 },
             )
