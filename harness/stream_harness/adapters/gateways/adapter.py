@@ -10,7 +10,11 @@ the expectation files treat a gateway like a library; what is particular to a ga
 said by attributes the checks read: ``client_protocol`` (the final message is compared
 across protocols, :mod:`stream_harness.adapters.gateways.compare`), ``proxy`` (the proxy checks apply) and
 ``split_budget`` (a request through a gateway costs a tenth of a second, not
-microseconds, so a few splits instead of a hundred).
+microseconds, so a few splits instead of a hundred). The checks that need more than a
+result call :meth:`ProxyAdapter.exchange`: the upstream paced (event by event, or a few
+bytes at a time) or cut (a FIN, a reset, a close inside a chunk), and the client side read
+by a raw HTTP/1.1 reader (:mod:`stream_harness.adapters.gateways.rawhttp`) that records how
+the transfer ended, with the upstream's log of when each write and event went out.
 
 One gateway process and one upstream serve every row of that gateway in a process
 (:class:`ProxySession`): started at the first run, restarted if the gateway dies (the run
