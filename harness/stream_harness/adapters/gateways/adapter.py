@@ -156,7 +156,7 @@ class Exchange:
         hit = self.stream_hit()
         if hit is None:
             return 0
-        written = max((end for t, end in zip(hit.sent, hit.sent_ends) if t < moment), default=0)
+        written = max((end for t, end in zip(hit.sent, hit.sent_ends, strict=False) if t < moment), default=0)
         return sum(1 for end in hit.event_ends if end <= written)
 
     def events_with(self, index: int) -> int | None:
