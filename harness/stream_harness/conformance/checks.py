@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
+from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.server.loopback import BYTE_PIECES, TRANSPORT_CUTS, CutMode, Pacing
@@ -370,8 +371,6 @@ def check_expected(ctx: CheckContext) -> list[Failure]:
         return [differing(f"the adapter crashed: {result.crashed}", want, outcome_of(result))]
     client = client_protocol(ctx)
     if client is not None:  # a gateway: compared at the contract level, across protocols
-        from stream_harness.adapters.gateways import compare
-
         found = compare.differences(ctx.expected_message, ctx.case.protocol, result.message, client)
         if not found:
             return []
