@@ -4,15 +4,26 @@
 upstream and copies the answer back as it arrives, so a real process with a real port
 stands where LiteLLM or Portkey would. The modes are the failures the lifecycle tests
 need: ``ok``, ``never-ready`` (readiness answers 503 forever), ``exit`` (dies before
-listening), ``die-on-request`` (dies when the first request comes), ``buffer`` (holds the
-whole upstream body, then sends it), ``clean-on-cut`` (an upstream that drops the
-connection gets a clean end towards the client).
+listening), ``die-on-request`` (dies when the first request comes).
+
+And the ways a gateway can be wrong, or right, about streaming and cuts. ``ok`` forwards
+each upstream read at once and, when the upstream connection drops (a FIN, a reset, a
+close inside a chunk), drops the client's too without the terminating chunk: right.
+``error-on-cut`` instead sends an error event of the client protocol, then ends cleanly:
+also right. ``clean-on-cut`` ends the client's response with the terminating chunk and
+no error: a complete message for a stream that was not (wrong). ``buffer`` holds the
+whole upstream body, then sends it (wrong in any pacing). ``hold-small-reads[:N]``
+decides per transport read: a read of a whole event or more (``SMALL`` bytes) goes out at
+once with whatever was held, a smaller one is held until N bytes (4096 by default) are
+held or the upstream ends. Event by event it streams; byte by byte it holds the stream
+(wrong, and only the byte-paced run shows it).
 """
 
 from __future__ import annotations
 
 import http.client
 import os
+import re
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,7 +31,14 @@ from urllib.parse import urlsplit
 
 PORT = int(sys.argv[1])
 UPSTREAM = urlsplit(sys.argv[2])
-MODE = sys.argv[3]
+MODE, _, HOLD = sys.argv[3].partition(":")
+HOLD_BYTES = int(HOLD or 4096)
+EVENT_END = re.compile(rb"\r?\n\r?\n")
+SMALL = 16  # a read below this is "small" to hold-small-reads
+ERROR_EVENTS = {
+    "/v1/messages": b'event: error\ndata: {"type": "error", "error": {"type": "api_error", "message": "upstream connection lost"}}\n\n',
+    "/v1/chat/completions": b'data: {"error": {"message": "upstream connection lost", "type": "server_error"}}\n\n',
+}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -51,23 +69,40 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header(name, resp.getheader(name) or "")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        pieces: list[bytes] = []
+        held: list[bytes] = []
         try:
             while True:
                 piece = resp.read1(65536)
                 if not piece:
                     break
                 if MODE == "buffer":
-                    pieces.append(piece)
+                    held.append(piece)
+                elif MODE == "error-on-cut":
+                    # Whole events only, so the error event never lands inside a cut one.
+                    held.append(piece)
+                    data = b"".join(held)
+                    at = max((m.end() for m in EVENT_END.finditer(data)), default=0)
+                    if at:
+                        self._chunk(data[:at])
+                    held = [data[at:]] if data[at:] else []
+                elif MODE == "hold-small-reads" and len(piece) < SMALL and sum(map(len, held)) + len(piece) < HOLD_BYTES:
+                    held.append(piece)
                 else:
-                    self._chunk(piece)
-        except http.client.IncompleteRead:
-            if MODE != "clean-on-cut":
+                    self._chunk(b"".join([*held, piece]))
+                    held = []
+        except (http.client.IncompleteRead, OSError):
+            if MODE == "error-on-cut":
+                self._chunk(ERROR_EVENTS[self.path])  # the cut event's part is dropped
+                held = []
+            elif held:
+                self._chunk(b"".join(held))
+                held = []
+            if MODE not in ("error-on-cut", "clean-on-cut"):
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
-        if pieces:
-            self._chunk(b"".join(pieces))
+        if held:
+            self._chunk(b"".join(held))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.gateways import compare
+from stream_harness.adapters.gateways import compare, rawhttp
 from stream_harness.adapters.gateways.adapter import (
     Exchange,
     ProxyAdapter,
@@ -28,6 +28,7 @@ from stream_harness.adapters.gateways.adapter import (
 )
 from stream_harness.adapters.gateways.catalog import GATEWAYS, Gateway, all_rows, litellm_config
 from stream_harness.adapters.gateways.process import GatewayError, GatewayProcess, port_is_free
+from stream_harness.adapters.gateways.rawhttp import RawResponse, Transfer
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
 from stream_harness.conformance.cases import Case, load_cases
@@ -49,7 +50,15 @@ from stream_harness.contract.events import (
     ToolCall,
 )
 from stream_harness.providers.reference import normalize
-from stream_harness.server.loopback import Hit
+from stream_harness.server.loopback import (
+    BYTE_HEAD_LIMIT,
+    BYTE_PIECES,
+    TRANSPORT_CUTS,
+    Chunked,
+    Hit,
+    LoopbackServer,
+    Whole,
+)
 from stream_harness.server.upstream import (
     MISMATCH_STATUS,
     ProxyUpstream,
@@ -128,12 +137,71 @@ def test_a_side_request_is_answered_404_and_is_no_mismatch() -> None:
         assert [h.status for h in up.hits] == [404]
 
 
-def test_a_close_cut_drops_the_connection_inside_the_body_and_a_clean_cut_ends_it() -> None:
+def raw_post(url: str, path: str) -> RawResponse:
+    host, port = url.removeprefix("http://").split(":")
+    return rawhttp.request(host, int(port), "POST", path, b"{}", {"connection": "close"}, timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("cut", "end", "received"),
+    [
+        ("close", "eof", b"data: 1\n\ndata: 2\n\n"),
+        ("reset", "reset", b"data: 1\n\ndata: 2\n\n"),
+        ("inside-chunk", "eof-inside-chunk", b"data: 1\n\ndata"),
+        ("clean", "complete", b"data: 1\n\ndata: 2\n\n"),
+        ("none", "complete", b"data: 1\n\ndata: 2\n\n"),
+    ],
+)
+def test_each_cut_ends_the_upstream_body_as_it_says_and_the_raw_reader_tells_which(cut: str, end: str, received: bytes) -> None:
     with ProxyUpstream() as up:
-        up.answer(Reply(CHAT, chunks=[b"data: {}\n\n"], cut="close"))
-        assert post(up.url, "/v1/chat/completions")[2] == "incomplete"
-        up.answer(Reply(CHAT, chunks=[b"data: {}\n\n"], cut="clean"))
-        assert post(up.url, "/v1/chat/completions") == (200, b"data: {}\n\n", None)
+        up.answer(Reply(CHAT, chunks=[b"data: 1\n\n", b"data: 2\n\n"], cut=cut))  # type: ignore[arg-type]
+        resp = raw_post(up.url, "/v1/chat/completions")
+        assert (resp.status, resp.transfer.framing, resp.transfer.end) == (200, "chunked", end)
+        assert b"".join(resp.chunks) == received
+        assert (resp.problem() is None) == (end == "complete")
+        assert up.hits[0].sent_ends == [9, 18] if cut != "inside-chunk" else [9, 13]
+    if cut in ("close", "inside-chunk", "clean"):
+        assert post_incomplete(cut)
+
+
+def post_incomplete(cut: str) -> bool:
+    """http.client agrees on FIN cuts (the reset is what it cannot name)."""
+    with ProxyUpstream() as up:
+        up.answer(Reply(CHAT, chunks=[b"data: 1\n\n", b"data: 2\n\n"], cut=cut))  # type: ignore[arg-type]
+        return (post(up.url, "/v1/chat/completions")[2] == "incomplete") == (cut != "clean")
+
+
+def test_the_raw_reader_reports_a_short_content_length_and_a_close_delimited_end() -> None:
+    class Short:
+        methods = ("POST",)
+
+        def __init__(self, answer: Whole) -> None:
+            self.answer = answer
+
+        def respond(self, hit: Hit) -> Whole:
+            return self.answer
+
+    with LoopbackServer(Short(Whole(200, [("content-length", "10")], b"abc"))) as server:
+        resp = raw_post(server.url, "/x")
+        assert (resp.transfer.framing, resp.transfer.end, resp.chunks) == ("content-length", "eof", [b"abc"])
+    with LoopbackServer(Short(Whole(200, [("connection", "close")], b"abc"))) as server:
+        resp = raw_post(server.url, "/x")
+        assert (resp.transfer.framing, resp.transfer.end, resp.chunks) == ("close-delimited", "complete", [b"abc"])
+
+
+def test_byte_pacing_writes_the_body_a_few_bytes_at_a_time_and_logs_where_events_end() -> None:
+    body = case_of("anthropic-messages/tool_call.yaml").body
+    with ProxyUpstream() as up:
+        up.answer(Reply(ANTHROPIC, chunks=[body], delay=0.001, pacing="bytes"))
+        resp = raw_post(up.url, "/v1/messages")
+        assert resp.transfer.complete and b"".join(resp.chunks) == body
+        hit = up.hits[0]
+        sizes = [b - a for a, b in zip([0, *hit.sent_ends], hit.sent_ends, strict=False)]
+        assert all(BYTE_PIECES[0] <= n <= BYTE_PIECES[1] for n in sizes[:-1]) and sum(sizes) == len(body)
+        assert len(hit.sent) == len(sizes) and hit.event_ends[-1] == len(body) and len(hit.event_ends) == 13
+    big = b"data: " + b"x" * 6000 + b"\n\n"
+    pieces = list(Chunked(200, [], [big], pacing="bytes").writes())
+    assert sum(len(p) for p in pieces[:-1]) == BYTE_HEAD_LIMIT and b"".join(pieces) == big
 
 
 def test_gemini_framing_follows_the_request() -> None:
@@ -279,19 +347,71 @@ def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(fake_adapt
 
 def test_a_buffering_gateway_fails_the_streaming_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
     ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("buffer"))
-    (failure,) = check_proxy_streaming(ctx)
-    assert "the gateway buffered" in failure.message
-    assert failure.observed is not None and json.loads(failure.observed)["ttfb_ratio"] >= 1
+    by_events, by_bytes = check_proxy_streaming(ctx)  # in both pacings
+    assert by_events.message.startswith("the gateway buffered: with events 200 ms apart")
+    assert by_bytes.message.startswith("the gateway buffered: with 3-7 byte writes 3 ms apart")
+    for failure in (by_events, by_bytes):
+        observed = json.loads(failure.observed or "{}")
+        assert observed["ttfb_ratio"] >= 1 and observed["held_events"] == 13
 
 
-def test_a_gateway_that_ends_a_cut_upstream_cleanly_fails_the_cut_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
-    # A chat stream cut after its finish_reason chunk but before [DONE] is unfinished to the
-    # reference; a gateway closing it cleanly hands the client what looks complete... only
-    # if the terminal arrived. Anthropic cut before message_stop: the reference ends in
-    # error whichever way the gateway closes, so the check fails only a gateway that
-    # *adds* a clean finish; here the pass-through does not, and the check passes.
-    ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("clean-on-cut"))
+@pytest.mark.parametrize("case", ["anthropic-messages/tool_call.yaml", "openai-completions/tool_call_single.yaml"])
+def test_a_gateway_that_ends_a_cut_upstream_cleanly_fails_the_cut_check_in_every_cut_mode(
+    fake_adapter: Callable[..., ProxyAdapter], case: str
+) -> None:
+    """The client's normalizer ends the stream in error (no terminal event) whichever way
+    the gateway closes; what the check reads is the transfer: a clean, complete chunked
+    message with no error event is the gateway passing a cut stream off as whole."""
+    c = case_of(case)
+    found = check_proxy_upstream_cut(CheckContext(c, fake_adapter("clean-on-cut", upstream=c.protocol)))
+    assert len(found) == len(TRANSPORT_CUTS)
+    for failure, cut in zip(found, TRANSPORT_CUTS, strict=True):
+        assert "complete HTTP message (chunked) with no error event" in failure.message
+        observed = json.loads(failure.observed or "{}")
+        assert observed["cut"] == cut and observed["client_transfer"] == "complete (chunked)" and not observed["error_carried"]
+        assert failure.path == "client_transfer"
+
+
+def test_a_gateway_that_sends_an_error_event_on_a_cut_passes_the_cut_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("error-on-cut"))
     assert check_proxy_upstream_cut(ctx) == []
+    ex = ctx.adapter.exchange(ANTHROPIC, event_frames(ctx.case.body)[:4], cut="reset")  # type: ignore[attr-defined]
+    assert ex.transfer.complete and ex.error_carried() and ex.result.terminal == "error"
+
+
+def test_the_pass_through_drops_the_client_connection_as_the_upstream_dropped(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter()
+    frames = event_frames(case_of("anthropic-messages/tool_call.yaml").body)
+    for cut in TRANSPORT_CUTS:
+        ex = adapter.exchange(ANTHROPIC, frames[:5], cut=cut)
+        assert ex.transfer is not None and not ex.transfer.complete, cut
+        assert ex.transfer.end == "eof" and not ex.error_carried()
+        assert ex.result.terminal == "error" and ex.result.crashed is None
+
+
+def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_run(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    """Event by event each read is a whole event and goes out; byte by byte every read is
+    small and the gateway holds them until the upstream ends (no first byte before the
+    last write) or, with a 1200-byte threshold, until 7 of 13 events are out (the first
+    content is event 3, so at most 3 + 2 may be: the time bound passes, the bound in
+    events does not)."""
+    case = case_of("anthropic-messages/tool_call.yaml")
+    (failure,) = check_proxy_streaming(CheckContext(case, fake_adapter("hold-small-reads")))
+    assert failure.message.startswith("the gateway buffered: with 3-7 byte writes 3 ms apart")
+    (failure,) = check_proxy_streaming(CheckContext(case, fake_adapter("hold-small-reads:1200")))
+    assert failure.message.startswith("the gateway held the head: with 3-7 byte writes 3 ms apart")
+    observed = json.loads(failure.observed or "{}")
+    assert observed["held_events"] >= 7 and observed["ttfb_ratio"] < 1  # 8 when the fake is slow to flush
+
+
+def test_a_faithful_pass_through_holds_no_head_in_either_pacing(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    adapter = fake_adapter()
+    body = case_of("anthropic-messages/tool_call.yaml").body
+    ex = adapter.exchange(ANTHROPIC, [body], delay=0.003, pacing="bytes")
+    hit = ex.stream_hit()
+    assert hit is not None and len(hit.sent) > 200 and len(hit.event_ends) == 13
+    assert ex.held_events() is not None and ex.held_events() <= 1  # type: ignore[operator]
+    assert len(ex.times) > 20  # the client saw the stream come in small reads too
 
 
 # ---------------------------------------------------------------------------------------
@@ -343,6 +463,7 @@ class HandMade:
         self.protocols = frozenset({upstream})
         self.client_protocol = client
         self.output = output  # (chunks, delay, cut) -> (status, headers, body, buffered)
+        self.clean_on_cut = False
 
     def version(self) -> str:
         return "0"
@@ -350,16 +471,21 @@ class HandMade:
     def run(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None) -> AdapterResult:
         return self.exchange(protocol, chunks, status=status, headers=headers).result
 
-    def exchange(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None, delay: float = 0.0, cut: str = "none") -> Exchange:
+    def exchange(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None, delay: float = 0.0, cut: str = "none", pacing: str = "chunks", timeout: float | None = None) -> Exchange:
         client_status, client_headers, body, buffered = self.output(chunks, delay, cut)
         events = list(normalize(self.client_protocol, [body], status=client_status, headers=client_headers))
         last = events[-1]
         assert isinstance(last, DoneEvent | ErrorEvent)
-        sent = [i * delay for i in range(len(chunks))]
-        first = (sent[-1] if buffered else sent[0]) + 0.01
+        writes = list(Chunked(status, [], chunks, pacing=pacing).writes())  # type: ignore[arg-type]
+        sent = [i * delay for i in range(len(writes))]
+        ends = [sum(len(w) for w in writes[: i + 1]) for i in range(len(writes))]
+        event_ends = [sum(len(f) for f in event_frames(b"".join(chunks))[: i + 1]) for i in range(len(event_frames(b"".join(chunks))))]
+        first = (sent[-1] if buffered else sent[0]) + delay / 2
         result = AdapterResult(message=last.message, events=events, raw={"client_status": client_status})
-        hit = Hit("POST", "/v1/messages", protocol, {}, b"", 0.0, status, sent)
-        return Exchange(result, client_status, client_headers, [body], [first], 0.0, [hit])
+        hit = Hit("POST", "/v1/messages", protocol, {}, b"", 0.0, status, sent, ends, event_ends)
+        # The body written whole and ended well, as a gateway that closes a cut stream cleanly does.
+        transfer = Transfer("chunked", "complete" if cut == "none" or self.clean_on_cut else "eof")
+        return Exchange(result, client_status, client_headers, [body], [first], 0.0, [hit], transfer)
 
 
 TOOL_CASE = "anthropic-messages/tool_call.yaml"
@@ -376,7 +502,9 @@ def handmade(case: Case, **changes: Any) -> HandMade:
         body = chat_stream(message, finish=changes.get("finish", "tool_calls") if done else None, usage=changes.get("usage", True) and done, done=done)
         return 200, {"content-type": ["text/event-stream"]}, body, changes.get("buffered", False)
 
-    return HandMade(ANTHROPIC, CHAT, output)
+    made = HandMade(ANTHROPIC, CHAT, output)
+    made.clean_on_cut = changes.get("clean_on_cut", False)
+    return made
 
 
 def failures_of(check: Callable[[CheckContext], list[Any]], adapter: Any, case: Case) -> list[str]:

@@ -21,15 +21,27 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from stream_harness.adapters.gateways import compare
+from stream_harness.adapters.gateways.adapter import Exchange, record_timing
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
-from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
-from stream_harness.providers.stop_reasons import map_stop_reason
-from stream_harness.recordings.inputs import display_path
-from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.cases import Case
-from stream_harness.contract.rules import Violation, check_contract
+from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.contract.diff import first_difference, short_diff
-from stream_harness.contract.events import AssistantMessage, ContentBlock, DoneEvent, ErrorEvent, Event, ToolCall
+from stream_harness.contract.events import (
+    AssistantMessage,
+    ContentBlock,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    ToolCall,
+)
+from stream_harness.contract.rules import Violation, check_contract
+from stream_harness.providers.registry import get_normalizer
+from stream_harness.providers.stop_reasons import map_stop_reason
+from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
+from stream_harness.recordings.inputs import display_path
+from stream_harness.server.loopback import BYTE_PIECES, TRANSPORT_CUTS, CutMode, Pacing
+from stream_harness.server.upstream import event_frames
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,8 +377,6 @@ def check_expected(ctx: CheckContext) -> list[Failure]:
         return [differing(f"the adapter crashed: {result.crashed}", want, outcome_of(result))]
     client = client_protocol(ctx)
     if client is not None:  # a gateway: compared at the contract level, across protocols
-        from stream_harness.adapters.gateways import compare
-
         found = compare.differences(ctx.expected_message, ctx.case.protocol, result.message, client)
         if not found:
             return []
@@ -557,6 +567,28 @@ def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
 
 PACING = 0.2  # seconds between upstream events in the streaming check
 MAX_PACED = 10  # upstream sends at most this many paced groups of events
+BYTE_PACING = 0.003  # seconds between the 3-7 byte writes of the byte-paced run
+# The held head, in events: a gateway may wait for the first upstream event that carries
+# content (text, thinking, a tool call, an error, the end): a translating gateway needs
+# it to know what to send (LiteLLM does so). Past it, at most this many more events may
+# go out before the client's first byte: at 200 ms event pacing a streaming gateway
+# holds none; at byte pacing its own latency (tens of ms) lets a small event or two more
+# through, while a gateway holding reads until it has "enough" holds many.
+HELD_AFTER_CONTENT = 2
+# A cut run's client read gives up after this long without a byte: a gateway that keeps
+# the client waiting on a dead upstream fails, and a report does not wait a minute on it.
+CUT_TIMEOUT = 15.0
+# Event types that show the first content reached the reference (the held-head bound).
+_CONTENT: Final = frozenset({"text_delta", "thinking_delta", "toolcall_start", "toolcall_delta", "error", "done"})
+_PACINGS: Final[dict[Pacing, str]] = {
+    "chunks": f"events {PACING * 1000:.0f} ms apart",
+    "bytes": f"{BYTE_PIECES[0]}-{BYTE_PIECES[1]} byte writes {BYTE_PACING * 1000:.0f} ms apart",
+}
+_CUTS: Final[dict[CutMode, str]] = {
+    "close": "closed the connection (FIN) after a whole chunk",
+    "reset": "reset the connection (RST)",
+    "inside-chunk": "closed the connection inside a chunk",
+}
 
 
 def client_protocol(ctx: CheckContext) -> str | None:
@@ -567,13 +599,21 @@ def client_protocol(ctx: CheckContext) -> str | None:
 
 def _paced_groups(body: bytes) -> list[bytes]:
     """The body's events, merged into at most MAX_PACED consecutive groups."""
-    from stream_harness.server.upstream import event_frames
-
     frames = event_frames(body)
     if len(frames) <= MAX_PACED:
         return frames
     size = -(-len(frames) // MAX_PACED)
     return [b"".join(frames[i : i + size]) for i in range(0, len(frames), size)]
+
+
+def first_content_event(protocol: str, body: bytes) -> int:
+    """The index of the first event after which the reference has content (or the end) to show."""
+    normalizer = get_normalizer(protocol)
+    frames = event_frames(body)
+    for i, frame in enumerate(frames):
+        if any(e.type in _CONTENT for e in normalizer.feed(frame)):
+            return i
+    return max(len(frames) - 1, 0)
 
 
 def _streams(case: Case, expected: list[Event]) -> bool:
@@ -585,65 +625,126 @@ def _http_error(case: Case, expected: list[Event]) -> bool:
 
 
 def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
-    from stream_harness.adapters.gateways.adapter import record_timing
-
+    """The body paced event by event and byte by byte; the first client byte bounded in
+    time (before the upstream's last write) and in events (the held head)."""
     groups = _paced_groups(ctx.case.body)
     if len(groups) < 3:
         return []
     c = ctx.case
-    ex = ctx.adapter.exchange(c.protocol, groups, status=c.status, headers=c.headers, delay=PACING)  # type: ignore[attr-defined]
-    result = ex.result
-    if result.crashed:
-        return [differing(f"the adapter crashed: {result.crashed}", {"crashed": None}, outcome_of(result))]
-    ratio = ex.ttfb_ratio()
-    record_timing(ctx.adapter.name, c.id, ex, PACING)
+    content = first_content_event(c.protocol, c.body)
     out = []
-    if ratio is None or ratio >= 1:
-        shown = "no body byte" if ratio is None else f"first byte at {ratio:.2f} of the upstream's span"
-        out.append(
-            differing(
-                f"the gateway buffered: with {len(groups)} upstream events {PACING * 1000:.0f} ms apart, {shown} "
-                "(a streaming gateway passes the first byte on before the upstream's last event is sent)",
-                {"ttfb_ratio": "< 1"},
-                {"ttfb_ratio": None if ratio is None else round(ratio, 3), "client_reads": len(ex.times)},
+    for pacing, how in _PACINGS.items():
+        if pacing == "chunks":
+            ex: Exchange = ctx.adapter.exchange(c.protocol, groups, status=c.status, headers=c.headers, delay=PACING)  # type: ignore[attr-defined]
+        else:
+            ex = ctx.adapter.exchange(c.protocol, [c.body], status=c.status, headers=c.headers, delay=BYTE_PACING, pacing="bytes")  # type: ignore[attr-defined]
+        result = ex.result
+        if result.crashed:
+            out.append(differing(f"{how}: the adapter crashed: {result.crashed}", {"crashed": None}, outcome_of(result)))
+            continue
+        record_timing(ctx.adapter.name, c.id, ex, PACING if pacing == "chunks" else BYTE_PACING, pacing)
+        ratio, held, needed = ex.ttfb_ratio(), ex.held_events(), ex.events_with(content)
+        observed = {
+            "ttfb_ratio": None if ratio is None else round(ratio, 3),
+            "held_events": held,
+            "client_reads": len(ex.times),
+        }
+        allowed = None if needed is None else needed + HELD_AFTER_CONTENT
+        if ratio is None or ratio >= 1:
+            shown = "no body byte" if ratio is None else f"first byte at {ratio:.2f} of the upstream's span"
+            out.append(
+                differing(
+                    f"the gateway buffered: with {how} ({len(ex.stream_sent())} writes), {shown} "
+                    "(a streaming gateway passes the first byte on before the upstream's last write)",
+                    {"ttfb_ratio": "< 1", "held_events": f"<= {allowed}"},
+                    observed,
+                )
             )
-        )
-    if _message_key(result) != _message_key(ctx.whole()):
-        out.append(
-            differing(
-                f"paced upstream events give another final message than the whole body ({_summary(result)} instead of {_summary(ctx.whole())})",
-                outcome_of(ctx.whole()),
-                outcome_of(result),
+        elif held is not None and allowed is not None and held > allowed:
+            out.append(
+                differing(
+                    f"the gateway held the head: with {how}, {held} upstream events were out before the client's "
+                    f"first byte; the first content is event {content + 1} ({needed} out with it), "
+                    f"at most {HELD_AFTER_CONTENT} more may be held",
+                    {"ttfb_ratio": "< 1", "held_events": f"<= {allowed}"},
+                    observed,
+                )
             )
-        )
+        if _message_key(result) != _message_key(ctx.whole()):
+            out.append(
+                differing(
+                    f"{how}: the paced upstream gives another final message than the whole body ({_summary(result)} instead of {_summary(ctx.whole())})",
+                    outcome_of(ctx.whole()),
+                    outcome_of(result),
+                )
+            )
     return out
 
 
-def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
-    from stream_harness.server.upstream import event_frames
+def _cut_problem(ex: Exchange) -> str | None:
+    """Why the client side of a cut run is wrong, or None.
 
+    Right: the transfer to the client ends abnormally (RFC 9112's incomplete message: no
+    terminating chunk, a short content length, a reset), or the response carries an error
+    (an error event of the client protocol, an HTTP error status). Wrong: a finish the
+    upstream never sent, a clean complete message without an error (most clients do not
+    insist on the protocol's terminal event and take it as whole), or a client left
+    waiting.
+    """
+    result = ex.result
+    if result.crashed:
+        return f"the adapter crashed: {result.crashed}"
+    if result.terminal == "done":
+        return "the client saw a clean finish (the gateway completed what it did not receive)"
+    t = ex.transfer
+    if t is not None and t.end == "timeout":
+        return f"the client's response neither ended nor failed ({t.detail})"
+    if (t is None or t.complete) and not ex.error_carried():
+        framing = t.framing if t else "unknown framing"
+        return (
+            f"the gateway ended its response as a complete HTTP message ({framing}) with no error event: "
+            "the transfer must end abnormally (no terminating chunk) or carry an error"
+        )
+    return None
+
+
+def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
+    """The upstream connection dropped between two events near the middle, in each way a
+    connection drops (:data:`stream_harness.server.loopback.TRANSPORT_CUTS`)."""
     c = ctx.case
     frames = event_frames(c.body)
     ends = [sum(len(f) for f in frames[:k]) for k in range(len(frames) + 1)]
-    # A cut between events, as near the middle as leaves the stream unfinished.
+    # A cut between events, as near the middle as leaves the stream unfinished; the cut
+    # inside a chunk sends half of event k too, which must leave it unfinished as well.
     order = sorted(range(1, len(frames)), key=lambda k: abs(k - len(frames) / 2))
-    k = next((k for k in order if c.cut_ends_in_error(ends[k])), None)
+    k = next(
+        (k for k in order if c.cut_ends_in_error(ends[k]) and c.cut_ends_in_error(ends[k] + max(1, len(frames[k]) // 2))),
+        None,
+    )
     if k is None:
         return []
-    ex = ctx.adapter.exchange(c.protocol, frames[:k], status=c.status, headers=c.headers, cut="close")  # type: ignore[attr-defined]
-    result = ex.result
-    if result.crashed:
-        return [differing(f"upstream cut after event {k} of {len(frames)}: the adapter crashed: {result.crashed}", {"terminal": "error"}, outcome_of(result))]
-    if result.terminal == "done":
-        return [
+    out = []
+    for cut in TRANSPORT_CUTS:
+        sent = frames[: k + 1] if cut == "inside-chunk" else frames[:k]
+        ex: Exchange = ctx.adapter.exchange(c.protocol, sent, status=c.status, headers=c.headers, cut=cut, timeout=CUT_TIMEOUT)  # type: ignore[attr-defined]
+        problem = _cut_problem(ex)
+        if problem is None:
+            continue
+        t = ex.transfer
+        out.append(
             differing(
-                f"the upstream connection dropped after event {k} of {len(frames)} and the client saw a clean finish; "
-                "a cut stream must reach the client as an error or a truncation",
-                {"terminal": "error"},
-                outcome_of(result),
+                f"the upstream {_CUTS[cut]} after event {k} of {len(frames)}: {problem}",
+                {"cut": cut, "client_transfer": "not complete, or an error carried", "terminal": "error"},
+                {
+                    "cut": cut,
+                    "client_transfer": f"{t.end} ({t.framing})" if t else None,
+                    "error_carried": ex.error_carried(),
+                    "terminal": ex.result.terminal,
+                    "status": ex.status,
+                },
             )
-        ]
-    return []
+        )
+    return out
 
 
 def check_proxy_error_status(ctx: CheckContext) -> list[Failure]:

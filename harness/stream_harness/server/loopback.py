@@ -19,26 +19,46 @@ buffering one) and when the reply ended.
 A chunked reply writes and flushes each non-empty chunk on its own: the chunked framing
 keeps the boundaries visible to a client that reads it, while a client reading the
 decoded body through TCP may see neighbouring chunks merged (what the network does too).
-``cut`` ends it without the chunked terminator (``close``: the connection drops inside
-the body, a transport error for the client) or with it (``clean``: a body that stops
-early but ends well).
+``pacing="bytes"`` writes the body instead in pieces of 3 to 7 bytes (:data:`BYTE_PIECES`,
+the first :data:`BYTE_HEAD_LIMIT` bytes; the rest as given), each its own HTTP chunk,
+``delay`` apart: an event line then reaches the client over several transport reads, the
+way a slow or congested upstream delivers it, and a client that decides per read (holds
+a read until it has "enough") is seen holding the stream.
+
+``cut`` ends the body early. Without the chunked terminator, so that the message is
+incomplete for the client (RFC 9112, 7.1: no zero-length chunk), in the three ways a
+connection really drops (:data:`TRANSPORT_CUTS`): ``close`` (a FIN after a complete
+chunk), ``reset`` (an RST: ``SO_LINGER`` 0 and close, the peer's next read fails with
+ECONNRESET) and ``inside-chunk`` (the last chunk's size is announced, half its bytes
+written, then a FIN). Each comes :data:`CUT_SETTLE` seconds after the last write, so the
+bytes before it have been read (an RST arriving with unread data may discard it, which
+is another test). Or with the terminator (``clean``): a body that stops early but ends
+well, a complete HTTP message.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import random
 import socket
+import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Final, Literal, Protocol, Self
 from urllib.parse import urlsplit
 
 HOST: Final = "127.0.0.1"
-CutMode = Literal["none", "close", "clean"]
+CutMode = Literal["none", "close", "reset", "inside-chunk", "clean"]
+# The cuts that drop the connection inside the chunked body (no terminating chunk).
+TRANSPORT_CUTS: Final[tuple[CutMode, ...]] = ("close", "reset", "inside-chunk")
+Pacing = Literal["chunks", "bytes"]
+BYTE_PIECES: Final = (3, 7)  # bytes per write under byte pacing, drawn from a seeded PRNG
+BYTE_HEAD_LIMIT: Final = 4096  # bytes written in small pieces; the rest goes out as given
+CUT_SETTLE: Final = 0.05  # seconds between the last write and a cut
 _SECRET_HEADERS: Final = {"authorization", "x-api-key", "x-goog-api-key", "api-key"}
 
 
@@ -54,6 +74,11 @@ class Hit:
     arrived: float
     status: int = 0
     sent: list[float] = field(default_factory=list)  # monotonic time of each chunk written
+    sent_ends: list[int] = field(default_factory=list)  # body bytes written by then, per chunk
+    # Where each event of the reply's body ends (byte offsets), where the strategy knows
+    # its events: with ``sent`` and ``sent_ends`` it tells how many events had gone out
+    # at any moment (the held head of a gateway, in events).
+    event_ends: list[int] = field(default_factory=list)
     finished: float | None = None
     note: str = ""  # why the strategy answered so, where it is not the obvious reply
     source: str | None = None  # the recording the reply came from, where there is one
@@ -68,8 +93,32 @@ class Chunked:
     headers: Sequence[tuple[str, str]]
     chunks: Sequence[bytes]
     reason: str | None = None
-    delay: float = 0.0  # seconds before every chunk after the first
+    delay: float = 0.0  # seconds before every write after the first
     cut: CutMode = "none"
+    pacing: Pacing = "chunks"
+
+    def writes(self) -> Iterator[bytes]:
+        """The body as the writes it goes out in (one HTTP chunk each).
+
+        ``chunks`` as given; under byte pacing the first :data:`BYTE_HEAD_LIMIT` bytes in
+        pieces of :data:`BYTE_PIECES` bytes (the same pieces for the same body on every
+        run), the rest of each chunk after them in one write.
+        """
+        chunks = [c for c in self.chunks if c]
+        if self.pacing == "chunks":
+            yield from chunks
+            return
+        rng = random.Random(0)
+        budget = BYTE_HEAD_LIMIT
+        for chunk in chunks:
+            at = 0
+            while at < len(chunk) and budget > 0:
+                n = min(rng.randint(*BYTE_PIECES), len(chunk) - at, budget)
+                yield chunk[at : at + n]
+                at += n
+                budget -= n
+            if at < len(chunk):
+                yield chunk[at:]
 
 
 @dataclass(frozen=True)
@@ -193,19 +242,41 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
-            for i, chunk in enumerate(c for c in answer.chunks if c):
+            writes = list(answer.writes())
+            written = 0
+            for i, chunk in enumerate(writes):
                 if i and answer.delay:
                     time.sleep(answer.delay)
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                if answer.cut == "inside-chunk" and i == len(writes) - 1:
+                    # The size of the whole chunk announced, half of it written.
+                    part = chunk[: max(1, len(chunk) // 2)]
+                    self.wfile.write(b"%x\r\n%s" % (len(chunk), part))
+                else:
+                    part = chunk
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
+                written += len(part)
                 hit.sent.append(time.monotonic())
-            if answer.cut == "close":
-                # Inside the chunked body: the client sees the connection drop mid-message.
-                self.close_connection = True
-                with contextlib.suppress(OSError):
-                    self.connection.shutdown(socket.SHUT_RDWR)
+                hit.sent_ends.append(written)
+            if answer.cut in TRANSPORT_CUTS:
+                time.sleep(CUT_SETTLE)
+                self._cut(answer.cut)
             else:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-stream: its choice
+
+    def _cut(self, how: CutMode) -> None:
+        """Drop the connection inside the chunked body: a FIN, or an RST for ``reset``."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            if how == "reset":
+                # Linger on, timeout 0: close() discards the send queue and sends an RST.
+                # The reader holds a reference to the socket, so it is closed first, or
+                # close() would leave the connection open until the handler returns.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.rfile.close()
+                self.connection.close()
+            else:
+                self.connection.shutdown(socket.SHUT_RDWR)

@@ -10,9 +10,10 @@ and a 599 naming both protocols otherwise, which the adapter reports as a crashe
 "the gateway called X, the cassette has Y".
 
 The reply goes out through the one loopback server (:mod:`stream_harness.server.loopback`),
-in the chunks it was given, with a pause between them, and ends as ``cut`` says; the
-server logs each request with the time of its arrival and of every chunk sent, for the
-streaming check. This module is the choosing of the reply (:class:`ProtocolReplies`).
+in the chunks it was given or in small byte-level pieces (``pacing``), with a pause
+between them, and ends as ``cut`` says; the server logs each request with the time of its
+arrival and of every chunk sent, and this strategy adds where each event of the body ends,
+for the streaming check. This module is the choosing of the reply (:class:`ProtocolReplies`).
 
 Gemini's two framings follow the request: ``alt=sse`` gets SSE, anything else the JSON
 array, whichever the cassette recorded (LiteLLM asks for SSE, Portkey for the array).
@@ -36,6 +37,7 @@ from stream_harness.server.loopback import (
     CutMode,
     Hit,
     LoopbackServer,
+    Pacing,
     json_error,
 )
 from stream_harness.wire._types import JSONLine
@@ -110,8 +112,9 @@ class Reply:
     status: int = 200
     headers: Sequence[tuple[str, str]] = ()
     chunks: Sequence[bytes] = ()
-    delay: float = 0.0  # seconds before every chunk after the first
+    delay: float = 0.0  # seconds before every write after the first
     cut: CutMode = "none"
+    pacing: Pacing = "chunks"  # "bytes": written 3 to 7 bytes at a time (server.loopback)
 
 
 class ProtocolReplies:
@@ -145,7 +148,14 @@ class ProtocolReplies:
             sse = reply.protocol != GOOGLE or b"".join(chunks).lstrip()[:1] not in (b"[", b"{")
             kind = "text/event-stream" if reply.status < 400 and sse else "application/json"
             headers.append(("content-type", kind))
-        return Chunked(reply.status, headers, chunks, delay=reply.delay, cut=reply.cut)
+        if reply.status < 400:
+            # Counted on the body as served (after any reframing), for the held-head bound.
+            ends, at = [], 0
+            for frame in event_frames(b"".join(chunks)):
+                at += len(frame)
+                ends.append(at)
+            hit.event_ends = ends
+        return Chunked(reply.status, headers, chunks, delay=reply.delay, cut=reply.cut, pacing=reply.pacing)
 
 
 class ProxyUpstream(LoopbackServer):

@@ -10,7 +10,11 @@ the expectation files treat a gateway like a library; what is particular to a ga
 said by attributes the checks read: ``client_protocol`` (the final message is compared
 across protocols, :mod:`stream_harness.adapters.gateways.compare`), ``proxy`` (the proxy checks apply) and
 ``split_budget`` (a request through a gateway costs a tenth of a second, not
-microseconds, so a few splits instead of a hundred).
+microseconds, so a few splits instead of a hundred). The checks that need more than a
+result call :meth:`ProxyAdapter.exchange`: the upstream paced (event by event, or a few
+bytes at a time) or cut (a FIN, a reset, a close inside a chunk), and the client side read
+by a raw HTTP/1.1 reader (:mod:`stream_harness.adapters.gateways.rawhttp`) that records how
+the transfer ended, with the upstream's log of when each write and event went out.
 
 One gateway process and one upstream serve every row of that gateway in a process
 (:class:`ProxySession`): started at the first run, restarted if the gateway dies (the run
@@ -21,7 +25,6 @@ or by the ``with`` block.
 from __future__ import annotations
 
 import atexit
-import http.client
 import json
 import os
 import re
@@ -32,7 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult
+from stream_harness.adapters.gateways.catalog import (
+    CLIENT_PATHS,
+    GATEWAYS,
+    Gateway,
+    client_request,
+    row_name,
+)
+from stream_harness.adapters.gateways.process import HOST, GatewayError, GatewayProcess
+from stream_harness.adapters.gateways.rawhttp import Transfer, request
+from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult, Headers
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
@@ -46,9 +58,7 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
 )
 from stream_harness.providers.reference import normalize
-from stream_harness.adapters.gateways.catalog import CLIENT_PATHS, GATEWAYS, Gateway, client_request, row_name
-from stream_harness.adapters.gateways.process import HOST, GatewayError, GatewayProcess
-from stream_harness.server.loopback import CutMode, Hit
+from stream_harness.server.loopback import CutMode, Hit, Pacing
 from stream_harness.server.upstream import MISMATCH_STATUS, ProxyUpstream, Reply
 
 MAX_FAILED_STARTS: Final = 2
@@ -135,12 +145,51 @@ class Exchange:
     times: list[float] = field(default_factory=list)  # monotonic time each client read returned
     sent: float = 0.0
     hits: list[Hit] = field(default_factory=list)
+    transfer: Transfer | None = None  # how the client's transfer ended (None: not read raw)
+
+    def stream_hit(self) -> Hit | None:
+        """The (last) stream request upstream; side requests (a GET for model metadata) do not count."""
+        streams = [h for h in self.hits if h.protocol is not None]
+        return streams[-1] if streams else None
 
     def stream_sent(self) -> list[float]:
-        """When the upstream sent each chunk of the (last) stream request; side requests
-        (a GET for model metadata) do not count."""
-        streams = [h for h in self.hits if h.protocol is not None]
-        return streams[-1].sent if streams else []
+        """When the upstream sent each chunk of the stream request."""
+        hit = self.stream_hit()
+        return hit.sent if hit else []
+
+    def events_sent_before(self, moment: float) -> int:
+        """How many upstream events had been written whole before ``moment`` (monotonic)."""
+        hit = self.stream_hit()
+        if hit is None:
+            return 0
+        written = max((end for t, end in zip(hit.sent, hit.sent_ends, strict=False) if t < moment), default=0)
+        return sum(1 for end in hit.event_ends if end <= written)
+
+    def events_with(self, index: int) -> int | None:
+        """How many upstream events were out once the write carrying the end of event
+        ``index`` (0-based) was: a gateway cannot have seen that event with fewer."""
+        hit = self.stream_hit()
+        if hit is None or not hit.event_ends:
+            return None
+        end = hit.event_ends[min(index, len(hit.event_ends) - 1)]
+        written = next((w for w in hit.sent_ends if w >= end), None)
+        if written is None:
+            return None
+        return sum(1 for e in hit.event_ends if e <= written)
+
+    def held_events(self) -> int | None:
+        """The held head in events: upstream events written before the client's first byte."""
+        return self.events_sent_before(self.times[0]) if self.times else None
+
+    def error_carried(self) -> bool:
+        """Whether the response itself told the client of a failure: an HTTP error status,
+        or an error event of the client protocol. Not the reference's own "the stream
+        ended before its terminal event" (``origin: stream``): that is the client
+        noticing, not the gateway saying."""
+        if self.status >= 400:
+            return True
+        last = self.result.events[-1] if self.result.events else None
+        return isinstance(last, ErrorEvent) and last.error is not None and last.error.origin == "provider"
 
     def ttfb_ratio(self) -> float | None:
         """Client first byte after the upstream's first chunk, over the upstream's own span.
@@ -195,12 +244,7 @@ class ProxyAdapter:
         self.close()
 
     def run(
-        self,
-        protocol: str,
-        chunks: Sequence[bytes],
-        *,
-        status: int = 200,
-        headers: Mapping[str, Sequence[str]] | None = None,
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
     ) -> AdapterResult:
         return self.exchange(protocol, chunks, status=status, headers=headers).result
 
@@ -213,21 +257,26 @@ class ProxyAdapter:
         headers: Mapping[str, Sequence[str]] | None = None,
         delay: float = 0.0,
         cut: CutMode = "none",
+        pacing: Pacing = "chunks",
+        timeout: float | None = None,
     ) -> Exchange:
-        """Serve ``chunks`` upstream (``delay`` apart, ending as ``cut`` says) and read the client side."""
+        """Serve ``chunks`` upstream (``delay`` apart, in small pieces under ``pacing="bytes"``,
+        ending as ``cut`` says) and read the client side (``timeout``: seconds without a
+        byte before the client gives up; the adapter's own by default)."""
         try:
             upstream, proc = self.session.ensure()
         except (GatewayError, AdapterLoadError) as exc:
             return Exchange(AdapterResult(message=None, crashed=str(exc)))
         pairs = [(k, v) for k, values in (headers or {}).items() if k.lower() not in _DROP for v in values]
-        upstream.answer(Reply(protocol, status, pairs, [c for c in chunks if c], delay, cut))
+        upstream.answer(Reply(protocol, status, pairs, [c for c in chunks if c], delay, cut, pacing))
         body = client_request(self.client_protocol, self.gateway.model(protocol), _tool_names(protocol, chunks, status))
         ex = Exchange(AdapterResult(message=None))
-        problem = self._send(proc, upstream, body, ex)
+        problem = self._send(proc, upstream, body, ex, timeout or self.timeout)
         ex.hits = list(upstream.hits)
         raw: dict[str, Any] = {
             "gateway": self.gateway.name,
             "client_status": ex.status,
+            "client_transfer": ex.transfer.describe() if ex.transfer else None,
             "upstream_requests": [f"{h.method} {h.path} -> {h.status}" for h in ex.hits],
         }
         if proc.log_path is not None:
@@ -261,8 +310,11 @@ class ProxyAdapter:
         ex.result = AdapterResult(message=message, events=events, raw=raw)
         return ex
 
-    def _send(self, proc: GatewayProcess, upstream: ProxyUpstream, body: dict[str, object], ex: Exchange) -> str | None:
-        """POST through the gateway, reading the body as it comes; a transport problem as text."""
+    def _send(
+        self, proc: GatewayProcess, upstream: ProxyUpstream, body: dict[str, object], ex: Exchange, timeout: float
+    ) -> str | None:
+        """POST through the gateway, reading the body as it comes (raw HTTP/1.1:
+        :mod:`stream_harness.adapters.gateways.rawhttp`); a transport problem as text."""
         data = json.dumps(body).encode()
         hdrs = {
             "content-type": "application/json",
@@ -271,30 +323,16 @@ class ProxyAdapter:
             "anthropic-version": "2023-06-01",
             **self.gateway.headers(self.upstream_protocol, upstream.url, proc),
         }
-        conn = http.client.HTTPConnection(HOST, proc.port, timeout=self.timeout)
+        ex.sent = time.monotonic()
         try:
-            ex.sent = time.monotonic()
-            conn.request("POST", CLIENT_PATHS[self.client_protocol], body=data, headers=hdrs)
-            resp = conn.getresponse()
-            ex.status = resp.status
-            for k, v in resp.getheaders():
-                ex.headers.setdefault(k.lower(), []).append(v)
-            while True:
-                try:
-                    piece = resp.read1(65536)
-                except http.client.IncompleteRead as exc:
-                    if exc.partial:
-                        ex.chunks.append(bytes(exc.partial))
-                        ex.times.append(time.monotonic())
-                    return f"the gateway's response ended mid-body: {exc!r}"
-                if not piece:
-                    return None
-                ex.chunks.append(piece)
-                ex.times.append(time.monotonic())
-        except (TimeoutError, OSError, http.client.HTTPException) as exc:
+            resp = request(HOST, proc.port, "POST", CLIENT_PATHS[self.client_protocol], data, hdrs, timeout=timeout)
+        except OSError as exc:
             return f"{type(exc).__name__}: {exc}"
-        finally:
-            conn.close()
+        ex.sent = resp.sent
+        ex.status, ex.headers, ex.chunks, ex.times, ex.transfer = (
+            resp.status, resp.headers, resp.chunks, resp.times, resp.transfer
+        )
+        return resp.problem()
 
 
 MINTED: Final = "<minted by the gateway>"
@@ -398,7 +436,7 @@ def proxy_adapter(name: str) -> ProxyAdapter:
     return ProxyAdapter(gateway, upstream, client)
 
 
-def record_timing(row: str, case: str, ex: Exchange, delay: float) -> None:
+def record_timing(row: str, case: str, ex: Exchange, delay: float, pacing: str = "chunks") -> None:
     """One line of ``timing.jsonl`` in ``$STREAM_HARNESS_PROXY_LOGS``, when set (the note's numbers)."""
     folder = os.environ.get(LOG_ENV)
     if not folder:
@@ -414,6 +452,9 @@ def record_timing(row: str, case: str, ex: Exchange, delay: float) -> None:
         "client_last_lag": round(ex.times[-1] - up[-1], 4) if ex.times and up else None,
         "client_reads": len(ex.times),
         "ttfb_ratio": None if ex.ttfb_ratio() is None else round(ex.ttfb_ratio() or 0.0, 4),
+        "pacing": pacing,
+        "held_events": ex.held_events(),
+        "upstream_event_count": len(hit.event_ends) if (hit := ex.stream_hit()) else None,
     }
     Path(folder).mkdir(parents=True, exist_ok=True)
     with open(Path(folder) / "timing.jsonl", "a", encoding="utf-8") as f:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.adapters.gateways.process import GatewayProcess
+from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.contract.facts import bundled_js
 
 ANTHROPIC: Final = "anthropic-messages"
