@@ -26,10 +26,15 @@ from stream_harness.adapters.gateways.adapter import Exchange, record_timing
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
-from stream_harness.contract.diff import first_difference, short_diff
+from stream_harness.contract.diff import (
+    comparable_block,
+    first_difference,
+    message_differences,
+    short_diff,
+    short_repr,
+)
 from stream_harness.contract.events import (
     AssistantMessage,
-    ContentBlock,
     DoneEvent,
     ErrorEvent,
     Event,
@@ -362,7 +367,7 @@ def comparable_message(message: AssistantMessage | None) -> Any:
     if message is None:
         return None
     return {
-        "content": [_comparable(b) for b in message.content],
+        "content": [comparable_block(b) for b in message.content],
         "stop_reason": message.stop_reason,
         "provider_stop_reason": message.provider_stop_reason,
         "usage": message.usage.model_dump(mode="json") if message.usage is not None else None,
@@ -462,14 +467,14 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
 def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
     result = ctx.whole()
     want = ctx.expected_message
-    expected_doc = {"terminal": "error", "error_message": want.error_message, "content": [_comparable(b) for b in want.content]}
+    expected_doc = {"terminal": "error", "error_message": want.error_message, "content": [comparable_block(b) for b in want.content]}
     if result.crashed:
         return [differing(f"the adapter crashed: {result.crashed}", expected_doc, outcome_of(result))]
     got_text = (result.message.error_message if result.message else None) or result.raised or ""
     observed_doc = {
         "terminal": result.terminal,
         "error_message": got_text or None,
-        "content": [_comparable(b) for b in result.message.content] if result.message else [],
+        "content": [comparable_block(b) for b in result.message.content] if result.message else [],
     }
     if result.terminal == "done":
         return [differing(f"ended in done, but the response is an error: {want.error_message}", expected_doc, observed_doc)]
@@ -481,8 +486,8 @@ def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
     if provider_spoke and want.error_message and want.error_message not in got_text:
         out.append(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}")
     if want.content and (result.message is None or result.message.content != want.content):
-        want_blocks = [_comparable(b) for b in want.content]
-        have_blocks = [_comparable(b) for b in result.message.content] if result.message else []
+        want_blocks = [comparable_block(b) for b in want.content]
+        have_blocks = [comparable_block(b) for b in result.message.content] if result.message else []
         out.append(f"content received before the error {_content_difference(want_blocks, have_blocks)}")
     if not out:
         return []
@@ -790,34 +795,9 @@ def compare_messages(expected: AssistantMessage, result: AdapterResult) -> list[
     msg = result.message
     if msg is None:
         return [f"no final message (terminal: {result.terminal}{'; raised ' + result.raised if result.raised else ''})"]
-    out: list[str] = []
-    if len(msg.content) != len(expected.content):
-        out.append(f"{len(msg.content)} content blocks, expected {len(expected.content)}: {[b.type for b in msg.content]} vs {[b.type for b in expected.content]}")
-    for i, (got, want) in enumerate(zip(msg.content, expected.content, strict=False)):
-        if _comparable(got) != _comparable(want):
-            out.append(f"block {i}: {_short(got.model_dump())} != expected {_short(want.model_dump())}")
-    for name in ("stop_reason", "provider_stop_reason", "usage"):
-        if getattr(msg, name) != getattr(expected, name):
-            out.append(f"{name}: {getattr(msg, name)!r} != expected {getattr(expected, name)!r}")
-    if (msg.error_message is None) != (expected.error_message is None):
-        out.append(f"error_message: {msg.error_message!r} != expected {expected.error_message!r}")
-    return out
+    return message_differences(expected, msg)
 
 
-def _comparable(block: ContentBlock) -> Any:
-    """A block as compared: signatures that are JSON documents compare as JSON values.
-
-    Several providers' replay tokens are JSON (OpenAI Responses reasoning items); a library
-    that re-serializes one with another key order has kept the same token.
-    """
-    data = block.model_dump()
-    sig = data.get("signature")
-    if isinstance(sig, str) and sig[:1] in "{[":
-        try:
-            data["signature"] = json.loads(sig)
-        except ValueError:
-            pass
-    return data
 
 
 def _summary(result: AdapterResult) -> str:
@@ -826,10 +806,7 @@ def _summary(result: AdapterResult) -> str:
     msg = result.message
     if msg is None:
         return f"{result.terminal}: no message"
-    blocks = ", ".join(f"{b.type}:{_short(getattr(b, 'content', None) or getattr(b, 'arguments', None), 40)}" for b in msg.content)
+    blocks = ", ".join(f"{b.type}:{short_repr(getattr(b, 'content', None) or getattr(b, 'arguments', None), 40)}" for b in msg.content)
     return f"{result.terminal} {msg.stop_reason} [{blocks}]"
 
 
-def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from stream_harness.contract.events import AssistantMessage, ContentBlock
+
 _MISSING = object()
 
 
@@ -122,3 +124,46 @@ def _loads(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+def comparable_block(block: ContentBlock) -> Any:
+    """A block as compared: signatures that are JSON documents compare as JSON values.
+
+    Several providers' replay tokens are JSON (OpenAI Responses reasoning items); a library
+    that re-serializes one with another key order has kept the same token.
+    """
+    data = block.model_dump()
+    sig = data.get("signature")
+    if isinstance(sig, str) and sig[:1] in "{[":
+        try:
+            data["signature"] = json.loads(sig)
+        except ValueError:
+            pass
+    return data
+
+
+def message_differences(expected: AssistantMessage, observed: AssistantMessage) -> list[str]:
+    """Human-readable differences between two final messages: blocks, stop reasons, usage
+    and whether there is an error message. The conformance checks and the gateway
+    comparison judge messages by these same lines."""
+    out: list[str] = []
+    if len(observed.content) != len(expected.content):
+        out.append(
+            f"{len(observed.content)} content blocks, expected {len(expected.content)}: "
+            f"{[b.type for b in observed.content]} vs {[b.type for b in expected.content]}"
+        )
+    for i, (got, want) in enumerate(zip(observed.content, expected.content, strict=False)):
+        if comparable_block(got) != comparable_block(want):
+            out.append(f"block {i}: {short_repr(got.model_dump())} != expected {short_repr(want.model_dump())}")
+    for name in ("stop_reason", "provider_stop_reason", "usage"):
+        if getattr(observed, name) != getattr(expected, name):
+            out.append(f"{name}: {getattr(observed, name)!r} != expected {getattr(expected, name)!r}")
+    if (observed.error_message is None) != (expected.error_message is None):
+        out.append(f"error_message: {observed.error_message!r} != expected {expected.error_message!r}")
+    return out
+
+
+def short_repr(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for one-line messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from stream_harness.contract.diff import message_differences, short_repr
 from stream_harness.contract.events import AssistantMessage, TextBlock, ThinkingBlock, ToolCall
 
 CACHE_WRITE_FIELD: Final = frozenset({"anthropic-messages"})
@@ -65,16 +66,16 @@ def differences(
     if observed is None:
         return ["no final message"]
     if upstream == client:
-        return _same_protocol(expected, observed)
+        return message_differences(expected, observed)
     want = view(expected, client=client)
     got = view(observed, client=client)
     assert want is not None and got is not None
     out: list[str] = []
     for key in ("text", "tool_calls", "stop_reason", "has_error"):
         if want[key] != got[key]:
-            out.append(f"{key}: {_short(got[key])} != expected {_short(want[key])}")
+            out.append(f"{key}: {short_repr(got[key])} != expected {short_repr(want[key])}")
     if want["thinking"] and want["thinking"] != got["thinking"]:
-        out.append(f"thinking: {_short(got['thinking'])} != expected {_short(want['thinking'])}")
+        out.append(f"thinking: {short_repr(got['thinking'])} != expected {short_repr(want['thinking'])}")
     zero = all(v == 0 for v in got["usage"].values())
     if zero and client in USAGE_AT_END and got["has_error"]:
         pass  # its usage comes last: a stream that failed before its end has none to give
@@ -85,25 +86,3 @@ def differences(
             diff = {k: (got["usage"].get(k), v) for k, v in want["usage"].items() if got["usage"].get(k) != v}
             out.append("usage " + ", ".join(f"{k}: {g} != expected {w}" for k, (g, w) in diff.items()))
     return out
-
-
-def _same_protocol(expected: AssistantMessage, observed: AssistantMessage) -> list[str]:
-    out: list[str] = []
-    want = [b.model_dump() for b in expected.content]
-    got = [b.model_dump() for b in observed.content]
-    if len(want) != len(got):
-        out.append(f"{len(got)} content blocks, expected {len(want)}: {[b['type'] for b in got]} vs {[b['type'] for b in want]}")
-    for i, (g, w) in enumerate(zip(got, want, strict=False)):
-        if g != w:
-            out.append(f"block {i}: {_short(g)} != expected {_short(w)}")
-    for name in ("stop_reason", "provider_stop_reason", "usage"):
-        if getattr(observed, name) != getattr(expected, name):
-            out.append(f"{name}: {getattr(observed, name)!r} != expected {getattr(expected, name)!r}")
-    if (observed.error_message is None) != (expected.error_message is None):
-        out.append(f"error_message: {observed.error_message!r} != expected {expected.error_message!r}")
-    return out
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
