@@ -8,7 +8,9 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -132,6 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # SIGTERM (a CI runner cancelling the job) ends the run as Ctrl-C does: as an exception,
+    # so atexit and the finalizers stop the adapter and gateway processes it started.
+    previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
     try:
         code: int = args.func(args)
         return code
@@ -140,6 +145,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `stream-harness normalize ... | head`
         return 0
+    except KeyboardInterrupt:
+        print("stream-harness: interrupted (Ctrl-C): the run did not finish, nothing was reported", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("stream-harness: terminated (SIGTERM): the run did not finish, nothing was reported", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(Exception):
+    """SIGTERM, raised in the main thread."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 if __name__ == "__main__":  # pragma: no cover
