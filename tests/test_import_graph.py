@@ -34,6 +34,7 @@ RANKS: tuple[frozenset[str], ...] = (
     frozenset({"workflow", "server"}),  # record/import/lint/bless; the loopback HTTP server
     frozenset({"loop"}),  # the reference agent loop
     frozenset({"adapters"}),  # the implementations under test, in-process, stdio, gateways
+    frozenset({"agents"}),  # agent adapters, fault scenarios and their server: whole agent loops
     frozenset({"conformance"}),  # cases, checks, runner, expectations, fuzzing
     frozenset({"reporting"}),  # report files and terminal tables
     frozenset({"matrix"}),  # one environment per library group

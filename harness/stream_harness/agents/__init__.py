@@ -1,0 +1,7 @@
+"""Agent conformance: whole agent loops driven over a loopback server with faults.
+
+The stream adapters are judged by the message a library assembles; agent adapters are
+judged one step later, by what the agent then does: which tools ran (observed through the
+scenario server's ledger, whatever the language of the agent), which requests it sent,
+and how the run ended. The reference loop (:mod:`stream_harness.loop`) is the oracle.
+"""
