@@ -108,7 +108,7 @@ class CheckContext:
         result = self._runs.get(key)
         if result is None:
             c = self.case
-            result = safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers)
+            result = safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers, case=c.id)
             # The runs checks share are the first ones (the whole body, the first splits):
             # past the limit nothing more is kept, so memory stays flat in --examples.
             if len(self._runs) < RUN_CACHE_LIMIT:
@@ -120,7 +120,7 @@ class CheckContext:
 
     def run_body(self, body: bytes) -> AdapterResult:
         c = self.case
-        return safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers)
+        return safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers, case=c.id)
 
     @property
     def expected(self) -> list[Event]:
