@@ -26,6 +26,8 @@ from stream_harness.adapters.stdio import (
     START_TIMEOUT,
     START_TIMEOUT_ENV,
     StdioAdapter,
+    collected,
+    conventions_of,
     terminal_from_raw,
     validate,
 )
@@ -130,6 +132,15 @@ def test_every_example_on_the_page_is_a_valid_message() -> None:
     assert {kind for kind, _ in examples} == {"start", "started", "run", "result", "stop"}
     for kind, data in examples:
         validate(kind, data)
+        # And the harness reads each as the page says it does.
+        if kind == "started":
+            protocols = frozenset(data["protocols"])
+            conventions_of(data["implementation"]["name"], protocols, data)
+        elif kind == "result" and "events" in data:
+            events = [*data["events"][:-1], terminal_from_raw("anthropic-messages", data["events"][-1], None)]
+            assert [EVENT_ADAPTER.validate_python(e).type for e in events] == [e["type"] for e in events]
+        elif kind == "result" and "message" in data:
+            assert collected(data["message"]).content
 
 
 def test_an_invalid_example_would_be_caught() -> None:
