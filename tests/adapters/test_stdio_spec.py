@@ -137,8 +137,13 @@ def test_every_example_on_the_page_is_a_valid_message() -> None:
             protocols = frozenset(data["protocols"])
             conventions_of(data["implementation"]["name"], protocols, data)
         elif kind == "result" and "events" in data:
-            events = [*data["events"][:-1], terminal_from_raw("anthropic-messages", data["events"][-1], None)]
-            assert [EVENT_ADAPTER.validate_python(e).type for e in events] == [e["type"] for e in events]
+            events = [
+                *data["events"][:-1],
+                terminal_from_raw("anthropic-messages", data["events"][-1], None),
+            ]
+            assert [EVENT_ADAPTER.validate_python(e).type for e in events] == [
+                e["type"] for e in events
+            ]
         elif kind == "result" and "message" in data:
             assert collected(data["message"]).content
 
@@ -179,7 +184,11 @@ def _long_body(text_bytes: int) -> bytes:
         delta = {"content": piece[: text_bytes - i]}
         chunk = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": delta}]}
         events.append(f"data: {json.dumps(chunk)}\n\n")
-    end = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    end = {
+        "id": "c1",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
     events += [f"data: {json.dumps(end)}\n\n", "data: [DONE]\n\n"]
     return "".join(events).encode()
 
@@ -296,16 +305,28 @@ def test_declared_conventions_undo_the_librarys_vocabulary() -> None:
         run = run_conformance(adapter, cassettes=cassettes, examples=2)
     assert run.results and all(r.outcome == "passed" for r in run.results)
     # Without the declaration the same replies fail: "end" is no raw value of the wire.
-    with toy("--own-words") as adapter, pytest.raises(AssertionError, match="raw stop reason 'end'"):
+    with (
+        toy("--own-words") as adapter,
+        pytest.raises(AssertionError, match="raw stop reason 'end'"),
+    ):
         run_conformance(adapter, cassettes=cassettes, examples=2)
 
 
 @pytest.mark.parametrize(
     ("conventions", "problem"),
     [
-        ({"protocols": {"openai-completions": {"stop_reasons": {"end": "stop"}}}}, "'source' is a required property"),
-        ({"protocols": {"openai-completions": {"source": "x", "align": ["tidy"]}}}, "'tidy' is not one of"),
-        ({"protocols": {"ollama": {"source": "x"}}}, "protocol(s) ['ollama'] not among the protocols it handles"),
+        (
+            {"protocols": {"openai-completions": {"stop_reasons": {"end": "stop"}}}},
+            "'source' is a required property",
+        ),
+        (
+            {"protocols": {"openai-completions": {"source": "x", "align": ["tidy"]}}},
+            "'tidy' is not one of",
+        ),
+        (
+            {"protocols": {"ollama": {"source": "x"}}},
+            "protocol(s) ['ollama'] not among the protocols it handles",
+        ),
         ({"library": "x"}, "'protocols' is a required property"),
     ],
 )
@@ -326,9 +347,22 @@ def test_a_bad_declaration_exits_2_on_the_command_line(
 ) -> None:
     from stream_harness.cli.main import main
 
-    started = {**STARTED, "conventions": {"protocols": {"openai-completions": {"source": "x", "usage": {"missing": "never"}}}}}
+    started = {
+        **STARTED,
+        "conventions": {
+            "protocols": {"openai-completions": {"source": "x", "usage": {"missing": "never"}}}
+        },
+    }
     argv = fixed_adapter(tmp_path, {"errored": {"message": "unused"}}, started)
-    code = main(["check", "--adapter-command", " ".join(argv), "--cassettes", str(OPENAI / "text_plain.yaml")])
+    code = main(
+        [
+            "check",
+            "--adapter-command",
+            " ".join(argv),
+            "--cassettes",
+            str(OPENAI / "text_plain.yaml"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "adapter 'fixed'" in err[0] and "missing" in err[0]
 
@@ -348,7 +382,9 @@ def test_a_tool_call_without_id_takes_the_references_when_it_agrees(tmp_path: Pa
     (call,) = [b for b in ref.content if isinstance(b, ToolCall)]
     assert call.id  # the wire's own id, which a library without ids cannot repeat
     agreeing = {"type": "tool_call", "id": None, "name": call.name, "arguments": call.arguments}
-    got = _message_of(tmp_path / "a", {"content": [agreeing], "stop_reason": "tool_calls"}, cassette)
+    got = _message_of(
+        tmp_path / "a", {"content": [agreeing], "stop_reason": "tool_calls"}, cassette
+    )
     assert got.content == [call]
     # A call that differs keeps a placeholder of the harness's, so the difference shows.
     other = {**agreeing, "arguments": {"other": 1}}
@@ -362,9 +398,18 @@ def test_a_refusal_is_both_a_refusal_and_a_text_block(tmp_path: Path) -> None:
     (text,) = ref.content
     words = text.content  # type: ignore[union-attr]
     usage = {"input": ref.usage.input, "output": ref.usage.output}
-    both = {"content": [{"type": "text", "content": words}], "refusal": words, "stop_reason": "stop", "usage": usage}
+    both = {
+        "content": [{"type": "text", "content": words}],
+        "refusal": words,
+        "stop_reason": "stop",
+        "usage": usage,
+    }
     got = _message_of(tmp_path / "both", both, cassette)
-    assert (got.content, got.stop_reason, got.provider_stop_reason) == (ref.content, "error", "stop")
+    assert (got.content, got.stop_reason, got.provider_stop_reason) == (
+        ref.content,
+        "error",
+        "stop",
+    )
     assert got.usage == ref.usage and got.error_message is not None
     # Either half alone differs from the reference: the text is the content, the refusal
     # what makes the message an error.
@@ -397,9 +442,15 @@ def test_raw_values_on_a_terminal_give_the_references_terminal() -> None:
             if case.status >= 400:
                 kind = "http error"
                 del data["error_message"], data["error"], message["error_message"]
-                data["raw_error"] = {"status": case.status, "body": case.body.decode("utf-8", "replace")}
-            elif raw is not None and not refused and from_stop.reason == terminal.reason and (
-                terminal.error_message == from_stop.error_message
+                data["raw_error"] = {
+                    "status": case.status,
+                    "body": case.body.decode("utf-8", "replace"),
+                }
+            elif (
+                raw is not None
+                and not refused
+                and from_stop.reason == terminal.reason
+                and (terminal.error_message == from_stop.error_message)
             ):
                 kind = "error from the stop value"  # the adapter sends a done, no error at all
                 del data["error_message"], data["error"], message["error_message"]
@@ -422,7 +473,9 @@ ANTHROPIC = CASSETTES / "anthropic-messages"
 def _events_adapter(tmp_path: Path, terminal: dict[str, Any]) -> StdioAdapter:
     started = {**STARTED, "surface": "events"}
     events = EVENTS if terminal["type"] == "done" else EVENTS[:1]
-    return StdioAdapter(fixed_adapter(tmp_path, {"events": [*events, terminal]}, started), validate=True)
+    return StdioAdapter(
+        fixed_adapter(tmp_path, {"events": [*events, terminal]}, started), validate=True
+    )
 
 
 def test_a_done_with_a_raw_stop_reason_through_the_protocol(tmp_path: Path) -> None:
@@ -447,7 +500,9 @@ def test_an_error_with_a_raw_error_through_the_protocol(tmp_path: Path) -> None:
     want = reference_terminal("anthropic-messages", cassette)
     assert result.crashed is None and result.events is not None
     assert result.events[-1] == want
-    assert isinstance(want, ErrorEvent) and want.error is not None and want.error.kind == "rate_limit"
+    assert (
+        isinstance(want, ErrorEvent) and want.error is not None and want.error.kind == "rate_limit"
+    )
 
 
 def test_what_the_event_states_wins_over_the_raw_value() -> None:
@@ -459,7 +514,7 @@ def test_what_the_event_states_wins_over_the_raw_value() -> None:
     assert filled["message"]["provider_stop_reason"] == "max_tokens"
     # A raw value that contradicts the stated one is a malformed reply.
     contradicting = {**stated, "message": {"content": [], "provider_stop_reason": "end_turn"}}
-    with pytest.raises(Exception, match="contradicts message.provider_stop_reason"):
+    with pytest.raises(Exception, match=r"contradicts message\.provider_stop_reason"):
         terminal_from_raw("anthropic-messages", contradicting, None)
 
 
