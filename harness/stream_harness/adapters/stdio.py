@@ -364,11 +364,23 @@ class StdioAdapter:
         self.name: str = str(impl["name"])
         self.protocols: frozenset[str] = frozenset(started["protocols"])
         self.level: AdapterLevel = "event" if started["surface"] == "events" else "message"
-        try:
-            self.conventions = conventions_of(self.name, self.protocols, started)
-        except (ProtocolError, ConventionsError) as exc:
-            self.close()
-            raise AdapterLoadError(f"adapter {self.name!r}: {exc}") from None
+        # Declared conventions are checked now (a bad declaration is a load error); the
+        # bundled table is read at the first message reply, as before (an event-level
+        # adapter never needs it).
+        self._conventions: AdapterConventions | None = None
+        if started.get("conventions") is not None:
+            try:
+                self._conventions = conventions_of(self.name, self.protocols, started)
+            except (ProtocolError, ConventionsError) as exc:
+                self.close()
+                raise AdapterLoadError(f"adapter {self.name!r}: {exc}") from None
+
+    @property
+    def conventions(self) -> AdapterConventions:
+        """The conventions ``message`` replies are read by (:func:`conventions_of`)."""
+        if self._conventions is None:
+            self._conventions = conventions_of(self.name, self.protocols, {})
+        return self._conventions
 
     # -- process lifecycle -----------------------------------------------------------------
 
