@@ -165,7 +165,7 @@ def test_each_run_message_names_its_case(tmp_path: Path) -> None:
         ctx = config.context(cases[0], adapter)
         ctx.whole()
         ctx.run_cuts([5])
-        # Outside a case (a direct run, stream-harness run): no id.
+        # Outside a case (a direct run, stream-harness normalize --adapter): no id.
         body, status, headers = response(OPENAI / "text_plain.yaml")
         safe_run(adapter, "openai-completions", [body], status=status, headers=headers)
     runs = [m for m in requests_seen(tmp_path) if m["cmd"] == "run"]

@@ -155,7 +155,7 @@ def run_request(
     case_id: str | None = None,
 ) -> dict[str, Any]:
     """The ``run`` message; ``case_id`` (the case as reports name it) is left out when the
-    run is for no recorded case (a fuzzed body, ``stream-harness run``)."""
+    run is for no recorded case (a fuzzed body, ``stream-harness normalize --adapter``)."""
     body, split = split_of(chunks)
     pairs = [
         [k, v]
