@@ -406,7 +406,7 @@ class StdioAdapter:
             validate("started", {k: v for k, v in reply.items() if k != "conventions"})
         except (OSError, _Hung, _Exited, ProtocolError) as exc:
             tail = proc.tail()
-            proc.stop()
+            proc.stop(polite=not isinstance(exc, _Hung))  # a silent process reads no stop
             self._failed_starts += 1
             message = f"{exc}: {tail}" if tail else str(exc)
             raise type(exc)(message) from None
