@@ -683,9 +683,10 @@ def fill_missing_ids(
     """Ids for the tool calls the library gave none (sent as ``null``).
 
     A library that has no id for a call (the wire sent none, or only its own placeholder)
-    cannot be asked to invent the reference's synthetic one: the n-th call without an id
-    takes the id of the reference's n-th call when their names and arguments agree, else
-    ``toolcall_<index>``, which differs from the reference and shows as a difference.
+    cannot be asked to invent the reference's synthetic one: a call without an id takes the
+    id of the reference's call at the same place among the tool calls (the n-th call, the
+    n-th) when their names and arguments agree, else ``toolcall_<index>``, which differs
+    from the reference and shows as a difference.
     """
     if not any(isinstance(b, ToolCall) and not b.id for b in message.content):
         return message
