@@ -101,6 +101,7 @@ _FIELD_HTML = {
     "split": "<p>smallest split: <code>{}</code></p>",
     "reproduce": '<p>reproduce:</p><pre class="command">{}</pre>',
     "first difference at": "<p>first difference at <code>{}</code></p>",
+    "stdout besides the protocol": '<p>the adapter printed on stdout besides the protocol:</p><pre class="noise">{}</pre>',
     "expected": "<details><summary>expected</summary><pre>{}</pre></details>",
     "observed": "<details><summary>observed</summary><pre>{}</pre></details>",
 }

@@ -92,11 +92,18 @@ class FailureInfo(ReportModel):
     expected: str | None = None  # JSON text, in full
     observed: str | None = None  # JSON text, in full
     path: str | None = None  # where expected and observed first differ
+    # A stdio adapter's stray stdout while running the case (bounded; absent when none).
+    stdout_noise: str | None = None
 
     def fields(self) -> list[tuple[str, str]]:
         """The parts a reader follows after the message, labelled, in the order every
         report form shows them; the ones this failure lacks are left out."""
-        optional = [("split", self.split), ("reproduce", self.command), ("first difference at", self.path)]
+        optional = [
+            ("split", self.split),
+            ("reproduce", self.command),
+            ("first difference at", self.path),
+            ("stdout besides the protocol", self.stdout_noise),
+        ]
         shown = [(label, value) for label, value in optional if value]
         values = [("expected", self.expected), ("observed", self.observed)]
         return shown + [(label, value) for label, value in values if value is not None]
@@ -315,6 +322,7 @@ def build_report(
                     expected=f.expected,
                     observed=f.observed,
                     path=f.path,
+                    stdout_noise=f.stdout_noise,
                 )
                 for f in r.failures
             ),
