@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Literal, TextIO
+from typing import Final, Literal, TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from stream_harness.conformance.failure_text import failure_lines
 from stream_harness.reporting.report import Report, Result, matrix
@@ -66,21 +67,54 @@ def plain_matrix(report: Report) -> list[str]:
     return lines
 
 
-def _rich_matrix(report: Report, out: TextIO) -> None:
+def shown_checks(report: Report) -> list[int]:
+    """The matrix columns worth drawing: a check that applied to no row shown (the
+    gateway checks on a library's rows) is a column of ``n/a`` that only pushes the others
+    off a terminal's width."""
+    rows = [row for row in matrix(report) if row]
+    return [i for i in range(len(report.checks)) if any(row[i].status != "na" for row in rows)]
+
+
+# A width no table or line of ours reaches (rich needs a number); lines are as long as
+# their content, never padded to it.
+UNBOUNDED: Final = 1_000_000
+
+
+def plain_console(out: TextIO) -> Console:
+    """A rich Console for ``out`` that never wraps or cuts when ``out`` is not a terminal.
+
+    Rich lays out for 80 columns (or ``$COLUMNS``) off a terminal, folding long lines and
+    cutting table cells with "…"; a log or a file has no width, so it gets one no line
+    can reach. On a terminal the terminal's width stands.
+    """
     console = Console(file=out, highlight=False)
+    if console.is_terminal:
+        return console
+    return Console(file=out, highlight=False, width=UNBOUNDED, no_color=True)
+
+
+def _rich_matrix(report: Report, out: TextIO) -> None:
+    console = plain_console(out)
+    columns = shown_checks(report)
     table = Table(title="stream-harness conformance")
     table.add_column("adapter")
     table.add_column("version")
-    for check in report.checks:
-        table.add_column(check.id, justify="center")
+    for i in columns:
+        table.add_column(report.checks[i].id, justify="center")
     style = {"pass": "green", "known": "yellow", "fail": "red", "na": "dim"}
     adapters = {a.name: a for a in report.adapters}
     for row in matrix(report):
         if not row:
             continue
         info = adapters[row[0].adapter]
-        table.add_row(info.name, info.version, *(f"[{style[c.status]}]{c.text}[/]" for c in row))
+        # Text, not markup: a gateway row's name is `litellm-proxy[a->b]`, which rich would
+        # read as a style tag and drop.
+        cells = (Text(row[i].text, style=style[row[i].status]) for i in columns)
+        table.add_row(Text(info.name), Text(info.version), *cells)
     console.print(table)
+    hidden = [report.checks[i].id for i in range(len(report.checks)) if i not in columns]
+    if hidden:
+        console.print(Text(f"not shown: n/a for every adapter above: {', '.join(hidden)}", style="dim"))
 
 
 def reported_failure_lines(r: Result) -> list[str]:
