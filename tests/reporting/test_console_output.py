@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_fixtures import beta_run, make_report
 from tests.conftest import REPO_ROOT
 
+from report_fixtures import beta_run, make_report
 from stream_harness.conformance import AdapterRun, CaseResult
 from stream_harness.reporting.console import render
 
