@@ -47,7 +47,9 @@ def mode(path: Path) -> int:
 
 
 @pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
-def test_the_mode_follows_the_umask_as_open_would(tmp_path: Path, umask: int, expected: int) -> None:
+def test_the_mode_follows_the_umask_as_open_would(
+    tmp_path: Path, umask: int, expected: int
+) -> None:
     previous = os.umask(umask)
     try:
         write_atomic(tmp_path / "a.txt", "text")
@@ -58,7 +60,9 @@ def test_the_mode_follows_the_umask_as_open_would(tmp_path: Path, umask: int, ex
     assert mode(tmp_path / "a.txt") == expected == mode(tmp_path / "plain.txt")
 
 
-def test_a_private_file_left_by_an_older_version_becomes_readable(tmp_path: Path, umask_022: None) -> None:
+def test_a_private_file_left_by_an_older_version_becomes_readable(
+    tmp_path: Path, umask_022: None
+) -> None:
     target = tmp_path / "README.md"
     target.write_text("old")
     target.chmod(0o600)
@@ -95,7 +99,10 @@ def test_a_blessed_golden_is_0644(tmp_path: Path, umask_022: None) -> None:
     parser = argparse.ArgumentParser(prog="stream-harness")
     add_bless_parser(parser.add_subparsers())
     expected = tmp_path / "expected"
-    assert bless_command(parser.parse_args(["bless", str(cassette), "--expected-dir", str(expected)])) == 0
+    assert (
+        bless_command(parser.parse_args(["bless", str(cassette), "--expected-dir", str(expected)]))
+        == 0
+    )
     written = list(expected.rglob("*.jsonl"))
     assert written and all(mode(p) == 0o644 for p in written)
 

@@ -49,7 +49,9 @@ def _assert_uncut(text: str) -> None:
 def test_summary_piped_to_a_file_neither_wraps_nor_cuts(tmp_path: Path) -> None:
     folder = tmp_path / "cassettes" / LONG_DIR / "openai-completions"
     folder.mkdir(parents=True)
-    shutil.copy(CASSETTE, folder / "tool_call_single_with_an_equally_long_file_name_for_good_measure.yaml")
+    shutil.copy(
+        CASSETTE, folder / "tool_call_single_with_an_equally_long_file_name_for_good_measure.yaml"
+    )
     done = _run(tmp_path, "summary", "--cassettes", "cassettes")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -64,9 +66,17 @@ def test_summary_format_plain_gives_the_same_lines_as_a_pipe(tmp_path: Path) -> 
     from stream_harness.reporting.summary import run_summary
 
     out = io.StringIO()
-    shutil.copytree(CASSETTE.parent, tmp_path / "c", ignore=lambda _d, names: [n for n in names if n != CASSETTE.name])
+    shutil.copytree(
+        CASSETTE.parent,
+        tmp_path / "c",
+        ignore=lambda _d, names: [n for n in names if n != CASSETTE.name],
+    )
     assert run_summary(tmp_path / "c", "plain", out) == 0
-    assert out.getvalue().splitlines()[0].startswith(f"{CASSETTE.name}#0: openai-completions, http 200")
+    assert (
+        out.getvalue()
+        .splitlines()[0]
+        .startswith(f"{CASSETTE.name}#0: openai-completions, http 200")
+    )
 
 
 @pytest.mark.parametrize("form", ["auto", "plain", "rich"])
@@ -79,7 +89,9 @@ def test_check_piped_keeps_a_long_adapter_name_on_one_line(tmp_path: Path, form:
     assert done.returncode == 0, done.stdout + done.stderr
     _assert_uncut(done.stdout)
     assert any(LONG_ADAPTER in line for line in done.stdout.splitlines()), done.stdout
-    scope = next(line for line in done.stdout.splitlines() if line.startswith("stream-harness: checked"))
+    scope = next(
+        line for line in done.stdout.splitlines() if line.startswith("stream-harness: checked")
+    )
     assert scope.endswith("seed 0")  # the scope line is whole, not folded at 40 columns
 
 
@@ -91,10 +103,14 @@ class Terminal(io.StringIO):
 
 
 def _header(report_text: str) -> str:
-    return next(line for line in report_text.splitlines() if "adapter" in line and "version" in line)
+    return next(
+        line for line in report_text.splitlines() if "adapter" in line and "version" in line
+    )
 
 
-def test_on_a_terminal_a_column_na_for_every_row_is_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_a_terminal_a_column_na_for_every_row_is_not_drawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     out = Terminal()
     render(make_report([beta_run()]), "rich", out)  # beta: contract applies to none of its cases
@@ -112,7 +128,9 @@ def test_a_gateway_row_name_is_shown_whole_in_the_table(monkeypatch: pytest.Monk
     beta = beta_run()
     name = "litellm-proxy[anthropic-messages->openai-completions]"
     beta.adapter.name = name  # type: ignore[misc]
-    results = [CaseResult(name, r.case, r.check, r.outcome, r.failures, r.issue) for r in beta.results]
+    results = [
+        CaseResult(name, r.case, r.check, r.outcome, r.failures, r.issue) for r in beta.results
+    ]
     out = Terminal()
     render(make_report([AdapterRun(beta.adapter, beta.version, results)]), "rich", out)
     assert name in out.getvalue()
