@@ -28,6 +28,7 @@ from stream_harness.conformance.config import (
     check_numbers,
     load_config,
 )
+from stream_harness.conformance.expectations import expectation_folders_shown
 from stream_harness.conformance.runner import AdapterRun, run_adapters
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
 from stream_harness.recordings.cassette import CassetteError, load_cassette
@@ -53,8 +54,22 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
-    p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files (default: [tool.stream-harness] expectations, then the bundled ones)")
+    p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
     p.add_argument("--skip-unusable", action="store_true", help="list cassettes with nothing to check as skipped instead of failing (other projects' recordings)")
+
+
+def expectations_default() -> str:
+    """What ``--help`` says about where expectations live: the folder this project
+    configures, as the run would use it, never a path inside the installed package."""
+    try:
+        config = load_config()
+    except ConfigError:
+        config = Config()
+    where = shown_expectations(config)
+    if config.expectations is None:
+        return f"[tool.stream-harness] expectations, else {where[0]}"
+    source = config.source.name if config.source is not None else "the configuration"
+    return f"{where[0]}, from {source}'s [tool.stream-harness], then {', '.join(where[1:])}"
 
 
 def add_parsers(sub: Any) -> None:
@@ -130,11 +145,18 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
         )  # fmt: skip
 
 
-def _report(suite: Suite, runs: list[AdapterRun], started: datetime) -> Report:
+def shown_expectations(config: Config) -> tuple[str, ...]:
+    """Where this run's known failures are looked up, as the report names them."""
+    project = config.source.parent if config.source is not None else None
+    return expectation_folders_shown(config.expectations, project)
+
+
+def _report(suite: Suite, runs: list[AdapterRun], started: datetime, config: Config) -> Report:
     return build_report(
         runs, list(suite.cases), list(suite.skipped), suite.run_config, started=started,
         finished=datetime.now(UTC),
         environment={"python": platform.python_version(), "platform": platform.platform(terse=True)},
+        expectations=shown_expectations(config),
     )  # fmt: skip
 
 
@@ -175,7 +197,7 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
         return 2
     started = datetime.now(UTC)
     runs = run_suite(suite, args.jobs, Console(stderr=True))
-    return config, _report(suite, runs, started)
+    return config, _report(suite, runs, started, config)
 
 
 def check_command(args: argparse.Namespace) -> int:

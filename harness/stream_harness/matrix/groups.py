@@ -35,7 +35,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.conformance.config import ConfigError, load_config
-from stream_harness.conformance.expectations import Expectations, expectations_for
+from stream_harness.conformance.expectations import (
+    Expectations,
+    expectation_folders_shown,
+    expectations_for,
+)
 from stream_harness.conformance.suite import expectations_for_adapter
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_js, origin, spec_path
@@ -622,7 +626,11 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     assert result.report is not None
-    report = result.report
+    # The groups ran in this project: their known failures came from its folder.
+    root = config.source.parent if config.source is not None else None
+    report = result.report.model_copy(
+        update={"expectations": expectation_folders_shown(config.expectations, root)}
+    )
     if not args.fresh:
         report, note = keep_previous(
             report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
