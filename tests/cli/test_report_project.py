@@ -90,3 +90,77 @@ def test_without_a_configured_folder_the_bundled_ones_are_named_not_their_path(
     readme = (project / "conformance_report" / "README.md").read_text(encoding="utf-8")
     assert "(CI passes): the files bundled with stream-harness" in readme
     assert "site-packages" not in readme
+
+
+ADAPTERS = """\
+from stream_harness.adapters.protocol import ReferenceAdapter
+
+
+class Old(ReferenceAdapter):
+    name = "old-adapter"
+
+
+class New(ReferenceAdapter):
+    name = "new-adapter"
+"""
+
+
+def _rows(project: Path) -> list[str]:
+    from stream_harness.reporting import load_report
+
+    return [a.name for a in load_report(project / "conformance_report" / "report.jsonl").adapters]
+
+
+def _two_adapter_report(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "mine.py").write_text(ADAPTERS, encoding="utf-8")
+    assert main(["report", "--adapter", "mine:Old", "--adapter", "mine:New", *FAST]) == 0
+    capsys.readouterr()
+    assert _rows(project) == ["old-adapter", "new-adapter"]
+
+
+def test_report_drops_the_rows_of_an_adapter_that_no_longer_exists(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _two_adapter_report(project, capsys)
+    # old-adapter is gone: no built-in, entry point or configured adapter has the name
+    assert main(["report", "--adapter", "mine:New", *FAST]) == 0
+    err = capsys.readouterr().err
+    assert _rows(project) == ["new-adapter"]
+    assert (
+        "dropped the rows of old-adapter from conformance_report/report.jsonl: "
+        "no adapter of that name any more (--keep keeps them)"
+    ) in err.replace(str(project) + "/", "")
+    assert "kept the rows" not in err
+
+
+def test_report_keep_keeps_them_and_says_which(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _two_adapter_report(project, capsys)
+    assert main(["report", "--adapter", "mine:New", "--keep", *FAST]) == 0
+    err = capsys.readouterr().err
+    assert _rows(project) == ["old-adapter", "new-adapter"]
+    assert "kept the rows of old-adapter from" in err
+    assert "kept as asked (--keep), though no adapter has the name: old-adapter" in err
+    assert "dropped" not in err
+
+
+def test_a_configured_adapter_not_run_this_time_still_exists(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _two_adapter_report(project, capsys)
+    table = TABLE + 'adapters = ["mine:Old", "mine:New"]\n'
+    (project / "pyproject.toml").write_text(table, encoding="utf-8")
+    assert main(["report", "--adapter", "mine:New", *FAST]) == 0
+    err = capsys.readouterr().err
+    assert _rows(project) == ["old-adapter", "new-adapter"], err
+    assert "kept the rows of old-adapter" in err and "dropped" not in err
+
+
+def test_a_built_in_adapter_not_installed_here_still_exists() -> None:
+    from stream_harness.adapters.loading import is_known_name
+
+    assert is_known_name("litellm") and is_known_name("reference")
+    assert is_known_name("portkey[anthropic-messages->openai-completions]")
+    assert not is_known_name("old-adapter")
+    assert not is_known_name("nonsense[anthropic-messages->openai-completions]")

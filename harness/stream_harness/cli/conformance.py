@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stream_harness.adapters.loading import DEFAULT_ADAPTERS, load_adapter
+from stream_harness.adapters.loading import DEFAULT_ADAPTERS, is_known_name, load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import (
     MAX_EXAMPLES,
@@ -88,6 +88,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--fresh", action="store_true",
         help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--keep", action="store_true",
+        help="also keep the rows of adapters that no longer exist (no adapter of the name is built in, registered or configured; default: drop them, each named)",
     )  # fmt: skip
     p.set_defaults(func=report_command)
 
@@ -215,6 +219,33 @@ def _report_suite(args: argparse.Namespace, config: Config) -> Suite:
     return prepare(config, default_adapters=defaults, skip_unusable=args.skip_unusable)
 
 
+def adapter_exists(config: Config) -> Callable[[str], bool]:
+    """Whether an adapter of an earlier report can still be run: a name stream-harness
+    knows (built-in, third-party, entry point, gateway row) or the name of an adapter the
+    project's table configures (loaded once, only when a name is not known otherwise)."""
+    configured: set[str] | None = None
+
+    def exists(name: str) -> bool:
+        nonlocal configured
+        if is_known_name(name):
+            return True
+        if configured is None:
+            configured = set()
+            project = config.source.parent if config.source is not None else None
+            try:  # the table's adapters: config.adapters are this run's when --adapter is given
+                table = load_config().adapters
+            except ConfigError:
+                table = ()
+            for spec in table:
+                try:
+                    configured.add(load_adapter(spec, project=project).name)
+                except AdapterLoadError:
+                    continue
+        return name in configured
+
+    return exists
+
+
 def report_command(args: argparse.Namespace) -> int:
     form = choose_format(args.format)
     done = _run(args, lambda config: _report_suite(args, config))
@@ -224,10 +255,12 @@ def report_command(args: argparse.Namespace) -> int:
     seconds = (report.finished - report.started).total_seconds()  # this run's, before kept rows
     out = config.out
     if not args.fresh:
-        report, note = keep_previous(
-            report, out, lambda name: expectations_for_adapter(name, config.expectations)
-        )
-        if note:
+        exists = adapter_exists(config)
+        report, notes = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations),
+            exists=exists, keep_missing=args.keep,
+        )  # fmt: skip
+        for note in notes:
             print(note, file=sys.stderr)
     try:
         written = write_report(report, out)

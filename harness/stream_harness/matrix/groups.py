@@ -632,10 +632,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         update={"expectations": expectation_folders_shown(config.expectations, root)}
     )
     if not args.fresh:
-        report, note = keep_previous(
+        report, notes = keep_previous(
             report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
         )
-        if note:
+        for note in notes:
             print(f"matrix: {note}", file=sys.stderr)
     written = write_report(report, config.out)
     seconds = (datetime.now(UTC) - started).total_seconds()
