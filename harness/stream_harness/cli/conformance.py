@@ -34,7 +34,7 @@ from stream_harness.conformance.suite import Suite, SuiteError, expectations_for
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
 from stream_harness.reporting import Report, build_report, write_report
-from stream_harness.reporting.console import FORMATS, choose_format, render
+from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
 
 
@@ -55,7 +55,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
     p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
-    p.add_argument("--skip-unusable", action="store_true", help="list cassettes with nothing to check as skipped instead of failing (other projects' recordings)")
+    p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
 
 
 def expectations_default() -> str:
@@ -199,6 +199,8 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
     except (CommandError, SuiteError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
+    for line in skipped_lines(suite.skipped):
+        print(line, file=sys.stderr)
     started = datetime.now(UTC)
     runs = run_suite(suite, args.jobs, Console(stderr=True))
     return config, _report(suite, runs, started, config)

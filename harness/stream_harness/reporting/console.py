@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from typing import Final, Literal, TextIO
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stream_harness.conformance.cases import Skipped
 from stream_harness.conformance.failure_text import failure_lines
-from stream_harness.reporting.report import Report, Result, matrix
+from stream_harness.reporting.report import Report, Result, SkippedInfo, matrix
 
 Format = Literal["rich", "plain", "github"]
 FORMATS: tuple[str, ...] = ("auto", "rich", "plain", "github")
@@ -41,6 +43,8 @@ def new_failures(report: Report) -> list[Result]:
 def render(report: Report, form: Format, stream: TextIO | None = None) -> None:
     out = stream or sys.stdout
     print(f"stream-harness: checked {report.scope}", file=out)
+    for line in skipped_lines(report.skipped):
+        print(line, file=out)
     if form == "rich":
         _rich_matrix(report, out)
     else:
@@ -52,6 +56,12 @@ def render(report: Report, form: Format, stream: TextIO | None = None) -> None:
         if form == "github":
             print(annotation(report, r), file=out)
     print(f"verdict: {report.verdict}", file=out)
+
+
+def skipped_lines(skipped: Iterable[SkippedInfo | Skipped]) -> list[str]:
+    """One line per input passed over (a file, or an interaction of a usable file), with
+    the reason: what ``--skip-unusable`` left out must be visible wherever the run is read."""
+    return [f"skipped {s.where}: {s.reason}" for s in skipped]
 
 
 def plain_matrix(report: Report) -> list[str]:

@@ -532,8 +532,10 @@ def update_report(previous: Report, new: Report) -> Report:
             "results": tuple(
                 r for r in previous.results if r.adapter in kept_names and r.case in new_cases
             ),
-            # The kept rows are reclassified by the caller with this run's files.
+            # The kept rows are reclassified by the caller with this run's files, and the
+            # inputs passed over are this run's, as its cases are.
             "expectations": new.expectations,
+            "skipped": new.skipped,
         }
     )
     merged = merge_reports([new, rest])
