@@ -33,8 +33,10 @@ class Long(ReferenceAdapter):
 '''
 
 
-def _run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "40", "STREAM_HARNESS_CONFIG": ""}
+def _run(
+    cwd: Path, *argv: str, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "40", "STREAM_HARNESS_CONFIG": "", **(extra or {})}
     env.pop("GITHUB_ACTIONS", None)
     return subprocess.run(
         [sys.executable, "-m", "stream_harness.cli.main", *argv],
@@ -46,13 +48,17 @@ def _assert_uncut(text: str) -> None:
     assert "…" not in text and "..." not in text, text
 
 
-def test_summary_piped_to_a_file_neither_wraps_nor_cuts(tmp_path: Path) -> None:
+# CI systems set these for colours in their logs; rich then takes the pipe for a terminal.
+@pytest.mark.parametrize("extra", [{}, {"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"}])
+def test_summary_piped_to_a_file_neither_wraps_nor_cuts(
+    tmp_path: Path, extra: dict[str, str]
+) -> None:
     folder = tmp_path / "cassettes" / LONG_DIR / "openai-completions"
     folder.mkdir(parents=True)
     shutil.copy(
         CASSETTE, folder / "tool_call_single_with_an_equally_long_file_name_for_good_measure.yaml"
     )
-    done = _run(tmp_path, "summary", "--cassettes", "cassettes")
+    done = _run(tmp_path, "summary", "--cassettes", "cassettes", extra=extra)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     name = f"{LONG_DIR}/openai-completions/tool_call_single_with_an_equally_long_file_name_for_good_measure.yaml"

@@ -34,7 +34,13 @@ from stream_harness.conformance.suite import Suite, SuiteError, expectations_for
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
 from stream_harness.reporting import Report, build_report, write_report
-from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
+from stream_harness.reporting.console import (
+    FORMATS,
+    choose_format,
+    is_terminal,
+    render,
+    skipped_lines,
+)
 from stream_harness.reporting.keep import keep_previous
 
 
@@ -135,7 +141,7 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
+        console=console, transient=True, disable=not is_terminal(console.file),
     ) as progress:  # fmt: skip
         tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import Final, Literal, TextIO
+from typing import IO, Final, Literal, TextIO
 
 from rich.console import Console
 from rich.table import Table
@@ -33,7 +33,7 @@ def choose_format(requested: str, stream: TextIO | None = None) -> Format:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         return "github"
     out = stream or sys.stdout
-    return "rich" if out.isatty() else "plain"
+    return "rich" if is_terminal(out) else "plain"
 
 
 def new_failures(report: Report) -> list[Result]:
@@ -90,6 +90,16 @@ def shown_checks(report: Report) -> list[int]:
 UNBOUNDED: Final = 1_000_000
 
 
+def is_terminal(out: IO[str]) -> bool:
+    """Whether ``out`` is a terminal, by the file alone: rich also answers yes under
+    ``FORCE_COLOR`` or ``TTY_COMPATIBLE=1``, which CI systems set for colours in their
+    logs, where a terminal's width would still fold and cut lines."""
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
+
+
 def plain_console(out: TextIO) -> Console:
     """A rich Console for ``out`` that never wraps or cuts when ``out`` is not a terminal.
 
@@ -97,10 +107,9 @@ def plain_console(out: TextIO) -> Console:
     cutting table cells with "…"; a log or a file has no width, so it gets one no line
     can reach. On a terminal the terminal's width stands.
     """
-    console = Console(file=out, highlight=False)
-    if console.is_terminal:
-        return console
-    return Console(file=out, highlight=False, width=UNBOUNDED, no_color=True)
+    if is_terminal(out):
+        return Console(file=out, highlight=False)
+    return Console(file=out, highlight=False, width=UNBOUNDED)
 
 
 def _rich_matrix(report: Report, out: TextIO) -> None:

@@ -21,7 +21,7 @@ from stream_harness.providers.reference import detect_protocol
 from stream_harness.providers.registry import UnknownProtocolError
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.golden import interaction_events
-from stream_harness.reporting.console import plain_console
+from stream_harness.reporting.console import is_terminal, plain_console
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +103,8 @@ def run_summary(root: Path, form: str = "auto", out: TextIO | None = None) -> in
         print(f"stream-harness: {root}: no cassettes in it: nothing was checked", file=sys.stderr)
         return 2
     bad = sum(1 for r in rows if r.violations or r.interaction < 0)
-    console = plain_console(out)
-    if form == "rich" or (form == "auto" and console.is_terminal):
-        _table(root, rows, console)
+    if form == "rich" or (form == "auto" and is_terminal(out)):
+        _table(root, rows, plain_console(out))
     else:
         for r in rows:
             print(plain_line(r), file=out)
