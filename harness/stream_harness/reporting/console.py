@@ -100,7 +100,7 @@ def is_terminal(out: IO[str]) -> bool:
         return False
 
 
-def plain_console(out: TextIO) -> Console:
+def console_for(out: TextIO) -> Console:
     """A rich Console for ``out`` that never wraps or cuts when ``out`` is not a terminal.
 
     Rich lays out for 80 columns (or ``$COLUMNS``) off a terminal, folding long lines and
@@ -113,7 +113,7 @@ def plain_console(out: TextIO) -> Console:
 
 
 def _rich_matrix(report: Report, out: TextIO) -> None:
-    console = plain_console(out)
+    console = console_for(out)
     columns = shown_checks(report)
     table = Table(title="stream-harness conformance")
     table.add_column("adapter")

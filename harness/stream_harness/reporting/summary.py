@@ -21,7 +21,7 @@ from stream_harness.providers.reference import detect_protocol
 from stream_harness.providers.registry import UnknownProtocolError
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.golden import interaction_events
-from stream_harness.reporting.console import is_terminal, plain_console
+from stream_harness.reporting.console import console_for, is_terminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def run_summary(root: Path, form: str = "auto", out: TextIO | None = None) -> in
         return 2
     bad = sum(1 for r in rows if r.violations or r.interaction < 0)
     if form == "rich" or (form == "auto" and is_terminal(out)):
-        _table(root, rows, plain_console(out))
+        _table(root, rows, console_for(out))
     else:
         for r in rows:
             print(plain_line(r), file=out)
