@@ -1,0 +1,126 @@
+"""The Python agent-framework adapters, each run against fixed, valid streaming bodies.
+
+The loopback stub (tests/framework_stub_server.py) answers the first request with a
+bundled ``get_weather`` tool call and the second with a bundled final text, in each
+protocol's real SSE bytes, and keeps a ledger of tool executions. A framework that is not
+installed here skips with the reason (each has its own pinned environment, specs/matrix.toml;
+the test extra holds none of them); the registry's shape is checked everywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from typing import Any
+
+import pytest
+from framework_stub_server import BODIES, LEDGER_RESULT, script, stub_server, tool_results
+
+from stream_harness.agents.frameworks import FRAMEWORKS, agent_adapter_spec
+from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
+from stream_harness.contract.facts import spec_path
+
+KNOWN_PROTOCOLS = set(BODIES)
+
+# Arguments differ between the bundled tool calls ({"city"}, {"city", "unit"},
+# {"location", "unit"}), so the declared schema allows each and requires none.
+WEATHER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "description": "the city"},
+        "location": {"type": "string", "description": "the place"},
+        "unit": {"type": "string", "description": "c or f"},
+    },
+}
+
+
+def load(name: str) -> Any:
+    module, _, cls = agent_adapter_spec(name).partition(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS))
+def test_each_registered_adapter_loads_without_its_framework_and_declares_itself(name: str) -> None:
+    adapter = load(name)
+    assert isinstance(adapter, AgentAdapter)
+    assert adapter.name == name
+    assert adapter.protocols and set(adapter.protocols) <= KNOWN_PROTOCOLS
+    assert adapter.settings.strip()
+    conventions = adapter.conventions
+    # The policies the checks read, each with the line of source it comes from.
+    for key in ("max_retries", "retries_after_partial_output", "retry_after_honoured"):
+        assert key in conventions, key
+    sources = conventions["sources"]
+    assert {"max_retries", "retries_after_partial_output", "retry_after"} <= set(sources)
+    assert all(isinstance(v, str) and v for v in sources.values())
+    assert isinstance(adapter.version(), str)
+
+
+def test_every_registered_adapter_has_one_pinned_matrix_group_and_back() -> None:
+    data = tomllib.loads(spec_path("matrix.toml").read_text(encoding="utf-8"))
+    owners: dict[str, str] = {}
+    for group, entry in data["groups"].items():
+        for agent in entry.get("agents", []):
+            assert agent not in owners, f"{agent} in {owners.get(agent)} and {group}"
+            owners[agent] = group
+            assert entry["requirements"] and all("==" in r for r in entry["requirements"]), group
+    assert set(owners) == set(FRAMEWORKS)
+
+
+def _task(protocol: str, url: str) -> AgentTask:
+    weather = AgentTool(
+        name="get_weather",
+        description="Current weather for a place.",
+        parameters=WEATHER_SCHEMA,
+        ledger_url=f"{url}/_ledger",
+    )
+    return AgentTask(
+        scenario="stub-tool-then-text",
+        protocol=protocol,
+        base_url=url,
+        model={"google-generative-ai": "gemini-2.5-flash", "anthropic-messages": "claude-sonnet-4-5"}.get(
+            protocol, "gpt-4o-mini"
+        ),
+        prompt="What is the weather in Paris?",
+        tools=(weather,),
+        system="You are a weather assistant.",
+        limits=AgentLimits(max_turns=4, timeout_s=60.0),
+    )
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for name in sorted(FRAMEWORKS):
+        adapter = load(name)
+        for protocol in sorted(adapter.protocols):
+            cases.append(pytest.param(name, protocol, id=f"{name}-{protocol}"))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "protocol"), _cases())
+def test_a_tool_call_then_a_final_text(name: str, protocol: str) -> None:
+    adapter = load(name)
+    try:
+        adapter.version()
+        with stub_server(script(protocol)) as server:
+            outcome = adapter.run_agent(_task(protocol, server.url))
+    except ImportError as exc:
+        pytest.skip(f"{name} not installed here: {exc}")
+    tool_call, final = script(protocol)
+    (call,) = tool_call.tool_calls
+    assert not outcome.raised, f"{outcome.error_type}: {outcome.error_message}"
+    # The tool ran once, through the ledger, with the arguments served.
+    assert server.ledger == [{"tool": "get_weather", "arguments": call.arguments}]
+    # The second request carries the tool's result, paired to the served call id.
+    requests = server.model_requests
+    assert len(requests) == 2, [r["path"] for r in requests]
+    results = tool_results(protocol, requests[1]["body"])
+    assert len(results) == 1, results
+    call_id, tool_name, text = results[0]
+    if protocol == "google-generative-ai":
+        # Gemini pairs by name; an id, when sent, must be the served one.
+        assert tool_name == "get_weather" and call_id in (None, call.id)
+    else:
+        assert call_id == call.id
+    assert LEDGER_RESULT in text
+    assert outcome.output == final.text

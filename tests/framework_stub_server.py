@@ -1,0 +1,165 @@
+"""A loopback model server with fixed, valid streaming bodies, for the framework adapters' tests.
+
+Request k to any path but the ledger is answered with body k of the script (real SSE bytes
+from the bundled cassettes: a ``get_weather`` tool call, then a final text); every request
+is recorded. ``POST /_ledger`` records the tool call and returns the scripted result, the
+way the agent scenarios' server does. Past the end of the script a request gets a 500, so
+a framework that keeps asking ends instead of hanging.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from stream_harness import load_cassette, normalize
+from stream_harness.contract.events import TextBlock, ToolCall
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+
+# The bundled cassettes each protocol's script is made of: (tool call, final text).
+BODIES: Mapping[str, tuple[str, str]] = {
+    "openai-completions": ("tool_call_single", "text_plain"),
+    "openai-responses": ("function_call", "plain_text"),
+    "anthropic-messages": ("tool_call", "plain_text"),
+    "google-generative-ai": ("tool_call", "plain_text"),
+}
+LEDGER_RESULT = "sunny, 21 C"
+
+
+@dataclass(frozen=True)
+class Served:
+    """One response of the script and what it says (read by the reference normalizer)."""
+
+    body: bytes
+    content_type: str
+    tool_calls: tuple[ToolCall, ...]
+    text: str
+
+
+def served(protocol: str, name: str) -> Served:
+    interaction = load_cassette(CASSETTES / protocol / f"{name}.yaml").interactions[0]
+    body = interaction.response.body
+    final = list(normalize(protocol, [body]))[-1]
+    message = getattr(final, "message", None)
+    assert message is not None, f"{protocol}/{name} does not end in a message"
+    content_type = (interaction.response.headers.get("content-type") or ["text/event-stream"])[0]
+    return Served(
+        body=body,
+        content_type=content_type,
+        tool_calls=tuple(b for b in message.content if isinstance(b, ToolCall)),
+        text="".join(b.content for b in message.content if isinstance(b, TextBlock)),
+    )
+
+
+def script(protocol: str) -> list[Served]:
+    tool, text = BODIES[protocol]
+    return [served(protocol, tool), served(protocol, text)]
+
+
+@dataclass
+class StubServer:
+    responses: list[Served]
+    url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def model_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"] != "/_ledger"]
+
+
+def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _reply(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            with server.lock:
+                server.requests.append({"method": "GET", "path": self.path, "body": None})
+            self._reply(404, b'{"error": {"message": "not scripted"}}', "application/json")
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                body = json.loads(raw or b"null")
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            path = self.path.split("?")[0]
+            with server.lock:
+                server.requests.append({"method": "POST", "path": self.path, "body": body})
+                if path == "/_ledger":
+                    server.ledger.append(body)
+                    answer: Served | None = None
+                else:
+                    k = len(server.model_requests) - 1
+                    answer = server.responses[k] if k < len(server.responses) else None
+            if path == "/_ledger":
+                self._reply(200, json.dumps({"result": LEDGER_RESULT}).encode(), "application/json")
+            elif answer is None:
+                self._reply(500, b'{"error": {"message": "past the end of the script"}}', "application/json")
+            else:
+                self._reply(200, answer.body, answer.content_type)
+
+    return Handler
+
+
+@contextmanager
+def stub_server(responses: list[Served]) -> Iterator[StubServer]:
+    state = StubServer(responses)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def tool_results(protocol: str, request: Any) -> list[tuple[str | None, str, str]]:
+    """(call id, tool name or "", result text as sent) of each tool result in a request body."""
+    out: list[tuple[str | None, str, str]] = []
+    if not isinstance(request, dict):
+        return out
+    if protocol == "openai-completions":
+        for m in request.get("messages") or []:
+            if m.get("role") == "tool":
+                out.append((m.get("tool_call_id"), m.get("name") or "", json.dumps(m.get("content"))))
+    elif protocol == "openai-responses":
+        items = request.get("input")
+        for item in items if isinstance(items, list) else []:
+            if item.get("type") == "function_call_output":
+                out.append((item.get("call_id"), "", json.dumps(item.get("output"))))
+    elif protocol == "anthropic-messages":
+        for m in request.get("messages") or []:
+            content = m.get("content")
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_result":
+                    out.append((block.get("tool_use_id"), "", json.dumps(block.get("content"))))
+    elif protocol == "google-generative-ai":
+        for c in request.get("contents") or []:
+            for part in c.get("parts") or []:
+                response = part.get("functionResponse") or part.get("function_response")
+                if response:
+                    out.append((response.get("id"), response.get("name", ""), json.dumps(response.get("response"))))
+    return out
