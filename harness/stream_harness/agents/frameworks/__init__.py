@@ -13,6 +13,8 @@ from typing import Final
 
 FRAMEWORKS: Final[dict[str, str]] = {
     "pydantic-ai-agent": "stream_harness.agents.frameworks.pydantic_ai:PydanticAIAgentAdapter",
+    "openai-agents": "stream_harness.agents.frameworks.openai_agents:OpenAIAgentsAdapter",
+    "langgraph": "stream_harness.agents.frameworks.langgraph:LangGraphAdapter",
 }
 
 
