@@ -63,6 +63,23 @@ def script(protocol: str) -> list[Served]:
     return [served(protocol, tool), served(protocol, text)]
 
 
+def final_answer_script(protocol: str) -> list[Served]:
+    """The tool call, then a ``final_answer`` tool call answering "São Paulo", for agents
+    whose runs end only through that tool (smolagents). The second body is the first with
+    the tool's name, call id and the argument's key replaced: the same real bytes otherwise.
+    """
+    assert protocol == "openai-completions", protocol
+    first = served(protocol, BODIES[protocol][0])
+    body = (
+        first.body.replace(b'"name":"get_weather"', b'"name":"final_answer"')
+        .replace(b"call_Wq8rT2mXbN4kP7sZ1cV3dF6g", b"call_FinalAnswer0000000000001")
+        .replace(b'"arguments":"city"', b'"arguments":"answer"')
+    )
+    calls = tuple(b for b in list(normalize(protocol, [body]))[-1].message.content if isinstance(b, ToolCall))  # type: ignore[union-attr]
+    assert [(c.name, c.arguments) for c in calls] == [("final_answer", {"answer": "São Paulo"})]
+    return [first, Served(body, first.content_type, calls, "São Paulo")]
+
+
 @dataclass
 class StubServer:
     responses: list[Served]

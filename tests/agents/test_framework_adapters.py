@@ -10,11 +10,19 @@ the test extra holds none of them); the registry's shape is checked everywhere.
 from __future__ import annotations
 
 import importlib
+import json
 import tomllib
 from typing import Any
 
 import pytest
-from framework_stub_server import BODIES, LEDGER_RESULT, script, stub_server, tool_results
+from framework_stub_server import (
+    BODIES,
+    LEDGER_RESULT,
+    final_answer_script,
+    script,
+    stub_server,
+    tool_results,
+)
 
 from stream_harness.agents.frameworks import FRAMEWORKS, agent_adapter_spec
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
@@ -100,13 +108,15 @@ def _cases() -> list[Any]:
 @pytest.mark.parametrize(("name", "protocol"), _cases())
 def test_a_tool_call_then_a_final_text(name: str, protocol: str) -> None:
     adapter = load(name)
+    # An agent whose runs end only through a final_answer tool gets one as its last turn.
+    final_tool = adapter.conventions.get("ends_only_through_final_answer_tool", False)
+    served = final_answer_script(protocol) if final_tool else script(protocol)
     try:
-        adapter.version()
-        with stub_server(script(protocol)) as server:
+        with stub_server(served) as server:
             outcome = adapter.run_agent(_task(protocol, server.url))
     except ImportError as exc:
         pytest.skip(f"{name} not installed here: {exc}")
-    tool_call, final = script(protocol)
+    tool_call, final = served
     (call,) = tool_call.tool_calls
     assert not outcome.raised, f"{outcome.error_type}: {outcome.error_message}"
     # The tool ran once, through the ledger, with the arguments served.
@@ -114,6 +124,18 @@ def test_a_tool_call_then_a_final_text(name: str, protocol: str) -> None:
     # The second request carries the tool's result, paired to the served call id.
     requests = server.model_requests
     assert len(requests) == 2, [r["path"] for r in requests]
+    if adapter.conventions.get("tool_results_as_text"):
+        # Replayed as text: the call (with its served id) in the assistant's turn, the
+        # result in the next user turn (smolagents' memory format).
+        texts = [
+            (m["role"], json.dumps(m["content"], ensure_ascii=False))
+            for m in requests[1]["body"]["messages"]
+        ]
+        roles = [r for r, _ in texts]
+        at = roles.index("assistant")
+        assert call.id in texts[at][1] and LEDGER_RESULT in texts[at + 1][1], texts[at:]
+        assert outcome.output == final.text
+        return
     results = tool_results(protocol, requests[1]["body"])
     assert len(results) == 1, results
     call_id, tool_name, text = results[0]

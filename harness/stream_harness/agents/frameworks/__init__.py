@@ -15,6 +15,7 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "pydantic-ai-agent": "stream_harness.agents.frameworks.pydantic_ai:PydanticAIAgentAdapter",
     "openai-agents": "stream_harness.agents.frameworks.openai_agents:OpenAIAgentsAdapter",
     "langgraph": "stream_harness.agents.frameworks.langgraph:LangGraphAdapter",
+    "smolagents": "stream_harness.agents.frameworks.smolagents:SmolagentsAdapter",
 }
 
 
