@@ -90,7 +90,7 @@ class StubServer:
 
     @property
     def model_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if r["path"] != "/_ledger"]
+        return [r for r in self.requests if r["method"] == "POST" and r["path"] != "/_ledger"]
 
 
 def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
@@ -110,6 +110,16 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             with server.lock:
                 server.requests.append({"method": "GET", "path": self.path, "body": None})
+            path = self.path.split("?")[0]
+            if path.startswith("/v1beta/models/"):
+                # A Gemini model's metadata, which some clients read before any request
+                # (LlamaIndex's GoogleGenAI asks for its token limit): answered outside
+                # the script, as the real API would.
+                name = path.removeprefix("/v1beta/")
+                model = {"name": name, "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+                         "supportedGenerationMethods": ["generateContent"]}  # fmt: skip
+                self._reply(200, json.dumps(model).encode(), "application/json")
+                return
             self._reply(404, b'{"error": {"message": "not scripted"}}', "application/json")
 
         def do_POST(self) -> None:

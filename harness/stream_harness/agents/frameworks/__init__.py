@@ -16,6 +16,7 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "openai-agents": "stream_harness.agents.frameworks.openai_agents:OpenAIAgentsAdapter",
     "langgraph": "stream_harness.agents.frameworks.langgraph:LangGraphAdapter",
     "smolagents": "stream_harness.agents.frameworks.smolagents:SmolagentsAdapter",
+    "llamaindex": "stream_harness.agents.frameworks.llamaindex:LlamaIndexAdapter",
 }
 
 
