@@ -17,6 +17,7 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "langgraph": "stream_harness.agents.frameworks.langgraph:LangGraphAdapter",
     "smolagents": "stream_harness.agents.frameworks.smolagents:SmolagentsAdapter",
     "llamaindex": "stream_harness.agents.frameworks.llamaindex:LlamaIndexAdapter",
+    "autogen": "stream_harness.agents.frameworks.autogen:AutoGenAdapter",
 }
 
 
