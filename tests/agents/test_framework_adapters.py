@@ -96,12 +96,24 @@ def _task(protocol: str, url: str) -> AgentTask:
     )
 
 
+# Frameworks that fail these fixed, valid bodies for a reason of their own: findings,
+# strict so that a fix shows up.
+FINDINGS: dict[tuple[str, str], str] = {
+    ("agno", "anthropic-messages"): (
+        "agno's streamed run output joins the text of every turn with no separator: "
+        "\"I'll look up the weather in Paris.Hello! How can I help you today?\""
+    ),
+}
+
+
 def _cases() -> list[Any]:
     cases = []
     for name in sorted(FRAMEWORKS):
         adapter = load(name)
         for protocol in sorted(adapter.protocols):
-            cases.append(pytest.param(name, protocol, id=f"{name}-{protocol}"))
+            finding = FINDINGS.get((name, protocol))
+            marks = [pytest.mark.xfail(reason=finding, strict=True)] if finding else []
+            cases.append(pytest.param(name, protocol, id=f"{name}-{protocol}", marks=marks))
     return cases
 
 

@@ -18,6 +18,7 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "smolagents": "stream_harness.agents.frameworks.smolagents:SmolagentsAdapter",
     "llamaindex": "stream_harness.agents.frameworks.llamaindex:LlamaIndexAdapter",
     "autogen": "stream_harness.agents.frameworks.autogen:AutoGenAdapter",
+    "agno": "stream_harness.agents.frameworks.agno:AgnoAdapter",
 }
 
 
