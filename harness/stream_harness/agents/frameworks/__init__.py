@@ -19,6 +19,7 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "llamaindex": "stream_harness.agents.frameworks.llamaindex:LlamaIndexAdapter",
     "autogen": "stream_harness.agents.frameworks.autogen:AutoGenAdapter",
     "agno": "stream_harness.agents.frameworks.agno:AgnoAdapter",
+    "strands": "stream_harness.agents.frameworks.strands:StrandsAdapter",
 }
 
 
