@@ -20,6 +20,7 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "autogen": "stream_harness.agents.frameworks.autogen:AutoGenAdapter",
     "agno": "stream_harness.agents.frameworks.agno:AgnoAdapter",
     "strands": "stream_harness.agents.frameworks.strands:StrandsAdapter",
+    "google-adk": "stream_harness.agents.frameworks.google_adk:GoogleADKAdapter",
 }
 
 
