@@ -75,7 +75,9 @@ def final_answer_script(protocol: str) -> list[Served]:
         .replace(b"call_Wq8rT2mXbN4kP7sZ1cV3dF6g", b"call_FinalAnswer0000000000001")
         .replace(b'"arguments":"city"', b'"arguments":"answer"')
     )
-    calls = tuple(b for b in list(normalize(protocol, [body]))[-1].message.content if isinstance(b, ToolCall))  # type: ignore[union-attr]
+    calls = tuple(
+        b for b in list(normalize(protocol, [body]))[-1].message.content if isinstance(b, ToolCall)
+    )  # type: ignore[union-attr]
     assert [(c.name, c.arguments) for c in calls] == [("final_answer", {"answer": "São Paulo"})]
     return [first, Served(body, first.content_type, calls, "São Paulo")]
 
@@ -140,7 +142,9 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
             if path == "/_ledger":
                 self._reply(200, json.dumps({"result": LEDGER_RESULT}).encode(), "application/json")
             elif answer is None:
-                self._reply(500, b'{"error": {"message": "past the end of the script"}}', "application/json")
+                self._reply(
+                    500, b'{"error": {"message": "past the end of the script"}}', "application/json"
+                )
             else:
                 self._reply(200, answer.body, answer.content_type)
 
@@ -171,7 +175,9 @@ def tool_results(protocol: str, request: Any) -> list[tuple[str | None, str, str
     if protocol == "openai-completions":
         for m in request.get("messages") or []:
             if m.get("role") == "tool":
-                out.append((m.get("tool_call_id"), m.get("name") or "", json.dumps(m.get("content"))))
+                out.append(
+                    (m.get("tool_call_id"), m.get("name") or "", json.dumps(m.get("content")))
+                )
     elif protocol == "openai-responses":
         items = request.get("input")
         for item in items if isinstance(items, list) else []:
@@ -188,5 +194,11 @@ def tool_results(protocol: str, request: Any) -> list[tuple[str | None, str, str
             for part in c.get("parts") or []:
                 response = part.get("functionResponse") or part.get("function_response")
                 if response:
-                    out.append((response.get("id"), response.get("name", ""), json.dumps(response.get("response"))))
+                    out.append(
+                        (
+                            response.get("id"),
+                            response.get("name", ""),
+                            json.dumps(response.get("response")),
+                        )
+                    )
     return out

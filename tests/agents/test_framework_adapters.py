@@ -15,6 +15,7 @@ import tomllib
 from typing import Any
 
 import pytest
+
 from framework_stub_server import (
     BODIES,
     LEDGER_RESULT,
@@ -23,7 +24,6 @@ from framework_stub_server import (
     stub_server,
     tool_results,
 )
-
 from stream_harness.agents.frameworks import FRAMEWORKS, agent_adapter_spec
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
 from stream_harness.contract.facts import spec_path
@@ -86,9 +86,10 @@ def _task(protocol: str, url: str) -> AgentTask:
         scenario="stub-tool-then-text",
         protocol=protocol,
         base_url=url,
-        model={"google-generative-ai": "gemini-2.5-flash", "anthropic-messages": "claude-sonnet-4-5"}.get(
-            protocol, "gpt-4o-mini"
-        ),
+        model={
+            "google-generative-ai": "gemini-2.5-flash",
+            "anthropic-messages": "claude-sonnet-4-5",
+        }.get(protocol, "gpt-4o-mini"),
         prompt="What is the weather in Paris?",
         tools=(weather,),
         system="You are a weather assistant.",
@@ -101,7 +102,7 @@ def _task(protocol: str, url: str) -> AgentTask:
 FINDINGS: dict[tuple[str, str], str] = {
     ("agno", "anthropic-messages"): (
         "agno's streamed run output joins the text of every turn with no separator: "
-        "\"I'll look up the weather in Paris.Hello! How can I help you today?\""
+        '"I\'ll look up the weather in Paris.Hello! How can I help you today?"'
     ),
 }
 

@@ -62,7 +62,9 @@ class AgnoAdapter:
         )
 
         async def run() -> list[Any]:
-            return [event async for event in agent.arun(task.prompt, stream=True, stream_events=True)]
+            return [
+                event async for event in agent.arun(task.prompt, stream=True, stream_events=True)
+            ]
 
         return run_guarded(run, task, _answer)
 
@@ -85,8 +87,12 @@ def _answer(events: list[Any]) -> AgentOutcome:
 
 def _model(task: AgentTask) -> Any:
     if task.protocol in ("openai-completions", "openai-responses"):
-        chat, responses = load(NAME, "agno[openai]", "agno.models.openai.chat", "agno.models.openai.responses")
-        cls = chat.OpenAIChat if task.protocol == "openai-completions" else responses.OpenAIResponses
+        chat, responses = load(
+            NAME, "agno[openai]", "agno.models.openai.chat", "agno.models.openai.responses"
+        )
+        cls = (
+            chat.OpenAIChat if task.protocol == "openai-completions" else responses.OpenAIResponses
+        )
         return cls(id=task.model, base_url=openai_url(task), api_key=task.api_key)
     if task.protocol == "anthropic-messages":
         (claude,) = load(NAME, "agno[anthropic]", "agno.models.anthropic.claude")

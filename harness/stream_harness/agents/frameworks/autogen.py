@@ -80,8 +80,8 @@ class AutoGenAdapter:
         async def run() -> Any:
             result: Any = None
             try:
-                async for result in agent.run_stream(task=task.prompt):
-                    pass
+                async for item in agent.run_stream(task=task.prompt):
+                    result = item  # the last item is the TaskResult
             finally:
                 await client.close()
             return result
@@ -113,7 +113,7 @@ def _client(task: AgentTask) -> Any:
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
     declared = schema(tool)
 
-    class Arguments(pydantic.BaseModel):  # type: ignore[misc, name-defined]
+    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
         # What the model is told is the task's schema, not one pydantic derives.
         model_config = pydantic.ConfigDict(extra="allow")
 
@@ -121,7 +121,7 @@ def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
         def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
             return declared
 
-    class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc, name-defined]
+    class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__(Arguments, str, tool.name, tool.description)
 

@@ -47,7 +47,12 @@ class GoogleADKAdapter:
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         agents, runners, tools_mod, types = load(
-            NAME, "google-adk", "google.adk.agents", "google.adk.runners", "google.adk.tools", "google.genai.types"
+            NAME,
+            "google-adk",
+            "google.adk.agents",
+            "google.adk.runners",
+            "google.adk.tools",
+            "google.genai.types",
         )
         agent = agents.LlmAgent(
             name="stream_harness",
@@ -79,7 +84,9 @@ class GoogleADKAdapter:
 def _answer(events: list[Any]) -> AgentOutcome:
     finals = [e for e in events if e.is_final_response() and not e.partial]
     if not finals:
-        return AgentOutcome(error_type="NoFinalResponse", error_message=f"{len(events)} events, none final")
+        return AgentOutcome(
+            error_type="NoFinalResponse", error_message=f"{len(events)} events, none final"
+        )
     last = finals[-1]
     if last.error_code:
         return AgentOutcome(error_type=str(last.error_code), error_message=str(last.error_message))
@@ -108,7 +115,7 @@ def _model(task: AgentTask) -> Any:
 def _tool(tools_mod: Any, types: Any, tool: AgentTool) -> Any:
     declared = schema(tool)
 
-    class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc, name-defined]
+    class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc]
         def _get_declaration(self) -> Any:
             return types.FunctionDeclaration(
                 name=tool.name, description=tool.description, parameters_json_schema=declared

@@ -65,7 +65,11 @@ class LangGraphAdapter:
 
     def version(self) -> str:
         return version_of(
-            "langchain", "langgraph", "langchain-openai", "langchain-anthropic", "langchain-google-genai"
+            "langchain",
+            "langgraph",
+            "langchain-openai",
+            "langchain-anthropic",
+            "langchain-google-genai",
         )
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
@@ -79,8 +83,8 @@ class LangGraphAdapter:
         async def run() -> Any:
             state: Any = None
             inputs = {"messages": [{"role": "user", "content": task.prompt}]}
-            async for state in agent.astream(inputs, config, stream_mode="values"):
-                pass
+            async for values in agent.astream(inputs, config, stream_mode="values"):
+                state = values  # the last is the final state
             return state
 
         return run_guarded(run, task, _answer)

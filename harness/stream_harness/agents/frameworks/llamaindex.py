@@ -77,7 +77,11 @@ class LlamaIndexAdapter:
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         workflow, tools_mod, pydantic = load(
-            NAME, "llama-index-core", "llama_index.core.agent.workflow", "llama_index.core.tools", "pydantic"
+            NAME,
+            "llama-index-core",
+            "llama_index.core.agent.workflow",
+            "llama_index.core.tools",
+            "pydantic",
         )
         llm = _llm(task)
         agent = workflow.FunctionAgent(
@@ -105,7 +109,10 @@ def _llm(task: AgentTask) -> Any:
         return mod.Anthropic(model=task.model, base_url=root_url(task), api_key=task.api_key)
     if task.protocol == "google-generative-ai":
         mod, types = load(
-            NAME, "llama-index-llms-google-genai", "llama_index.llms.google_genai", "google.genai.types"
+            NAME,
+            "llama-index-llms-google-genai",
+            "llama_index.llms.google_genai",
+            "google.genai.types",
         )
         return mod.GoogleGenAI(
             model=task.model,
@@ -118,7 +125,7 @@ def _llm(task: AgentTask) -> Any:
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
     declared = schema(tool)
 
-    class Arguments(pydantic.BaseModel):  # type: ignore[misc, name-defined]
+    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
         # What the model is told is the task's schema, not one pydantic derives.
         model_config = pydantic.ConfigDict(extra="allow")
 

@@ -72,7 +72,10 @@ class PydanticAIAgentAdapter:
     def _model(self, task: AgentTask) -> Any:
         if task.protocol in ("openai-completions", "openai-responses"):
             models, providers = load(
-                NAME, "pydantic-ai-slim[openai]", "pydantic_ai.models.openai", "pydantic_ai.providers.openai"
+                NAME,
+                "pydantic-ai-slim[openai]",
+                "pydantic_ai.models.openai",
+                "pydantic_ai.providers.openai",
             )
             provider = providers.OpenAIProvider(base_url=openai_url(task), api_key=task.api_key)
             cls = (

@@ -79,7 +79,9 @@ class StrandsAdapter:
 
 def _answer(result: Any) -> AgentOutcome:
     if result is None:
-        return AgentOutcome(error_type="NoResult", error_message="the stream ended without a result")
+        return AgentOutcome(
+            error_type="NoResult", error_message="the stream ended without a result"
+        )
     # The final message's text blocks (``str(result)`` ends each with a newline of its own).
     content = result.message.get("content", [])
     text = "".join(b["text"] for b in content if isinstance(b, dict) and "text" in b)
@@ -110,7 +112,11 @@ def _model(task: AgentTask) -> Any:
 
 
 def _tool(tools_mod: Any, tool: AgentTool) -> Any:
-    spec = {"name": tool.name, "description": tool.description, "inputSchema": {"json": schema(tool)}}
+    spec = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": {"json": schema(tool)},
+    }
 
     def call(tool_use: Any, **_state: Any) -> dict[str, Any]:
         use_id = tool_use["toolUseId"]
