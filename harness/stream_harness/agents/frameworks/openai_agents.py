@@ -52,7 +52,9 @@ class OpenAIAgentsAdapter:
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         if task.protocol not in PROTOCOLS:
             raise unsupported(NAME, task, PROTOCOLS)
-        agents, openai = load(NAME, "openai-agents", "agents", "openai")
+        # ``agents.run`` first: a folder named ``agents`` on sys.path (a project's tests/agents,
+        # as here) imports as an empty namespace package when openai-agents is absent.
+        _, agents, openai = load(NAME, "openai-agents", "agents.run", "agents", "openai")
         agents.set_tracing_disabled(True)
         client = openai.AsyncOpenAI(base_url=openai_url(task), api_key=task.api_key)
         cls = (
