@@ -31,6 +31,13 @@ BODIES: Mapping[str, tuple[str, str]] = {
     "google-generative-ai": ("tool_call", "plain_text"),
 }
 LEDGER_RESULT = "sunny, 21 C"
+# A 400 (context overflow) in each protocol: not retried by any SDK client.
+REFUSALS: Mapping[str, str] = {
+    "openai-completions": "context_length_exceeded_400",
+    "openai-responses": "http_400_context_overflow",
+    "anthropic-messages": "http_400_context_overflow",
+    "google-generative-ai": "http_400_context_overflow",
+}
 
 
 @dataclass(frozen=True)
@@ -41,11 +48,15 @@ class Served:
     content_type: str
     tool_calls: tuple[ToolCall, ...]
     text: str
+    status: int = 200
 
 
 def served(protocol: str, name: str) -> Served:
     interaction = load_cassette(CASSETTES / protocol / f"{name}.yaml").interactions[0]
     body = interaction.response.body
+    if interaction.response.status != 200:
+        content_type = (interaction.response.headers.get("content-type") or ["application/json"])[0]
+        return Served(body, content_type, (), "", interaction.response.status)
     final = list(normalize(protocol, [body]))[-1]
     message = getattr(final, "message", None)
     assert message is not None, f"{protocol}/{name} does not end in a message"
@@ -146,7 +157,7 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                     500, b'{"error": {"message": "past the end of the script"}}', "application/json"
                 )
             else:
-                self._reply(200, answer.body, answer.content_type)
+                self._reply(answer.status, answer.body, answer.content_type)
 
     return Handler
 

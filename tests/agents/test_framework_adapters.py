@@ -19,8 +19,10 @@ import pytest
 from framework_stub_server import (
     BODIES,
     LEDGER_RESULT,
+    REFUSALS,
     final_answer_script,
     script,
+    served,
     stub_server,
     tool_results,
 )
@@ -159,3 +161,23 @@ def test_a_tool_call_then_a_final_text(name: str, protocol: str) -> None:
         assert call_id == call.id
     assert LEDGER_RESULT in text
     assert outcome.output == final.text
+
+
+@pytest.mark.parametrize(("name", "protocol"), [c.values[:2] for c in _cases()])
+def test_a_400_before_any_output_ends_the_run_as_the_frameworks_raise(
+    name: str, protocol: str
+) -> None:
+    adapter = load(name)
+    refusal = served(protocol, REFUSALS[protocol])
+    assert refusal.status == 400
+    try:
+        with stub_server([refusal]) as server:
+            outcome = adapter.run_agent(_task(protocol, server.url))
+    except ImportError as exc:
+        pytest.skip(f"{name} not installed here: {exc}")
+    # A 400 is retried by no SDK client: one request, no tool, and the run ends raised
+    # (the row names the framework's exception), never as an answer.
+    assert outcome.raised and outcome.error_type, outcome
+    assert outcome.output is None
+    assert server.ledger == []
+    assert len(server.model_requests) == 1, [r["path"] for r in server.model_requests]
