@@ -28,7 +28,7 @@ from framework_stub_server import (
 )
 from stream_harness.agents.frameworks import FRAMEWORKS, agent_adapter_spec
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
-from stream_harness.contract.facts import spec_path
+from stream_harness.contract.facts import load_yaml, spec_path
 
 KNOWN_PROTOCOLS = set(BODIES)
 
@@ -64,6 +64,31 @@ def test_each_registered_adapter_loads_without_its_framework_and_declares_itself
     assert {"max_retries", "retries_after_partial_output", "retry_after"} <= set(sources)
     assert all(isinstance(v, str) and v for v in sources.values())
     assert isinstance(adapter.version(), str)
+
+
+def test_the_conventions_table_covers_each_adapters_protocols_with_the_clients_its_group_pins() -> (
+    None
+):
+    table = load_yaml("agent_conventions")
+    groups = tomllib.loads(spec_path("matrix.toml").read_text(encoding="utf-8"))["groups"]
+    pins = {
+        agent: {r.split("==")[0].split("[")[0]: r.split("==")[1] for r in g["requirements"]}
+        for g in groups.values()
+        for agent in g.get("agents", [])
+    }
+    assert set(table["frameworks"]) == set(FRAMEWORKS)
+    for name, entry in table["frameworks"].items():
+        assert set(entry["clients"]) == set(load(name).protocols), name
+        # Every value of the framework's own has its source line.
+        assert set(entry.get("conventions", {})) <= set(entry["sources"]), name
+        for client in entry["clients"].values():
+            assert client in table["clients"], (name, client)
+            if client.startswith("anthropic-"):
+                # The anthropic client's policy changed between majors: the entry named
+                # must be the one of the version the group pins.
+                assert pins[name]["anthropic"].split(".")[0] == client.split("-")[1], name
+        for protocol, override in entry.get("protocols", {}).items():
+            assert set(override) - {"sources"} <= set(override.get("sources", {})), (name, protocol)
 
 
 def test_every_registered_adapter_has_one_pinned_matrix_group_and_back() -> None:

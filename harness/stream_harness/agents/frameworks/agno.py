@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -39,13 +39,7 @@ PROTOCOLS: Final = frozenset(
 class AgnoAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        framework_retries=0,
-        sources={
-            "framework_retries": "agno/agent/agent.py Agent.retries = 0 and agno/models/base.py Model.retries = 0: no retry layer above the SDK client by default",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = "telemetry=False; retries and delays at their defaults"
 
     def version(self) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -45,14 +45,7 @@ MODEL_INFO: Final[dict[str, Any]] = {
 class AutoGenAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        tool_failure="error text to the model (FunctionExecutionResult is_error)",
-        sources={
-            "max_retries": "autogen_ext/models/openai/_openai_client.py: max_retries reaches the openai client only when given; its DEFAULT_MAX_RETRIES = 2 apply",
-            "tool_failure": "autogen_agentchat/agents/_assistant_agent.py _execute_tool_call: an exception becomes FunctionExecutionResult(is_error=True)",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = (
         "reflect_on_tool_use=True and max_tool_iterations=<turn limit> (by default an "
         "AssistantAgent answers with the tool result after one round); model_info given; "

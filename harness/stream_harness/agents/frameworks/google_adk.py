@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     root_url,
@@ -34,12 +34,7 @@ PROTOCOLS: Final = frozenset({"google-generative-ai", "anthropic-messages"})
 class GoogleADKAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        sources={
-            "max_retries": "google/adk/models/google_llm.py Gemini.retry_options = None: google-genai's retry_args then never retries",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = "none: Gemini / AnthropicLlm on injected clients, RunConfig(streaming_mode=SSE), retries at their defaults"
 
     def version(self) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -37,30 +37,10 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-def _conventions() -> dict[str, Any]:
-    out = client_conventions(
-        PROTOCOLS,
-        tool_failure="raises (create_agent's ToolNode re-raises a tool's own exception)",
-        sources={
-            "max_retries": "langchain_openai ChatOpenAI.max_retries None: the openai client's DEFAULT_MAX_RETRIES = 2",
-            "tool_failure": "langchain/agents/factory.py ToolNode default handle_tool_errors: only invocation (argument) errors become messages",
-        },
-    )
-    out["by_protocol"]["google-generative-ai"].update(
-        max_retries=5,
-        sources={
-            "max_retries": "langchain_google_genai/_common.py max_retries = 6 -> HttpRetryOptions(attempts=6): 5 retries, exponential 1 s to 60 s with jitter",
-            "retries_after_partial_output": "google/genai retries wrap the request, not the stream being read",
-            "retry_after": "langchain_google_genai/_common.py: 'The SDK's built-in retry logic ignores this value'",
-        },
-    )
-    return out
-
-
 class LangGraphAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = _conventions()
+    conventions = conventions_for(NAME)
     settings = "none: chat models (streaming=True) and create_agent at their defaults"
 
     def version(self) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -37,34 +37,10 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-def _conventions() -> dict[str, Any]:
-    out = client_conventions(
-        PROTOCOLS,
-        max_retries=3,
-        sources={
-            "max_retries": "llama_index/llms/openai/base.py OpenAI.max_retries = 3, given to the openai client and to llm_retry_decorator (tenacity, wait_random_exponential 1-20 s, stop_after_delay 60 s)",
-        },
-    )
-    by = out["by_protocol"]
-    for protocol in ("openai-completions", "openai-responses"):
-        by[protocol].update(max_retries=3)
-    by["anthropic-messages"].update(max_retries=10)
-    by["anthropic-messages"]["sources"] = {
-        **by["anthropic-messages"]["sources"],
-        "max_retries": "llama_index/llms/anthropic/base.py Anthropic(max_retries=10), given to the anthropic client",
-    }
-    by["google-generative-ai"].update(max_retries=3)
-    by["google-generative-ai"]["sources"] = {
-        **by["google-generative-ai"]["sources"],
-        "max_retries": "llama_index/llms/google_genai/base.py GoogleGenAI(max_retries=3): its own retry decorator",
-    }
-    return out
-
-
 class LlamaIndexAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = _conventions()
+    conventions = conventions_for(NAME)
     settings = "none: LLM integrations and FunctionAgent (streaming=True) at their defaults"
 
     def version(self) -> str:

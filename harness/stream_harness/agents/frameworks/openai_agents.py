@@ -18,7 +18,7 @@ import json
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -36,14 +36,7 @@ PROTOCOLS: Final = frozenset({"openai-completions", "openai-responses"})
 class OpenAIAgentsAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        tool_failure="error text to the model",
-        sources={
-            "max_retries": "openai-agents model_settings.py ModelSettings.retry: runner-managed retries are opt-in (None); the AsyncOpenAI client's DEFAULT_MAX_RETRIES = 2 apply",
-            "tool_failure": "agents/tool.py default_tool_error_function: 'An error occurred while running the tool. Please try again.'",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = "tracing disabled (set_tracing_disabled(True)); retries and delays at their defaults"
 
     def version(self) -> str:

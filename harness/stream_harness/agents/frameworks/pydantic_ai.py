@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -39,13 +39,7 @@ PROTOCOLS: Final = frozenset(
 class PydanticAIAgentAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        tool_error_retries=1,
-        sources={
-            "tool_error_retries": "pydantic_ai/agent/__init__.py Agent(retries=1): a tool's ModelRetry re-asks the model once; HTTP retries are the provider client's",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = "none: provider clients and Agent at their defaults"
 
     def version(self) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -39,20 +39,7 @@ JSON_TYPES: Final = frozenset({"string", "boolean", "integer", "number", "array"
 class SmolagentsAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        rate_limit_retries=2,
-        rate_limit_retry_wait_s=60.0,
-        tool_failure="error text to the model, the run goes on",
-        ends_only_through_final_answer_tool=True,
-        tool_results_as_text=True,
-        sources={
-            "rate_limit_retries": "smolagents/models.py ApiModel(retry=True): Retrying(max_attempts=RETRY_MAX_ATTEMPTS = 3, wait_seconds=RETRY_WAIT = 60, exponential_base=2, jitter) on is_rate_limit_error, around the openai client's own 2 retries",
-            "tool_failure": "smolagents/agents.py MultiStepAgent._run_stream: an AgentError in a step is logged to memory and the next step runs",
-            "ends_only_through_final_answer_tool": "smolagents/agents.py ToolCallingAgent._step_stream: no tool call -> parse_tool_calls -> AgentParsingError",
-            "tool_results_as_text": "smolagents/memory.py ActionStep.to_messages: the calls as assistant text ('Calling tools: [...]'), results as a user 'Observation:' text, no tool role",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = "none: OpenAIServerModel and ToolCallingAgent(stream_outputs=True) at their defaults (rate-limit waits of 60 s, 120 s stay)"
 
     def version(self) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from stream_harness.agents.frameworks.support import (
-    client_conventions,
+    conventions_for,
     finished,
     load,
     openai_url,
@@ -38,15 +38,7 @@ RETRY_DELAY_S: Final = 1
 class StrandsAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = client_conventions(
-        PROTOCOLS,
-        throttle_retries=5,
-        tool_failure="error result to the model",
-        sources={
-            "throttle_retries": "strands/event_loop/_retry.py ModelRetryStrategy(max_attempts=6, initial_delay=4, max_delay=240) on ModelThrottledException, above the SDK client's own retries",
-            "tool_failure": "strands/tools/decorator.py: an exception becomes {'status': 'error', 'content': [{'text': 'Error: <type> - <message>'}]}",
-        },
-    )
+    conventions = conventions_for(NAME)
     settings = (
         f"ModelRetryStrategy(max_attempts=6 as default, initial_delay={RETRY_DELAY_S}, "
         f"max_delay={RETRY_DELAY_S}) instead of waits 4 to 64 s; callback_handler=None"

@@ -3,7 +3,7 @@
 A framework adapter is a thin wiring module: the harness owns the model server and the
 tools, so the adapter only builds the framework's agent around them. What is common to
 all of them lives here once: the one-line error when a framework is not installed, the
-URLs each kind of client expects, the SDK retry conventions most frameworks inherit, and
+URLs each kind of client expects, the retry conventions (data: ``specs/agent_conventions.yaml``), and
 turning the framework's raise into an :class:`AgentOutcome` (only the framework's own run
 is guarded; a bug in the wiring still escapes, so the runner records a crash, not a row).
 """
@@ -11,73 +11,48 @@ is guarded; a bug in the wiring still escapes, so the runner records a crash, no
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.metadata
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from stream_harness.adapters.library import import_all
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+from stream_harness.contract import facts
 
 T = TypeVar("T")
 
-# The SDK clients frameworks build on, with their retry policies as the pinned versions
-# ship them. A framework that keeps the client's defaults inherits these; each adapter's
-# ``conventions`` says which it uses and where a framework adds a retry layer of its own.
-OPENAI_SDK: Final[Mapping[str, Any]] = {
-    "max_retries": 2,
-    "retries_after_partial_output": False,
-    "retry_after_honoured": True,
-    "retry_after_cap_s": 120.0,
-    "sources": {
-        "max_retries": "openai/_constants.py DEFAULT_MAX_RETRIES = 2 (backoff 0.5 s doubling to 8 s)",
-        "retries_after_partial_output": "openai/_base_client.py retries only before the response is returned; a stream that fails while read is the caller's",
-        "retry_after": "openai/_base_client.py _calculate_retry_timeout: retry-after-ms / retry-after used when 0 < value <= MAX_RETRY_AFTER_DELAY (2 * 60)",
-    },
-}
-ANTHROPIC_SDK: Final[Mapping[str, Any]] = {
-    "max_retries": 2,
-    "retries_after_partial_output": False,
-    "retry_after_honoured": True,
-    "retry_after_cap_s": None,
-    "sources": {
-        "max_retries": "anthropic/_constants.py DEFAULT_MAX_RETRIES = 2 (backoff 0.5 s doubling to 8 s)",
-        "retries_after_partial_output": "anthropic/_base_client.py retries only before the response is returned; a stream that fails while read is the caller's",
-        "retry_after": "anthropic/_base_client.py (2.x) _calculate_retry_timeout: any positive retry-after is slept, capped only at 4,294,967 s",
-    },
-}
-GOOGLE_GENAI_SDK: Final[Mapping[str, Any]] = {
-    "max_retries": 0,
-    "retries_after_partial_output": False,
-    "retry_after_honoured": False,
-    "retry_after_cap_s": None,
-    "sources": {
-        "max_retries": "google/genai/_api_client.py retry_args: HttpOptions.retry_options None means stop_after_attempt(1), never retry",
-        "retries_after_partial_output": "no retry at all without retry_options",
-        "retry_after": "google/genai/_api_client.py retries (when configured) wait by exponential jitter, never retry-after",
-    },
-}
-SDK_BY_PROTOCOL: Final[Mapping[str, Mapping[str, Any]]] = {
-    "openai-completions": OPENAI_SDK,
-    "openai-responses": OPENAI_SDK,
-    "anthropic-messages": ANTHROPIC_SDK,
-    "google-generative-ai": GOOGLE_GENAI_SDK,
-}
+CONVENTIONS: Final = "agent_conventions"
 
 
-def client_conventions(protocols: frozenset[str], **framework: Any) -> dict[str, Any]:
-    """An adapter's conventions: the SDK client's per protocol, then the framework's own.
+def conventions_for(name: str) -> dict[str, Any]:
+    """An agent adapter's conventions, from ``specs/agent_conventions.yaml``.
 
-    The top-level keys are what a check reads first (the framework's own, else the OpenAI
-    client's, the one most frameworks use); ``by_protocol`` holds each protocol's client
-    policy, because one framework on Anthropic and on Gemini retries differently.
+    The top-level keys are what a check reads first: the framework's own values over the
+    policy of its OpenAI client (the one most frameworks use; else its first protocol's
+    client); ``by_protocol`` holds each protocol's client policy with the framework's
+    overrides, because one framework on Anthropic and on Gemini retries differently.
     """
-    by_protocol = {p: dict(SDK_BY_PROTOCOL[p]) for p in sorted(protocols) if p in SDK_BY_PROTOCOL}
-    first = next(iter(by_protocol.values()), {})
-    base = {k: v for k, v in first.items() if k != "sources"}
-    sources = dict(first.get("sources", {}))
-    sources.update(framework.pop("sources", {}))
-    return {**base, **framework, "sources": sources, "by_protocol": by_protocol}
+    table = facts.load_yaml(CONVENTIONS)
+    entry = table["frameworks"][name]
+    by_protocol: dict[str, dict[str, Any]] = {}
+    for protocol, client in sorted(entry["clients"].items()):
+        policy = copy.deepcopy(table["clients"][client])
+        override = copy.deepcopy(entry.get("protocols", {}).get(protocol, {}))
+        sources = {**policy.pop("sources"), **override.pop("sources", {})}
+        by_protocol[protocol] = {**policy, **override, "client": client, "sources": sources}
+    first = next(
+        (by_protocol[p] for p in ("openai-completions", "openai-responses") if p in by_protocol),
+        next(iter(by_protocol.values())),
+    )
+    base = {k: v for k, v in first.items() if k not in ("sources", "client")}
+    return {
+        **base,
+        **entry.get("conventions", {}),
+        "sources": {**first["sources"], **entry["sources"]},
+        "by_protocol": by_protocol,
+    }
 
 
 def load(adapter: str, distribution: str, *modules: str) -> list[ModuleType]:
