@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import importlib
 import importlib.metadata
 from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
-from stream_harness.adapters.library import import_all
+from stream_harness.adapters.library import LibraryMissingError
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 from stream_harness.contract import facts
 
@@ -55,10 +56,26 @@ def conventions_for(name: str) -> dict[str, Any]:
     }
 
 
+class FrameworkMissingError(LibraryMissingError):
+    """An agent framework is not installed here: one line naming the package and the pins."""
+
+    def __init__(self, adapter: str, module: str, distribution: str) -> None:
+        super().__init__(adapter, module, distribution)
+        self.args = (
+            f"agent adapter {adapter!r} needs the {distribution} package (missing module "
+            f"{module}); its pins are the specs/matrix.toml group whose agents list names it",
+        )
+
+
 def load(adapter: str, distribution: str, *modules: str) -> list[ModuleType]:
     """The framework's modules, or one line naming the package to install (an ImportError)."""
-    loaded = import_all(adapter, distribution, modules)
-    return [loaded[m] for m in modules]
+    loaded = []
+    for module in modules:
+        try:
+            loaded.append(importlib.import_module(module))
+        except ImportError:
+            raise FrameworkMissingError(adapter, module, distribution) from None
+    return loaded
 
 
 def version_of(*distributions: str) -> str:
