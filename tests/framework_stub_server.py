@@ -96,6 +96,7 @@ def final_answer_script(protocol: str) -> list[Served]:
 @dataclass
 class StubServer:
     responses: list[Served]
+    ledger_error: str | None = None  # the ledger answers every call with this error
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     ledger: list[dict[str, Any]] = field(default_factory=list)
@@ -151,7 +152,12 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                     k = len(server.model_requests) - 1
                     answer = server.responses[k] if k < len(server.responses) else None
             if path == "/_ledger":
-                self._reply(200, json.dumps({"result": LEDGER_RESULT}).encode(), "application/json")
+                scripted = (
+                    {"error": server.ledger_error}
+                    if server.ledger_error
+                    else {"result": LEDGER_RESULT}
+                )
+                self._reply(200, json.dumps(scripted).encode(), "application/json")
             elif answer is None:
                 self._reply(
                     500, b'{"error": {"message": "past the end of the script"}}', "application/json"
@@ -163,8 +169,8 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def stub_server(responses: list[Served]) -> Iterator[StubServer]:
-    state = StubServer(responses)
+def stub_server(responses: list[Served], ledger_error: str | None = None) -> Iterator[StubServer]:
+    state = StubServer(responses, ledger_error)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}"

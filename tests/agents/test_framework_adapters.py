@@ -206,3 +206,31 @@ def test_a_400_before_any_output_ends_the_run_as_the_frameworks_raise(
     assert outcome.output is None
     assert server.ledger == []
     assert len(server.model_requests) == 1, [r["path"] for r in server.model_requests]
+
+
+@pytest.mark.parametrize(("name", "protocol"), [c.values[:2] for c in _cases()])
+def test_a_failing_tool_is_handled_as_the_adapters_conventions_say(
+    name: str, protocol: str
+) -> None:
+    adapter = load(name)
+    policy = adapter.conventions.get("tool_failure")
+    if policy is None:
+        pytest.skip(f"{name} declares no tool_failure convention")
+    final_tool = adapter.conventions.get("ends_only_through_final_answer_tool", False)
+    responses = final_answer_script(protocol) if final_tool else script(protocol)
+    try:
+        with stub_server(responses, ledger_error="weather service down") as server:
+            outcome = adapter.run_agent(_task(protocol, server.url))
+    except ImportError as exc:
+        pytest.skip(f"{name} not installed here: {exc}")
+    (call,) = responses[0].tool_calls
+    # The tool ran once, and failed, whatever the framework then does.
+    assert server.ledger == [{"tool": "get_weather", "arguments": call.arguments}]
+    if policy == "raises":
+        assert outcome.raised and outcome.output is None, outcome
+        assert len(server.model_requests) == 1
+    else:
+        # The failure went back to the model, which answered: the run ends normally.
+        assert not outcome.raised, f"{outcome.error_type}: {outcome.error_message}"
+        assert len(server.model_requests) == 2
+        assert outcome.output == responses[1].text
