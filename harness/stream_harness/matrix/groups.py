@@ -66,6 +66,10 @@ class Group:
     # A folder of the project with a package.json and package-lock.json (adapters-js):
     # its `npm ci` goes into the environment too, for the stdio adapters it holds.
     npm: str | None = None
+    # Agent adapters (harness/stream_harness/agents/frameworks) this environment holds: the agent
+    # frameworks' groups have these and no stream adapters; `stream-harness matrix` runs
+    # only groups with stream adapters.
+    agents: tuple[str, ...] = ()
 
     def key(self, project: Sequence[str]) -> str:
         """What the environment is built from: a change of pins, Python or harness rebuilds it."""
@@ -106,13 +110,20 @@ def load_groups(path: Path) -> list[Group]:
     for name, entry in raw.items():
         reqs = entry.get("requirements") if isinstance(entry, dict) else None
         adapters = entry.get("adapters") if isinstance(entry, dict) else None
+        agents = entry.get("agents", []) if isinstance(entry, dict) else None
         if not (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs)):
             raise MatrixError(f"{path}: groups.{name}.requirements must be a list of strings")
+        if not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
+            raise MatrixError(f"{path}: groups.{name}.agents must be a list of strings")
+        if agents and adapters is None:
+            adapters = []  # an agent framework's group: no stream adapter
         if not (
-            isinstance(adapters, list) and adapters and all(isinstance(a, str) for a in adapters)
+            isinstance(adapters, list)
+            and (adapters or agents)
+            and all(isinstance(a, str) for a in adapters)
         ):
             raise MatrixError(f"{path}: groups.{name}.adapters must be a non-empty list of strings")
-        for a in adapters:
+        for a in [*adapters, *agents]:
             if a in owner:
                 # The merge would refuse two rows for one adapter anyway; say it here, early.
                 raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
@@ -121,8 +132,11 @@ def load_groups(path: Path) -> list[Group]:
         if npm is not None and not isinstance(npm, str):
             raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
         groups.append(
-            Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm)
-        )
+            Group(
+                name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm,
+                tuple(agents),
+            )
+        )  # fmt: skip
     return groups
 
 
@@ -594,6 +608,16 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         groups = select(load_groups(args.pins or default_pins()), args.groups)
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    # The agent frameworks' groups hold agent adapters only: the stream suite has nothing
+    # to run there.
+    agent_only = [g.name for g in groups if not g.adapters]
+    groups = [g for g in groups if g.adapters]
+    if not groups:
+        print(
+            f"stream-harness: group(s) {', '.join(agent_only)} hold agent adapters only, no stream adapter to run",
+            file=sys.stderr,
+        )
         return 2
     if args.list:
         for g in groups:
