@@ -26,6 +26,7 @@ import json
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -188,6 +189,10 @@ class _Process:
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=dict(env) if env is not None else None,
+            # Its own process group: a Ctrl-C at the terminal reaches the harness alone,
+            # which stops the adapter itself (stop, then the group killed), and whatever
+            # the adapter started (a shell's child, a worker) goes with it.
+            start_new_session=True,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
@@ -268,8 +273,20 @@ class _Process:
         try:
             self.popen.wait(timeout=2 if polite else 0.001)
         except subprocess.TimeoutExpired:
-            self.popen.kill()
+            _kill_group(self.popen)
             self.popen.wait()
+        _kill_group(self.popen)  # what it started and left behind
+
+
+def _kill_group(popen: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to the process group the adapter leads (the process alone where there are none)."""
+    killpg = getattr(os, "killpg", None)
+    if killpg is None:  # Windows
+        with contextlib.suppress(OSError):
+            popen.kill()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        killpg(popen.pid, signal.SIGKILL)
 
 
 class _Hung(Exception):

@@ -119,15 +119,22 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
         console=console, transient=True, disable=not console.is_terminal,
     ) as progress:  # fmt: skip
         tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
+        total = len(suite.cases) * len(suite.adapters)
+        judged = [0]
 
         def advance(adapter_index: int, done: int) -> None:
+            judged[0] += done
             progress.advance(tasks[adapter_index], done)
 
-        return run_adapters(
-            [a.adapter for a in suite.adapters], list(suite.cases), suite.run_config,
-            [a.expectations for a in suite.adapters], jobs=jobs, progress=advance,
-            specs=[a.spec for a in suite.adapters],
-        )  # fmt: skip
+        try:
+            return run_adapters(
+                [a.adapter for a in suite.adapters], list(suite.cases), suite.run_config,
+                [a.expectations for a in suite.adapters], jobs=jobs, progress=advance,
+                specs=[a.spec for a in suite.adapters],
+            )  # fmt: skip
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the CLI prints the line
+            exc.add_note(f"{judged[0]} of {total} (adapter, case) pair(s) judged")
+            raise
 
 
 def _report(suite: Suite, runs: list[AdapterRun], started: datetime) -> Report:
