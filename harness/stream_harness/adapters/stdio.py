@@ -264,18 +264,22 @@ class _Process:
         _LIVE.discard(self)
         if self.owner != os.getpid():
             return  # a forked copy: the process belongs to the parent
-        with contextlib.suppress(OSError, ValueError, _Exited):
-            if polite:
-                self.send({"cmd": "stop"})
-        with contextlib.suppress(OSError, ValueError):
-            assert self.popen.stdin is not None
-            self.popen.stdin.close()
+        # Anything may fail here, and must not keep the group kill from happening: called
+        # from a signal handler (an interrupted worker), the write can land inside another
+        # write to the same pipe (RuntimeError: reentrant call).
         try:
-            self.popen.wait(timeout=2 if polite else 0.001)
-        except subprocess.TimeoutExpired:
-            _kill_group(self.popen)
-            self.popen.wait()
-        _kill_group(self.popen)  # what it started and left behind
+            with contextlib.suppress(Exception):
+                if polite:
+                    self.send({"cmd": "stop"})
+            with contextlib.suppress(Exception):
+                assert self.popen.stdin is not None
+                self.popen.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=2 if polite else 0.001)
+        finally:
+            _kill_group(self.popen)  # the process if it is still there, and what it started
+            with contextlib.suppress(Exception):
+                self.popen.wait()
 
 
 def _kill_group(popen: subprocess.Popen[bytes]) -> None:

@@ -206,6 +206,10 @@ def _worker_signals() -> None:
 
 
 def _worker_terminated(signum: int, frame: object) -> None:
+    # Once: the pool's own manager sends every worker SIGTERM again when it sees one die,
+    # and a second handler run inside this one would leave through os._exit before the
+    # first has killed what it was stopping.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     stop_now()
     os._exit(128 + signum)
 
