@@ -317,6 +317,9 @@ class StdioAdapter:
     checked: that is how a malformed reply becomes a result).
     """
 
+    # Each reply has its own timeout (``timeout``); --run-timeout is for in-process adapters.
+    bounds_own_runs = True
+
     def __init__(
         self,
         command: str | Sequence[str],

@@ -54,6 +54,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
     p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files (default: [tool.stream-harness] expectations, then the bundled ones)")
+    p.add_argument(
+        "--run-timeout", type=float, metavar="SECONDS",
+        help="seconds one run of an in-process (Python) adapter may take before it is recorded as errored and abandoned (default: [tool.stream-harness] run_timeout, else 30, as a stdio adapter's reply)",
+    )  # fmt: skip
     p.add_argument("--skip-unusable", action="store_true", help="list cassettes with nothing to check as skipped instead of failing (other projects' recordings)")
 
 
@@ -89,13 +93,14 @@ def config_from_args(args: argparse.Namespace) -> Config:
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     try:
-        check_numbers(examples=args.examples, single_cut_limit=args.single_cut_limit)
+        check_numbers(examples=args.examples, single_cut_limit=args.single_cut_limit, run_timeout=args.run_timeout)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
     return config.with_overrides(
         cassettes=args.cassettes, adapters=named or None, examples=args.examples, seed=args.seed,
         single_cut_limit=args.single_cut_limit, checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
+        run_timeout=args.run_timeout,
     )  # fmt: skip
 
 

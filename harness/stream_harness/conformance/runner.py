@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final, Literal
 
+from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
 from stream_harness.adapters.exit_hooks import stop_now
 from stream_harness.adapters.protocol import Adapter
 from stream_harness.conformance.cases import Case
@@ -57,13 +58,15 @@ class RunConfig:
     # A reproduce command replays one split or one truncation offset instead of drawing them.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
+    # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
+    run_timeout: float | None = DEFAULT_RUN_TIMEOUT
 
     def context(self, case: Case, adapter: Adapter, spec: str | None = None) -> CheckContext:
         """The one (adapter, case) context every caller builds: the runner and pytest items."""
         return CheckContext(
             case, adapter, examples=self.examples, seed=self.seed,
             single_cut_limit=self.single_cut_limit, adapter_spec=spec,
-            only_cuts=self.only_cuts, only_truncate=self.only_truncate,
+            only_cuts=self.only_cuts, only_truncate=self.only_truncate, run_timeout=self.run_timeout,
         )  # fmt: skip
 
 
@@ -110,6 +113,14 @@ def run_one(check: Check, ctx: CheckContext, expectations: Expectations | None) 
     adapter, case_id = ctx.adapter.name, ctx.case.id
     try:
         failures = tuple(complete(f, check, ctx) for f in check.run(ctx))
+    except RunTimedOut as exc:
+        # Errored, not failed: nothing was judged. Both values given, so that completing
+        # the failure does not run the adapter again.
+        failure = Failure(
+            str(exc), command=ctx.command(check.id, exc.cuts or ()), path="run",
+            expected=as_json({"run": f"returns within {ctx.run_timeout:g} s"}), observed=as_json({"run": exc.outcome}),
+        )  # fmt: skip
+        return CaseResult(adapter, case_id, check.id, "errored", (failure,))
     except Exception as exc:
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         failure = complete(Failure(f"the check raised: {tb}"), check, ctx)
