@@ -72,7 +72,9 @@ def descendants(root: int) -> set[int]:
     parents: dict[int, int] = {}
     for entry in Path("/proc").glob("[0-9]*"):
         try:
-            parents[int(entry.name)] = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+            parents[int(entry.name)] = int(
+                entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1]
+            )
         except (OSError, ValueError, IndexError):
             continue
     found: set[int] = set()
@@ -84,7 +86,9 @@ def descendants(root: int) -> set[int]:
 
 
 def still_running(pids: set[int]) -> str:
-    return "processes still running: " + "; ".join(f"{p} {_cmdline(p)!r}" for p in sorted(pids) if alive(p))
+    return "processes still running: " + "; ".join(
+        f"{p} {_cmdline(p)!r}" for p in sorted(pids) if alive(p)
+    )
 
 
 def wait_for(predicate: object, what: str, within: float = ENDED_WITHIN) -> None:
@@ -118,7 +122,9 @@ def interrupt_and_check(proc: subprocess.Popen[str], signum: int, pids: set[int]
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        pytest.fail(f"the run did not end within {ENDED_WITHIN:.0f} s of {signal.Signals(signum).name}")
+        pytest.fail(
+            f"the run did not end within {ENDED_WITHIN:.0f} s of {signal.Signals(signum).name}"
+        )
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err, err
     lines = [line for line in err.splitlines() if "interrupted" in line]
@@ -131,7 +137,9 @@ def interrupt_and_check(proc: subprocess.Popen[str], signum: int, pids: set[int]
 
 @pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_ends_the_run_and_every_process_it_started(tmp_path: Path, signum: int, jobs: int) -> None:
+def test_a_signal_ends_the_run_and_every_process_it_started(
+    tmp_path: Path, signum: int, jobs: int
+) -> None:
     script = tmp_path / "slow_adapter.py"
     script.write_text(SLOW_ADAPTER, encoding="utf-8")
     pid_file = tmp_path / "pids"
@@ -143,7 +151,10 @@ def test_a_signal_ends_the_run_and_every_process_it_started(tmp_path: Path, sign
         return [int(p) for p in pid_file.read_text().split()] if pid_file.is_file() else []
 
     try:
-        wait_for(lambda: len(recorded()) >= expected or proc.poll() is not None, "the adapters did not start")
+        wait_for(
+            lambda: len(recorded()) >= expected or proc.poll() is not None,
+            "the adapters did not start",
+        )
         assert proc.poll() is None, proc.communicate()[1]
         time.sleep(0.5)  # into the runs
         interrupt_and_check(proc, signum, set(recorded()))
@@ -154,14 +165,21 @@ def test_a_signal_ends_the_run_and_every_process_it_started(tmp_path: Path, sign
     assert len(recorded()) >= expected
 
 
-@pytest.mark.skipif(js_missing() is not None, reason=f"JS adapters not runnable here: {js_missing()}")
+@pytest.mark.skipif(
+    js_missing() is not None, reason=f"JS adapters not runnable here: {js_missing()}"
+)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_ends_a_js_adapter_run_with_its_node_processes(tmp_path: Path, signum: int) -> None:
+def test_a_signal_ends_a_js_adapter_run_with_its_node_processes(
+    tmp_path: Path, signum: int
+) -> None:
     proc = start_check(tmp_path, "js-openai", 2)
     try:
         # Node processes: the parent's and one per worker.
         wait_for(
-            lambda: sum("node" in _cmdline(p) for p in descendants(proc.pid)) >= 3 or proc.poll() is not None,
+            lambda: (
+                sum("node" in _cmdline(p) for p in descendants(proc.pid)) >= 3
+                or proc.poll() is not None
+            ),
             "the node adapters did not start",
         )
         assert proc.poll() is None, proc.communicate()[1]

@@ -89,7 +89,9 @@ class _Runner:
         self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self.stuck: _Job | None = None
         self.stuck_after = 0.0
-        thread = threading.Thread(target=self._serve, name=f"stream-harness adapter {adapter.name}", daemon=True)
+        thread = threading.Thread(
+            target=self._serve, name=f"stream-harness adapter {adapter.name}", daemon=True
+        )
         thread.start()
 
     def _serve(self) -> None:
@@ -153,5 +155,8 @@ def run_within(
     Raises :class:`RunTimedOut`; ``what`` names the run in its message."""
     if timeout is None or not bounded(adapter):
         return safe_run(adapter, protocol, chunks, status=status, headers=headers)
-    job = _Job(lambda: safe_run(adapter, protocol, chunks, status=status, headers=headers), what or protocol)
+    job = _Job(
+        lambda: safe_run(adapter, protocol, chunks, status=status, headers=headers),
+        what or protocol,
+    )
     return _runner(adapter).call(job, timeout, timeout_for(timeout, chunks))

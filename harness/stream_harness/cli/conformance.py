@@ -35,6 +35,7 @@ from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
 from stream_harness.reporting import Report, build_report, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.reporting.progress import DEFAULT_EVERY, Heartbeat, progress_every
 
 
 class CommandError(Exception):
@@ -117,15 +118,21 @@ def default_report_adapters() -> list[str]:
     return found
 
 
-def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
+def run_suite(suite: Suite, jobs: int, console: Console, every: float = DEFAULT_EVERY) -> list[AdapterRun]:
+    """The suite on ``jobs`` processes, with rich progress bars on a terminal, and without
+    one a progress line every ``every`` seconds (:mod:`stream_harness.reporting.progress`)."""
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    with Progress(
+    total = len(suite.cases) * len(suite.adapters)
+    judged = [0]
+
+    def line(elapsed: float) -> str:
+        return f"progress: {judged[0]} of {total} (adapter, case) pair(s) judged, {elapsed:.0f} s"
+
+    with Heartbeat(line, 0 if console.is_terminal else every), Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=console, transient=True, disable=not console.is_terminal,
     ) as progress:  # fmt: skip
         tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
-        total = len(suite.cases) * len(suite.adapters)
-        judged = [0]
 
         def advance(adapter_index: int, done: int) -> None:
             judged[0] += done
@@ -180,13 +187,14 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
     cannot make one, exit status 2 with the reason said: ``check`` and ``report`` differ
     only in the suite they run and what they do with the report."""
     try:
+        every = progress_every()
         config = config_from_args(args)
         suite = prepared(config)
-    except (CommandError, SuiteError) as exc:
+    except (CommandError, SuiteError, ValueError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     started = datetime.now(UTC)
-    runs = run_suite(suite, args.jobs, Console(stderr=True))
+    runs = run_suite(suite, args.jobs, Console(stderr=True), every)
     return config, _report(suite, runs, started)
 
 

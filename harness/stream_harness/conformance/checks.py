@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
-from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT

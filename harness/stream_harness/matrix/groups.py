@@ -44,6 +44,7 @@ from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.reporting.progress import Heartbeat, progress_every
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -653,14 +654,28 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         checks=config.checks,
         single_cut_limit=config.single_cut_limit,
     )
-    started = datetime.now(UTC)
     try:
-        result = run_matrix(
-            groups, options=options, cache=args.cache_dir or default_cache(), project=project,
-            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
-            progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
-            expectations=lambda name: expectations_for_adapter(name, config.expectations),
-        )  # fmt: skip
+        every = progress_every()
+    except ValueError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    started = datetime.now(UTC)
+    last = ["starting"]
+
+    def milestone(line: str) -> None:
+        last[0] = line
+        print(f"matrix: {line}", file=sys.stderr, flush=True)
+
+    # Groups run for minutes between milestones: in a log, a line every `every` seconds.
+    alive = Heartbeat(lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})", 0 if sys.stderr.isatty() else every)
+    try:
+        with alive:
+            result = run_matrix(
+                groups, options=options, cache=args.cache_dir or default_cache(), project=project,
+                runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
+                progress=milestone,
+                expectations=lambda name: expectations_for_adapter(name, config.expectations),
+            )  # fmt: skip
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
