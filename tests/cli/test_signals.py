@@ -50,6 +50,7 @@ SLOW_ADAPTER = textwrap.dedent(
 
 # Generous: a bound on "it ended", not a speed target.
 ENDED_WITHIN = 60.0
+OPENAI_CASE = "openai-completions/text_plain.yaml"
 
 
 def alive(pid: int) -> bool:
@@ -195,3 +196,37 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 0), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+)
+def test_serve_stops_on_ctrl_c_and_is_terminated_by_sigterm(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    """Ctrl-C is serve's documented way to stop (exit 0); SIGTERM is a termination (143),
+    as for every command, and the server is stopped either way."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stream_harness.cli.main", "serve", str(bundled_cassettes() / OPENAI_CASE)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "STREAM_HARNESS_CONFIG": ""},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert "serving" in proc.stdout.readline()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=ENDED_WITHIN)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err, err
+
+
+def test_an_interrupted_recording_writes_nothing_and_says_which_signal(tmp_path: Path) -> None:
+    from stream_harness.cli.main import Terminated
+    from stream_harness.workflow.writer import write_failure
+
+    assert write_failure(KeyboardInterrupt(), str(tmp_path / "x.yaml")) == 130
+    assert write_failure(Terminated(), str(tmp_path / "x.yaml")) == 143

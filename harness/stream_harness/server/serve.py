@@ -225,8 +225,9 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as exc:
+        if type(exc) is not KeyboardInterrupt:
+            raise  # SIGTERM, which the CLI raises as a KeyboardInterrupt subclass: exit 143
     finally:
         server.stop()
     return 0
