@@ -128,7 +128,9 @@ def run_suite(suite: Suite, jobs: int, console: Console, every: float = DEFAULT_
     def line(elapsed: float) -> str:
         return f"progress: {judged[0]} of {total} (adapter, case) pair(s) judged, {elapsed:.0f} s"
 
-    with Heartbeat(line, 0 if console.is_terminal else every), Progress(
+    # Lines where stderr is no terminal (whatever rich decides for its bars: FORCE_COLOR in
+    # a CI job makes it draw them into the log).
+    with Heartbeat(line, 0 if sys.stderr.isatty() else every), Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=console, transient=True, disable=not console.is_terminal,
     ) as progress:  # fmt: skip
