@@ -221,8 +221,10 @@ def serve_command(args: argparse.Namespace) -> int:
     except (ServeError, OSError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
-    print(f"serving {len(recorded)} interactions on {server.url} (Ctrl-C stops)", flush=True)
     try:
+        # Inside the try: a Ctrl-C right after the line (what a script waiting for it sends)
+        # is the documented stop too.
+        print(f"serving {len(recorded)} interactions on {server.url} (Ctrl-C stops)", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt as exc:
