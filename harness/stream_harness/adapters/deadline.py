@@ -146,17 +146,19 @@ def run_within(
     *,
     status: int = 200,
     headers: Mapping[str, Sequence[str]] | None = None,
+    case: str | None = None,
     what: str = "",
 ) -> AdapterResult:
     """:func:`~stream_harness.adapters.protocol.safe_run`, bounded by ``timeout`` seconds
     (scaled with the work as a stdio adapter's is: a large body in 1-byte chunks takes
     longer) when the adapter does not bound its own runs; None: unbounded.
 
-    Raises :class:`RunTimedOut`; ``what`` names the run in its message."""
+    Raises :class:`RunTimedOut`; ``what`` names the run in its message; ``case`` is
+    passed on (the case id the run is for, set in the adapter's thread)."""
     if timeout is None or not bounded(adapter):
-        return safe_run(adapter, protocol, chunks, status=status, headers=headers)
+        return safe_run(adapter, protocol, chunks, status=status, headers=headers, case=case)
     job = _Job(
-        lambda: safe_run(adapter, protocol, chunks, status=status, headers=headers),
-        what or protocol,
+        lambda: safe_run(adapter, protocol, chunks, status=status, headers=headers, case=case),
+        what or case or protocol,
     )
     return _runner(adapter).call(job, timeout, timeout_for(timeout, chunks))

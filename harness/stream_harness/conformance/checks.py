@@ -61,6 +61,9 @@ class Failure:
     expected: str | None = None
     observed: str | None = None
     path: str | None = None
+    # What the adapter printed on stdout besides the protocol while running this case (a
+    # stdio adapter's ``raw.stdout_noise``): often the library's own word on what went wrong.
+    stdout_noise: str | None = None
 
 
 
@@ -84,6 +87,17 @@ def differing(message: str, expected: Any, observed: Any, **extra: Any) -> Failu
 ONE_BYTE_LIMIT: Final = 1024
 # Adapter runs a case keeps for other checks to reuse (the whole body and the first splits).
 RUN_CACHE_LIMIT: Final = 64
+# How much stray stdout of one case a failure quotes: distinct lines, then characters.
+NOISE_LINES: Final = 10
+NOISE_CHARS: Final = 1000
+
+
+def noise_text(lines: Sequence[str], more: int = 0) -> str:
+    """Stray stdout lines as one bounded text: the first distinct lines, and how many more."""
+    text = "\n".join(lines)
+    if len(text) > NOISE_CHARS:
+        text = text[: NOISE_CHARS - 3] + "..."
+    return text + (f"\n(and {more} more distinct line(s))" if more else "")
 
 
 @dataclass
@@ -105,6 +119,26 @@ class CheckContext:
     run_timeout: float | None = DEFAULT_RUN_TIMEOUT
     _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
     _expected: list[Event] | None = None
+    # Distinct stray stdout lines of every run of this case (bounded), and how many more.
+    _noise: list[str] = field(default_factory=list)
+    _more_noise: int = 0
+
+    def _keep_noise(self, result: AdapterResult) -> AdapterResult:
+        lines = result.raw.get("stdout_noise")
+        if isinstance(lines, list):
+            for line in lines:
+                text = str(line)
+                if text in self._noise:
+                    continue
+                if len(self._noise) < NOISE_LINES:
+                    self._noise.append(text)
+                else:
+                    self._more_noise += 1
+        return result
+
+    def stdout_noise(self) -> str | None:
+        """What the adapter printed on stdout besides the protocol while running this case."""
+        return noise_text(self._noise, self._more_noise) if self._noise else None
 
     def run_cuts(self, cuts: Sequence[int]) -> AdapterResult:
         key = tuple(cuts)
@@ -131,7 +165,10 @@ class CheckContext:
     def _run(self, chunks: list[bytes], what: str) -> AdapterResult:
         """One run of the adapter, bounded by ``run_timeout`` (raises RunTimedOut)."""
         c = self.case
-        return run_within(self.adapter, self.run_timeout, c.protocol, chunks, status=c.status, headers=c.headers, what=what)
+        result = run_within(
+            self.adapter, self.run_timeout, c.protocol, chunks, status=c.status, headers=c.headers, case=c.id, what=what
+        )
+        return self._keep_noise(result)
 
     @property
     def expected(self) -> list[Event]:
