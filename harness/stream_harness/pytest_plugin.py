@@ -48,6 +48,7 @@ OPTION_FIELDS = {
     "single_cut_limit": "--harness-single-cut-limit",
     "checks": "--harness-check",
     "expectations": "--harness-expectations",
+    "run_timeout": "--harness-run-timeout",
 }
 # The ones the marker and harness_chunks read too: they stand without --harness.
 MARKER_FIELDS = frozenset({"cassettes", "seed"})
@@ -68,6 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
     group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
     group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
+    group.addoption("--harness-run-timeout", type=float, default=None, help="seconds one run of an in-process adapter may take before its check is errored (default: [tool.stream-harness] run_timeout, else 30)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -85,7 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # run passes. (--harness-cassettes and --harness-seed also feed the marker and the
         # harness_chunks fixture, so they stand alone.)
         raise pytest.UsageError(f"stream-harness: {suite_only[0]} has no effect without --harness")
-    if config.getoption("--harness-examples") is not None or config.getoption("--harness-single-cut-limit") is not None:
+    numbers = ("--harness-examples", "--harness-single-cut-limit", "--harness-run-timeout")
+    if any(config.getoption(option) is not None for option in numbers):
         # Checked as the CLI checks its flags (the entry point imports on use: see the module docstring).
         from stream_harness.conformance.config import ConfigError, check_numbers
 
@@ -93,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
             check_numbers(
                 examples=config.getoption("--harness-examples"),
                 single_cut_limit=config.getoption("--harness-single-cut-limit"),
+                run_timeout=config.getoption("--harness-run-timeout"),
                 prefix="--harness-",
             )
         except ConfigError as exc:

@@ -100,6 +100,8 @@ class ReferenceAdapter:
 
     name = "reference"
     level: AdapterLevel = "event"
+    # The yardstick, bounded by its input limits: runs on the caller's thread (--run-timeout).
+    bounds_own_runs = True
 
     def __init__(self) -> None:
         self.protocols = frozenset(protocol_ids())

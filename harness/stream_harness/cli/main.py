@@ -146,19 +146,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `stream-harness normalize ... | head`
         return 0
-    except KeyboardInterrupt:
-        print("stream-harness: interrupted (Ctrl-C): the run did not finish, nothing was reported", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("stream-harness: terminated (SIGTERM): the run did not finish, nothing was reported", file=sys.stderr)
-        return 143
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
+        # The partial summary: how far the run got, when the command noted it (run_suite).
+        done = "".join(f": {note}" for note in getattr(exc, "__notes__", ()))
+        how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        print(f"stream-harness: interrupted ({how}){done}: the run did not finish, nothing was reported", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
 
-class Terminated(Exception):
-    """SIGTERM, raised in the main thread."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread. A KeyboardInterrupt, so that every path that
+    ends a run cleanly on Ctrl-C (the runner ending its workers, a recording leaving
+    nothing behind) does so on SIGTERM too."""
 
 
 def _terminated(signum: int, frame: object) -> None:

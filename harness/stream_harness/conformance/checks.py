@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
-from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
+from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.contract.diff import (
@@ -114,6 +115,8 @@ class CheckContext:
     # A reproduce command pins the one split (or truncation offset) that failed.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
+    # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
+    run_timeout: float | None = DEFAULT_RUN_TIMEOUT
     _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
     _expected: list[Event] | None = None
     # Distinct stray stdout lines of every run of this case (bounded), and how many more.
@@ -142,9 +145,11 @@ class CheckContext:
         result = self._runs.get(key)
         if result is None:
             c = self.case
-            result = self._keep_noise(
-                safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers, case=c.id)
-            )
+            try:
+                result = self._run(split_at(c.body, key), c.id)
+            except RunTimedOut as exc:
+                exc.cuts = key  # the reproduce command replays the split that hung
+                raise
             # The runs checks share are the first ones (the whole body, the first splits):
             # past the limit nothing more is kept, so memory stays flat in --examples.
             if len(self._runs) < RUN_CACHE_LIMIT:
@@ -155,8 +160,15 @@ class CheckContext:
         return self.run_cuts(())
 
     def run_body(self, body: bytes) -> AdapterResult:
+        return self._run([body], f"{self.case.id}, a body of {len(body)} bytes")
+
+    def _run(self, chunks: list[bytes], what: str) -> AdapterResult:
+        """One run of the adapter, bounded by ``run_timeout`` (raises RunTimedOut)."""
         c = self.case
-        return self._keep_noise(safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers, case=c.id))
+        result = run_within(
+            self.adapter, self.run_timeout, c.protocol, chunks, status=c.status, headers=c.headers, case=c.id, what=what
+        )
+        return self._keep_noise(result)
 
     @property
     def expected(self) -> list[Event]:

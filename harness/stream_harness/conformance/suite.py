@@ -90,7 +90,9 @@ def prepare(
 ) -> Suite:
     """Load everything a run needs, or raise :class:`SuiteError` saying what is missing."""
     try:
-        check_numbers(examples=config.examples, single_cut_limit=config.single_cut_limit, prefix="")
+        check_numbers(
+            examples=config.examples, single_cut_limit=config.single_cut_limit, run_timeout=config.run_timeout, prefix=""
+        )
     except ConfigError as exc:
         raise SuiteError(str(exc)) from None
     if config.expectations is not None and not config.expectations.is_dir():
@@ -162,6 +164,6 @@ def prepare(
     run_config = RunConfig(
         examples=config.examples, seed=config.seed, checks=checks,
         single_cut_limit=config.single_cut_limit,
-        only_cuts=only_cuts, only_truncate=only_truncate,
+        only_cuts=only_cuts, only_truncate=only_truncate, run_timeout=config.run_timeout,
     )  # fmt: skip
     return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)

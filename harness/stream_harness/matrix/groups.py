@@ -17,10 +17,12 @@ merge, what a failed group does) is tested with a fake runner and no installs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,7 @@ from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.reporting.progress import Heartbeat, progress_every
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -433,6 +436,7 @@ def run_matrix(
     says why.
     """
     matrix = MatrixRun()
+    _ENDING.clear()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
 
         def one(group: Group) -> GroupRun:
@@ -455,7 +459,16 @@ def run_matrix(
         timings = load_timings(cache)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {g.name: pool.submit(one, g) for g in longest_first(groups, timings)}
-            matrix.runs = [futures[g.name].result() for g in groups]
+            try:
+                matrix.runs = [futures[g.name].result() for g in groups]
+            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as the CLI raises it
+                # The groups' processes would run to their end while the pool's exit waits
+                # for them: no group starts now, and the running ones are ended.
+                pool.shutdown(wait=False, cancel_futures=True)
+                end_running()
+                finished = sum(1 for f in futures.values() if f.done() and not f.cancelled())
+                exc.add_note(f"{finished} of {len(groups)} group(s) finished")
+                raise
         save_timings(cache, matrix.runs)
     matrix.report = merge_runs(matrix.runs, expectations)
     return matrix
@@ -499,7 +512,34 @@ class Finished(subprocess.CompletedProcess[str]):
     cpu_seconds: float | None = None
 
 
+# The commands subprocess_runner is running, for end_running; set once a run is ending.
+_RUNNING: set[subprocess.Popen[str]] = set()
+_ENDING = threading.Event()
+# How long an interrupted group's run has to end its own workers and adapters (it gets
+# SIGTERM and handles it as the CLI does) before it is killed.
+END_GRACE: Final = 15.0
+
+
+def end_running() -> None:
+    """SIGTERM to every command running, SIGKILL after the grace period; none start after."""
+    _ENDING.set()
+    running = list(_RUNNING)
+    for proc in running:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+    # Reaped by the threads that started them (their wait4, for the CPU account): here
+    # only watched leaving, then killed if they do not.
+    deadline = time.monotonic() + END_GRACE
+    while _RUNNING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for proc in list(_RUNNING):
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+
 def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    if _ENDING.is_set():
+        return subprocess.CompletedProcess(list(argv), -signal.SIGTERM, "", "not started: the run was interrupted")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     if not hasattr(os, "wait4"):
         return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
@@ -508,6 +548,7 @@ def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     with subprocess.Popen(
         list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     ) as proc:
+        _RUNNING.add(proc)
         streams: dict[str, str] = {}
 
         def drain(name: str, pipe: Any) -> None:
@@ -519,7 +560,10 @@ def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
         ]
         for t in readers:
             t.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            _RUNNING.discard(proc)
         proc.returncode = os.waitstatus_to_exitcode(status)
         for t in readers:
             t.join()
@@ -647,14 +691,28 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         single_cut_limit=config.single_cut_limit,
         skip_unusable=args.skip_unusable,
     )
-    started = datetime.now(UTC)
     try:
-        result = run_matrix(
-            groups, options=options, cache=args.cache_dir or default_cache(), project=project,
-            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
-            progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
-            expectations=lambda name: expectations_for_adapter(name, config.expectations),
-        )  # fmt: skip
+        every = progress_every()
+    except ValueError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    started = datetime.now(UTC)
+    last = ["starting"]
+
+    def milestone(line: str) -> None:
+        last[0] = line
+        print(f"matrix: {line}", file=sys.stderr, flush=True)
+
+    # Groups run for minutes between milestones: in a log, a line every `every` seconds.
+    alive = Heartbeat(lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})", 0 if sys.stderr.isatty() else every)
+    try:
+        with alive:
+            result = run_matrix(
+                groups, options=options, cache=args.cache_dir or default_cache(), project=project,
+                runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
+                progress=milestone,
+                expectations=lambda name: expectations_for_adapter(name, config.expectations),
+            )  # fmt: skip
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2

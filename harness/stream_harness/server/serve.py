@@ -221,12 +221,15 @@ def serve_command(args: argparse.Namespace) -> int:
     except (ServeError, OSError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
-    print(f"serving {len(recorded)} interactions on {server.url} (Ctrl-C stops)", flush=True)
     try:
+        # Inside the try: a Ctrl-C right after the line (what a script waiting for it sends)
+        # is the documented stop too.
+        print(f"serving {len(recorded)} interactions on {server.url} (Ctrl-C stops)", flush=True)
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as exc:
+        if type(exc) is not KeyboardInterrupt:
+            raise  # SIGTERM, which the CLI raises as a KeyboardInterrupt subclass: exit 143
     finally:
         server.stop()
     return 0
