@@ -188,6 +188,8 @@ def account(examples: int) -> dict[str, Any]:
     meter.wrap(runner, "run_adapter", lambda adapter, *a, **k: f"adapter:{adapter.name}")
     meter.wrap(runner, "run_one", lambda check, *a, **k: f"check:{check.id}")
     meter.wrap(checks, "safe_run", lambda adapter, *a, **k: f"runs:{adapter.name}")
+    # The runs on HTTP error responses apart: small bodies, so every single cut is tried.
+    meter.wrap(checks, "safe_run", lambda adapter, *a, status=200, **k: "error-response runs" if status >= 400 else "stream runs")
     meter.wrap(cli_conformance, "run_suite", "run_suite")
     meter.wrap(cli_conformance, "_report", "build_report")
     meter.wrap(cli_conformance, "keep_previous", "keep_previous")
@@ -196,7 +198,7 @@ def account(examples: int) -> dict[str, Any]:
     meter.wrap(cli_conformance, "_report_suite", "prepare")
     with tempfile.TemporaryDirectory(prefix="bench-main-job-") as scratch, gc_timer() as gc_found:
         cpu0 = time.process_time()
-        with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             code = cli_main.main(["report", "--examples", str(examples), "--out", scratch, "--format", "plain", "--jobs", "1"])
         total = time.process_time()
         run = total - cpu0
@@ -229,6 +231,8 @@ def account(examples: int) -> dict[str, Any]:
             "rest_of_cli": round(run - pool - sum(s.get(k, 0.0) for k in ("prepare", "build_report", "keep_previous", "write_report", "render")), 2),
         },
         "serial_s": round(total - pool, 2),
+        "adapter_runs_s": {k: round(s.get(k, 0.0), 2) for k in ("stream runs", "error-response runs")},
+        "adapter_runs": {k: meter.counts.get(k, 0) for k in ("stream runs", "error-response runs")},
         "gc_s": round(gc_found["seconds"], 2),
         "gc_collections": gc_found["collections"],
         "by_adapter": dict(sorted(by_adapter.items(), key=lambda kv: -kv[1]["cpu_s"])),
@@ -287,6 +291,7 @@ def stages(profile: Path) -> dict[str, float]:
     of their callers, in proportion to the time each caller spent in them. Pydantic is
     split by who called it (the libraries, or the harness's models)."""
     stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     memo: dict[Any, dict[str, float]] = {}
 
     def owner(func: Any, depth: int = 0) -> dict[str, float]:
@@ -297,18 +302,20 @@ def stages(profile: Path) -> dict[str, float]:
         if direct is not None and direct != "pydantic":
             memo[func] = {direct: 1.0}
             return memo[func]
-        memo[func] = {"unattributed": 1.0}  # a cycle resolves to this
+        memo[func] = {}  # in progress: a caller reached again through a cycle adds nothing
         callers = stats.get(func, (0, 0, 0.0, 0.0, {}))[4]
-        total = sum(v[2] + v[3] for v in callers.values())
-        if depth > 60 or not callers or total <= 0:
-            found = {direct or "unattributed": 1.0}
-        else:
-            found = collections.defaultdict(float)
+        found: dict[str, float] = collections.defaultdict(float)
+        if depth <= 200:
             for caller, v in callers.items():
                 for stage, share in owner(caller, depth + 1).items():
-                    found[stage] += share * (v[2] + v[3]) / total
+                    found[stage] += share * (v[2] + v[3])
+        total = sum(found.values())
+        if total <= 0:
+            found = {"pydantic (called by the interpreter: imports, class creation)" if direct == "pydantic" else "interpreter (no caller of ours)": 1.0}
+        else:
+            found = {k: v / total for k, v in found.items()}
             if direct == "pydantic":
-                found = {f"pydantic (called by {k})" if not k.startswith("pydantic") else k: v for k, v in found.items()}
+                found = {k if k.startswith(("pydantic", "interpreter")) else f"pydantic (called by {k})": v for k, v in found.items()}
         memo[func] = dict(found)
         return memo[func]
 
@@ -337,8 +344,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default="latest")
     p.add_argument("--skip-profile", action="store_true")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument("--compare", type=Path, metavar="REPORT_JSONL", help="only compare this report's outcomes with the committed report's")
     p.add_argument("--account", action="store_true", help=argparse.SUPPRESS)  # the child of pass 2
     args = p.parse_args(argv)
+    if args.compare is not None:
+        found = compare(args.compare)
+        print(json.dumps(found, indent=2))
+        return 0 if found["equal"] else 1
     if args.account:
         print(json.dumps(account(args.examples)))
         return 0
@@ -359,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     serial = acc["serial_s"]
     projected = (job["cpu_s"] - serial) / 2 + serial
     print(f"accounting (--jobs 1): {acc['cpu_s']:.1f} s CPU, serial part {serial:.1f} s, GC {acc['gc_s']:.1f} s")
+    for kind, sec in acc["adapter_runs_s"].items():
+        print(f"  {kind:34} {sec:7.2f} s in {acc['adapter_runs'][kind]} adapter runs")
     for stage, sec in acc["stages_s"].items():
         print(f"  {stage:34} {sec:7.2f} s")
     print("  by adapter (CPU; in the adapter's runs; runs; ms per run):")
