@@ -96,6 +96,9 @@ class Chunked:
     delay: float = 0.0  # seconds before every write after the first
     cut: CutMode = "none"
     pacing: Pacing = "chunks"
+    # Seconds between the last write and a cut. A FIN (``close``) loses nothing the peer
+    # has not read, so a strategy that cuts hundreds of times may pass 0 there.
+    settle: float = CUT_SETTLE
 
     def writes(self) -> Iterator[bytes]:
         """The body as the writes it goes out in (one HTTP chunk each).
@@ -171,7 +174,9 @@ class LoopbackServer:
         self._httpd = ThreadingHTTPServer((HOST, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # shutdown() waits for the serving loop's next poll: 50 ms instead of the default
+        # 0.5 s, since a check may start and stop a server for every case it runs.
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -259,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
                 hit.sent.append(time.monotonic())
                 hit.sent_ends.append(written)
             if answer.cut in TRANSPORT_CUTS:
-                time.sleep(CUT_SETTLE)
+                time.sleep(answer.settle)
                 self._cut(answer.cut)
             else:
                 self.wfile.write(b"0\r\n\r\n")

@@ -28,8 +28,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from stream_harness.recordings.cassette import CassetteError, Interaction, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, apply_split
+from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
 from stream_harness.recordings.transport import response_headers
 from stream_harness.server.loopback import Answer, Chunked, Hit, LoopbackServer, json_error
+from stream_harness.server.resume import answer_resume
 
 MATCHERS: Final = ("method", "path", "query", "body")
 DEFAULT_MATCH_ON: Final = ("method", "path", "query")
@@ -105,6 +107,16 @@ class RecordedReplies:
             raise ServeError(str(exc)) from None
         self._played: set[int] = set()
         self._lock = threading.Lock()
+        self._streams: list[list[StreamEvent]] | None = None
+
+    def resumable_streams(self) -> list[list[StreamEvent]]:
+        """The recorded Responses streams a resume request can be answered from (those
+        with a response id and sequence numbers), read on the first resume request."""
+        with self._lock:
+            if self._streams is None:
+                found = (stream_events(r.interaction.response.body) for r in self.recorded if r.interaction.response.status < 400)
+                self._streams = [events for events in found if is_resumable(events)]
+            return self._streams
 
     def match(self, method: str, target: str, body: bytes) -> Recorded | None:
         """The first unplayed recorded interaction matching the request (vcrpy's order)."""
@@ -125,6 +137,11 @@ class RecordedReplies:
     def respond(self, hit: Hit) -> Answer:
         found = self.match(hit.method, hit.target, hit.body)
         if found is None:
+            # GET /v1/responses/{id}?stream=true&starting_after=N: a background stream resumed
+            # (specs/protocols/openai-responses-websocket.md), served from the recording.
+            resumed = answer_resume(self.resumable_streams(), hit)
+            if resumed is not None:
+                return resumed
             message = f"stream-harness serve: no recorded interaction matches {hit.method} {hit.target}"
             return json_error(404, "not_found", message, ("x-stream-harness", "unmatched"))
         hit.source = found.source
