@@ -41,6 +41,7 @@ from stream_harness.contract.events import (
     ToolCall,
 )
 from stream_harness.contract.rules import Violation, check_contract
+from stream_harness.providers.registry import get as get_protocol
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
@@ -48,6 +49,7 @@ from stream_harness.recordings.inputs import display_path
 from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
 from stream_harness.server.loopback import BYTE_PIECES, TRANSPORT_CUTS, CutMode, LoopbackServer, Pacing
 from stream_harness.server.resume import CutThenResume
+from stream_harness.wire.websocket import refragment_log
 from stream_harness.server.upstream import event_frames
 
 
@@ -776,6 +778,55 @@ def check_proxy_error_status(ctx: CheckContext) -> list[Failure]:
 
 
 # ---------------------------------------------------------------------------------------
+# WebSocket turns: message boundaries instead of byte boundaries
+
+
+def _websocket_turn(case: Case, expected: list[Event]) -> bool:
+    return case.status < 400 and get_protocol(case.protocol).framing.name == "websocket-json"
+
+
+def message_cuts(seed: str, n: int, payload: bytes) -> list[int]:
+    """Where message ``n`` is cut into frames under one seeded re-framing: inside its
+    first multi-byte UTF-8 character when it has one (a text frame need not end on a
+    character), and one to four random offsets."""
+    rng = random.Random(f"{seed}:{n}")
+    if len(payload) < 2:
+        return []
+    cuts = {rng.randrange(1, len(payload)) for _ in range(rng.randint(1, 4))}
+    wide = next((i for i, b in enumerate(payload) if b >= 0xC0), None)
+    if wide is not None and wide + 1 < len(payload):
+        cuts.add(wide + 1)
+    return sorted(cuts)
+
+
+def check_message_framing(ctx: CheckContext) -> list[Failure]:
+    """Every message of a WebSocket turn re-sent across continuation frames (RFC 6455
+    5.4), some cut inside a UTF-8 character: the same final message as the recorded
+    framing. The socket's counterpart of split-invariance, whose byte splits do not reach
+    a client behind a WebSocket library."""
+    whole = ctx.whole()
+    if whole.crashed:
+        return [differing(f"the adapter crashed on the recorded turn: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+    baseline = _message_key(whole)
+    rounds = 1 if ctx.only_cuts is not None else max(1, min(ctx.examples, 20))
+    for r in range(rounds):
+        seed = f"frames:{ctx.seed}:{ctx.case.id}:{r}"
+        body = refragment_log(ctx.case.body, lambda n, payload, seed=seed: message_cuts(seed, n, payload))
+        result = ctx.run_body(body)
+        if _message_key(result) != baseline:
+            return [
+                differing(
+                    f"the turn re-framed into continuation frames (round {r}) gives a different "
+                    f"final message ({_summary(result)} instead of {_summary(whole)})",
+                    outcome_of(whole),
+                    outcome_of(result),
+                    command=ctx.command("message-framing"),
+                )
+            ]
+    return []
+
+
+# ---------------------------------------------------------------------------------------
 # Resumption: a background Responses stream resumed after a dropped connection
 
 # Cut points tried per case: every event boundary up to this many, else a seeded sample.
@@ -871,6 +922,7 @@ CHECKS: tuple[Check, ...] = (
     Check("error-surfacing", "errors end in error with the provider's message, nothing lost", "C15", "message", _ends_in_error, check_error_surfacing),
     Check("truncation", "a body cut mid-stream ends in error, never done", "C2, C15", "message", _is_stream, check_truncation),
     Check("overflow-classification", "error events carry the classification of specs/overflow.yaml", "C16", "event", _ends_in_error, check_overflow_classification, needs="classifies_errors"),
+    Check("message-framing", "a WebSocket turn's messages split across continuation frames give the same final message", "C13", "message", _websocket_turn, check_message_framing),
     Check("resumption", "a stream resumed with its cursor equals the whole stream; an unknown cursor is an error", "C13, C15", "message", _resumable, check_resumption, needs="resumes", needs_default=False),
     Check("proxy-streaming", "a gateway streams: the first byte before the upstream's last event", "C15", "message", _streams, check_proxy_streaming, needs="proxy", needs_default=False),
     Check("proxy-upstream-cut", "an upstream connection dropped mid-stream reaches the client as an error", "C2, C15", "message", _streams, check_proxy_upstream_cut, needs="proxy", needs_default=False),

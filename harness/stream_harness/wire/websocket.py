@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable, Iterable
 from typing import Any, Final, TypeAlias
 
 from stream_harness.contract.limits import FRAME_MAX_BYTES
@@ -223,3 +224,57 @@ class WebSocketLogDecoder:
             out.append(self._fail(f"message {n} is not JSON ({reason}): {text[:60]!r}", start))
             return
         out.append(JSONLine(value, text))
+
+
+def fragment_frames(payload: bytes, cuts: list[int], *, opcode: str = "text") -> list[dict[str, Any]]:
+    """One message as frames cut at ``cuts`` (byte offsets into ``payload``): the first
+    with ``opcode``, the rest continuations, ``fin`` only on the last. A piece that is not
+    valid UTF-8 alone (a cut inside a character) is written as ``base64``."""
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(payload)}), len(payload)]
+    frames: list[dict[str, Any]] = []
+    for i in range(len(bounds) - 1):
+        piece = payload[bounds[i] : bounds[i + 1]]
+        frame: dict[str, Any] = {"op": opcode if i == 0 else "continuation"}
+        if i < len(bounds) - 2:
+            frame["fin"] = False
+        try:
+            frame["data"] = piece.decode("utf-8")
+        except UnicodeDecodeError:
+            frame["base64"] = base64.b64encode(piece).decode("ascii")
+        frames.append(frame)
+    return frames
+
+
+def refragment_log(body: bytes, cuts_for: Callable[[int, bytes], Iterable[int]]) -> bytes:
+    """The frame log with every whole server text message re-sent as fragments.
+
+    ``cuts_for(n, payload)`` gives the byte offsets at which message ``n`` (counting from
+    0) is cut. Frames that are already fragments, client frames, control frames and lines
+    that do not parse are kept as they are: only message boundaries move, so a client that
+    reassembles messages correctly reads the same events (the socket's analogue of a
+    re-chunked byte stream).
+    """
+    out: list[str] = []
+    n = 0
+    for line in body.decode("utf-8", "surrogateescape").split("\n"):
+        if not line.strip():
+            continue
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        if (
+            isinstance(frame, dict)
+            and frame.get("op") == "text"
+            and frame.get("fin", True) is not False
+            and frame.get("dir", "server") != "client"
+        ):
+            payload = frame_payload(frame)
+            if payload is not None:
+                cuts = list(cuts_for(n, payload))
+                n += 1
+                out.extend(json.dumps(f, ensure_ascii=False) for f in fragment_frames(payload, cuts))
+                continue
+        out.append(line)
+    return ("\n".join(out) + "\n").encode("utf-8", "surrogateescape") if out else b""
