@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from openai_responses import (  # noqa: E402
+from openai_responses import (
     GPT41,
     GPT41_MINI,
     WEATHER_TOOL,
@@ -35,7 +35,7 @@ from openai_responses import (  # noqa: E402
     user,
 )
 
-from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette  # noqa: E402
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "cassettes" / "openai-responses-websocket"

@@ -4,6 +4,7 @@ or a broken message an error, and any byte split of the log decoding alike."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from typing import Any
 
@@ -21,7 +22,7 @@ def decode(body: bytes, cuts: list[int] | None = None) -> list[JSONLine | Framin
     decoder = WebSocketLogDecoder()
     out: list[JSONLine | FramingError] = []
     bounds = [0, *(cuts or []), len(body)]
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         out.extend(decoder.feed(body[a:b]))
     out.extend(decoder.close())
     return out
@@ -32,7 +33,9 @@ RAW = json.dumps(EVENT, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def test_whole_messages_are_their_json_values() -> None:
-    out = decode(log({"op": "text", "data": RAW.decode()}, {"op": "ping"}, {"op": "text", "data": "{}"}))
+    out = decode(
+        log({"op": "text", "data": RAW.decode()}, {"op": "ping"}, {"op": "text", "data": "{}"})
+    )
     assert out == [JSONLine(EVENT, RAW.decode()), JSONLine({}, "{}")]
 
 
@@ -40,31 +43,55 @@ def test_continuation_frames_make_one_message_even_across_a_utf8_character() -> 
     cut = RAW.index("ü".encode()) + 1  # between the two bytes of ü
     frames = log(
         {"op": "text", "fin": False, "base64": base64.b64encode(RAW[:cut]).decode()},
-        {"op": "continuation", "fin": False, "base64": base64.b64encode(RAW[cut : cut + 3]).decode()},
+        {
+            "op": "continuation",
+            "fin": False,
+            "base64": base64.b64encode(RAW[cut : cut + 3]).decode(),
+        },
         {"op": "continuation", "data": RAW[cut + 3 :].decode()},
     )
     assert decode(frames) == [JSONLine(EVENT, RAW.decode())]
 
 
 def test_client_frames_and_control_frames_are_passed_over() -> None:
-    out = decode(log({"op": "text", "dir": "client", "data": "not json"}, {"op": "pong"}, {"op": "text", "data": "[1]"}))
+    out = decode(
+        log(
+            {"op": "text", "dir": "client", "data": "not json"},
+            {"op": "pong"},
+            {"op": "text", "data": "[1]"},
+        )
+    )
     assert out == [JSONLine([1], "[1]")]
 
 
 @pytest.mark.parametrize(
     ("frames", "words"),
     [
-        ([{"op": "close", "code": 1006, "reason": ""}], "connection closed before the end of the turn (close code 1006 (abnormal closure))"),
+        (
+            [{"op": "close", "code": 1006, "reason": ""}],
+            "connection closed before the end of the turn (close code 1006 (abnormal closure))",
+        ),
         ([{"op": "close", "code": 1000, "reason": "bye"}], "close code 1000 (normal closure): bye"),
         ([{"op": "binary", "base64": "AAE="}], "message 2 is binary"),
         ([{"op": "text", "data": "not json"}], "message 2 is not JSON"),
-        ([{"op": "text", "base64": base64.b64encode(b"\xff").decode()}], "message 2 is not valid UTF-8"),
-        ([{"op": "continuation", "data": "{}"}], "a continuation frame with no message to continue"),
-        ([{"op": "text", "fin": False, "data": "{"}, {"op": "text", "data": "{}"}], "a new text message while message 2 is still unfinished"),
+        (
+            [{"op": "text", "base64": base64.b64encode(b"\xff").decode()}],
+            "message 2 is not valid UTF-8",
+        ),
+        (
+            [{"op": "continuation", "data": "{}"}],
+            "a continuation frame with no message to continue",
+        ),
+        (
+            [{"op": "text", "fin": False, "data": "{"}, {"op": "text", "data": "{}"}],
+            "a new text message while message 2 is still unfinished",
+        ),
         ([{"op": "frame"}], "no known op"),
     ],
 )
-def test_what_a_client_sees_as_a_failure_is_a_framing_error(frames: list[dict[str, Any]], words: str) -> None:
+def test_what_a_client_sees_as_a_failure_is_a_framing_error(
+    frames: list[dict[str, Any]], words: str
+) -> None:
     out = decode(log({"op": "text", "data": "{}"}, *frames, {"op": "text", "data": "{}"}))
     assert out[0] == JSONLine({}, "{}")
     assert isinstance(out[1], FramingError) and words in out[1].message

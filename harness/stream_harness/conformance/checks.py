@@ -13,6 +13,7 @@ ones, until none can go, which takes a planted split bug down to its single cut 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -47,10 +48,16 @@ from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
 from stream_harness.recordings.inputs import display_path
 from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
-from stream_harness.server.loopback import BYTE_PIECES, TRANSPORT_CUTS, CutMode, LoopbackServer, Pacing
+from stream_harness.server.loopback import (
+    BYTE_PIECES,
+    TRANSPORT_CUTS,
+    CutMode,
+    LoopbackServer,
+    Pacing,
+)
 from stream_harness.server.resume import CutThenResume
-from stream_harness.wire.websocket import refragment_log
 from stream_harness.server.upstream import event_frames
+from stream_harness.wire.websocket import refragment_log
 
 
 @dataclass(frozen=True, slots=True)
@@ -810,8 +817,7 @@ def check_message_framing(ctx: CheckContext) -> list[Failure]:
     baseline = _message_key(whole)
     rounds = 1 if ctx.only_cuts is not None else max(1, min(ctx.examples, 20))
     for r in range(rounds):
-        seed = f"frames:{ctx.seed}:{ctx.case.id}:{r}"
-        body = refragment_log(ctx.case.body, lambda n, payload, seed=seed: message_cuts(seed, n, payload))
+        body = refragment_log(ctx.case.body, functools.partial(message_cuts, f"frames:{ctx.seed}:{ctx.case.id}:{r}"))
         result = ctx.run_body(body)
         if _message_key(result) != baseline:
             return [

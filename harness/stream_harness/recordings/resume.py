@@ -18,6 +18,7 @@ since the server sends that event again.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Final
@@ -87,7 +88,7 @@ def is_resumable(events: list[StreamEvent]) -> bool:
     return (
         response_id(events) is not None
         and len(numbers) >= 2
-        and all(a < b for a, b in zip(numbers, numbers[1:], strict=False))
+        and all(a < b for a, b in itertools.pairwise(numbers))
     )
 
 

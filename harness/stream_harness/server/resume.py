@@ -62,9 +62,18 @@ def parse_resume(method: str, target: str) -> ResumeRequest | ValueError | None:
 def openai_error(status: int, code: str, message: str, param: str | None = None) -> Whole:
     """An error body in the shape the Responses API sends, so an SDK raises it as one."""
     data = json.dumps(
-        {"error": {"type": "invalid_request_error", "code": code, "message": message, "param": param}}
+        {
+            "error": {
+                "type": "invalid_request_error",
+                "code": code,
+                "message": message,
+                "param": param,
+            }
+        }
     ).encode()
-    return Whole(status, [("content-type", "application/json"), ("content-length", str(len(data)))], data)
+    return Whole(
+        status, [("content-type", "application/json"), ("content-length", str(len(data)))], data
+    )
 
 
 def resume_answer(events: Sequence[StreamEvent], request: ResumeRequest) -> Answer:
@@ -73,7 +82,9 @@ def resume_answer(events: Sequence[StreamEvent], request: ResumeRequest) -> Answ
     try:
         body = resumed_body(list(events), cursor)
     except UnknownCursor as exc:
-        return openai_error(404, UNKNOWN_CURSOR, f"{exc} (response {request.response_id})", "starting_after")
+        return openai_error(
+            404, UNKNOWN_CURSOR, f"{exc} (response {request.response_id})", "starting_after"
+        )
     return Chunked(200, SSE_HEADERS, [body] if body else [])
 
 
@@ -89,7 +100,9 @@ def answer_resume(streams: Sequence[Sequence[StreamEvent]], hit: Hit) -> Answer 
         if response_id(list(events)) == request.response_id:
             hit.note = f"resumed after {request.starting_after}"
             return resume_answer(events, request)
-    return openai_error(404, "not_found", f"No response with id '{request.response_id}' to stream.", None)
+    return openai_error(
+        404, "not_found", f"No response with id '{request.response_id}' to stream.", None
+    )
 
 
 @dataclass
@@ -111,7 +124,13 @@ class CutThenResume:
 
     def reset(self, k: int, *, partial: bool = False, expired: bool = False) -> None:
         with self._lock:
-            self.k, self.partial, self.expired, self.cursors, self.posts = k, partial, expired, [], 0
+            self.k, self.partial, self.expired, self.cursors, self.posts = (
+                k,
+                partial,
+                expired,
+                [],
+                0,
+            )
 
     def respond(self, hit: Hit) -> Answer:
         request = parse_resume(hit.method, hit.target)

@@ -159,7 +159,10 @@ class WebSocketLogDecoder:
         op = frame.get("op") if isinstance(frame, dict) else None
         if op not in OPCODES:
             out.append(
-                self._fail(f"frame log line {self._line_no}: no known op (one of {', '.join(OPCODES)})", start)
+                self._fail(
+                    f"frame log line {self._line_no}: no known op (one of {', '.join(OPCODES)})",
+                    start,
+                )
             )
             return
         assert isinstance(frame, dict)
@@ -171,7 +174,10 @@ class WebSocketLogDecoder:
             out.append(
                 self._fail(
                     "connection closed before the end of the turn ("
-                    + close_text(code if isinstance(code, int) else None, reason if isinstance(reason, str) else "")
+                    + close_text(
+                        code if isinstance(code, int) else None,
+                        reason if isinstance(reason, str) else "",
+                    )
                     + ")",
                     start,
                 )
@@ -184,7 +190,12 @@ class WebSocketLogDecoder:
         fin = frame.get("fin", True) is not False
         if op == "continuation":
             if self._message is None:
-                out.append(self._fail(f"a continuation frame with no message to continue (frame log line {self._line_no})", start))
+                out.append(
+                    self._fail(
+                        f"a continuation frame with no message to continue (frame log line {self._line_no})",
+                        start,
+                    )
+                )
                 return
             self._message += payload
         else:
@@ -200,7 +211,12 @@ class WebSocketLogDecoder:
             self._message = bytearray(payload)
             self._message_op = op
         if len(self._message) > self.max_message_bytes:
-            out.append(self._fail(f"message {self._messages + 1} is longer than {self.max_message_bytes} bytes", start))
+            out.append(
+                self._fail(
+                    f"message {self._messages + 1} is longer than {self.max_message_bytes} bytes",
+                    start,
+                )
+            )
             return
         if fin:
             message, self._message = bytes(self._message), None
@@ -210,12 +226,21 @@ class WebSocketLogDecoder:
     def _complete(self, message: bytes, start: int, out: list[WebSocketOutput]) -> None:
         n = self._messages
         if self._message_op == "binary":
-            out.append(self._fail(f"message {n} is binary ({len(message)} bytes); the server sends text messages", start))
+            out.append(
+                self._fail(
+                    f"message {n} is binary ({len(message)} bytes); the server sends text messages",
+                    start,
+                )
+            )
             return
         try:
             text = message.decode("utf-8")
         except UnicodeDecodeError as exc:
-            out.append(self._fail(f"message {n} is not valid UTF-8 at byte {exc.start} ({exc.reason})", start))
+            out.append(
+                self._fail(
+                    f"message {n} is not valid UTF-8 at byte {exc.start} ({exc.reason})", start
+                )
+            )
             return
         try:
             value = bounded_loads(text)
@@ -226,7 +251,9 @@ class WebSocketLogDecoder:
         out.append(JSONLine(value, text))
 
 
-def fragment_frames(payload: bytes, cuts: list[int], *, opcode: str = "text") -> list[dict[str, Any]]:
+def fragment_frames(
+    payload: bytes, cuts: list[int], *, opcode: str = "text"
+) -> list[dict[str, Any]]:
     """One message as frames cut at ``cuts`` (byte offsets into ``payload``): the first
     with ``opcode``, the rest continuations, ``fin`` only on the last. A piece that is not
     valid UTF-8 alone (a cut inside a character) is written as ``base64``."""
@@ -274,7 +301,9 @@ def refragment_log(body: bytes, cuts_for: Callable[[int, bytes], Iterable[int]])
             if payload is not None:
                 cuts = list(cuts_for(n, payload))
                 n += 1
-                out.extend(json.dumps(f, ensure_ascii=False) for f in fragment_frames(payload, cuts))
+                out.extend(
+                    json.dumps(f, ensure_ascii=False) for f in fragment_frames(payload, cuts)
+                )
                 continue
         out.append(line)
     return ("\n".join(out) + "\n").encode("utf-8", "surrogateescape") if out else b""
