@@ -51,6 +51,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Final, Literal, Protocol, Self
 from urllib.parse import urlsplit
 
+from stream_harness.server.websocket import accept, is_upgrade, play_session
+
 HOST: Final = "127.0.0.1"
 CutMode = Literal["none", "close", "reset", "inside-chunk", "clean"]
 # The cuts that drop the connection inside the chunked body (no terminating chunk).
@@ -222,6 +224,15 @@ class _Handler(BaseHTTPRequestHandler):
         }
         hit = Hit(self.command, urlsplit(self.path).path, None, headers, body, arrived, target=self.path)
         self.loopback.record(hit)
+        if is_upgrade(headers):
+            # A WebSocket handshake: a strategy that holds sessions plays one
+            # (harness/stream_harness/server/websocket.py); the others answer it as any request.
+            sessions = getattr(self.loopback.replies, "websocket_turns", None)
+            turns = sessions(hit) if sessions is not None else None
+            if turns is not None:
+                self._websocket(hit, turns)
+                hit.finished = time.monotonic()
+                return
         answer = self.loopback.replies.respond(hit)
         hit.status = answer.status
         if isinstance(answer, Whole):
@@ -229,6 +240,21 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._chunked(answer, hit)
         hit.finished = time.monotonic()
+
+    def _websocket(self, hit: Hit, turns: Sequence[bytes]) -> None:
+        hit.status = 101
+        self.send_response(101, "Switching Protocols")
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept(hit.headers["sec-websocket-key"]))
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        with contextlib.suppress(OSError, socket.timeout):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        hit.note = "websocket session"
+        session = play_session(self.connection, turns)
+        hit.note = f"websocket session: {session.turns_played} turn(s), closed by {session.closed_by or 'nobody'}"
 
     def _head(self, status: int, headers: Sequence[tuple[str, str]], reason: str | None = None) -> None:
         self.send_response(status, reason)

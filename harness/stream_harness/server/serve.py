@@ -131,6 +131,26 @@ class RecordedReplies:
                 return self.recorded[candidates[-1]]
         return None
 
+    def websocket_turns(self, hit: Hit) -> list[bytes] | None:
+        """A WebSocket handshake matching a recorded connection: the frame logs of its turns.
+
+        A WebSocket cassette is one connection (specs/protocols/openai-responses-websocket.md):
+        the handshake matches its first unplayed turn as any request does, and that turn and
+        the ones after it in the same cassette are the session, all played on this one
+        connection. None when no recorded WebSocket turn matches.
+        """
+        found = self.match(hit.method, hit.target, hit.body)
+        if found is None or found.interaction.response.status != 101:
+            return None
+        hit.source = found.source
+        with self._lock:
+            session = []
+            for i, r in enumerate(self.recorded):
+                if r.source == found.source and r.interaction.index >= found.interaction.index:
+                    self._played.add(i)
+                    session.append(r.interaction.response.body)
+        return session
+
     def chunks(self, body: bytes) -> list[bytes]:
         return [c for c in apply_split(self.split, body) if c]
 
