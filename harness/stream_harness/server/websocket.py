@@ -140,11 +140,16 @@ class _Socket:
                 self.proto.send_close(code, reason or "")
                 self.flush()
             self.log.closed_by = "server"
-            # Read what the client answers (its close frame) so it is not reset.
+            # Read the client's answering close frame, then end the TCP connection (the
+            # server closes it first, RFC 6455 7.1.1), so neither side waits for the other.
             with contextlib.suppress(OSError):
                 self.sock.settimeout(2.0)
-                while self.sock.recv(GUARD):
-                    pass
+                while not self._close_received():
+                    data = self.sock.recv(GUARD)
+                    if not data:
+                        break
+                    self.proto.receive_data(data)
+            self.drop()
             return False
         payload = frame_payload(frame) or b""
         fin = frame.get("fin", True) is not False
@@ -158,6 +163,9 @@ class _Socket:
             self.proto.send_ping(payload)
         self.flush()
         return True
+
+    def _close_received(self) -> bool:
+        return any(isinstance(e, Frame) and e.opcode is Opcode.CLOSE for e in self.proto.events_received())
 
     def drop(self) -> None:
         with contextlib.suppress(OSError):
