@@ -5,8 +5,10 @@ A WebSocket cassette is one connection, its interactions the turns
 turns in order: it waits for the client's message that opens a turn, then sends the turn's
 frame log frame by frame, exactly as recorded (continuation frames stay continuation
 frames, a close frame is sent with its code; 1005, 1006 and 1015 are never sent on the wire,
-RFC 6455 7.4.1, so those drop the TCP connection instead), and a ``dir: client`` line waits
-for the client's next message. After the last turn it answers the client's close.
+RFC 6455 7.4.1, so those drop the TCP connection instead). A log that stops before the
+turn's terminal event without a close frame drops the connection there, as it was lost when
+recorded; ``dir: client`` lines are what the recorded client sent and are not awaited. After
+the last turn it answers the client's close.
 
 The frames are made and parsed by the sans-I/O protocol of the ``websockets`` library (the
 library the openai SDK's ``responses.connect()`` runs on); this module only does the socket
@@ -34,6 +36,22 @@ from stream_harness.wire.websocket import frame_payload
 UNSENDABLE_CLOSE: Final = frozenset({1005, 1006, 1015})
 READ_TIMEOUT: Final = 15.0  # seconds a turn waits for the client's message
 GUARD: Final = 64 * 1024
+
+
+# The server messages that end a Responses turn: after one, the connection stays open for
+# the next turn; a log that stops before one (and without a close frame) is a lost connection.
+TERMINAL_TYPES: Final = frozenset(
+    {"response.completed", "response.incomplete", "response.failed", "response.cancelled", "error"}
+)
+
+
+def ends_turn(message: bytes) -> bool:
+    """Whether a turn's last server message ends the turn (its JSON ``type``)."""
+    try:
+        value = json.loads(message)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("type") in TERMINAL_TYPES
 
 
 def accept(key: str) -> str:
@@ -196,13 +214,21 @@ def play_session(
         if on_turn is not None:
             on_turn(i, message)
         log.turns_played = i + 1
+        last = b""  # the last server message, reassembled
         for frame in parse_log(body):
             if frame.get("dir", "server") == "client":
-                if conn.next_message() is None:
-                    return log
-                continue
+                continue  # what the recorded client sent mid-turn: a note, not awaited
             if not conn.send(frame):
                 return log
+            if frame.get("op") in ("text", "continuation"):
+                piece = frame_payload(frame) or b""
+                last = last + piece if frame.get("op") == "continuation" else piece
+        if not ends_turn(last):
+            # The log stops before the turn's terminal event and without a close frame: the
+            # recorded connection was lost there, so the replay drops it too.
+            conn.drop()
+            log.closed_by = "drop"
+            return log
     # Every turn played: wait for the client to close (or leave), answering its close.
     while conn.next_message() is not None:
         pass
