@@ -138,7 +138,7 @@ class _Socket:
             if not isinstance(event, Frame):
                 continue
             if event.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
-                self._message.append(event.data)
+                self._message.append(bytes(event.data))
                 if event.fin:
                     self._messages.append(b"".join(self._message).decode("utf-8", "replace"))
                     self._message = []
