@@ -12,6 +12,7 @@ from typing import Final
 
 THIRD_PARTY: Final[dict[str, str]] = {
     "openai-sdk-create": "stream_harness.adapters.openai_create:OpenAICreateAdapter",
+    "openai-sdk-websocket": "stream_harness.adapters.openai_websocket:OpenAISDKWebSocketAdapter",
     "google-genai": "stream_harness.adapters.google_genai:GoogleGenAIAdapter",
     "cohere": "stream_harness.adapters.cohere_sdk:CohereSDKAdapter",
     "mistral-sdk": "stream_harness.adapters.mistral_sdk:MistralSDKAdapter",

@@ -870,20 +870,25 @@ def _resumed_key(result: AdapterResult, level: AdapterLevel) -> Any:
 
 
 def check_resumption(ctx: CheckContext) -> list[Failure]:
-    """Cut after event k, let the adapter resume from its cursor: the same result as the
-    whole stream (events for an event-level adapter: none lost, none repeated); a cursor
-    the server no longer has must end in an error, never in a silent restart."""
+    """Cut after event k, let the adapter resume from its cursor: the same result as its
+    run on the uncut stream (events for an event-level adapter: none lost, none repeated);
+    a cursor the server no longer has must end in an error, never in a silent restart."""
     events = resumable_events(ctx.case)
     assert events is not None
     run = getattr(ctx.adapter, "run_resumable", None)
     if run is None:
         return [Failure("the adapter says it resumes but has no run_resumable method")]
-    whole = ctx.whole()
-    want = _resumed_key(whole, ctx.adapter.level)
     replies = CutThenResume(events)
     request_body = b'{"model":"resumption-check","input":"","background":true,"stream":true}'
     seqs = [e.sequence_number for e in events]
     with LoopbackServer(replies) as server:
+        # The baseline is the same client code reading the stream uncut: a library's
+        # resuming path may hand its user another object than its stream helper does.
+        replies.reset(len(events))
+        whole = run(ctx.case.protocol, server.url, request_body=request_body)
+        if whole.crashed:
+            return [differing(f"the adapter crashed on the uncut stream: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+        want = _resumed_key(whole, ctx.adapter.level)
         for k in resume_points(len(events), f"resume:{ctx.seed}:{ctx.case.id}"):
             partial = k % 2 == 1  # odd k: the drop also cuts the next event in half
             replies.reset(k, partial=partial)

@@ -43,6 +43,7 @@ import json
 import random
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -160,6 +161,16 @@ class Replies(Protocol):
     def respond(self, hit: Hit) -> Answer: ...
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that resets its kept-alive connection (an SDK closing its pool) is not an
+    error of the server's: the stdlib would print its traceback to stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """``with LoopbackServer(replies) as server: server.url ... server.log``."""
 
@@ -173,7 +184,7 @@ class LoopbackServer:
     def start(self) -> Self:
         answered = {f"do_{m}": _Handler.handle_any for m in self.replies.methods}
         handler = type("Handler", (_Handler,), {"loopback": self, **answered})
-        self._httpd = ThreadingHTTPServer((HOST, self.port), handler)
+        self._httpd = _QuietServer((HOST, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         # shutdown() waits for the serving loop's next poll: 50 ms instead of the default

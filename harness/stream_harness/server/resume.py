@@ -108,8 +108,8 @@ def answer_resume(streams: Sequence[Sequence[StreamEvent]], hit: Hit) -> Answer 
 @dataclass
 class CutThenResume:
     """The resumption check's server: the first request (a POST) gets the stream cut after
-    ``k`` events (half of the next one too with ``partial``), the connection dropped; a
-    resume request gets the rest. ``cursors`` logs the ``starting_after`` each resume asked."""
+    ``k`` events (half of the next one too with ``partial``), the connection dropped (``k``
+    at or past the last event: the whole stream, uncut); a resume request gets the rest. ``cursors`` logs the ``starting_after`` each resume asked."""
 
     events: Sequence[StreamEvent]
     k: int = 0
@@ -153,6 +153,8 @@ class CutThenResume:
         if not first:
             # A client that starts over instead of resuming gets the whole stream again:
             # the check then sees the events repeated, which is the failure to report.
+            return Chunked(200, SSE_HEADERS, [b"".join(e.raw for e in self.events)])
+        if self.k >= len(self.events):  # no cut: the run every cut run is compared with
             return Chunked(200, SSE_HEADERS, [b"".join(e.raw for e in self.events)])
         head = cut_after(list(self.events), self.k, partial=self.partial)
         return Chunked(200, SSE_HEADERS, [head] if head else [], cut="close", settle=0.0)
