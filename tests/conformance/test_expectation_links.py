@@ -53,6 +53,7 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "openai-sdk": (("openai/openai-python",), ("platform.openai.com",)),
     "openai-sdk-create": (("openai/openai-python",), ("platform.openai.com",)),
+    "openai-sdk-websocket": (("openai/openai-python", "python-websockets/websockets"), ("platform.openai.com", "developers.openai.com")),
     "google-genai": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev")),
     "cohere": (("cohere-ai/cohere-python",), ("docs.cohere.com",)),
     "mistral-sdk": (("mistralai/client-python",), ("docs.mistral.ai",)),
