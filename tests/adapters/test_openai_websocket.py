@@ -24,8 +24,14 @@ def _adapter(name: str) -> Adapter:
 
 
 def _turn(cassette: str, index: int = 0) -> AdapterResult:
-    response = load_cassette(bundled_cassettes() / WEBSOCKET / f"{cassette}.yaml").interactions[index].response
-    return _adapter("openai-sdk-websocket").run(WEBSOCKET, [response.body], status=response.status, headers=response.headers)
+    response = (
+        load_cassette(bundled_cassettes() / WEBSOCKET / f"{cassette}.yaml")
+        .interactions[index]
+        .response
+    )
+    return _adapter("openai-sdk-websocket").run(
+        WEBSOCKET, [response.body], status=response.status, headers=response.headers
+    )
 
 
 @pytest.mark.parametrize(
@@ -36,7 +42,10 @@ def test_a_turn_read_through_responses_connect(cassette: str, text: str) -> None
     result = _turn(cassette)
     assert result.message is not None, result.raised
     assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == [text]
-    assert (result.message.stop_reason, result.message.provider_stop_reason) == ("stop", "completed")
+    assert (result.message.stop_reason, result.message.provider_stop_reason) == (
+        "stop",
+        "completed",
+    )
 
 
 def test_a_tool_call_turn() -> None:
@@ -58,7 +67,14 @@ def test_a_normal_close_mid_turn_ends_quietly() -> None:
     as what the SDK does (a fix upstream shows here as a failure to update)."""
     result = _turn("close_normal_mid_turn")
     assert result.message is None and result.raised is None
-    assert result.raw["events"] == ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.output_text.delta"]
+    assert result.raw["events"] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+    ]
 
 
 def test_an_abnormal_close_raises() -> None:

@@ -30,7 +30,9 @@ def logged(body: bytes) -> tuple[list[str], int | str | None]:
     if close:
         return messages, close[0]["code"]
     # No close frame: the turn ends at its terminal event, else the connection was lost.
-    return messages, None if messages and json.loads(messages[-1])["type"] in TERMINAL_TYPES else "drop"
+    return messages, None if messages and json.loads(messages[-1])[
+        "type"
+    ] in TERMINAL_TYPES else "drop"
 
 
 def test_there_are_twelve_or_more_websocket_cassettes() -> None:
@@ -67,4 +69,3 @@ def test_serve_plays_the_recorded_connection(path: Path) -> None:
         while server.log[0].finished is None and time.monotonic() < deadline:
             time.sleep(0.01)  # the server's side of the close may still be under way
         assert f"{len(turns)} turn(s)" in server.log[0].note
-

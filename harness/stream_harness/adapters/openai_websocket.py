@@ -23,7 +23,12 @@ from typing import Any, ClassVar, Final
 from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.openai_sdk import responses_message
 from stream_harness.adapters.protocol import AdapterResult
-from stream_harness.adapters.sdk_support import error_message, failed_message, raised_result, require
+from stream_harness.adapters.sdk_support import (
+    error_message,
+    failed_message,
+    raised_result,
+    require,
+)
 from stream_harness.server.loopback import Answer, Hit, LoopbackServer, json_error
 
 WEBSOCKET: Final = "openai-responses-websocket"
@@ -106,4 +111,6 @@ class OpenAISDKWebSocketAdapter(SDKAdapter):
             return raised_result(exc, None, {"events": seen}, message=error_message(exc))
         # The iterator ended (a close frame the SDK takes as the end) before any terminal
         # event: the user holds no response and was told nothing.
-        return AdapterResult(message=None, raw={"events": seen, "note": "iteration ended without a terminal event"})
+        return AdapterResult(
+            message=None, raw={"events": seen, "note": "iteration ended without a terminal event"}
+        )

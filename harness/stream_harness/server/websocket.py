@@ -61,7 +61,9 @@ def accept(key: str) -> str:
 
 def is_upgrade(headers: dict[str, str]) -> bool:
     """A WebSocket handshake (RFC 6455 4.1): ``Upgrade: websocket`` and a key."""
-    return headers.get("upgrade", "").lower() == "websocket" and bool(headers.get("sec-websocket-key"))
+    return headers.get("upgrade", "").lower() == "websocket" and bool(
+        headers.get("sec-websocket-key")
+    )
 
 
 @dataclass
@@ -183,7 +185,9 @@ class _Socket:
         return True
 
     def _close_received(self) -> bool:
-        return any(isinstance(e, Frame) and e.opcode is Opcode.CLOSE for e in self.proto.events_received())
+        return any(
+            isinstance(e, Frame) and e.opcode is Opcode.CLOSE for e in self.proto.events_received()
+        )
 
     def drop(self) -> None:
         with contextlib.suppress(OSError):
