@@ -220,7 +220,10 @@ def _record_websocket_command(args: argparse.Namespace, environ: Mapping[str, st
     """``record --protocol openai-responses-websocket``: a loopback proxy records the next
     connection a client makes through it (harness/stream_harness/workflow/websocket_session.py)."""
     if args.request:
-        return fail("--request: openai-responses-websocket records what your client sends through the proxy; drop --request", 2)
+        return fail(
+            "--request: openai-responses-websocket records what your client sends through the proxy; drop --request",
+            2,
+        )
     if not 0 <= args.port <= 65535:
         return fail(f"--port: {args.port} is not a port number", 2)
     api_key = None
@@ -228,7 +231,10 @@ def _record_websocket_command(args: argparse.Namespace, environ: Mapping[str, st
         names = (args.api_key_env,) if args.api_key_env else WEBSOCKET_KEY_ENV
         _name, api_key = _api_key(names, environ)
         if api_key is None:
-            return fail(f"no API key: set {' or '.join(names)} (or pass --api-key-env NAME, or --no-auth)", 2)
+            return fail(
+                f"no API key: set {' or '.join(names)} (or pass --api-key-env NAME, or --no-auth)",
+                2,
+            )
     upstream = args.base_url or DEFAULT_UPSTREAM
 
     def ready(proxy: RecordingProxy) -> None:
@@ -241,7 +247,13 @@ def _record_websocket_command(args: argparse.Namespace, environ: Mapping[str, st
 
     try:
         result = record_websocket(
-            Path(args.out), upstream=upstream, api_key=api_key, port=args.port, force=args.force, timeout=args.timeout, ready=ready
+            Path(args.out),
+            upstream=upstream,
+            api_key=api_key,
+            port=args.port,
+            force=args.force,
+            timeout=args.timeout,
+            ready=ready,
         )
     except OSError as exc:
         return fail(f"--port: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", 2)
