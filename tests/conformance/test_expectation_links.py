@@ -90,6 +90,7 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("docs.anthropic.com", "platform.claude.com"),
     ),
     "js-openai": (("openai/openai-node",), ("platform.openai.com",)),
+    "js-openai-websocket": (("openai/openai-node", "websockets/ws"), ("platform.openai.com", "developers.openai.com")),
     "js-ai-sdk": (("vercel/ai",), ("ai-sdk.dev",)),
     "js-ai-sdk-openai-compatible": (("vercel/ai",), ("ai-sdk.dev",)),
     "js-google-genai": (("googleapis/js-genai",), ("googleapis.github.io", "ai.google.dev")),

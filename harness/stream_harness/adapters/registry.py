@@ -26,6 +26,7 @@ THIRD_PARTY: Final[dict[str, str]] = {
     # JavaScript/TypeScript libraries, through the stdio protocol (harness/stream_harness/adapters/js.py).
     "js-anthropic-sdk": "stream_harness.adapters.js:anthropic_sdk",
     "js-openai": "stream_harness.adapters.js:openai",
+    "js-openai-websocket": "stream_harness.adapters.js:openai_websocket",
     "js-ai-sdk": "stream_harness.adapters.js:ai_sdk",
     "js-ai-sdk-openai-compatible": "stream_harness.adapters.js:ai_sdk_openai_compatible",
     "js-google-genai": "stream_harness.adapters.js:google_genai",
