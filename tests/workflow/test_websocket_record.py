@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from websockets.sync.server import ServerConnection, serve
 
+from stream_harness.cli.main import main
 from stream_harness.providers.reference import detect_protocol, normalize
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.workflow.importing import import_file
@@ -171,3 +172,36 @@ def test_import_reads_a_jsonl_frame_log(tmp_path: Path) -> None:
 def test_a_bad_frame_log_line_is_named() -> None:
     with pytest.raises(SessionInputError, match="line 2: not JSON"):
         frames_from_jsonl(b'{"op": "text", "data": "{}"}\nnot json\n')
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (
+            ["--request", "r.json"],
+            "--request: openai-responses-websocket records what your client sends",
+        ),
+        (["--no-auth", "--port", "70000"], "--port: 70000 is not a port number"),
+        ([], "no API key: set OPENAI_API_KEY"),
+    ],
+)
+def test_record_refuses_bad_flags_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    words: str,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = [
+        "record",
+        "--protocol",
+        "openai-responses-websocket",
+        "--out",
+        str(tmp_path / "x.yaml"),
+        *extra,
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x.yaml").exists()
