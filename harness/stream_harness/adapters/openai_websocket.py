@@ -10,7 +10,6 @@ The SDK has no accumulator for WebSocket mode (no ``get_final_response``): what 
 holds at the end is the ``response`` of the terminal event (``response.completed``,
 ``.incomplete``, ``.failed``), or the ``error`` event's message, mapped as the openai-sdk
 adapter maps them; an iteration that ends without either, or raises, is what it is.
-
 """
 
 from __future__ import annotations
@@ -95,7 +94,7 @@ class OpenAISDKWebSocketAdapter(SDKAdapter):
                 connection.response.create(model="gpt-harness", input="hi")
                 for event in connection:
                     seen.append(event.type)
-                    if event.type in TERMINAL or event.type == "response.completed":
+                    if event.type in TERMINAL:
                         return AdapterResult(
                             message=responses_message(event.response, WEBSOCKET),
                             raw={"events": seen, "response": _dump(event.response)},
