@@ -185,7 +185,15 @@ def _run_pool(
         max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_signals
     )
     try:
-        futures = {pool.submit(_run_slice, *t): t for t in tasks}
+        futures = {}
+        for t in tasks:
+            # A worker may die while tasks are still being submitted: the pool then refuses
+            # the rest, which are as unfinished as the tasks it took down.
+            try:
+                futures[pool.submit(_run_slice, *t)] = t
+            except BrokenProcessPool as exc:
+                lost.append(t)
+                died = died or str(exc)
         for future in as_completed(futures):
             key = futures[future]
             try:

@@ -62,7 +62,7 @@ __all__ = [
 
 CASSETTE_FORMAT_VERSION = 1
 
-Framing: TypeAlias = Literal["sse", "eventstream", "jsonlines", "jsonarray"]
+Framing: TypeAlias = Literal["sse", "eventstream", "jsonlines", "jsonarray", "websocket-json"]
 """How a streamed response body is cut into messages; picks the ``stream_harness.wire`` decoder."""
 
 Headers: TypeAlias = dict[str, list[str]]
@@ -192,6 +192,9 @@ def _detect_framing(request: Request, response: Response) -> Framing | None:
     # (Gemini's JSON error bodies labelled text/event-stream) is not a stream.
     ctype = response.content_type
     body = response.body
+    if response.status == 101 and (request.header("upgrade") or "").lower() == "websocket":
+        # A WebSocket turn: the body is its frame log (harness/stream_harness/wire/websocket.py).
+        return "websocket-json"
     if ctype == "application/vnd.amazon.eventstream":
         return "eventstream"
     if ctype == "text/event-stream":
