@@ -293,10 +293,11 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
             if streak > limit:
                 return f"request {k + 1} is retry {streak} of one request; the row declares at most {limit}"
             continue
-        streak = 0
         partial = bool(s.text) and s.status == 200
         nothing_after = k + 1 >= len(run.requests)
-        if nothing_after and limit > 0 and (partial_ok or not partial) and k + 1 < len(run.served):
+        budget_left = streak < limit
+        streak = 0
+        if nothing_after and budget_left and (partial_ok or not partial) and k + 1 < len(run.served):
             return (
                 f"response {k} failed retryably ({s.fault}) and was not retried, "
                 f"though the row declares up to {limit} retries"

@@ -158,6 +158,10 @@ class Replies(Protocol):
 class LoopbackServer:
     """``with LoopbackServer(replies) as server: server.url ... server.log``."""
 
+    poll_interval: ClassVar[float] = 0.5
+    """How often serve_forever looks for a shutdown (socketserver's default): the longest
+    ``stop()`` waits. A server started once per short run lowers it."""
+
     def __init__(self, replies: Replies, *, port: int = 0) -> None:
         self.replies = replies
         self.port = port
@@ -171,7 +175,9 @@ class LoopbackServer:
         self._httpd = ThreadingHTTPServer((HOST, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, args=(self.poll_interval,), daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

@@ -1,0 +1,150 @@
+"""``stream-harness agents``: agent loops checked against the agent contract.
+
+``stream-harness agents --agent SPEC [--scenarios PATH] [--protocol P] [--check A3] [--out DIR]``
+runs each agent on each scenario in each protocol it supports, through the scenario
+server, and judges every run (specs/agent-contract.md). Exit 0 when every check passed or
+failed as expected, 1 when one failed (or an expected failure passed: the expectations
+file is stale), 2 for bad input: an unknown agent or flag value, an unreadable scenario,
+or nothing to check (no scenario, no protocol in common): a check of nothing is never
+green. The last line states the verdict the exit status gives; each failure prints the
+command that reproduces it alone (one agent, one scenario, one protocol, one check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from stream_harness.agents.loading import AgentLoadError, load_agent
+from stream_harness.agents.protocol import AgentAdapter, AgentLimits
+from stream_harness.agents.render import PROTOCOLS
+from stream_harness.agents.scenario import (
+    AgentScenario,
+    ScenarioError,
+    find_agent_scenarios,
+    load_agent_scenario,
+)
+from stream_harness.conformance.agent_checks import CHECK_IDS
+from stream_harness.conformance.agent_runner import (
+    AgentResult,
+    ExpectationError,
+    load_agent_expectations,
+    run_agent_checks,
+)
+from stream_harness.contract.facts import bundled_cassettes
+
+REPORT_FILE = "agent-report.jsonl"
+
+
+def bundled_agent_scenarios() -> Path:
+    """The agent scenarios that ship with stream-harness."""
+    return bundled_cassettes() / "agent-scenarios"
+
+
+def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "agents",
+        help="run agent loops on agent scenarios with faults and check the agent contract",
+        description="Check agent loops against the agent contract (specs/agent-contract.md).",
+    )
+    p.add_argument(
+        "--agent",
+        action="append",
+        required=True,
+        help="an agent adapter: a registered name (reference) or module:object; repeatable",
+    )
+    p.add_argument("--scenarios", help="an agent scenario file or folder (default: the bundled ones)")
+    p.add_argument("--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable")
+    p.add_argument("--check", action="append", help=f"only this check ({', '.join(CHECK_IDS)}); repeatable")
+    p.add_argument("--expect", help="known failures: YAML {agent: [{scenario, check, protocol?, reason}]}")
+    p.add_argument("--project", default=".", help="folder put on the import path for module:object (default: .)")
+    p.add_argument("--out", help=f"write {REPORT_FILE} (one JSON line per result) into this folder")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
+    p.add_argument("--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)")
+    p.set_defaults(func=agents_command)
+    return p
+
+
+def _error(message: str) -> int:
+    print(f"stream-harness: {message}", file=sys.stderr)
+    print(f"ERROR: {message}")
+    return 2
+
+
+def agents_command(args: argparse.Namespace) -> int:
+    unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
+    if unknown:
+        return _error(f"--check: unknown check(s) {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})")
+    if args.timeout <= 0 or args.max_turns < 1:
+        return _error("--timeout must be > 0 and --max-turns >= 1")
+    root = Path(args.scenarios) if args.scenarios else bundled_agent_scenarios()
+    if not root.exists():
+        return _error(f"--scenarios: {root}: no such file or folder")
+    files = find_agent_scenarios(root)
+    if not files:
+        return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+    scenarios: list[AgentScenario] = []
+    for file in files:
+        try:
+            scenarios.append(load_agent_scenario(file))
+        except ScenarioError as exc:
+            return _error(str(exc))
+    adapters: list[tuple[str, AgentAdapter]] = []
+    for spec in args.agent:
+        try:
+            adapters.append((spec, load_agent(spec, Path(args.project))))
+        except AgentLoadError as exc:
+            return _error(str(exc))
+    try:
+        expectations = load_agent_expectations(Path(args.expect)) if args.expect else []
+    except ExpectationError as exc:
+        return _error(str(exc))
+    limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
+    results = run_agent_checks(
+        adapters, scenarios, protocols=args.protocol, checks=args.check, expectations=expectations, limits=limits
+    )
+    judged = [r for r in results if r.status != "skipped"]
+    if not judged:
+        return _error("nothing was checked (no scenario in a protocol the agents support, or every check skipped)")
+    _print(results)
+    if args.out:
+        out = Path(args.out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / REPORT_FILE).write_text("".join(json.dumps(_row(r)) + "\n" for r in results), encoding="utf-8")
+        except OSError as exc:
+            return _error(f"--out: {out}: {exc.strerror or exc}")
+    counts = Counter(r.status for r in results)
+    summary = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items()))
+    runs = len({(r.agent, r.scenario, r.protocol) for r in results})
+    if any(r.failing for r in results):
+        print(f"FAILED: {runs} agent runs, {summary}")
+        return 1
+    print(f"OK: {runs} agent runs, {summary}")
+    return 0
+
+
+def _print(results: list[AgentResult]) -> None:
+    by_agent: dict[str, Counter[str]] = {}
+    for r in results:
+        by_agent.setdefault(r.agent, Counter())[r.status] += 1
+    for agent, counts in by_agent.items():
+        row = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
+        print(f"{agent}: {row}")
+    for r in results:
+        if r.failing:
+            what = "passed, but is listed as a known failure" if r.status == "fixed" else r.message
+            print(f"  FAIL {r.agent} {r.scenario} [{r.protocol}] {r.check} {r.title}: {what}")
+            print(f"    reproduce: {r.command}")
+
+
+def _row(r: AgentResult) -> dict[str, Any]:
+    row = asdict(r)
+    row["kind"] = "agent"
+    row["faults"] = list(r.faults)
+    return row
