@@ -44,7 +44,9 @@ class Scripted:
     protocols = frozenset({PROTOCOL})
     settings = "a scripted misbehaviour"
 
-    def __init__(self, steps: Callable[[AgentTask, Callable[..., Any]], AgentOutcome], **conventions: Any) -> None:
+    def __init__(
+        self, steps: Callable[[AgentTask, Callable[..., Any]], AgentOutcome], **conventions: Any
+    ) -> None:
         self.name = "broken"
         self.steps = steps
         self.conventions: Mapping[str, Any] = conventions
@@ -56,7 +58,9 @@ class Scripted:
         def post(messages: list[dict[str, Any]]) -> bytes:
             body = {"model": task.model, "messages": messages, "stream": True}
             try:
-                with httpx.stream("POST", task.base_url + "/v1/chat/completions", json=body) as reply:
+                with httpx.stream(
+                    "POST", task.base_url + "/v1/chat/completions", json=body
+                ) as reply:
                     return b"".join(reply.iter_raw())
             except httpx.TransportError:
                 return b""
@@ -72,7 +76,8 @@ def assistant(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for i, n, a in calls
+            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, n, a in calls
         ],
     }
 
@@ -109,7 +114,10 @@ def test_a2_catches_a_payment_charged_twice_by_a_restart() -> None:
     bad = observe(Scripted(steps), scenario("retry_after_payment"), PROTOCOL)
     assert verdict(bad, "A2").status == "failed"
     assert "2 times for 1 call" in verdict(bad, "A2").message
-    assert verdict(observe(ReferenceAgent(), scenario("retry_after_payment"), PROTOCOL), "A2").status == "passed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("retry_after_payment"), PROTOCOL), "A2").status
+        == "passed"
+    )
 
 
 def test_a3_catches_a_lost_parallel_result() -> None:
@@ -144,12 +152,17 @@ def test_a5_catches_a_stream_without_terminal_event_taken_as_the_answer() -> Non
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
         out = task.tools[0].call({"city": "Paris"})
-        post([USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)])
+        post(
+            [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+        )
         return AgentOutcome(output="It is 18 C and cloudy in Paris.")
 
     bad = observe(Scripted(steps), scenario("no_terminal_event"), PROTOCOL)
     assert verdict(bad, "A5").status == "failed"
-    assert verdict(observe(ReferenceAgent(), scenario("no_terminal_event"), PROTOCOL), "A5").status == "passed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("no_terminal_event"), PROTOCOL), "A5").status
+        == "passed"
+    )
 
 
 def test_a6_catches_a_length_stopped_call_that_runs() -> None:
@@ -166,21 +179,31 @@ def test_a7_catches_an_overflow_retried_as_transient() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
         out = task.tools[0].call({"city": "Paris"})
-        history = [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+        history = [
+            USER,
+            assistant(("call_w1", "get_weather", {"city": "Paris"})),
+            result("call_w1", out),
+        ]
         post(history)  # the overflow ...
         post(history)  # ... resent unchanged, as a rate limit would be
         return AgentOutcome(output="Summary.")
 
     bad = observe(Scripted(steps), scenario("overflow_400"), PROTOCOL)
     assert verdict(bad, "A7").status == "failed"
-    assert verdict(observe(ReferenceAgent(), scenario("overflow_400"), PROTOCOL), "A7").status == "passed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("overflow_400"), PROTOCOL), "A7").status
+        == "passed"
+    )
 
 
 def test_a8_catches_a_400_retried() -> None:
     agent = ReferenceAgent(retry=RetryPolicy(base=0.0, message_patterns=("HTTP",)))
     bad = observe(agent, scenario("http_400_not_retried"), PROTOCOL)
     assert verdict(bad, "A8").status == "failed"
-    assert verdict(observe(ReferenceAgent(), scenario("http_400_not_retried"), PROTOCOL), "A8").status == "passed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("http_400_not_retried"), PROTOCOL), "A8").status
+        == "passed"
+    )
 
 
 def test_a9_catches_more_retries_than_declared_and_none_at_all() -> None:
@@ -189,7 +212,10 @@ def test_a9_catches_more_retries_than_declared_and_none_at_all() -> None:
     assert verdict(observe(eager, scenario("retries_exhausted"), PROTOCOL), "A9").status == "failed"
     never = ReferenceAgent(retry=RetryPolicy(max_retries=0))
     never.conventions = {**never.conventions, "max_retries": 2}
-    assert verdict(observe(never, scenario("http_529_no_retry_after"), PROTOCOL), "A9").status == "failed"
+    assert (
+        verdict(observe(never, scenario("http_529_no_retry_after"), PROTOCOL), "A9").status
+        == "failed"
+    )
 
 
 def test_a10_catches_retry_after_ignored() -> None:
@@ -205,7 +231,11 @@ def test_a11_catches_text_shown_twice_after_a_retry() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
         out = task.tools[0].call({"city": "Paris"})
-        history = [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+        history = [
+            USER,
+            assistant(("call_w1", "get_weather", {"city": "Paris"})),
+            result("call_w1", out),
+        ]
         post(history)
         post(history)
         return AgentOutcome(output="It is 18 C and It is 18 C and cloudy in Paris.")
@@ -220,7 +250,10 @@ def test_a12_catches_a_loop_past_the_script_and_a_crash() -> None:
             post([USER])
         return AgentOutcome(error_type="RuntimeError", error_message="gave up")
 
-    assert verdict(observe(Scripted(loops), scenario("http_401_not_retried"), PROTOCOL), "A12").status == "failed"
+    assert (
+        verdict(observe(Scripted(loops), scenario("http_401_not_retried"), PROTOCOL), "A12").status
+        == "failed"
+    )
 
     def crashes(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         raise RuntimeError("framework bug")
@@ -236,7 +269,10 @@ def test_a4_catches_thinking_dropped() -> None:
 
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         for _ in range(2):  # the second request carries no thinking block
-            httpx.post(task.base_url + "/v1/messages", json={"messages": [{"role": "user", "content": "x"}]})
+            httpx.post(
+                task.base_url + "/v1/messages",
+                json={"messages": [{"role": "user", "content": "x"}]},
+            )
         task.tools[0].call({"city": "Paris"})
         return AgentOutcome(output="It is 18 C and cloudy in Paris.")
 

@@ -12,7 +12,9 @@ from stream_harness.server.agent import EXHAUSTED, AgentServer, LedgerTool, Scri
 
 
 def post(url: str, body: object) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=5) as reply:
             return reply.status, reply.read()
@@ -21,7 +23,10 @@ def post(url: str, body: object) -> tuple[int, bytes]:
 
 
 def test_request_k_gets_answer_k_and_then_a_400() -> None:
-    answers = [ScriptedAnswer(200, [("content-type", "text/plain")], [b"first"]), ScriptedAnswer(429, [], [b"slow"])]
+    answers = [
+        ScriptedAnswer(200, [("content-type", "text/plain")], [b"first"]),
+        ScriptedAnswer(429, [], [b"slow"]),
+    ]
     with AgentServer(answers, []) as server:
         assert post(server.url + "/v1/anything", {"n": 1}) == (200, b"first")
         assert post(server.url + "/other", {"n": 2}) == (429, b"slow")
@@ -45,7 +50,11 @@ def test_the_ledger_records_runs_and_answers_the_script() -> None:
         ]
         with urllib.request.urlopen(server.ledger_url, timeout=5) as reply:
             record = json.loads(reply.read())
-        assert [e["arguments"] for e in record["executions"]] == [{"amount": 1}, {"amount": 2}, {"amount": 3}]
+        assert [e["arguments"] for e in record["executions"]] == [
+            {"amount": 1},
+            {"amount": 2},
+            {"amount": 3},
+        ]
         assert record["requests"] == []  # ledger calls are not model requests
         assert post(server.ledger_url, {"tool": "nope"})[0] == 404
         assert post(server.ledger_url, {"no": "tool"})[0] == 400

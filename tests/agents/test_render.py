@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 
 from stream_harness.agents.render import PROTOCOLS, Fault, Script, ScriptedCall, render
-from stream_harness.contract.events import DoneEvent, ErrorEvent, Event, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+)
 from stream_harness.errors import classify
 from stream_harness.providers.registry import get_normalizer
 
@@ -32,8 +39,12 @@ def test_a_clean_response_is_the_script(protocol: str) -> None:
     assert isinstance(last, DoneEvent)
     assert last.reason == "tool_use"
     calls = [b for b in last.message.content if isinstance(b, ToolCall)]
-    assert [(c.id, c.name, c.arguments) for c in calls] == [(CALL.id, CALL.name, dict(CALL.arguments))]
-    assert "".join(b.content for b in last.message.content if isinstance(b, TextBlock)) == SCRIPT.text
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        (CALL.id, CALL.name, dict(CALL.arguments))
+    ]
+    assert (
+        "".join(b.content for b in last.message.content if isinstance(b, TextBlock)) == SCRIPT.text
+    )
     assert served.complete and served.calls[0].delivered
     thinking = [b for b in last.message.content if isinstance(b, ThinkingBlock)]
     if protocol == "anthropic-messages":
@@ -45,7 +56,12 @@ def test_a_clean_response_is_the_script(protocol: str) -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize(
     "fault",
-    [Fault(cut_in_tool_args=True), Fault(no_terminal_event=True), Fault(error_event="overloaded"), Fault(cut_at=40)],
+    [
+        Fault(cut_in_tool_args=True),
+        Fault(no_terminal_event=True),
+        Fault(error_event="overloaded"),
+        Fault(cut_at=40),
+    ],
     ids=lambda f: f.kind,
 )
 def test_a_faulted_stream_ends_in_error_for_the_normalizer(protocol: str, fault: Fault) -> None:
@@ -72,7 +88,9 @@ def test_a_length_stop_truncates_the_call(protocol: str) -> None:
     ],
     ids=["429", "overflow", "500"],
 )
-def test_http_errors_classify_as_the_provider_s(protocol: str, fault: Fault, kind: str | None, retryable: bool) -> None:
+def test_http_errors_classify_as_the_provider_s(
+    protocol: str, fault: Fault, kind: str | None, retryable: bool
+) -> None:
     served = render(protocol, SCRIPT, fault)
     info = classify(status=served.status, body=served.chunks[0], protocol=protocol)
     if kind is not None:

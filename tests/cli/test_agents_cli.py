@@ -12,14 +12,18 @@ from stream_harness.contract.facts import bundled_cassettes
 ONE = str(bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml")
 
 
-def test_the_reference_passes_and_writes_its_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_reference_passes_and_writes_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["agents", "--agent", "reference", "--scenarios", ONE, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and out.splitlines()[-1].startswith("OK: 3 agent runs")
     assert (tmp_path / "agent-report.jsonl").read_text().count('"kind": "agent"') == 36
 
 
-def test_a_failing_agent_exits_1_with_a_reproduce_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failing_agent_exits_1_with_a_reproduce_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "lazy_agent.py").write_text(
         "from stream_harness.agents.protocol import AgentOutcome\n"
         "class Lazy:\n"
@@ -30,13 +34,29 @@ def test_a_failing_agent_exits_1_with_a_reproduce_command(tmp_path: Path, capsys
         "    def version(self): return '0'\n"
         "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
     )
-    code = main(["agents", "--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", ONE])
+    code = main(
+        ["agents", "--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", ONE]
+    )
     out = capsys.readouterr().out
     assert code == 1 and out.splitlines()[-1].startswith("FAILED:")
     assert "reproduce: stream-harness agents --agent lazy_agent:Lazy" in out
     expect = tmp_path / "expect.yaml"
-    expect.write_text("lazy:\n  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n")
-    code = main(["agents", "--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", ONE, "--expect", str(expect)])
+    expect.write_text(
+        "lazy:\n  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"
+    )
+    code = main(
+        [
+            "agents",
+            "--agent",
+            "lazy_agent:Lazy",
+            "--project",
+            str(tmp_path),
+            "--scenarios",
+            ONE,
+            "--expect",
+            str(expect),
+        ]
+    )
     assert code == 0 and "1 known failure" in capsys.readouterr().out
 
 
@@ -48,7 +68,9 @@ def test_a_failing_agent_exits_1_with_a_reproduce_command(tmp_path: Path, capsys
         (["--agent", "reference", "--check", "A99"], "unknown check"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["agents", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1
@@ -59,7 +81,9 @@ def test_an_empty_folder_is_never_green(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no agent scenario" in capsys.readouterr().err
 
 
-def test_a_bad_scenario_names_the_file_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_scenario_names_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: agent\nresponses:\n  - fault: {status: 200}\n")
     assert main(["agents", "--agent", "reference", "--scenarios", str(bad)]) == 2

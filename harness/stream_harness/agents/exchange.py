@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from stream_harness.contract.events import AssistantMessage, TextBlock, ThinkingBlock, ToolCall
+from stream_harness.contract.events import TextBlock, ThinkingBlock, ToolCall
 from stream_harness.loop.messages import Message, ToolResult, UserMessage
 
 PATHS: Final = {
@@ -88,7 +88,11 @@ def _completions(
         body["tools"] = [
             {
                 "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.parameters),
+                },
             }
             for t in tools
         ]
@@ -103,7 +107,13 @@ def _responses(
         if isinstance(m, UserMessage):
             items.append({"role": "user", "content": m.content})
         elif isinstance(m, ToolResult):
-            items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": _result_text(m)})
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": m.tool_call_id,
+                    "output": _result_text(m),
+                }
+            )
         else:
             for b in m.content:
                 if isinstance(b, TextBlock) and b.content:
@@ -116,14 +126,24 @@ def _responses(
                     )
                 elif isinstance(b, ToolCall):
                     items.append(
-                        {"type": "function_call", "call_id": b.id, "name": b.name, "arguments": json.dumps(b.arguments)}
+                        {
+                            "type": "function_call",
+                            "call_id": b.id,
+                            "name": b.name,
+                            "arguments": json.dumps(b.arguments),
+                        }
                     )
     body: dict[str, Any] = {"model": model, "input": items, "stream": True}
     if system:
         body["instructions"] = system
     if tools:
         body["tools"] = [
-            {"type": "function", "name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+            }
             for t in tools
         ]
     return body
@@ -152,18 +172,23 @@ def _anthropic(
             content: list[dict[str, Any]] = []
             for b in m.content:
                 if isinstance(b, ThinkingBlock):
-                    content.append({"type": "thinking", "thinking": b.content, "signature": b.signature or ""})
+                    content.append(
+                        {"type": "thinking", "thinking": b.content, "signature": b.signature or ""}
+                    )
                 elif isinstance(b, TextBlock) and b.content:
                     content.append({"type": "text", "text": b.content})
                 elif isinstance(b, ToolCall):
-                    content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments})
+                    content.append(
+                        {"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments}
+                    )
             out.append({"role": "assistant", "content": content})
     body: dict[str, Any] = {"model": model, "max_tokens": 1024, "messages": out, "stream": True}
     if system:
         body["system"] = system
     if tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in tools
+            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+            for t in tools
         ]
     return body
 
@@ -231,7 +256,13 @@ def read_request(protocol: str, body: Any) -> RequestView:
             if not isinstance(item, dict):
                 continue
             if item.get("type") == "function_call":
-                calls.append(SentCall(str(item.get("call_id")), str(item.get("name")), _parse_args(item.get("arguments"))))
+                calls.append(
+                    SentCall(
+                        str(item.get("call_id")),
+                        str(item.get("name")),
+                        _parse_args(item.get("arguments")),
+                    )
+                )
             elif item.get("type") == "function_call_output":
                 results.append(SentResult(str(item.get("call_id")), _text(item.get("output"))))
         return RequestView(True, tuple(calls), tuple(results), (), len(items))
@@ -246,7 +277,11 @@ def read_request(protocol: str, body: Any) -> RequestView:
             if m.get("role") == "assistant":
                 for c in m.get("tool_calls") or []:
                     fn = c.get("function") or {}
-                    calls.append(SentCall(str(c.get("id")), str(fn.get("name")), _parse_args(fn.get("arguments"))))
+                    calls.append(
+                        SentCall(
+                            str(c.get("id")), str(fn.get("name")), _parse_args(fn.get("arguments"))
+                        )
+                    )
             elif m.get("role") == "tool":
                 results.append(SentResult(str(m.get("tool_call_id")), _text(content)))
         elif isinstance(content, list):  # anthropic-messages

@@ -32,14 +32,20 @@ def load_agent(spec: str, project: Path | None = None) -> AgentAdapter:
     except ImportError as exc:
         raise AgentLoadError(f"agent {spec!r}: cannot import {module_name}: {exc}") from None
     except Exception as exc:  # the user's module raised at import
-        raise AgentLoadError(f"agent {spec!r}: importing {module_name} raised {_one_line(exc)}") from None
+        raise AgentLoadError(
+            f"agent {spec!r}: importing {module_name} raised {_one_line(exc)}"
+        ) from None
     obj: object = module
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise AgentLoadError(f"agent {spec!r}: {module_name} has no {attr}")
         obj = getattr(obj, part)
     try:
-        candidate = obj() if isinstance(obj, type) or (callable(obj) and not isinstance(obj, AgentAdapter)) else obj
+        candidate = (
+            obj()
+            if isinstance(obj, type) or (callable(obj) and not isinstance(obj, AgentAdapter))
+            else obj
+        )
     except ImportError as exc:
         raise AgentLoadError(f"agent {spec!r} cannot start: {exc}") from None
     except Exception as exc:

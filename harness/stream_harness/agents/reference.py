@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from importlib import metadata
 from collections.abc import Mapping
+from importlib import metadata
 from typing import Any, Final
 
 import httpx
@@ -50,7 +50,9 @@ class ReferenceAgent:
 
     name = "reference"
     protocols = frozenset(PROTOCOLS)
-    settings = f"stream_harness.loop with seed 000's retry policy; retry sleeps scaled by {TIME_SCALE}"
+    settings = (
+        f"stream_harness.loop with seed 000's retry policy; retry sleeps scaled by {TIME_SCALE}"
+    )
 
     def __init__(self, time_scale: float = TIME_SCALE, retry: RetryPolicy | None = None) -> None:
         self.time_scale = time_scale
@@ -78,24 +80,32 @@ class ReferenceAgent:
         with httpx.Client(timeout=httpx.Timeout(task.limits.timeout_s)) as client:
             while queue:
                 if time.monotonic() > deadline:
-                    return AgentOutcome(error_type="TimeoutError", error_message="the run took too long")
+                    return AgentOutcome(
+                        error_type="TimeoutError", error_message="the run took too long"
+                    )
                 out = queue.popleft()
                 if isinstance(out, AgentEnd):
                     end = out
                 elif isinstance(out, SendRequest):
                     queue.extend(self._request(client, loop, task, schemas, out))
                 elif isinstance(out, StartTool):
-                    queue.extend(loop.tool_finished(out.key, _run_tool(tools.get(out.call.name), out)))
+                    queue.extend(
+                        loop.tool_finished(out.key, _run_tool(tools.get(out.call.name), out))
+                    )
                 elif isinstance(out, StartTimer):
                     time.sleep(out.delay * self.time_scale)
                     queue.extend(loop.wake(out.timer_id))
         if end is None:
-            return AgentOutcome(error_type="RuntimeError", error_message="the loop stopped without agent_end")
+            return AgentOutcome(
+                error_type="RuntimeError", error_message="the loop stopped without agent_end"
+            )
         raw = {"reason": end.reason, "turns": end.turns}
         if end.reason == "completed":
             return AgentOutcome(output=_last_text(loop), raw=raw)
         return AgentOutcome(
-            error_type=f"AgentEnd.{end.reason}", error_message=end.error_message or end.reason, raw=raw
+            error_type=f"AgentEnd.{end.reason}",
+            error_message=end.error_message or end.reason,
+            raw=raw,
         )
 
     def _request(

@@ -162,7 +162,13 @@ def error_body(protocol: str, status: int, *, overflow: bool = False) -> str:
         )
     kind = _OPENAI_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
     return json.dumps(
-        {"error": {"message": f"HTTP {status} from the scripted server", "type": kind, "code": kind}}
+        {
+            "error": {
+                "message": f"HTTP {status} from the scripted server",
+                "type": kind,
+                "code": kind,
+            }
+        }
     )
 
 
@@ -210,17 +216,30 @@ def _args_pieces(arguments: Mapping[str, Any], size: int) -> list[str]:
 
 def _openai_completions(script: Script, fault: Fault, model: str) -> _Stream:
     s = _Stream()
-    base = {"id": "chatcmpl-sh", "object": "chat.completion.chunk", "created": 1767225600, "model": model}
+    base = {
+        "id": "chatcmpl-sh",
+        "object": "chat.completion.chunk",
+        "created": 1767225600,
+        "model": model,
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        return _sse(None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
+        return _sse(
+            None,
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra},
+        )
 
     s.add(chunk({"role": "assistant", "content": ""}))
     for piece in _pieces(script.text, script.delta_size) if script.text else []:
         s.add(chunk({"content": piece}))
     s.text_end = len(s.chunks)
     for n, call in enumerate(script.tool_calls):
-        head = {"index": n, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        head = {
+            "index": n,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
         s.add(chunk({"tool_calls": [head]}))
         pieces = _args_pieces(call.arguments, script.delta_size)
         truncated = fault.length_stop_in_tool_call and n == len(script.tool_calls) - 1
@@ -232,7 +251,13 @@ def _openai_completions(script: Script, fault: Fault, model: str) -> _Stream:
                 s.first_args = len(s.chunks)
         if not truncated:
             s.call_ends[call.id] = len(s.chunks)
-    finish = "length" if fault.length_stop_in_tool_call else "tool_calls" if script.tool_calls else "stop"
+    finish = (
+        "length"
+        if fault.length_stop_in_tool_call
+        else "tool_calls"
+        if script.tool_calls
+        else "stop"
+    )
     s.terminal = len(s.chunks)
     # The finish reason, the usage-only chunk (stream_options.include_usage), then [DONE] (PF 2.2).
     s.add(chunk({}, finish))
@@ -248,61 +273,155 @@ def _openai_completions_error(kind: ErrorKind) -> bytes:
     message = {"overloaded": "The server is overloaded", "rate_limit": "Rate limit reached"}.get(
         kind, "The server had an error while processing your request."
     )
-    return _sse(None, {"error": {"message": message, "type": "server_error" if kind != "rate_limit" else "rate_limit_exceeded"}})
+    return _sse(
+        None,
+        {
+            "error": {
+                "message": message,
+                "type": "server_error" if kind != "rate_limit" else "rate_limit_exceeded",
+            }
+        },
+    )
 
 
 def _anthropic(script: Script, fault: Fault, model: str) -> _Stream:
     s = _Stream()
     usage = {"input_tokens": script.input_tokens, "output_tokens": 1}
-    message = {"id": "msg_sh", "type": "message", "role": "assistant", "model": model, "content": [],
-               "stop_reason": None, "stop_sequence": None, "usage": usage}
+    message: dict[str, Any] = {
+        "id": "msg_sh",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     s.add(_sse("message_start", {"type": "message_start", "message": message}))
     index = 0
     if script.thinking:
-        s.add(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+        s.add(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+        )
         for piece in _pieces(script.thinking, script.delta_size):
-            s.add(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "thinking_delta", "thinking": piece}}))
-        s.add(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                           "delta": {"type": "signature_delta", "signature": _signature(script.thinking)}}))
+            s.add(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": piece},
+                    },
+                )
+            )
+        s.add(
+            _sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": _signature(script.thinking)},
+                },
+            )
+        )
         s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     if script.text:
-        s.add(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                           "content_block": {"type": "text", "text": ""}}))
+        s.add(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+        )
         for piece in _pieces(script.text, script.delta_size):
-            s.add(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "text_delta", "text": piece}}))
+            s.add(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
+                )
+            )
         s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     s.text_end = len(s.chunks)
     for n, call in enumerate(script.tool_calls):
-        s.add(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                           "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}))
+        s.add(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": {},
+                    },
+                },
+            )
+        )
         pieces = _args_pieces(call.arguments, script.delta_size)
         truncated = fault.length_stop_in_tool_call and n == len(script.tool_calls) - 1
         if truncated:
             pieces = pieces[: max(1, len(pieces) // 2)]
         for piece in pieces:
-            s.add(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "input_json_delta", "partial_json": piece}}))
+            s.add(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    },
+                )
+            )
             if s.first_args is None:
                 s.first_args = len(s.chunks)
         if not truncated:
             s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
             s.call_ends[call.id] = len(s.chunks)
         index += 1
-    stop = "max_tokens" if fault.length_stop_in_tool_call else "tool_use" if script.tool_calls else "end_turn"
+    stop = (
+        "max_tokens"
+        if fault.length_stop_in_tool_call
+        else "tool_use"
+        if script.tool_calls
+        else "end_turn"
+    )
     s.terminal = len(s.chunks)
-    s.add(_sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                 "usage": {"output_tokens": script.output_tokens}}))
+    s.add(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": script.output_tokens},
+            },
+        )
+    )
     s.add(_sse("message_stop", {"type": "message_stop"}))
     return s
 
 
 def _anthropic_error(kind: ErrorKind) -> bytes:
-    wire = {"overloaded": ("overloaded_error", "Overloaded"), "rate_limit": ("rate_limit_error", "Rate limited")}
+    wire = {
+        "overloaded": ("overloaded_error", "Overloaded"),
+        "rate_limit": ("rate_limit_error", "Rate limited"),
+    }
     etype, message = wire.get(kind, ("api_error", "Internal server error"))
     return _sse("error", {"type": "error", "error": {"type": etype, "message": message}})
 
@@ -310,8 +429,14 @@ def _anthropic_error(kind: ErrorKind) -> bytes:
 def _responses(script: Script, fault: Fault, model: str) -> _Stream:
     s = _Stream()
     seq = iter(range(10**6))
-    response: dict[str, Any] = {"id": "resp_sh", "object": "response", "created_at": 1767225600,
-                                "status": "in_progress", "model": model, "output": []}
+    response: dict[str, Any] = {
+        "id": "resp_sh",
+        "object": "response",
+        "created_at": 1767225600,
+        "status": "in_progress",
+        "model": model,
+        "output": [],
+    }
 
     def ev(etype: str, **data: Any) -> bytes:
         return _sse(etype, {"type": etype, **data, "sequence_number": next(seq)})
@@ -319,16 +444,53 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
     s.add(ev("response.created", response=response))
     output: list[dict[str, Any]] = []
     if script.text:
-        item = {"id": "msg_sh", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+        item = {
+            "id": "msg_sh",
+            "type": "message",
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [],
+        }
         n = len(output)
         s.add(ev("response.output_item.added", output_index=n, item=item))
-        s.add(ev("response.content_part.added", item_id="msg_sh", output_index=n, content_index=0,
-                 part={"type": "output_text", "text": "", "annotations": []}))
+        s.add(
+            ev(
+                "response.content_part.added",
+                item_id="msg_sh",
+                output_index=n,
+                content_index=0,
+                part={"type": "output_text", "text": "", "annotations": []},
+            )
+        )
         for piece in _pieces(script.text, script.delta_size):
-            s.add(ev("response.output_text.delta", item_id="msg_sh", output_index=n, content_index=0, delta=piece))
-        s.add(ev("response.output_text.done", item_id="msg_sh", output_index=n, content_index=0, text=script.text))
+            s.add(
+                ev(
+                    "response.output_text.delta",
+                    item_id="msg_sh",
+                    output_index=n,
+                    content_index=0,
+                    delta=piece,
+                )
+            )
+        s.add(
+            ev(
+                "response.output_text.done",
+                item_id="msg_sh",
+                output_index=n,
+                content_index=0,
+                text=script.text,
+            )
+        )
         part = {"type": "output_text", "text": script.text, "annotations": []}
-        s.add(ev("response.content_part.done", item_id="msg_sh", output_index=n, content_index=0, part=part))
+        s.add(
+            ev(
+                "response.content_part.done",
+                item_id="msg_sh",
+                output_index=n,
+                content_index=0,
+                part=part,
+            )
+        )
         done = {**item, "status": "completed", "content": [part]}
         s.add(ev("response.output_item.done", output_index=n, item=done))
         output.append(done)
@@ -336,30 +498,58 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
     for k, call in enumerate(script.tool_calls):
         n = len(output)
         item_id = f"fc_{call.id}"
-        item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
-                "call_id": call.id, "name": call.name}
+        item = {
+            "id": item_id,
+            "type": "function_call",
+            "status": "in_progress",
+            "arguments": "",
+            "call_id": call.id,
+            "name": call.name,
+        }
         s.add(ev("response.output_item.added", output_index=n, item=item))
         pieces = _args_pieces(call.arguments, script.delta_size)
         truncated = fault.length_stop_in_tool_call and k == len(script.tool_calls) - 1
         if truncated:
             pieces = pieces[: max(1, len(pieces) // 2)]
         for piece in pieces:
-            s.add(ev("response.function_call_arguments.delta", item_id=item_id, output_index=n, delta=piece))
+            s.add(
+                ev(
+                    "response.function_call_arguments.delta",
+                    item_id=item_id,
+                    output_index=n,
+                    delta=piece,
+                )
+            )
             if s.first_args is None:
                 s.first_args = len(s.chunks)
         if not truncated:
             raw = "".join(pieces)
-            s.add(ev("response.function_call_arguments.done", item_id=item_id, output_index=n, arguments=raw))
+            s.add(
+                ev(
+                    "response.function_call_arguments.done",
+                    item_id=item_id,
+                    output_index=n,
+                    arguments=raw,
+                )
+            )
             done = {**item, "status": "completed", "arguments": raw}
             s.add(ev("response.output_item.done", output_index=n, item=done))
             output.append(done)
             s.call_ends[call.id] = len(s.chunks)
-    usage = {"input_tokens": script.input_tokens, "output_tokens": script.output_tokens,
-             "total_tokens": script.input_tokens + script.output_tokens}
+    usage = {
+        "input_tokens": script.input_tokens,
+        "output_tokens": script.output_tokens,
+        "total_tokens": script.input_tokens + script.output_tokens,
+    }
     s.terminal = len(s.chunks)
     if fault.length_stop_in_tool_call:
-        final = {**response, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"},
-                 "output": output, "usage": usage}
+        final = {
+            **response,
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": output,
+            "usage": usage,
+        }
         s.add(ev("response.incomplete", response=final))
     else:
         final = {**response, "status": "completed", "output": output, "usage": usage}
@@ -368,11 +558,16 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
 
 
 def _responses_error(kind: ErrorKind) -> bytes:
-    code = {"overloaded": "server_is_overloaded", "rate_limit": "rate_limit_exceeded"}.get(kind, "server_error")
+    code = {"overloaded": "server_is_overloaded", "rate_limit": "rate_limit_exceeded"}.get(
+        kind, "server_error"
+    )
     message = {"overloaded": "The server is overloaded", "rate_limit": "Rate limit reached"}.get(
         kind, "The server had an error while processing your request."
     )
-    return _sse("error", {"type": "error", "code": code, "message": message, "param": None, "sequence_number": 999})
+    return _sse(
+        "error",
+        {"type": "error", "code": code, "message": message, "param": None, "sequence_number": 999},
+    )
 
 
 _STREAMS: Final = {
@@ -388,19 +583,38 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
         raise ValueError(f"cannot render protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
     if fault.http_status is not None or fault.overflow:
         status = fault.http_status or 400
-        body = fault.body if fault.body is not None else error_body(protocol, status, overflow=fault.overflow)
+        body = (
+            fault.body
+            if fault.body is not None
+            else error_body(protocol, status, overflow=fault.overflow)
+        )
         headers = {"content-type": "application/json", **fault.headers}
         return Served(
-            protocol, status, tuple(headers.items()), (body.encode(),), False, fault.pace, False,
-            "http", (), "", None, None, _retry_after(fault.headers), fault.kind,
-            _retryable_status(status) and not fault.overflow, fault.overflow,
+            protocol,
+            status,
+            tuple(headers.items()),
+            (body.encode(),),
+            False,
+            fault.pace,
+            False,
+            "http",
+            (),
+            "",
+            None,
+            None,
+            _retry_after(fault.headers),
+            fault.kind,
+            _retryable_status(status) and not fault.overflow,
+            fault.overflow,
         )
     build, error = _STREAMS[protocol]
     s = build(script, fault, model)
     thinking = script.thinking if protocol == "anthropic-messages" else None
     chunks = list(s.chunks)
     cut = False
-    stop = "length" if fault.length_stop_in_tool_call else "tool_use" if script.tool_calls else "stop"
+    stop = (
+        "length" if fault.length_stop_in_tool_call else "tool_use" if script.tool_calls else "stop"
+    )
     sent_text = script.text
     if fault.error_event is not None:
         # The content so far (the text, up to the calls), then the error instead of the end.
@@ -417,14 +631,16 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
         chunks = chunks[: s.first_args]
         cut, stop = True, "none"
     elif fault.cut_at is not None:
-        body = b"".join(chunks)
-        chunks = [body[: fault.cut_at]] if fault.cut_at < len(body) else chunks
-        cut, stop = fault.cut_at < len(body), "none" if fault.cut_at < len(body) else stop
+        if fault.cut_at < sum(len(c) for c in chunks):
+            chunks = _cut_at(chunks, fault.cut_at)
+            cut, stop = True, "none"
     sent = sum(len(c) for c in chunks)
     ends = _ends(s.chunks)
     calls = tuple(
         ServedCall(
-            c.id, c.name, c.arguments,
+            c.id,
+            c.name,
+            c.arguments,
             c.id in s.call_ends and ends[s.call_ends[c.id] - 1] <= sent,
         )
         for c in script.tool_calls
@@ -432,11 +648,35 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
     if stop in ("none", "error") and s.text_end:
         sent_text = _text_sent(script.text, ends[s.text_end - 1], sent)
     return Served(
-        protocol, 200, (("content-type", "text/event-stream"),), tuple(chunks), cut, fault.pace,
-        stop in ("stop", "tool_use"), stop, calls, sent_text,
-        _signature(thinking) if thinking else None, thinking, None, fault.kind,
-        stop in ("none", "error"), False,
+        protocol,
+        200,
+        (("content-type", "text/event-stream"),),
+        tuple(chunks),
+        cut,
+        fault.pace,
+        stop in ("stop", "tool_use"),
+        stop,
+        calls,
+        sent_text,
+        _signature(thinking) if thinking else None,
+        thinking,
+        None,
+        fault.kind,
+        stop in ("none", "error"),
+        False,
     )
+
+
+def _cut_at(chunks: Sequence[bytes], offset: int) -> list[bytes]:
+    """The chunks up to ``offset`` bytes, the last one split there: boundaries kept."""
+    out: list[bytes] = []
+    left = offset
+    for c in chunks:
+        if left <= 0:
+            break
+        out.append(c[:left])
+        left -= len(c)
+    return out
 
 
 def _ends(chunks: Sequence[bytes]) -> list[int]:

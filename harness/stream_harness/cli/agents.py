@@ -58,14 +58,28 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         required=True,
         help="an agent adapter: a registered name (reference) or module:object; repeatable",
     )
-    p.add_argument("--scenarios", help="an agent scenario file or folder (default: the bundled ones)")
-    p.add_argument("--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable")
-    p.add_argument("--check", action="append", help=f"only this check ({', '.join(CHECK_IDS)}); repeatable")
-    p.add_argument("--expect", help="known failures: YAML {agent: [{scenario, check, protocol?, reason}]}")
-    p.add_argument("--project", default=".", help="folder put on the import path for module:object (default: .)")
+    p.add_argument(
+        "--scenarios", help="an agent scenario file or folder (default: the bundled ones)"
+    )
+    p.add_argument(
+        "--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable"
+    )
+    p.add_argument(
+        "--check", action="append", help=f"only this check ({', '.join(CHECK_IDS)}); repeatable"
+    )
+    p.add_argument(
+        "--expect", help="known failures: YAML {agent: [{scenario, check, protocol?, reason}]}"
+    )
+    p.add_argument(
+        "--project",
+        default=".",
+        help="folder put on the import path for module:object (default: .)",
+    )
     p.add_argument("--out", help=f"write {REPORT_FILE} (one JSON line per result) into this folder")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
-    p.add_argument("--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)")
+    p.add_argument(
+        "--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)"
+    )
     p.set_defaults(func=agents_command)
     return p
 
@@ -79,7 +93,9 @@ def _error(message: str) -> int:
 def agents_command(args: argparse.Namespace) -> int:
     unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
     if unknown:
-        return _error(f"--check: unknown check(s) {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})")
+        return _error(
+            f"--check: unknown check(s) {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})"
+        )
     if args.timeout <= 0 or args.max_turns < 1:
         return _error("--timeout must be > 0 and --max-turns >= 1")
     root = Path(args.scenarios) if args.scenarios else bundled_agent_scenarios()
@@ -106,17 +122,26 @@ def agents_command(args: argparse.Namespace) -> int:
         return _error(str(exc))
     limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
     results = run_agent_checks(
-        adapters, scenarios, protocols=args.protocol, checks=args.check, expectations=expectations, limits=limits
+        adapters,
+        scenarios,
+        protocols=args.protocol,
+        checks=args.check,
+        expectations=expectations,
+        limits=limits,
     )
     judged = [r for r in results if r.status != "skipped"]
     if not judged:
-        return _error("nothing was checked (no scenario in a protocol the agents support, or every check skipped)")
+        return _error(
+            "nothing was checked (no scenario in a protocol the agents support, or every check skipped)"
+        )
     _print(results)
     if args.out:
         out = Path(args.out)
         try:
             out.mkdir(parents=True, exist_ok=True)
-            (out / REPORT_FILE).write_text("".join(json.dumps(_row(r)) + "\n" for r in results), encoding="utf-8")
+            (out / REPORT_FILE).write_text(
+                "".join(json.dumps(_row(r)) + "\n" for r in results), encoding="utf-8"
+            )
         except OSError as exc:
             return _error(f"--out: {out}: {exc.strerror or exc}")
     counts = Counter(r.status for r in results)

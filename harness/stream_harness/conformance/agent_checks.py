@@ -67,7 +67,11 @@ class AgentRun:
         wanted = canonical(execution.arguments)
         for k in range(min(execution.after_request, len(self.served)) - 1, -1, -1):
             for call in self.served[k].calls:
-                if call.delivered and call.name == execution.tool and canonical(call.arguments) == wanted:
+                if (
+                    call.delivered
+                    and call.name == execution.tool
+                    and canonical(call.arguments) == wanted
+                ):
                     return k, call
         return None
 
@@ -218,7 +222,12 @@ def a5_terminal_event(run: AgentRun) -> str | None:
         if run.served[k].stop in ("none", "error"):
             return f"call {call.id} ({call.name}) ran though response {k} ended without its terminal event"
     k, last = _last_answered(run)
-    if run.outcome is not None and not run.outcome.raised and last is not None and not last.complete:
+    if (
+        run.outcome is not None
+        and not run.outcome.raised
+        and last is not None
+        and not last.complete
+    ):
         return (
             f"the run reported success (output {run.outcome.output!r}) but the last response "
             f"({k}, {last.fault}) never completed"
@@ -247,7 +256,11 @@ def a7_overflow(run: AgentRun) -> str | None:
             continue
         if k + 1 < len(run.requests):
             before, after = run.view(k), run.view(k + 1)
-            if before.readable and after.readable and len(run.requests[k + 1].body) >= len(run.requests[k].body):
+            if (
+                before.readable
+                and after.readable
+                and len(run.requests[k + 1].body) >= len(run.requests[k].body)
+            ):
                 return f"request {k + 1} resends the request that overflowed ({k}) no smaller: retried as transient"
         elif run.outcome is not None and not run.outcome.raised:
             return "the context overflow ended the run as a success"
@@ -270,7 +283,9 @@ def _resends(run: AgentRun, k: int) -> bool:
 def a8_no_retry_of_permanent(run: AgentRun) -> str | None:
     for k, s in enumerate(run.served[: len(run.requests)]):
         if s.status >= 400 and not s.retryable and not s.overflow and _resends(run, k):
-            return f"response {k} was HTTP {s.status} (not retryable), and request {k + 1} resent it"
+            return (
+                f"response {k} was HTTP {s.status} (not retryable), and request {k + 1} resent it"
+            )
     return None
 
 
@@ -297,7 +312,12 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
         nothing_after = k + 1 >= len(run.requests)
         budget_left = streak < limit
         streak = 0
-        if nothing_after and budget_left and (partial_ok or not partial) and k + 1 < len(run.served):
+        if (
+            nothing_after
+            and budget_left
+            and (partial_ok or not partial)
+            and k + 1 < len(run.served)
+        ):
             return (
                 f"response {k} failed retryably ({s.fault}) and was not retried, "
                 f"though the row declares up to {limit} retries"
@@ -381,9 +401,17 @@ def a12_outcome(run: AgentRun) -> str | None:
 CHECKS: Final[tuple[AgentCheck, ...]] = (
     AgentCheck("A1", "no tool runs on incomplete arguments", a1_complete_arguments),
     AgentCheck("A2", "no side effect happens twice for one call", a2_effect_once),
-    AgentCheck("A3", "every executed call's result goes back once, paired, with the turn replayed", a3_results_paired),
-    AgentCheck("A4", "thinking blocks go back with their signatures", a4_thinking_replayed, _has_thinking),
-    AgentCheck("A5", "a stream without its terminal event is never a completed turn", a5_terminal_event),
+    AgentCheck(
+        "A3",
+        "every executed call's result goes back once, paired, with the turn replayed",
+        a3_results_paired,
+    ),
+    AgentCheck(
+        "A4", "thinking blocks go back with their signatures", a4_thinking_replayed, _has_thinking
+    ),
+    AgentCheck(
+        "A5", "a stream without its terminal event is never a completed turn", a5_terminal_event
+    ),
     AgentCheck("A6", "a length stop inside a tool call is not a call", a6_length_stop),
     AgentCheck("A7", "an overflow is surfaced, never retried as transient", a7_overflow),
     AgentCheck("A8", "non-retryable errors are not retried", a8_no_retry_of_permanent),

@@ -20,7 +20,13 @@ from typing import Any, Literal
 
 import yaml
 
-from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentOutcome, AgentTask, AgentTool
+from stream_harness.agents.protocol import (
+    AgentAdapter,
+    AgentLimits,
+    AgentOutcome,
+    AgentTask,
+    AgentTool,
+)
 from stream_harness.agents.scenario import AgentScenario
 from stream_harness.conformance.agent_checks import CHECKS, AgentRun, judge
 from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
@@ -87,12 +93,24 @@ def load_agent_expectations(path: Path) -> list[AgentExpectation]:
         for i, e in enumerate(entries or []):
             if not isinstance(e, dict) or not {"scenario", "check", "reason"} <= set(e):
                 raise ExpectationError(f"{path}: {agent}.{i}: needs scenario, check and reason")
-            out.append(AgentExpectation(str(agent), str(e["scenario"]), str(e["check"]), e.get("protocol"), str(e["reason"])))
+            out.append(
+                AgentExpectation(
+                    str(agent),
+                    str(e["scenario"]),
+                    str(e["check"]),
+                    e.get("protocol"),
+                    str(e["reason"]),
+                )
+            )
     return out
 
 
-def task_for(scenario: AgentScenario, protocol: str, server: AgentServer, limits: AgentLimits) -> AgentTask:
-    tools = tuple(AgentTool(t.name, t.description, t.schema, server.ledger_url) for t in scenario.tools)
+def task_for(
+    scenario: AgentScenario, protocol: str, server: AgentServer, limits: AgentLimits
+) -> AgentTask:
+    tools = tuple(
+        AgentTool(t.name, t.description, t.schema, server.ledger_url) for t in scenario.tools
+    )
     return AgentTask(
         scenario=scenario.name,
         protocol=protocol,
@@ -192,7 +210,11 @@ def run_agent_checks(
                     status: ResultStatus = verdict.status
                     reason = ""
                     known = next(
-                        (e for e in expectations if e.matches(adapter.name, scenario.name, protocol, verdict.check)),
+                        (
+                            e
+                            for e in expectations
+                            if e.matches(adapter.name, scenario.name, protocol, verdict.check)
+                        ),
                         None,
                     )
                     if known is not None:

@@ -119,8 +119,14 @@ class AgentReplies:
             nth = sum(1 for e in self.ledger if e.tool == name)
             result, failure = tool.runs[nth] if nth < len(tool.runs) else tool.default
             execution = Execution(
-                len(self.ledger), name, arguments, nth, len(self.requests), time.monotonic(),
-                None if failure else result, failure,
+                len(self.ledger),
+                name,
+                arguments,
+                nth,
+                len(self.requests),
+                time.monotonic(),
+                None if failure else result,
+                failure,
             )
             self.ledger.append(execution)
         return _json(200, {"error": failure} if failure else {"result": result})
@@ -144,7 +150,9 @@ def _request_json(hit: Hit) -> dict[str, Any]:
 
 def _json(status: int, value: Any) -> Whole:
     data = json.dumps(value).encode()
-    return Whole(status, [("content-type", "application/json"), ("content-length", str(len(data)))], data)
+    return Whole(
+        status, [("content-type", "application/json"), ("content-length", str(len(data)))], data
+    )
 
 
 class AgentServer(LoopbackServer):
