@@ -226,7 +226,7 @@ def a5_terminal_event(run: AgentRun) -> str | None:
         run.outcome is not None
         and not run.outcome.raised
         and last is not None
-        and not last.complete
+        and last.stop in ("none", "error")
     ):
         return (
             f"the run reported success (output {run.outcome.output!r}) but the last response "
@@ -361,7 +361,9 @@ def a11_text_once(run: AgentRun) -> str | None:
         if s.complete or not s.text:
             continue
         final = [x.text for x in run.served[k + 1 : len(run.requests)] if x.complete]
-        allowed = max((t.count(s.text) for t in final), default=0)
+        if not final:
+            continue  # no retry completed: a failed response taken as the answer is A5's
+        allowed = max(t.count(s.text) for t in final)
         if output.count(s.text) > allowed:
             return (
                 f"the output shows {s.text!r} {output.count(s.text)} times: the text of failed "
@@ -383,8 +385,12 @@ def a12_outcome(run: AgentRun) -> str | None:
     if last is None:
         return "the agent sent no model request"
     if not run.outcome.raised:
-        if not last.complete:
+        if last.stop in ("none", "error"):
             return None  # A5's failure
+        if last.stop == "length":
+            return f"the run reported success on response {k}, cut by the output limit inside a tool call"
+        if not last.complete:
+            return f"the run reported success on response {k}, which failed ({last.fault})"
         if last.calls:
             return f"the run reported success while response {k} still asked for tools"
         expected = last.text.strip()
