@@ -1,4 +1,5 @@
-"""Finding an agent adapter: a registered name or ``module:object``, relative to the project.
+"""Finding an agent adapter: a registered name, ``module:object`` relative to the project,
+or ``cmd:COMMAND`` (a process speaking the stdio protocol's agent messages).
 
 The same rules as the stream adapters (:mod:`stream_harness.adapters.loading`): the object
 is an adapter instance, a class or a zero-argument factory; the project folder is on the
@@ -14,6 +15,7 @@ from pathlib import Path
 from stream_harness.adapters.loading import _one_line, _project_on_path
 from stream_harness.agents.protocol import AgentAdapter
 from stream_harness.agents.registry import AGENTS
+from stream_harness.agents.stdio import COMMAND_PREFIX, StdioAgent, StdioAgentError
 
 
 class AgentLoadError(ValueError):
@@ -22,6 +24,11 @@ class AgentLoadError(ValueError):
 
 def load_agent(spec: str, project: Path | None = None) -> AgentAdapter:
     target = AGENTS.get(spec, spec)
+    if target.startswith(COMMAND_PREFIX):
+        try:
+            return StdioAgent(target.removeprefix(COMMAND_PREFIX))
+        except StdioAgentError as exc:
+            raise AgentLoadError(f"agent {spec!r}: {exc}") from None
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         known = ", ".join(sorted(AGENTS))

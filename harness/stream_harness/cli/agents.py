@@ -31,6 +31,7 @@ from stream_harness.agents.scenario import (
 )
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import (
+    AgentExpectation,
     AgentResult,
     ExpectationError,
     load_agent_expectations,
@@ -121,7 +122,24 @@ def agents_command(args: argparse.Namespace) -> int:
     except ExpectationError as exc:
         return _error(str(exc))
     limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
-    results = run_agent_checks(
+    try:
+        results = _run(adapters, scenarios, args, expectations, limits)
+    finally:
+        for _, adapter in adapters:
+            close = getattr(adapter, "close", None)
+            if callable(close):
+                close()  # a stdio agent's process
+    return _finish(results, args)
+
+
+def _run(
+    adapters: list[tuple[str, AgentAdapter]],
+    scenarios: list[AgentScenario],
+    args: argparse.Namespace,
+    expectations: list[AgentExpectation],
+    limits: AgentLimits,
+) -> list[AgentResult]:
+    return run_agent_checks(
         adapters,
         scenarios,
         protocols=args.protocol,
@@ -129,6 +147,9 @@ def agents_command(args: argparse.Namespace) -> int:
         expectations=expectations,
         limits=limits,
     )
+
+
+def _finish(results: list[AgentResult], args: argparse.Namespace) -> int:
     judged = [r for r in results if r.status != "skipped"]
     if not judged:
         return _error(
