@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -88,3 +93,38 @@ def test_a_bad_scenario_names_the_file_and_field(
     bad.write_text("kind: agent\nresponses:\n  - fault: {status: 200}\n")
     assert main(["agents", "--agent", "reference", "--scenarios", str(bad)]) == 2
     assert "bad.yaml: responses.0.fault.status" in capsys.readouterr().err
+
+
+def test_serve_answers_an_agent_by_hand_and_prints_what_it_saw() -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "stream_harness.cli.main",
+        "agents",
+        "--serve",
+        ONE,
+        "--protocol",
+        "openai-completions",
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = first.split(" on ")[1].split(" ")[0]
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(
+            urllib.request.Request(url + "/v1/chat/completions", data=b"{}"), timeout=10
+        ) as reply:
+            assert b'"id":"call_w1"' in reply.read()
+        ledger = urllib.request.Request(
+            url + "/_ledger", data=b'{"tool": "get_weather", "arguments": {"city": "Paris"}}'
+        )
+        with opener.open(ledger, timeout=10) as reply:
+            assert json.loads(reply.read())["result"]["sky"] == "cloudy"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=10)
+    record = json.loads(out)
+    assert proc.returncode == 0
+    assert [e["arguments"] for e in record["executions"]] == [{"city": "Paris"}]
+    assert [r["path"] for r in record["requests"]] == ["/v1/chat/completions"]

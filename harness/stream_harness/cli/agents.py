@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -38,6 +39,7 @@ from stream_harness.conformance.agent_runner import (
     run_agent_checks,
 )
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
 
 REPORT_FILE = "agent-report.jsonl"
 
@@ -56,8 +58,7 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--agent",
         action="append",
-        required=True,
-        help="an agent adapter: a registered name (reference) or module:object; repeatable",
+        help="an agent adapter: a registered name (reference), module:object or cmd:COMMAND; repeatable",
     )
     p.add_argument(
         "--scenarios", help="an agent scenario file or folder (default: the bundled ones)"
@@ -81,6 +82,15 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)"
     )
+    p.add_argument(
+        "--serve",
+        metavar="SCENARIO",
+        help="instead of checking: serve this agent scenario (one --protocol) on 127.0.0.1 for an "
+        "agent started by hand, until Ctrl-C, then print the requests and the ledger as JSON",
+    )
+    p.add_argument(
+        "--port", type=int, default=0, help="with --serve: the port (default: a free one, printed)"
+    )
     p.set_defaults(func=agents_command)
     return p
 
@@ -92,6 +102,10 @@ def _error(message: str) -> int:
 
 
 def agents_command(args: argparse.Namespace) -> int:
+    if args.serve:
+        return serve_scenario(args)
+    if not args.agent:
+        return _error("--agent: name at least one agent (reference, module:object or cmd:COMMAND)")
     unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
     if unknown:
         return _error(
@@ -194,3 +208,36 @@ def _row(r: AgentResult) -> dict[str, Any]:
     row["kind"] = "agent"
     row["faults"] = list(r.faults)
     return row
+
+
+def serve_scenario(args: argparse.Namespace) -> int:
+    """``--serve``: the scenario server alone, for an agent the harness does not start."""
+    try:
+        scenario = load_agent_scenario(args.serve)
+    except ScenarioError as exc:
+        return _error(str(exc))
+    protocols = args.protocol or list(scenario.protocols)
+    if len(protocols) != 1 or protocols[0] not in scenario.protocols:
+        return _error(f"--serve: give one --protocol of {', '.join(scenario.protocols)}")
+    served = scenario.served(protocols[0])
+    answers = [ScriptedAnswer(s.status, s.headers, s.chunks, s.cut, s.pace) for s in served]
+    tools = [LedgerTool(t.name, t.default, t.runs) for t in scenario.tools]
+    try:
+        server = AgentServer(answers, tools, port=args.port).start()
+    except OSError as exc:
+        return _error(f"--port: {exc.strerror or exc}")
+    print(
+        f"serving agent scenario {scenario.name} in {protocols[0]} on {server.url} "
+        f"(ledger: {server.ledger_url}; Ctrl-C stops)",
+        flush=True,
+    )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        record = server.replies_.record()
+        server.stop()
+    print(json.dumps(record, indent=2))
+    return 0
