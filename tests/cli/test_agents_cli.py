@@ -13,6 +13,7 @@ import pytest
 
 from stream_harness.cli.main import main
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.reporting.jsonl import load_report
 
 ONE = str(bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml")
 
@@ -23,7 +24,14 @@ def test_the_reference_passes_and_writes_its_report(
     code = main(["agents", "--agent", "reference", "--scenarios", ONE, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and out.splitlines()[-1].startswith("OK: 3 agent runs")
-    assert (tmp_path / "agent-report.jsonl").read_text().count('"kind": "agent"') == 36
+    report = load_report(tmp_path / "report.jsonl")
+    # 12 checks in 3 protocols, less A4 and A10 (no thinking, no retry hint): no row.
+    assert len(report.agent_results) == 30
+    assert {r.outcome for r in report.agent_results} == {"passed"}
+    assert not report.did_fail and report.agent_results[0].conventions["time_scale"] == 0.01
+    assert "agent:reference" in (tmp_path / "junit.xml").read_text()
+    assert "Agent rows" in (tmp_path / "report.html").read_text()
+    assert "Agent rows" in (tmp_path / "README.md").read_text()
 
 
 def test_a_failing_agent_exits_1_with_a_reproduce_command(
@@ -128,3 +136,55 @@ def test_serve_answers_an_agent_by_hand_and_prints_what_it_saw() -> None:
     assert proc.returncode == 0
     assert [e["arguments"] for e in record["executions"]] == [{"city": "Paris"}]
     assert [r["path"] for r in record["requests"]] == ["/v1/chat/completions"]
+
+
+def test_out_merges_agent_rows_beside_what_the_report_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "lazy_agent.py").write_text(
+        "from stream_harness.agents.protocol import AgentOutcome\n"
+        "class Lazy:\n"
+        "    name = 'lazy'\n"
+        "    protocols = frozenset({'openai-completions'})\n"
+        "    conventions = {}\n"
+        "    settings = ''\n"
+        "    def version(self): return '0'\n"
+        "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
+    )
+    out = tmp_path / "report"
+    assert (
+        main(
+            [
+                "agents",
+                "--agent",
+                "reference",
+                "--scenarios",
+                ONE,
+                "--protocol",
+                "anthropic-messages",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    lazy = [
+        "agents",
+        "--agent",
+        "lazy_agent:Lazy",
+        "--project",
+        str(tmp_path),
+        "--scenarios",
+        ONE,
+        "--out",
+        str(out),
+    ]
+    assert main(lazy) == 1
+    capsys.readouterr()
+    report = load_report(out / "report.jsonl")
+    assert {r.agent for r in report.agent_results} == {"reference", "lazy"}
+    assert report.did_fail and "FAILED" in report.verdict
+    assert "1 agent run(s)" not in report.scope and "2 agent run(s) of 2 agent(s)" in report.scope
+    assert main(lazy) == 1  # a re-run replaces its own rows, keeps the others
+    again = load_report(out / "report.jsonl")
+    assert len(again.agent_results) == len(report.agent_results)

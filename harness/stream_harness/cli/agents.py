@@ -17,7 +17,7 @@ import json
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +38,12 @@ from stream_harness.conformance.agent_runner import (
     load_agent_expectations,
     run_agent_checks,
 )
+from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.reporting.files import write_report
+from stream_harness.reporting.jsonl import load_report
+from stream_harness.reporting.report import AgentRow, Report, ReportError, default_environment
 from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
-
-REPORT_FILE = "agent-report.jsonl"
 
 
 def bundled_agent_scenarios() -> Path:
@@ -77,7 +79,11 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=".",
         help="folder put on the import path for module:object (default: .)",
     )
-    p.add_argument("--out", help=f"write {REPORT_FILE} (one JSON line per result) into this folder")
+    p.add_argument(
+        "--out",
+        help="report folder: the agent rows go into its report.jsonl, README.md, report.html and "
+        "junit.xml beside the stream rows already there (those of other agents are kept)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
     p.add_argument(
         "--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)"
@@ -143,7 +149,8 @@ def agents_command(args: argparse.Namespace) -> int:
             close = getattr(adapter, "close", None)
             if callable(close):
                 close()  # a stdio agent's process
-    return _finish(results, args)
+    versions = {adapter.name: _version(adapter) for _, adapter in adapters}
+    return _finish(results, args, versions)
 
 
 def _run(
@@ -163,7 +170,14 @@ def _run(
     )
 
 
-def _finish(results: list[AgentResult], args: argparse.Namespace) -> int:
+def _version(adapter: AgentAdapter) -> str:
+    try:
+        return str(adapter.version())
+    except Exception as exc:  # the framework's own metadata: shown, never fatal
+        return f"unknown ({type(exc).__name__})"
+
+
+def _finish(results: list[AgentResult], args: argparse.Namespace, versions: dict[str, str]) -> int:
     judged = [r for r in results if r.status != "skipped"]
     if not judged:
         return _error(
@@ -171,14 +185,9 @@ def _finish(results: list[AgentResult], args: argparse.Namespace) -> int:
         )
     _print(results)
     if args.out:
-        out = Path(args.out)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            (out / REPORT_FILE).write_text(
-                "".join(json.dumps(_row(r)) + "\n" for r in results), encoding="utf-8"
-            )
-        except OSError as exc:
-            return _error(f"--out: {out}: {exc.strerror or exc}")
+        problem = write_agent_report(Path(args.out), results, versions)
+        if problem is not None:
+            return _error(problem)
     counts = Counter(r.status for r in results)
     summary = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items()))
     runs = len({(r.agent, r.scenario, r.protocol) for r in results})
@@ -203,11 +212,61 @@ def _print(results: list[AgentResult]) -> None:
             print(f"    reproduce: {r.command}")
 
 
-def _row(r: AgentResult) -> dict[str, Any]:
-    row = asdict(r)
-    row["kind"] = "agent"
-    row["faults"] = list(r.faults)
-    return row
+def agent_rows(results: list[AgentResult], versions: dict[str, str]) -> tuple[AgentRow, ...]:
+    """The report's agent rows: every judged result (checks that did not apply are no row)."""
+    return tuple(
+        AgentRow(
+            agent=r.agent,
+            agent_version=versions.get(r.agent, ""),
+            scenario=r.scenario,
+            protocol=r.protocol,
+            check=r.check,
+            title=r.title,
+            outcome=r.status,
+            message=r.message,
+            command=r.command,
+            faults=r.faults,
+            conventions=dict(r.conventions),
+            settings=r.settings,
+            issue=r.reason or None,
+        )
+        for r in results
+        if r.status != "skipped"
+    )
+
+
+def write_agent_report(
+    out: Path, results: list[AgentResult], versions: dict[str, str]
+) -> str | None:
+    """Merge the agent rows into the report in ``out`` (or start one); a problem as one line."""
+    rows = agent_rows(results, versions)
+    now = datetime.now(UTC).replace(microsecond=0)
+    existing = out / "report.jsonl"
+    try:
+        if existing.exists():
+            previous = load_report(existing)
+            ran = {r.agent for r in rows}
+            kept = tuple(a for a in previous.agent_results if a.agent not in ran)
+            report = previous.model_copy(update={"agent_results": kept + rows, "finished": now})
+        else:
+            report = Report(
+                tool_version=facts.version(),
+                started=now,
+                finished=now,
+                seed=0,
+                examples=0,
+                checks=(),
+                adapters=(),
+                cases=(),
+                environment=default_environment(),
+                agent_results=rows,
+            )
+        write_report(report, out)
+    except ReportError as exc:
+        return f"--out: {exc}"
+    except OSError as exc:
+        return f"--out: {out}: {exc.strerror or exc}"
+    return None
 
 
 def serve_scenario(args: argparse.Namespace) -> int:
