@@ -41,7 +41,9 @@ class Fault:
     """What goes wrong with one response (specs/scenarios.md, "Agent scenarios")."""
 
     cut_at: int | None = None  # the connection drops after this many body bytes
-    cut_in_tool_args: bool = False  # ... inside the first tool call's arguments
+    cut_in_tool_args: bool | int = (
+        False  # ... inside the first (or the N-th, 1-based) call's arguments
+    )
     http_status: int | None = None  # an HTTP error instead of a stream
     headers: Mapping[str, str] = field(default_factory=dict)
     body: str | None = None  # the error body; default: the provider's own for the status
@@ -201,12 +203,20 @@ class _Stream:
 
     chunks: list[bytes] = field(default_factory=list)
     first_args: int | None = None  # index of the chunk after the first arguments piece
+    call_args: list[int] = field(default_factory=list)  # the same, per call
     terminal: int | None = None  # index of the first terminal chunk
     call_ends: dict[str, int] = field(default_factory=dict)  # call id -> chunk count at its end
     text_end: int = 0  # chunk count once the text is over
 
     def add(self, chunk: bytes) -> None:
         self.chunks.append(chunk)
+
+    def mark_args(self, call: int) -> None:
+        """A piece of call ``call``'s arguments was just added: remember the first of each."""
+        if self.first_args is None:
+            self.first_args = len(self.chunks)
+        if len(self.call_args) == call:
+            self.call_args.append(len(self.chunks))
 
 
 def _args_pieces(arguments: Mapping[str, Any], size: int) -> list[str]:
@@ -247,8 +257,7 @@ def _openai_completions(script: Script, fault: Fault, model: str) -> _Stream:
             pieces = pieces[: max(1, len(pieces) // 2)]
         for piece in pieces:
             s.add(chunk({"tool_calls": [{"index": n, "function": {"arguments": piece}}]}))
-            if s.first_args is None:
-                s.first_args = len(s.chunks)
+            s.mark_args(n)
         if not truncated:
             s.call_ends[call.id] = len(s.chunks)
     finish = (
@@ -389,8 +398,7 @@ def _anthropic(script: Script, fault: Fault, model: str) -> _Stream:
                     },
                 )
             )
-            if s.first_args is None:
-                s.first_args = len(s.chunks)
+            s.mark_args(n)
         if not truncated:
             s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
             s.call_ends[call.id] = len(s.chunks)
@@ -520,8 +528,7 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
                     delta=piece,
                 )
             )
-            if s.first_args is None:
-                s.first_args = len(s.chunks)
+            s.mark_args(k)
         if not truncated:
             raw = "".join(pieces)
             s.add(
@@ -626,9 +633,10 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
         chunks = chunks[: s.terminal]
         stop = "none"
     elif fault.cut_in_tool_args:
-        if s.first_args is None:
-            raise ValueError("cut_in_tool_args needs a tool call in the response")
-        chunks = chunks[: s.first_args]
+        which = 1 if fault.cut_in_tool_args is True else int(fault.cut_in_tool_args)
+        if not 1 <= which <= len(s.call_args):
+            raise ValueError(f"cut_in_tool_args: the response has no tool call {which}")
+        chunks = chunks[: s.call_args[which - 1]]
         cut, stop = True, "none"
     elif fault.cut_at is not None:
         if fault.cut_at < sum(len(c) for c in chunks):

@@ -67,7 +67,7 @@ class ScriptSpec(_Spec):
 
 class FaultSpec(_Spec):
     cut_at: int | None = Field(None, ge=0)
-    cut_in_tool_args: bool = False
+    cut_in_tool_args: bool | int = False  # true: the first call; N: the N-th (1-based)
     status: int | None = Field(None, ge=400, le=599)
     headers: dict[str, str] = {}
     body: str | None = None
@@ -255,9 +255,17 @@ def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
             if call.name not in spec.tools:
                 where = f"responses.{i}.script.tool_calls.{j}.name"
                 raise ScenarioError(file, where, f"no tool {call.name!r} in tools")
-        if response.fault.cut_in_tool_args and not response.script.tool_calls:
+        cut = response.fault.cut_in_tool_args
+        calls = len(response.script.tool_calls)
+        if (
+            cut is not False
+            and not (cut is True and calls)
+            and not (not isinstance(cut, bool) and 1 <= cut <= calls)
+        ):
             where = f"responses.{i}.fault.cut_in_tool_args"
-            raise ScenarioError(file, where, "needs a tool call in the script")
+            raise ScenarioError(
+                file, where, f"the script has {calls} tool call(s): nothing to cut in"
+            )
         if response.fault.length_stop_in_tool_call and not response.script.tool_calls:
             where = f"responses.{i}.fault.length_stop_in_tool_call"
             raise ScenarioError(file, where, "needs a tool call in the script")
