@@ -6,9 +6,19 @@ the renderer itself: a rendering that our normalizer reads differently is a wron
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from stream_harness.agents.render import PROTOCOLS, Fault, Script, ScriptedCall, render
+from stream_harness.agents.render import (
+    PROTOCOLS,
+    Fault,
+    Script,
+    ScriptedCall,
+    render,
+    served_from_bytes,
+)
+from stream_harness.agents.scenario import load_agent_scenario
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -17,6 +27,7 @@ from stream_harness.contract.events import (
     ThinkingBlock,
     ToolCall,
 )
+from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.errors import classify
 from stream_harness.providers.registry import get_normalizer
 
@@ -103,3 +114,37 @@ def test_http_errors_classify_as_the_provider_s(
 def test_an_unknown_protocol_is_refused() -> None:
     with pytest.raises(ValueError, match="cannot render"):
         render("cohere-v2-chat", SCRIPT, Fault())
+
+
+BUNDLED = sorted((bundled_cassettes() / "agent-scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+def test_what_a_rendering_says_it_delivered_is_what_our_normalizer_reads(path: Path) -> None:
+    """The checks trust each rendering's account of what it delivered (which calls, whether
+    it completed); our normalizers, checked against the recorded corpus, are the oracle."""
+    scenario = load_agent_scenario(path)
+    for protocol in scenario.protocols:
+        for k, served in enumerate(scenario.served(protocol)):
+            body = b"".join(served.chunks)
+            read = served_from_bytes(
+                protocol, served.status, dict(served.headers), body, cut=served.cut
+            )
+            where = f"{protocol} response {k} ({served.fault})"
+            assert read.complete == served.complete, where
+            assert read.retryable == served.retryable, where
+            assert read.overflow == served.overflow, where
+            assert read.thinking_signature == served.thinking_signature, where
+            # openai-completions ends no call before the finish reason: a call whose
+            # arguments all went out before a cut is delivered for A1 (its arguments are
+            # complete), though the normalizer only closes it at the cut.
+            per_call_end = protocol != "openai-completions" or served.complete
+            scripted = {c.id: c for c in served.calls}
+            for call in read.calls:
+                assert call.name == scripted[call.id].name, where
+                if per_call_end:
+                    assert call.delivered == scripted[call.id].delivered, where
+            seen = {c.id for c in read.calls}
+            assert not any(c.delivered for c in served.calls if c.id not in seen), where
+            if served.complete:
+                assert read.text == served.text, where

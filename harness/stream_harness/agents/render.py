@@ -23,6 +23,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from stream_harness.contract.events import (
+    DoneEvent,
+    ErrorEvent,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from stream_harness.errors import classify
+from stream_harness.providers.registry import get_normalizer
+
 PROTOCOLS: Final = ("openai-completions", "openai-responses", "anthropic-messages")
 """The protocols a scripted response can be rendered in."""
 
@@ -699,3 +711,83 @@ def _text_sent(text: str, text_end: int, sent: int) -> str:
     # A cut before the text is over: only an approximate prefix is known; the checks use
     # the text only when all of it went out.
     return text if sent >= text_end else ""
+
+
+# -- recorded responses ---------------------------------------------------------------------
+
+
+def served_from_bytes(
+    protocol: str,
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    cut_at: int | None = None,
+    cut: bool = False,
+    pace: float = 0.0,
+    fault: str = "recorded",
+) -> Served:
+    """A recorded response as served, what it delivered read by our own normalizer.
+
+    A rendered response knows what it delivered by construction; a recording is read the
+    way a correct client reads it: the calls whose ``toolcall_end`` came, the terminal
+    event or the error it ended in, the error's classification (specs/retry.yaml,
+    specs/overflow.yaml) for an HTTP error.
+    """
+    head = tuple((k, v) for k, v in headers.items() if k.lower() not in _HOP_HEADERS)
+    if status >= 400:
+        info = classify(status=status, body=body, headers=dict(headers), protocol=protocol)
+        return Served(
+            protocol, status, head, (body,), False, pace, False, "http", (), "", None, None,
+            _retry_after(headers), fault, bool(info.retryable) or _retryable_status(status),
+            info.kind == "overflow",
+        )  # fmt: skip
+    # ``cut``: the connection drops after ``body`` (the client sees a network failure, not
+    # the end of the body); ``cut_at`` cuts a recording there.
+    if cut_at is not None and cut_at < len(body):
+        body, cut = body[:cut_at], True
+    sent = body
+    normalizer = get_normalizer(protocol)
+    fed = normalizer.feed(sent)
+    events = fed + normalizer.close()
+    # A call ended by the bytes themselves; the ends close() adds at an early EOF only keep
+    # the contract's grammar (specs/contract.md) and deliver nothing.
+    ended = {e.tool_call.id: e.tool_call for e in fed if isinstance(e, ToolCallEndEvent)}
+    closed = {e.tool_call.id: e.tool_call for e in events if isinstance(e, ToolCallEndEvent)}
+    started = [e for e in events if isinstance(e, ToolCallStartEvent)]
+    last = events[-1] if events else None
+    complete = isinstance(last, DoneEvent)
+    stop: str
+    if isinstance(last, DoneEvent):
+        stop = last.reason
+    else:
+        stop = "none" if cut or (isinstance(last, ErrorEvent) and last.error is None) else "error"
+    calls = tuple(
+        ServedCall(c.id, c.name, c.arguments, complete or c.id in ended)
+        for c in (
+            closed.get(s.id or "") or ToolCall(id=s.id or "", name=s.name or "") for s in started
+        )
+    )
+    if stop == "length" and calls:
+        # The output limit cut the last call: whatever the normalizer closed, its
+        # arguments are not the model's (specs/agent-contract.md, A6).
+        calls = (*calls[:-1], ServedCall(calls[-1].id, calls[-1].name, calls[-1].arguments, False))
+    message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+    blocks = list(message.content) if message is not None else []
+    text = "".join(b.content for b in blocks if isinstance(b, TextBlock))
+    thinking = next((b for b in blocks if isinstance(b, ThinkingBlock) and b.signature), None)
+    retryable = not complete and (
+        stop == "none"
+        or (isinstance(last, ErrorEvent) and last.error is not None and last.error.retryable)
+    )
+    content_type = dict((k.lower(), v) for k, v in head).get("content-type", "text/event-stream")
+    return Served(
+        protocol, 200, (("content-type", content_type),), (sent,), cut, pace, complete and stop != "length",
+        stop, calls, text, thinking.signature if thinking else None, thinking.content if thinking else None,
+        None, fault, retryable, False,
+    )  # fmt: skip
+
+
+_HOP_HEADERS: Final = frozenset(
+    {"content-length", "transfer-encoding", "connection", "content-encoding"}
+)

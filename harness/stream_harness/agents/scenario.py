@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,8 +22,19 @@ import jsonschema
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stream_harness.agents.render import PROTOCOLS, Fault, Script, ScriptedCall, Served, render
+from stream_harness.agents.render import (
+    PROTOCOLS,
+    Fault,
+    Script,
+    ScriptedCall,
+    Served,
+    render,
+    served_from_bytes,
+)
 from stream_harness.loop.scenario import ScenarioError
+from stream_harness.providers.registry import UnknownProtocolError, detect_protocol
+from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.recordings.transport import response_headers
 
 __all__ = [
     "AgentScenario",
@@ -98,9 +109,21 @@ class FaultSpec(_Spec):
 
 
 class ResponseSpec(_Spec):
-    script: ScriptSpec = ScriptSpec()
+    script: ScriptSpec | None = None
+    cassette: str | None = None  # a recorded response instead: relative to the scenario file
+    interaction: int = Field(0, ge=0)
     fault: FaultSpec = FaultSpec()
     repeat: int = Field(1, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ResponseSpec:
+        if self.cassette is not None and self.script is not None:
+            raise ValueError("a response is a script or a cassette, not both")
+        if self.cassette is not None:
+            f = self.fault
+            if f != FaultSpec(cut_at=f.cut_at, pace=f.pace):
+                raise ValueError("a recorded response takes only the faults cut_at and pace")
+        return self
 
 
 class AgentScenarioSpec(_Spec):
@@ -139,15 +162,28 @@ class ToolScript:
         return self.runs[nth] if nth < len(self.runs) else self.default
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A recorded response a scenario serves: its protocol and what was recorded."""
+
+    protocol: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
 @dataclass(frozen=True)
 class AgentScenario:
     path: Path
     name: str
     spec: AgentScenarioSpec
     tools: tuple[ToolScript, ...]
+    recorded: Mapping[int, Recorded] = field(default_factory=dict)  # response index -> recording
 
     @property
     def protocols(self) -> tuple[str, ...]:
+        if self.recorded:
+            return (next(iter(self.recorded.values())).protocol,)
         return tuple(self.spec.protocols)
 
     def applies(self, check: str) -> bool:
@@ -158,8 +194,22 @@ class AgentScenario:
     def served(self, protocol: str) -> list[Served]:
         """Every response rendered in ``protocol``, ``repeat`` expanded: request k gets k."""
         out: list[Served] = []
-        for response in self.spec.responses:
-            s, f = response.script, response.fault
+        for i, response in enumerate(self.spec.responses):
+            f = response.fault
+            recording = self.recorded.get(i)
+            if recording is not None:
+                served = served_from_bytes(
+                    recording.protocol,
+                    recording.status,
+                    recording.headers,
+                    recording.body,
+                    cut_at=f.cut_at,
+                    pace=f.pace,
+                    fault="cut_at" if f.cut_at is not None else "recorded",
+                )
+                out.extend([served] * response.repeat)
+                continue
+            s = response.script or ScriptSpec()
             script = Script(
                 text=s.text,
                 thinking=s.thinking,
@@ -251,12 +301,13 @@ def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
             )
         )
     for i, response in enumerate(spec.responses):
-        for j, call in enumerate(response.script.tool_calls):
+        script = response.script or ScriptSpec()
+        for j, call in enumerate(script.tool_calls):
             if call.name not in spec.tools:
                 where = f"responses.{i}.script.tool_calls.{j}.name"
                 raise ScenarioError(file, where, f"no tool {call.name!r} in tools")
         cut = response.fault.cut_in_tool_args
-        calls = len(response.script.tool_calls)
+        calls = len(script.tool_calls)
         if (
             cut is not False
             and not (cut is True and calls)
@@ -266,10 +317,53 @@ def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
             raise ScenarioError(
                 file, where, f"the script has {calls} tool call(s): nothing to cut in"
             )
-        if response.fault.length_stop_in_tool_call and not response.script.tool_calls:
+        if response.fault.length_stop_in_tool_call and not script.tool_calls:
             where = f"responses.{i}.fault.length_stop_in_tool_call"
             raise ScenarioError(file, where, "needs a tool call in the script")
-    return AgentScenario(file, spec.name or file.stem, spec, tuple(tools))
+    recorded = _recordings(file, spec)
+    return AgentScenario(file, spec.name or file.stem, spec, tuple(tools), recorded)
+
+
+def _recordings(file: Path, spec: AgentScenarioSpec) -> dict[int, Recorded]:
+    """The recorded responses, loaded and checked: one protocol for the whole scenario."""
+    out: dict[int, Recorded] = {}
+    for i, response in enumerate(spec.responses):
+        if response.cassette is None:
+            continue
+        where = f"responses.{i}.cassette"
+        path = Path(response.cassette)
+        path = path if path.is_absolute() else file.parent / path
+        try:
+            cassette = load_cassette(path)
+        except CassetteError as exc:
+            raise ScenarioError(file, where, str(exc)) from None
+        if response.interaction >= len(cassette.interactions):
+            raise ScenarioError(
+                file,
+                f"responses.{i}.interaction",
+                f"{path} has {len(cassette.interactions)} interaction(s)",
+            )
+        interaction = cassette.interactions[response.interaction]
+        try:
+            protocol = detect_protocol(interaction)
+        except UnknownProtocolError as exc:
+            raise ScenarioError(file, where, str(exc)) from None
+        headers = dict(response_headers(interaction.response))
+        out[i] = Recorded(protocol, interaction.response.status, headers, interaction.response.body)
+    found = {r.protocol for r in out.values()}
+    if len(found) > 1:
+        raise ScenarioError(
+            file, "responses", f"recorded responses of several protocols: {sorted(found)}"
+        )
+    if found and "protocols" in spec.model_fields_set and spec.protocols != sorted(found):
+        raise ScenarioError(file, "protocols", f"the recorded responses are {found.pop()} only")
+    if found and any(r.cassette is None for r in spec.responses) and not found <= set(PROTOCOLS):
+        raise ScenarioError(
+            file,
+            "responses",
+            f"scripted responses cannot be rendered in {found.pop()}: record them too",
+        )
+    return out
 
 
 def canonical(arguments: Any) -> str:
