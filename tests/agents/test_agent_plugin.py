@@ -47,9 +47,11 @@ def test_agent_items_pass_for_the_reference_and_fail_with_a_reproduce_command(
     agent_lines = [
         line for line in result.stdout.lines if "stream-harness-agents::reference::" in line
     ]
-    assert sum(" PASSED" in line for line in agent_lines) == 30  # 12 checks x 3 protocols ...
     assert (
-        sum(" SKIPPED" in line for line in agent_lines) == 6
+        sum(" PASSED" in line for line in agent_lines) == 40
+    )  # 12 checks x 4 protocols, 48 items ...
+    assert (
+        sum(" SKIPPED" in line for line in agent_lines) == 8
     )  # ... but A4 and A10 (no thinking, no hint)
     result.stdout.fnmatch_lines(
         ["*stream-harness-agents::reference::A1?weather_tool_call-anthropic-messages? PASSED*"]

@@ -86,7 +86,9 @@ def test_a_length_stop_truncates_the_call(protocol: str) -> None:
     served = render(protocol, SCRIPT, Fault(length_stop_in_tool_call=True))
     last = normalize(protocol, served.chunks)[-1]
     assert isinstance(last, DoneEvent) and last.reason == "length"
-    assert served.stop == "length" and not served.calls[0].delivered
+    assert served.stop == "length" and not any(c.delivered for c in served.calls)
+    if protocol == "google-generative-ai":
+        assert served.calls == ()  # Gemini sends nothing of a call the limit cut
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -23,10 +23,10 @@ def test_the_reference_passes_and_writes_its_report(
 ) -> None:
     code = main(["agents", "--agent", "reference", "--scenarios", ONE, "--out", str(tmp_path)])
     out = capsys.readouterr().out
-    assert code == 0 and out.splitlines()[-1].startswith("OK: 3 agent runs")
+    assert code == 0 and out.splitlines()[-1].startswith("OK: 4 agent runs")
     report = load_report(tmp_path / "report.jsonl")
-    # 12 checks in 3 protocols, less A4 and A10 (no thinking, no retry hint): no row.
-    assert len(report.agent_results) == 30
+    # 12 checks in 4 protocols, less A4 and A10 (no thinking, no retry hint): no row.
+    assert len(report.agent_results) == 40
     assert {r.outcome for r in report.agent_results} == {"passed"}
     assert not report.did_fail and report.agent_results[0].conventions["time_scale"] == 0.01
     assert "agent:reference" in (tmp_path / "junit.xml").read_text()

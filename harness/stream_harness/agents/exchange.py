@@ -22,6 +22,7 @@ PATHS: Final = {
     "openai-completions": "/v1/chat/completions",
     "openai-responses": "/v1/responses",
     "anthropic-messages": "/v1/messages",
+    "google-generative-ai": "/v1beta/models/{model}:streamGenerateContent?alt=sse",
 }
 
 
@@ -52,6 +53,8 @@ def encode_request(
         return PATHS[protocol], _responses(model, messages, tools, system)
     if protocol == "anthropic-messages":
         return PATHS[protocol], _anthropic(model, messages, tools, system)
+    if protocol == "google-generative-ai":
+        return PATHS[protocol].format(model=model), _google(messages, tools, system)
     raise ValueError(f"no request encoding for protocol {protocol!r}")
 
 
@@ -193,6 +196,52 @@ def _anthropic(
     return body
 
 
+def _google(
+    messages: Sequence[Message], tools: Sequence[ToolSchema], system: str | None
+) -> dict[str, Any]:
+    contents: list[dict[str, Any]] = []
+    for m in messages:
+        if isinstance(m, UserMessage):
+            contents.append({"role": "user", "parts": [{"text": m.content}]})
+        elif isinstance(m, ToolResult):
+            part = {
+                "functionResponse": {
+                    "id": m.tool_call_id,
+                    "name": m.name,
+                    "response": {"error" if m.is_error else "result": _result_text(m)},
+                }
+            }
+            # Every result of one turn in one user turn, as the API pairs them with the calls.
+            last = contents[-1] if contents else None
+            if last and last["role"] == "user" and "functionResponse" in last["parts"][0]:
+                last["parts"].append(part)
+            else:
+                contents.append({"role": "user", "parts": [part]})
+        else:
+            parts: list[dict[str, Any]] = []
+            for b in m.content:
+                if isinstance(b, TextBlock) and b.content:
+                    parts.append({"text": b.content})
+                elif isinstance(b, ToolCall):
+                    parts.append(
+                        {"functionCall": {"id": b.id, "name": b.name, "args": b.arguments}}
+                    )
+            contents.append({"role": "model", "parts": parts})
+    body: dict[str, Any] = {"contents": contents}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    if tools:
+        body["tools"] = [
+            {
+                "functionDeclarations": [
+                    {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+                    for t in tools
+                ]
+            }
+        ]
+    return body
+
+
 # -- reading requests back -----------------------------------------------------------------
 
 
@@ -205,8 +254,9 @@ class SentCall:
 
 @dataclass(frozen=True, slots=True)
 class SentResult:
-    id: str
+    id: str  # "" where the wire carries none (Gemini pairs by name and order then)
     content: str
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +316,29 @@ def read_request(protocol: str, body: Any) -> RequestView:
             elif item.get("type") == "function_call_output":
                 results.append(SentResult(str(item.get("call_id")), _text(item.get("output"))))
         return RequestView(True, tuple(calls), tuple(results), (), len(items))
+    if protocol == "google-generative-ai":
+        contents = body.get("contents")
+        if not isinstance(contents, list):
+            return RequestView(False)
+        for turn in contents:
+            parts = turn.get("parts") if isinstance(turn, dict) else None
+            for part in parts if isinstance(parts, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                call, answer = part.get("functionCall"), part.get("functionResponse")
+                if isinstance(call, dict):
+                    calls.append(
+                        SentCall(str(call.get("id") or ""), str(call.get("name")), call.get("args"))
+                    )
+                elif isinstance(answer, dict):
+                    results.append(
+                        SentResult(
+                            str(answer.get("id") or ""),
+                            json.dumps(answer.get("response")),
+                            str(answer.get("name") or ""),
+                        )
+                    )
+        return RequestView(True, tuple(calls), tuple(results), (), len(contents))
     messages = body.get("messages")
     if not isinstance(messages, list):
         return RequestView(False)

@@ -120,7 +120,11 @@ class ReferenceAgent:
         path, body = encode_request(
             task.protocol, request.model, request.messages, schemas, system=task.system
         )
-        headers = {"authorization": f"Bearer {task.api_key}", "x-api-key": task.api_key}
+        headers = {
+            "authorization": f"Bearer {task.api_key}",
+            "x-api-key": task.api_key,
+            "x-goog-api-key": task.api_key,
+        }
         outputs: list[Output] = []
         try:
             with client.stream("POST", task.base_url + path, json=body, headers=headers) as reply:

@@ -2,7 +2,7 @@
 
 An agent scenario states a response once (text, thinking, tool calls, a fault) and is
 served in several protocols, so the same conversation checks an agent on
-openai-completions, openai-responses and anthropic-messages without a hand-written
+openai-completions, openai-responses, anthropic-messages and google-generative-ai without a hand-written
 stream per protocol. The bytes follow the shapes of the bundled cassettes'
 generators (cassettes/_generate/), which follow each provider's documented streaming
 format (research/provider-facts.md 2.1-2.3); the error bodies are those of
@@ -35,7 +35,12 @@ from stream_harness.contract.events import (
 from stream_harness.errors import classify
 from stream_harness.providers.registry import get_normalizer
 
-PROTOCOLS: Final = ("openai-completions", "openai-responses", "anthropic-messages")
+PROTOCOLS: Final = (
+    "openai-completions",
+    "openai-responses",
+    "anthropic-messages",
+    "google-generative-ai",
+)
 """The protocols a scripted response can be rendered in."""
 
 ErrorKind = Literal["overloaded", "rate_limit", "server_error"]
@@ -151,8 +156,31 @@ _ANTHROPIC_TYPES: Final = {
 }
 
 
+_GOOGLE_STATUS: Final = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    408: "DEADLINE_EXCEEDED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    529: "UNAVAILABLE",
+}
+
+
 def error_body(protocol: str, status: int, *, overflow: bool = False) -> str:
     """The provider's own error body for a status (specs/error_bodies.yaml)."""
+    if protocol == "google-generative-ai":
+        message = (
+            "The input token count (1048600) exceeds the maximum number of tokens allowed (1048576)."
+            if overflow
+            else {
+                429: "You exceeded your current quota, please check your plan and billing details.",
+                503: "The model is overloaded. Please try again later.",
+            }.get(status, f"HTTP {status} from the scripted server")
+        )
+        code = _GOOGLE_STATUS.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+        return json.dumps({"error": {"code": status, "message": message, "status": code}})
     if protocol == "anthropic-messages":
         if overflow:
             message = "prompt is too long: 213462 tokens > 200000 maximum"
@@ -589,10 +617,63 @@ def _responses_error(kind: ErrorKind) -> bytes:
     )
 
 
+def _google(script: Script, fault: Fault, model: str) -> _Stream:
+    # Gemini with alt=sse: each data line a whole GenerateContentResponse; a functionCall
+    # part comes whole (args as an object, with the id the API sets, PF 2.4), so a cut
+    # inside its arguments is a cut inside that chunk; the finishReason is the only end.
+    s = _Stream()
+
+    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
+        candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        data: dict[str, Any] = {
+            "candidates": [candidate],
+            "modelVersion": model,
+            "responseId": "sh",
+        }
+        if finish:
+            data["usageMetadata"] = {
+                "promptTokenCount": script.input_tokens,
+                "candidatesTokenCount": script.output_tokens,
+                "totalTokenCount": script.input_tokens + script.output_tokens,
+            }
+        return _sse(None, data)
+
+    for piece in _pieces(script.text, script.delta_size) if script.text else []:
+        s.add(chunk([{"text": piece}]))
+    s.text_end = len(s.chunks)
+    for n, call in enumerate(script.tool_calls):
+        truncated = fault.length_stop_in_tool_call and n == len(script.tool_calls) - 1
+        if truncated:
+            break  # the limit hit inside it: Gemini sends no part for it at all
+        whole = chunk(
+            [{"functionCall": {"id": call.id, "name": call.name, "args": dict(call.arguments)}}]
+        )
+        at = whole.index(b'"args":') + len(b'"args":') + 3
+        s.add(whole[:at])
+        s.mark_args(n)
+        s.add(whole[at:])
+        s.call_ends[call.id] = len(s.chunks)
+    s.terminal = len(s.chunks)
+    finish = "MAX_TOKENS" if fault.length_stop_in_tool_call else "STOP"
+    s.add(chunk([{"text": ""}], finish))
+    return s
+
+
+def _google_error(kind: ErrorKind) -> bytes:
+    code, status, message = {
+        "overloaded": (503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+        "rate_limit": (429, "RESOURCE_EXHAUSTED", "You exceeded your current quota."),
+    }.get(kind, (500, "INTERNAL", "An internal error has occurred."))
+    return _sse(None, {"error": {"code": code, "message": message, "status": status}})
+
+
 _STREAMS: Final = {
     "openai-completions": (_openai_completions, _openai_completions_error),
     "openai-responses": (_responses, _responses_error),
     "anthropic-messages": (_anthropic, _anthropic_error),
+    "google-generative-ai": (_google, _google_error),
 }
 
 
@@ -664,6 +745,7 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
             c.id in s.call_ends and ends[s.call_ends[c.id] - 1] <= sent,
         )
         for c in script.tool_calls
+        if c.id in s.call_ends or c.id in _started(s, script, c)
     )
     if stop in ("none", "error") and s.text_end:
         sent_text = _text_sent(script.text, ends[s.text_end - 1], sent)
@@ -685,6 +767,13 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
         stop in ("none", "error"),
         False,
     )
+
+
+def _started(s: _Stream, script: Script, call: ScriptedCall) -> set[str]:
+    """{call.id} when some of the call went out on the wire (Gemini sends nothing of a call
+    the output limit cut), else the empty set."""
+    n = script.tool_calls.index(call)
+    return {call.id} if n < len(s.call_args) else set()
 
 
 def _cut_at(chunks: Sequence[bytes], offset: int) -> list[bytes]:

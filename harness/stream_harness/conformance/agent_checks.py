@@ -25,6 +25,10 @@ from stream_harness.server.loopback import Hit
 
 Status = Literal["passed", "failed", "skipped"]
 
+NAME_PAIRED: Final = frozenset({"google-generative-ai"})
+"""Protocols whose requests may pair a result with its call by name and order instead of
+an id (Gemini's functionResponse.id is optional): A3 accepts an id-less result there."""
+
 DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "max_retries": 2,
     "retry_after_cap_s": 60.0,
@@ -169,9 +173,19 @@ def a3_results_paired(run: AgentRun) -> str | None:
         if not view.readable:
             return f"request {k} is not {run.protocol} JSON; cannot find the result of {call.id}"
         results = [r for r in view.results if r.id == call.id]
+        if not results and run.protocol in NAME_PAIRED:
+            results = [r for r in view.results if not r.id and r.name == call.name][:1]
         if len(results) != 1:
             return f"request {k} carries {len(results)} results for call {call.id} ({call.name}), not 1"
         sent = [c for c in view.calls if c.id == call.id]
+        if not sent and run.protocol in NAME_PAIRED:
+            sent = [
+                c
+                for c in view.calls
+                if not c.id
+                and c.name == call.name
+                and canonical(c.arguments) == canonical(call.arguments)
+            ][:1]
         if len(sent) != 1:
             return f"request {k} replays call {call.id} {len(sent)} times, not once"
         if sent[0].name != call.name or canonical(sent[0].arguments) != canonical(call.arguments):
@@ -387,8 +401,10 @@ def a12_outcome(run: AgentRun) -> str | None:
     if not run.outcome.raised:
         if last.stop in ("none", "error"):
             return None  # A5's failure
-        if last.stop == "length":
+        if last.stop == "length" and last.calls:
             return f"the run reported success on response {k}, cut by the output limit inside a tool call"
+        if last.stop == "length":
+            return None  # a text cut by the limit: returning it is the row's policy
         if not last.complete:
             return f"the run reported success on response {k}, which failed ({last.fault})"
         if last.calls:
