@@ -291,3 +291,21 @@ def test_the_reference_passes_every_bundled_scenario(path: Path) -> None:
         failed = [v for v in judge(run) if v.status == "failed"]
         assert not failed, (protocol, failed)
         assert any(v.status == "passed" for v in judge(run))
+
+
+def test_a_side_request_gets_the_response_matched_by_content_and_the_checks_follow() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])  # the conversation: response 1 (the call), not the title
+        post([{"role": "user", "content": "Generate a short title for: x"}])  # response 0
+        out = task.tools[0].call({"city": "Paris"})
+        post(
+            [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+        )
+        return AgentOutcome(output="It is 18 C and cloudy in Paris.")
+
+    run = observe(Scripted(steps), scenario("side_request_by_content"), PROTOCOL)
+    assert run.answered == [1, 0, 2]
+    assert all(v.status != "failed" for v in judge(run)), judge(run)
+    reference = observe(ReferenceAgent(), scenario("side_request_by_content"), PROTOCOL)
+    assert reference.answered == [1, 2]
+    assert all(v.status != "failed" for v in judge(reference))

@@ -58,3 +58,17 @@ def test_the_ledger_records_runs_and_answers_the_script() -> None:
         assert record["requests"] == []  # ledger calls are not model requests
         assert post(server.ledger_url, {"tool": "nope"})[0] == 404
         assert post(server.ledger_url, {"no": "tool"})[0] == 400
+
+
+def test_an_answer_with_a_match_goes_to_the_request_that_contains_it() -> None:
+    answers = [
+        ScriptedAnswer(200, [], [b"title"], match=b"Generate a title"),
+        ScriptedAnswer(200, [], [b"first"]),
+        ScriptedAnswer(200, [], [b"second"]),
+    ]
+    with AgentServer(answers, []) as server:
+        assert post(server.url + "/v1/x", {"q": "hello"})[1] == b"first"
+        assert post(server.url + "/v1/x", {"q": "Generate a title please"})[1] == b"title"
+        assert post(server.url + "/v1/x", {"q": "Generate a title again"})[1] == b"second"  # played
+        assert post(server.url + "/v1/x", {"q": "more"})[0] == 400
+        assert server.replies_.answered == [1, 0, 2, None]

@@ -112,6 +112,7 @@ class ResponseSpec(_Spec):
     script: ScriptSpec | None = None
     cassette: str | None = None  # a recorded response instead: relative to the scenario file
     interaction: int = Field(0, ge=0)
+    match: str | None = Field(None, min_length=1)  # served to the first request containing it
     fault: FaultSpec = FaultSpec()
     repeat: int = Field(1, ge=1, le=20)
 

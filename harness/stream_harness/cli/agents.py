@@ -37,13 +37,14 @@ from stream_harness.conformance.agent_runner import (
     ExpectationError,
     load_agent_expectations,
     run_agent_checks,
+    scripted_answers,
 )
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.reporting.files import write_report
 from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import AgentRow, Report, ReportError, default_environment
-from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
+from stream_harness.server.agent import AgentServer, LedgerTool
 
 
 def bundled_agent_scenarios() -> Path:
@@ -278,8 +279,7 @@ def serve_scenario(args: argparse.Namespace) -> int:
     protocols = args.protocol or list(scenario.protocols)
     if len(protocols) != 1 or protocols[0] not in scenario.protocols:
         return _error(f"--serve: give one --protocol of {', '.join(scenario.protocols)}")
-    served = scenario.served(protocols[0])
-    answers = [ScriptedAnswer(s.status, s.headers, s.chunks, s.cut, s.pace) for s in served]
+    _, answers = scripted_answers(scenario, protocols[0])
     tools = [LedgerTool(t.name, t.default, t.runs) for t in scenario.tools]
     try:
         server = AgentServer(answers, tools, port=args.port).start()

@@ -54,6 +54,32 @@ class AgentRun:
     crash: str | None = None  # the adapter raised or ran past its time
     elapsed: float = 0.0
     conventions: Mapping[str, Any] = field(default_factory=dict)
+    answered: Sequence[int | None] | None = None
+    """The response index each request got (None: past the script); by default request k
+    got response k. A scenario that matches responses by content changes the order."""
+
+    def index(self, k: int) -> int | None:
+        if self.answered is not None:
+            return self.answered[k] if k < len(self.answered) else None
+        return k if k < len(self.served) else None
+
+    def answers(self, upto: int | None = None) -> list[tuple[int, Served]]:
+        """(request index, the response it got) for the requests answered from the script."""
+        out = []
+        for k in range(min(len(self.requests), len(self.requests) if upto is None else upto)):
+            served = self.answer(k)
+            if served is not None:
+                out.append((k, served))
+        return out
+
+    def past_script(self) -> int:
+        """Requests answered with no scripted response left."""
+        return sum(1 for k in range(len(self.requests)) if self.index(k) is None)
+
+    def unplayed_after(self, k: int) -> bool:
+        """Some scripted response was not yet played by request ``k``."""
+        played = {self.index(j) for j in range(k + 1)}
+        return any(i not in played for i in range(len(self.served)))
 
     def convention(self, name: str) -> Any:
         return self.conventions.get(name, DEFAULT_CONVENTIONS[name])
@@ -63,14 +89,15 @@ class AgentRun:
 
     def answer(self, k: int) -> Served | None:
         """The response request ``k`` got (None: past the script)."""
-        return self.served[k] if k < len(self.served) else None
+        i = self.index(k)
+        return self.served[i] if i is not None else None
 
     def call_for(self, execution: Execution) -> tuple[int, ServedCall] | None:
         """The delivered call an execution carried out: the latest response before it with
         a delivered call of that name and those exact arguments."""
         wanted = canonical(execution.arguments)
-        for k in range(min(execution.after_request, len(self.served)) - 1, -1, -1):
-            for call in self.served[k].calls:
+        for k, served in reversed(self.answers(execution.after_request)):
+            for call in served.calls:
                 if (
                     call.delivered
                     and call.name == execution.tool
@@ -119,7 +146,7 @@ def a1_complete_arguments(run: AgentRun) -> str | None:
         if run.call_for(e) is None:
             served = [
                 f"{c.name}{_fmt_args(c.arguments)}{'' if c.delivered else ' (not delivered)'}"
-                for s in run.served[: e.after_request]
+                for _, s in run.answers(e.after_request)
                 for c in s.calls
             ]
             return (
@@ -142,7 +169,7 @@ def a2_effect_once(run: AgentRun) -> str | None:
     for (tool, args), n in counts.items():
         ids = {
             c.id
-            for s in run.served
+            for _, s in run.answers()
             for c in s.calls
             if c.delivered and c.name == tool and canonical(c.arguments) == args
         }
@@ -200,7 +227,7 @@ def a3_results_paired(run: AgentRun) -> str | None:
 
 
 def a4_thinking_replayed(run: AgentRun) -> str | None:
-    for k, served in enumerate(run.served[: len(run.requests)]):
+    for k, served in run.answers():
         if not (served.complete and served.thinking_signature and served.calls):
             continue
         if k + 1 >= len(run.requests):
@@ -233,7 +260,8 @@ def a5_terminal_event(run: AgentRun) -> str | None:
         if found is None or eager:
             continue
         k, call = found
-        if run.served[k].stop in ("none", "error"):
+        answered = run.answer(k)
+        if answered is not None and answered.stop in ("none", "error"):
             return f"call {call.id} ({call.name}) ran though response {k} ended without its terminal event"
     k, last = _last_answered(run)
     if (
@@ -254,7 +282,7 @@ def a5_terminal_event(run: AgentRun) -> str | None:
 
 def a6_length_stop(run: AgentRun) -> str | None:
     for e in run.ledger:
-        for k, s in enumerate(run.served[: e.after_request]):
+        for k, s in run.answers(e.after_request):
             if s.stop == "length" and any(c.name == e.tool and not c.delivered for c in s.calls):
                 if run.call_for(e) is None:
                     return f"ran {e.tool}{_fmt_args(e.arguments)} from response {k}, cut by the output limit"
@@ -265,7 +293,7 @@ def a6_length_stop(run: AgentRun) -> str | None:
 
 
 def a7_overflow(run: AgentRun) -> str | None:
-    for k, s in enumerate(run.served[: len(run.requests)]):
+    for k, s in run.answers():
         if not s.overflow:
             continue
         if k + 1 < len(run.requests):
@@ -295,7 +323,7 @@ def _resends(run: AgentRun, k: int) -> bool:
 
 
 def a8_no_retry_of_permanent(run: AgentRun) -> str | None:
-    for k, s in enumerate(run.served[: len(run.requests)]):
+    for k, s in run.answers():
         if s.status >= 400 and not s.retryable and not s.overflow and _resends(run, k):
             return (
                 f"response {k} was HTTP {s.status} (not retryable), and request {k + 1} resent it"
@@ -326,12 +354,7 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
         nothing_after = k + 1 >= len(run.requests)
         budget_left = streak < limit
         streak = 0
-        if (
-            nothing_after
-            and budget_left
-            and (partial_ok or not partial)
-            and k + 1 < len(run.served)
-        ):
+        if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
             return (
                 f"response {k} failed retryably ({s.fault}) and was not retried, "
                 f"though the row declares up to {limit} retries"
@@ -345,7 +368,7 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
 def a10_retry_after(run: AgentRun) -> str | None:
     scale = float(run.convention("time_scale"))
     cap = float(run.convention("retry_after_cap_s"))
-    for k, s in enumerate(run.served[: len(run.requests)]):
+    for k, s in run.answers():
         if s.retry_after is None or not _resends(run, k):
             continue
         finished = run.requests[k].finished or run.requests[k].arrived
@@ -371,10 +394,10 @@ def a11_text_once(run: AgentRun) -> str | None:
     if run.outcome is None or not run.outcome.output:
         return None
     output = run.outcome.output
-    for k, s in enumerate(run.served[: len(run.requests)]):
+    for k, s in run.answers():
         if s.complete or not s.text:
             continue
-        final = [x.text for x in run.served[k + 1 : len(run.requests)] if x.complete]
+        final = [x.text for j, x in run.answers() if j > k and x.complete]
         if not final:
             continue  # no retry completed: a failed response taken as the answer is A5's
         allowed = max(t.count(s.text) for t in final)
@@ -393,8 +416,11 @@ def a12_outcome(run: AgentRun) -> str | None:
     if run.crash is not None:
         return f"the adapter did not return an outcome: {run.crash}"
     assert run.outcome is not None
-    if len(run.requests) > len(run.served):
-        return f"{len(run.requests)} model requests for {len(run.served)} scripted responses: the loop did not stop"
+    if run.past_script():
+        return (
+            f"{len(run.requests)} model requests for {len(run.served)} scripted responses "
+            f"({run.past_script()} past the script): the loop did not stop"
+        )
     k, last = _last_answered(run)
     if last is None:
         return "the agent sent no model request"
@@ -412,7 +438,7 @@ def a12_outcome(run: AgentRun) -> str | None:
         expected = last.text.strip()
         if expected and expected not in (run.outcome.output or ""):
             return f"the output {run.outcome.output!r} is not the final text {expected!r}"
-    elif last.complete and not last.calls and k == len(run.served) - 1:
+    elif last.complete and not last.calls and not run.unplayed_after(k):
         return (
             f"the run raised {run.outcome.error_type}: {run.outcome.error_message} after the "
             "final response completed"

@@ -27,6 +27,7 @@ from stream_harness.agents.protocol import (
     AgentTask,
     AgentTool,
 )
+from stream_harness.agents.render import Served
 from stream_harness.agents.scenario import AgentScenario
 from stream_harness.conformance.agent_checks import CHECKS, AgentRun, judge
 from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
@@ -123,13 +124,25 @@ def task_for(
     )
 
 
+def scripted_answers(
+    scenario: AgentScenario, protocol: str
+) -> tuple[list[Served], list[ScriptedAnswer]]:
+    """The scenario's responses in ``protocol``: what each delivers, and the bytes to serve."""
+    served = scenario.served(protocol)
+    matches = [r.match for r in scenario.spec.responses for _ in range(r.repeat)]
+    answers = [
+        ScriptedAnswer(s.status, s.headers, s.chunks, s.cut, s.pace, m.encode() if m else None)
+        for s, m in zip(served, matches, strict=True)
+    ]
+    return served, answers
+
+
 def observe(
     adapter: AgentAdapter, scenario: AgentScenario, protocol: str, limits: AgentLimits | None = None
 ) -> AgentRun:
     """Run ``adapter`` once on ``scenario`` in ``protocol`` and return what was observed."""
     limits = limits or AgentLimits()
-    served = scenario.served(protocol)
-    answers = [ScriptedAnswer(s.status, s.headers, s.chunks, s.cut, s.pace) for s in served]
+    served, answers = scripted_answers(scenario, protocol)
     ledger_tools = [LedgerTool(t.name, t.default, t.runs) for t in scenario.tools]
     box: dict[str, Any] = {}
 
@@ -164,6 +177,7 @@ def observe(
             crash=box.get("crash"),
             elapsed=elapsed,
             conventions=dict(adapter.conventions),
+            answered=list(server.replies_.answered),
         )
 
 

@@ -13,7 +13,10 @@ in this process.
 Model requests are answered by position, whatever the path (each framework's client
 picks its own): request k gets answer k, the k-th rendered response of the scenario, and
 a request past the last one gets a 400 ``no more scripted responses`` (non-retryable, so
-an agent that loops is stopped and the checks see the extra request).
+an agent that loops is stopped and the checks see the extra request). An answer with a
+``match`` goes instead to the first request whose body contains it (a framework's side
+request, a title or a summary, answered out of turn); :attr:`AgentReplies.answered` says
+which answer each request got.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class ScriptedAnswer:
     chunks: Sequence[bytes]
     cut: bool = False
     pace: float = 0.0
+    match: bytes | None = None  # served to the first request whose body contains this
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,7 @@ class AgentReplies:
     methods: ClassVar[tuple[str, ...]] = ("GET", "POST", "PUT", "DELETE")
     requests: list[Hit] = field(default_factory=list)
     ledger: list[Execution] = field(default_factory=list)
+    answered: list[int | None] = field(default_factory=list)  # the answer each request got
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -84,9 +89,10 @@ class AgentReplies:
         if hit.path.rstrip("/") == LEDGER_PATH or hit.path.startswith(LEDGER_PATH + "/"):
             return self._ledger(hit)
         with self._lock:
-            k = len(self.requests)
             self.requests.append(hit)
-        if k >= len(self.answers):
+            k = self._choose(hit.body)
+            self.answered.append(k)
+        if k is None:
             hit.note = "past the script"
             return json_error(400, "invalid_request_error", EXHAUSTED)
         answer = self.answers[k]
@@ -102,6 +108,17 @@ class AgentReplies:
             delay=answer.pace,
             cut="close" if answer.cut else "none",
         )
+
+    def _choose(self, body: bytes) -> int | None:
+        """The first unplayed answer whose ``match`` the body contains, else the first
+        unplayed one without a ``match``: answers in order unless a scenario says so."""
+        played = {i for i in self.answered if i is not None}
+        waiting = [i for i in range(len(self.answers)) if i not in played]
+        for i in waiting:
+            match = self.answers[i].match
+            if match is not None and match in body:
+                return i
+        return next((i for i in waiting if self.answers[i].match is None), None)
 
     def _ledger(self, hit: Hit) -> Answer:
         if hit.method == "GET":
