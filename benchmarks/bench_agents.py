@@ -34,7 +34,10 @@ def cpu_seconds() -> float:
 
 def main() -> None:
     specs = sys.argv[1:] or ["reference"]
-    scenarios = [load_agent_scenario(p) for p in find_agent_scenarios(bundled_cassettes() / "agent-scenarios")]
+    scenarios = [
+        load_agent_scenario(p)
+        for p in find_agent_scenarios(bundled_cassettes() / "agent-scenarios")
+    ]
     rows: dict[str, dict[str, float | int]] = {}
     for spec in specs:
         agent = load_agent(spec)
@@ -50,12 +53,19 @@ def main() -> None:
             "runs_per_s": round(runs / wall, 2),
             "failed": failed,
         }
-        print(f"{spec}: {runs} runs in {wall:.1f} s wall ({cpu:.1f} s CPU): {runs / wall:.2f} runs/s, {failed} failed")
+        print(
+            f"{spec}: {runs} runs in {wall:.1f} s wall ({cpu:.1f} s CPU): {runs / wall:.2f} runs/s, {failed} failed"
+        )
     total = sum(float(r["wall_s"]) for r in rows.values())
     print(f"total {total:.1f} s of a {BUDGET_S:.0f} s budget")
     RESULTS.write_text(
         json.dumps(
-            {"machine": platform.platform(), "python": platform.python_version(), "rows": rows, "budget_s": BUDGET_S},
+            {
+                "machine": platform.platform(),
+                "python": platform.python_version(),
+                "rows": rows,
+                "budget_s": BUDGET_S,
+            },
             indent=2,
         )
         + "\n"

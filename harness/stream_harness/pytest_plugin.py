@@ -317,7 +317,9 @@ class AgentsCollector(pytest.Collector):
             raise HarnessMarkerError(f"--harness-agent-scenarios: {root}: no such file or folder")
         files = find_agent_scenarios(root)
         if not files:
-            raise HarnessMarkerError(f"--harness-agent-scenarios: {root}: no agent scenario (*.yaml)")
+            raise HarnessMarkerError(
+                f"--harness-agent-scenarios: {root}: no agent scenario (*.yaml)"
+            )
         scenarios = [load_agent_scenario(f) for f in files]
         cache = AgentRunCache()
         for spec in self.config.getoption("--harness-agent"):
@@ -353,7 +355,15 @@ class AgentsCollector(pytest.Collector):
 
 class AgentCheckItem(pytest.Item):
     def __init__(
-        self, *, spec: str, agent: Any, scenario: Any, protocol: str, check: Any, cache: AgentRunCache, **kw: Any
+        self,
+        *,
+        spec: str,
+        agent: Any,
+        scenario: Any,
+        protocol: str,
+        check: Any,
+        cache: AgentRunCache,
+        **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self.spec, self.agent, self.scenario = spec, agent, scenario
@@ -379,7 +389,11 @@ class AgentCheckItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.scenario.path, None, f"[{self.spec}] {self.check.id} :: {self.scenario.name} [{self.protocol}]"
+        return (
+            self.scenario.path,
+            None,
+            f"[{self.spec}] {self.check.id} :: {self.scenario.name} [{self.protocol}]",
+        )
 
 
 # -- fixtures and marker for users' own tests ------------------------------------------
