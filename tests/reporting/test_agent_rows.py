@@ -64,16 +64,19 @@ def test_agent_rows_round_trip_and_count_in_the_verdict() -> None:
     assert "2 agent run(s) of 2 agent(s)" in back.scope
 
 
-def test_a_stream_only_report_renders_as_before() -> None:
-    """The committed report has no agent rows: every file re-renders to its own bytes."""
+def test_a_stream_only_report_gains_nothing() -> None:
+    """The committed report has no agent rows: its counts are the committed footer's, and
+    no rendering grows an agent line, section or suite."""
     folder = Path(__file__).resolve().parents[2] / "conformance_report"
     if not (folder / "report.jsonl").exists():
         pytest.skip("no committed report in this checkout")
-    report = jsonl.load_report(folder / "report.jsonl")
-    assert report.agent_results == ()
-    assert jsonl.render(report) == (folder / "report.jsonl").read_text(encoding="utf-8")
-    assert junit.render(report) == (folder / "junit.xml").read_text(encoding="utf-8")
+    report = jsonl.load_report(folder / "report.jsonl")  # the footer's counts are checked on load
+    assert report.agent_results == () and "agent run" not in report.scope
+    text = jsonl.render(report)
+    assert '"agent_result"' not in text and "agent_results" not in text.splitlines()[0]
+    assert jsonl.parse(text, "again").counts == report.counts
     assert "Agent rows" not in html.render(report) and "Agent rows" not in markdown.render(report)
+    assert 'name="agent:' not in junit.render(report)
 
 
 def test_the_renderers_show_agent_rows_escaped() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stream_harness.adapters.loading import DEFAULT_ADAPTERS, load_adapter
+from stream_harness.adapters.loading import DEFAULT_ADAPTERS, is_known_name, load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import (
     MAX_EXAMPLES,
@@ -28,12 +28,19 @@ from stream_harness.conformance.config import (
     check_numbers,
     load_config,
 )
+from stream_harness.conformance.expectations import expectation_folders_shown
 from stream_harness.conformance.runner import AdapterRun, run_adapters
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
 from stream_harness.reporting import Report, build_report, write_report
-from stream_harness.reporting.console import FORMATS, choose_format, render
+from stream_harness.reporting.console import (
+    FORMATS,
+    choose_format,
+    is_terminal,
+    render,
+    skipped_lines,
+)
 from stream_harness.reporting.keep import keep_previous
 
 
@@ -53,8 +60,22 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
-    p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files (default: [tool.stream-harness] expectations, then the bundled ones)")
-    p.add_argument("--skip-unusable", action="store_true", help="list cassettes with nothing to check as skipped instead of failing (other projects' recordings)")
+    p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
+    p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
+
+
+def expectations_default() -> str:
+    """What ``--help`` says about where expectations live: the folder this project
+    configures, as the run would use it, never a path inside the installed package."""
+    try:
+        config = load_config()
+    except ConfigError:
+        config = Config()
+    where = shown_expectations(config)
+    if config.expectations is None:
+        return f"[tool.stream-harness] expectations, else {where[0]}"
+    source = config.source.name if config.source is not None else "the configuration"
+    return f"{where[0]}, from {source}'s [tool.stream-harness], then {', '.join(where[1:])}"
 
 
 def add_parsers(sub: Any) -> None:
@@ -73,6 +94,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--fresh", action="store_true",
         help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--keep", action="store_true",
+        help="also keep the rows of adapters that no longer exist (no adapter of the name is built in, registered or configured; default: drop them, each named)",
     )  # fmt: skip
     p.set_defaults(func=report_command)
 
@@ -116,7 +141,7 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
+        console=console, transient=True, disable=not is_terminal(console.file),
     ) as progress:  # fmt: skip
         tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
 
@@ -130,11 +155,18 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
         )  # fmt: skip
 
 
-def _report(suite: Suite, runs: list[AdapterRun], started: datetime) -> Report:
+def shown_expectations(config: Config) -> tuple[str, ...]:
+    """Where this run's known failures are looked up, as the report names them."""
+    project = config.source.parent if config.source is not None else None
+    return expectation_folders_shown(config.expectations, project)
+
+
+def _report(suite: Suite, runs: list[AdapterRun], started: datetime, config: Config) -> Report:
     return build_report(
         runs, list(suite.cases), list(suite.skipped), suite.run_config, started=started,
         finished=datetime.now(UTC),
         environment={"python": platform.python_version(), "platform": platform.platform(terse=True)},
+        expectations=shown_expectations(config),
     )  # fmt: skip
 
 
@@ -173,9 +205,11 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
     except (CommandError, SuiteError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
+    for line in skipped_lines(suite.skipped):
+        print(line, file=sys.stderr)
     started = datetime.now(UTC)
     runs = run_suite(suite, args.jobs, Console(stderr=True))
-    return config, _report(suite, runs, started)
+    return config, _report(suite, runs, started, config)
 
 
 def check_command(args: argparse.Namespace) -> int:
@@ -193,6 +227,33 @@ def _report_suite(args: argparse.Namespace, config: Config) -> Suite:
     return prepare(config, default_adapters=defaults, skip_unusable=args.skip_unusable)
 
 
+def adapter_exists(config: Config) -> Callable[[str], bool]:
+    """Whether an adapter of an earlier report can still be run: a name stream-harness
+    knows (built-in, third-party, entry point, gateway row) or the name of an adapter the
+    project's table configures (loaded once, only when a name is not known otherwise)."""
+    configured: set[str] | None = None
+
+    def exists(name: str) -> bool:
+        nonlocal configured
+        if is_known_name(name):
+            return True
+        if configured is None:
+            configured = set()
+            project = config.source.parent if config.source is not None else None
+            try:  # the table's adapters: config.adapters are this run's when --adapter is given
+                table = load_config().adapters
+            except ConfigError:
+                table = ()
+            for spec in table:
+                try:
+                    configured.add(load_adapter(spec, project=project).name)
+                except AdapterLoadError:
+                    continue
+        return name in configured
+
+    return exists
+
+
 def report_command(args: argparse.Namespace) -> int:
     form = choose_format(args.format)
     done = _run(args, lambda config: _report_suite(args, config))
@@ -202,10 +263,12 @@ def report_command(args: argparse.Namespace) -> int:
     seconds = (report.finished - report.started).total_seconds()  # this run's, before kept rows
     out = config.out
     if not args.fresh:
-        report, note = keep_previous(
-            report, out, lambda name: expectations_for_adapter(name, config.expectations)
-        )
-        if note:
+        exists = adapter_exists(config)
+        report, notes = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations),
+            exists=exists, keep_missing=args.keep,
+        )  # fmt: skip
+        for note in notes:
             print(note, file=sys.stderr)
     try:
         written = write_report(report, out)

@@ -49,6 +49,8 @@ class HeaderLine(ReportModel):
     cases: tuple[CaseInfo, ...]
     skipped: tuple[SkippedInfo, ...] = ()
     environment: dict[str, str] = Field(default_factory=dict)
+    # Where known failures were looked up, as the user knows the folders (Report.expectations).
+    expectations: tuple[str, ...] = ()
 
 
 class ResultLine(Result):
@@ -97,6 +99,7 @@ def render(report: Report) -> str:
         cases=report.cases,
         skipped=report.skipped,
         environment=report.environment,
+        expectations=report.expectations,
     )
     lines = [_dumps(header.model_dump(mode="json"))]
     for seq, row in enumerate(report.results, start=1):
@@ -189,6 +192,7 @@ def parse(text: str, name: str) -> Report:
             cases=header.cases,
             skipped=header.skipped,
             environment=header.environment,
+            expectations=header.expectations,
             results=tuple(rows),
             agent_results=tuple(agent_rows),
         )
