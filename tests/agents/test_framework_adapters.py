@@ -26,8 +26,9 @@ from framework_stub_server import (
     stub_server,
     tool_results,
 )
-from stream_harness.agents.frameworks import FRAMEWORKS, agent_adapter_spec
+from stream_harness.agents.frameworks import FRAMEWORKS
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
+from stream_harness.agents.registry import AGENTS
 from stream_harness.contract.facts import load_yaml, spec_path
 
 KNOWN_PROTOCOLS = set(BODIES)
@@ -45,7 +46,7 @@ WEATHER_SCHEMA: dict[str, Any] = {
 
 
 def load(name: str) -> Any:
-    module, _, cls = agent_adapter_spec(name).partition(":")
+    module, _, cls = AGENTS[name].partition(":")
     return getattr(importlib.import_module(module), cls)()
 
 

@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("auto", "rich", "plain"), default="auto", help="a table on a terminal, plain lines (never cut or wrapped) in logs (default: auto)")
     p.set_defaults(func=_cmd_summary)
 
+    from stream_harness.cli.agents import add_agents_parser
     from stream_harness.cli.conformance import add_parsers as add_conformance
     from stream_harness.cli.loop import add_loop_parser
     from stream_harness.matrix.groups import add_matrix_parser
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conformance(sub)
     add_matrix_parser(sub)
     add_loop_parser(sub)
+    add_agents_parser(sub)
     from stream_harness.conformance.fuzz import add_parser as add_fuzz_parser
 
     add_fuzz_parser(sub)

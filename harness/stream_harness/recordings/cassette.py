@@ -87,7 +87,7 @@ class CassetteError(Exception):
 
 
 class NotACassette(CassetteError):
-    """A YAML file of ours that is not a cassette (an agent-loop scenario): folders of
+    """A YAML file of ours that is not a cassette (an agent-loop or agent scenario): folders of
     cassettes may hold them, so callers pass over it instead of reporting it as broken."""
 
 
@@ -301,6 +301,8 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     if "interactions" not in data:
         if {"responses", "expect"} <= data.keys():
             raise NotACassette(path, "an agent-loop scenario (for `stream-harness loop`), not a cassette")
+        if data.get("kind") == "agent" and "responses" in data:
+            raise NotACassette(path, "an agent scenario (for `stream-harness agents`), not a cassette")
         raise CassetteError(path, "not a cassette: no 'interactions' key")
     version = data.get("version")
     if version is None:

@@ -174,6 +174,11 @@ class _QuietServer(ThreadingHTTPServer):
 class LoopbackServer:
     """``with LoopbackServer(replies) as server: server.url ... server.log``."""
 
+    poll_interval: ClassVar[float] = 0.05
+    """How often serve_forever looks for a shutdown: the longest ``stop()`` waits. 50 ms
+    instead of socketserver's 0.5 s, since a check may start and stop a server for every
+    case it runs; a server started once per short run lowers it further."""
+
     def __init__(self, replies: Replies, *, port: int = 0) -> None:
         self.replies = replies
         self.port = port
@@ -187,9 +192,9 @@ class LoopbackServer:
         self._httpd = _QuietServer((HOST, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        # shutdown() waits for the serving loop's next poll: 50 ms instead of the default
-        # 0.5 s, since a check may start and stop a server for every case it runs.
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, args=(self.poll_interval,), daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

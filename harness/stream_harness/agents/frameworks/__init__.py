@@ -1,5 +1,7 @@
 """The built-in agent adapters: Python agent frameworks, one module each, by name.
 
+:mod:`stream_harness.agents.registry` adds them to the names ``--agent`` knows.
+
 Names map to ``module:Class`` specs, so that listing them imports no framework: each is
 optional and lives in its own pinned environment (``specs/matrix.toml``, the groups with
 an ``agents`` list), because their pins conflict as the stream libraries' do. A module
@@ -23,7 +25,3 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "google-adk": "stream_harness.agents.frameworks.google_adk:GoogleADKAdapter",
 }
 
-
-def agent_adapter_spec(name: str) -> str:
-    """The ``module:Class`` spec of a built-in agent adapter name; other names pass through."""
-    return FRAMEWORKS.get(name, name)
