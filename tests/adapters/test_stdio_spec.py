@@ -116,6 +116,8 @@ def _examples() -> list[tuple[str, Any]]:
     out = []
     for block in re.findall(r"```json\n(.*?)```", text, flags=re.S):
         data = json.loads(block)
+        if str(data.get("cmd", data.get("kind", ""))).startswith("agent_"):
+            continue  # the agent message kind (its own section and test)
         if "cmd" in data:
             kind = str(data["cmd"])
         elif "implementation" in data:

@@ -29,6 +29,7 @@ from stream_harness.contract.partial_json import ArgumentsLog, IncrementalJSON
 from stream_harness.providers.accumulator import Accumulator
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.recordings.golden import expected_path, interaction_events, render
+from stream_harness.reporting.summary import SCENARIO_FOLDERS
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 
@@ -154,7 +155,7 @@ def test_golden_tool_streams_serialize_as_before() -> None:
     the end (so every read is a replay), prints its reviewed golden bytes."""
     checked = 0
     for cassette in sorted(CASSETTES.glob("*/*.yaml")):
-        if cassette.parent.name == "scenarios":
+        if cassette.parent.name in SCENARIO_FOLDERS:
             continue
         for inter in load_cassette(cassette).interactions:
             golden = expected_path(cassette, inter.index)

@@ -38,12 +38,19 @@ class Row:
 
 
 def cassette_files(root: Path) -> list[Path]:
-    """Cassettes under ``root``, skipping generator scripts and scenario folders."""
+    """Cassettes under ``root``, skipping generator scripts and scenario folders (the
+    agent-loop ``scenarios/`` and the agent conformance ``agent-scenarios/``)."""
     return sorted(
         p
         for p in root.rglob("*.yaml")
-        if not any(part.startswith("_") or part == "scenarios" for part in p.relative_to(root).parts[:-1])
+        if not any(
+            part.startswith("_") or part in SCENARIO_FOLDERS
+            for part in p.relative_to(root).parts[:-1]
+        )
     )
+
+
+SCENARIO_FOLDERS = frozenset({"scenarios", "agent-scenarios"})
 
 
 def summarise(root: Path) -> list[Row]:
@@ -59,7 +66,9 @@ def summarise(root: Path) -> list[Row]:
             try:
                 protocol = detect_protocol(inter)
             except UnknownProtocolError as exc:
-                rows.append(Row(name, inter.index, "?", inter.response.status, "-", "-", "-", 0, str(exc)))
+                rows.append(
+                    Row(name, inter.index, "?", inter.response.status, "-", "-", "-", 0, str(exc))
+                )
                 continue
             events = interaction_events(inter, protocol)
             term = events[-1]
@@ -121,8 +130,22 @@ def _table(root: Path, rows: list[Row], console: Console) -> None:
         table.add_column(col, overflow="fold")
     for r in rows:
         ok = r.violations == 0 and r.interaction >= 0
-        verdict = Text("ok", style="green") if ok else Text(f"{r.violations} violations", style="red")
-        note = [Text((r.problem[:70] + "...") if len(r.problem) > 70 else r.problem)] if with_note else []
-        cells = (r.cassette, str(r.interaction), r.protocol, str(r.status), r.terminal, r.stop, r.blocks)
+        verdict = (
+            Text("ok", style="green") if ok else Text(f"{r.violations} violations", style="red")
+        )
+        note = (
+            [Text((r.problem[:70] + "...") if len(r.problem) > 70 else r.problem)]
+            if with_note
+            else []
+        )
+        cells = (
+            r.cassette,
+            str(r.interaction),
+            r.protocol,
+            str(r.status),
+            r.terminal,
+            r.stop,
+            r.blocks,
+        )
         table.add_row(*(Text(c) for c in cells), verdict, *note)
     console.print(table)
