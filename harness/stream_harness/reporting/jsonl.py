@@ -27,6 +27,7 @@ from stream_harness.reporting.report import (
     ReportError,
     ReportModel,
     Result,
+    ShardInfo,
     SkippedInfo,
 )
 
@@ -48,6 +49,7 @@ class HeaderLine(ReportModel):
     cases: tuple[CaseInfo, ...]
     skipped: tuple[SkippedInfo, ...] = ()
     environment: dict[str, str] = Field(default_factory=dict)
+    shard: ShardInfo | None = None  # absent in a whole run's report
 
 
 class ResultLine(Result):
@@ -85,8 +87,11 @@ def render(report: Report) -> str:
         cases=report.cases,
         skipped=report.skipped,
         environment=report.environment,
+        shard=report.shard,
     )
-    lines = [_dumps(header.model_dump(mode="json"))]
+    # A whole run's header stays as it was before sharding existed (no "shard": null).
+    omit = {"shard"} if report.shard is None else set()
+    lines = [_dumps(header.model_dump(mode="json", exclude=omit))]
     for seq, row in enumerate(report.results, start=1):
         # kind and seq first, so that a person scanning the file sees them at the left.
         lines.append(_dumps({"kind": "result", "seq": seq, **row.model_dump(mode="json")}))
@@ -164,6 +169,7 @@ def parse(text: str, name: str) -> Report:
             skipped=header.skipped,
             environment=header.environment,
             results=tuple(rows),
+            shard=header.shard,
         )
     except ValidationError as exc:
         raise ReportError(f"{name}: inconsistent report: {_one_line(exc)}") from None
