@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import Expectations, expectations_for
+from stream_harness.conformance.shard import ShardError, parse_shard
 from stream_harness.conformance.suite import expectations_for_adapter
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_js, origin, spec_path
@@ -293,6 +294,9 @@ class SuiteOptions:
     seed: int = 0
     checks: tuple[str, ...] = ()
     single_cut_limit: int | None = None  # None: each group's own default (the same harness)
+    # ``K/N``: every group runs shard K of its own pairs. A group may have none in a small
+    # shard; the matrix's own merge then counts the shard as a whole.
+    shard: str | None = None
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
@@ -310,6 +314,8 @@ class SuiteOptions:
         ]
         if self.single_cut_limit is not None:
             argv += ["--single-cut-limit", str(self.single_cut_limit)]
+        if self.shard is not None:
+            argv += ["--shard", self.shard, "--allow-empty-shard"]
         for name in group.adapters:
             # By name, not module:object: reproduce commands in the merged report repeat it,
             # and the name is what a reader types in the group's environment.
@@ -435,7 +441,8 @@ def run_matrix(
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {g.name: pool.submit(one, g) for g in longest_first(groups, timings)}
             matrix.runs = [futures[g.name].result() for g in groups]
-        save_timings(cache, matrix.runs)
+        if options.shard is None:  # a shard's times are a part's: they would mislead the order
+            save_timings(cache, matrix.runs)
     matrix.report = merge_runs(matrix.runs, expectations)
     return matrix
 
@@ -572,6 +579,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         default=1,
         help="groups run at once (default 1; each run is one process)",
     )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        default=None,
+        help="run only shard K of N of every group's (adapter, case) pairs (`stream-harness merge` combines the shards' reports)",
+    )
     p.add_argument("--list", action="store_true", help="print the groups and exit")
     p.add_argument("--format", choices=FORMATS, default="auto", help="console output (default: auto)")
 
@@ -592,6 +605,11 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
             print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
             return 2
     try:
+        shard = parse_shard(args.shard) if args.shard is not None else None
+    except ShardError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    try:
         config = load_config().with_overrides(
             cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
             single_cut_limit=args.single_cut_limit,
@@ -609,6 +627,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         seed=config.seed,
         checks=config.checks,
         single_cut_limit=config.single_cut_limit,
+        shard=str(shard) if shard is not None else None,
     )
     started = datetime.now(UTC)
     try:
@@ -623,7 +642,16 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         return 2
     assert result.report is not None
     report = result.report
-    if not args.fresh:
+    if report.shard is not None and not report.results and not result.failed_groups:
+        # Each group may have nothing in a shard (--allow-empty-shard); the matrix may not.
+        print(
+            f"stream-harness: nothing to check in shard {report.shard.label}: none of the matrix's "
+            f"{report.shard.total_pairs} (adapter, case) pairs falls to it; use fewer shards",
+            file=sys.stderr,
+        )
+        return 2
+    # A shard's folder holds exactly its part of the run (`merge` keeps other rows instead).
+    if not args.fresh and report.shard is None:
         report, note = keep_previous(
             report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
         )
