@@ -171,8 +171,8 @@ def prepare(
         pairs = sum(1 for item in loaded for case in cases if case.protocol in item.adapter.protocols)
         raise SuiteError(
             f"nothing to check in shard {shard}: none of the run's {pairs} (adapter, case) pair(s) "
-            f"falls to it; use fewer shards (at most {pairs}), or "
-            "--allow-empty-shard when `stream-harness merge` combines the shards afterwards"
+            "falls to it (pairs are split by hash, so few pairs can leave a shard empty); use fewer "
+            "shards, or --allow-empty-shard when `stream-harness merge` combines the shards afterwards"
         )
     run_config = RunConfig(
         examples=config.examples, seed=config.seed, checks=checks,

@@ -46,7 +46,7 @@ def _first_difference(kind: str, ours: Sequence[BaseModel], theirs: Sequence[Bas
             if only_theirs:
                 parts.append(f"{len(only_theirs)} {kind}(s) only here, e.g. {only_theirs[0]!r}")
             if only_ours:
-                parts.append(f"{len(only_ours)} only there, e.g. {only_ours[0]!r}")
+                parts.append(f"{len(only_ours)} {kind}(s) only there, e.g. {only_ours[0]!r}")
             return f"{kind}s differ ({'; '.join(parts)})"
         return f"{kind}s are in another order"
     for a, b in zip(ours, theirs, strict=True):
