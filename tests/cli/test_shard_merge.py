@@ -100,7 +100,9 @@ def _normalised(path: Path) -> str:
     return TIMES.sub("<time>", path.read_text(encoding="utf-8"))
 
 
-def test_three_shards_merged_are_the_whole_run_in_every_file(in_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_three_shards_merged_are_the_whole_run_in_every_file(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     whole = load_report(in_project / "whole" / "report.jsonl")
     outcomes = {r.outcome for r in whole.results}
     assert {"passed", "failed", "known_failure"} <= outcomes, "the run should exercise every triage"
@@ -108,19 +110,29 @@ def test_three_shards_merged_are_the_whole_run_in_every_file(in_project: Path, c
     assert all(p.results and p.shard is not None for p in parts)
     assert sum(len(p.results) for p in parts) == len(whole.results)
     capsys.readouterr()
-    assert main(["merge", "merged", "s1", "s2", "s3", "--expectations", "expect"]) == 1  # as the whole run: new failures
+    assert (
+        main(["merge", "merged", "s1", "s2", "s3", "--expectations", "expect"]) == 1
+    )  # as the whole run: new failures
     out = capsys.readouterr().out
     assert f"verdict: {whole.verdict}" in out
     for name in REPORT_FILES:
-        assert _normalised(in_project / "merged" / name) == _normalised(in_project / "whole" / name), name
+        assert _normalised(in_project / "merged" / name) == _normalised(
+            in_project / "whole" / name
+        ), name
 
 
 def test_the_shards_merge_in_any_order_and_from_their_report_files(in_project: Path) -> None:
-    assert main(["merge", "merged2", "s3/report.jsonl", "s1", "s2", "--expectations", "expect"]) == 1
-    assert _normalised(in_project / "merged2" / "report.jsonl") == _normalised(in_project / "whole" / "report.jsonl")
+    assert (
+        main(["merge", "merged2", "s3/report.jsonl", "s1", "s2", "--expectations", "expect"]) == 1
+    )
+    assert _normalised(in_project / "merged2" / "report.jsonl") == _normalised(
+        in_project / "whole" / "report.jsonl"
+    )
 
 
-def test_known_failures_are_those_of_the_expectation_files_the_merge_reads(in_project: Path) -> None:
+def test_known_failures_are_those_of_the_expectation_files_the_merge_reads(
+    in_project: Path,
+) -> None:
     """As the matrix does: the shards' failures are facts, their triage is the merge's."""
     assert main(["merge", "untriaged", "s1", "s2", "s3"]) == 1
     whole = load_report(in_project / "whole" / "report.jsonl")
@@ -149,11 +161,16 @@ def _rewrite(project: Path, source: str, target: str, **update: object) -> None:
     [
         (["s1", "s2"], r"shard\(s\) 3/3 missing \(given: 1, 2\)"),
         (["s1", "s2", "s3", "s2"], r"s2/report.jsonl and s2/report.jsonl are both shard 2/3"),
-        (["s1", "s2", "s3", "whole"], r"whole/report.jsonl: not a shard's report \(written without --shard\)"),
+        (
+            ["s1", "s2", "s3", "whole"],
+            r"whole/report.jsonl: not a shard's report \(written without --shard\)",
+        ),
         (["s1", "s2", "nowhere"], r"nowhere: no such shard report folder or report.jsonl"),
     ],
 )
-def test_missing_duplicate_and_foreign_shards_are_refused(in_project: Path, capsys: pytest.CaptureFixture[str], inputs: list[str], message: str) -> None:
+def test_missing_duplicate_and_foreign_shards_are_refused(
+    in_project: Path, capsys: pytest.CaptureFixture[str], inputs: list[str], message: str
+) -> None:
     capsys.readouterr()
     assert main(["merge", "refused", *inputs]) == 2
     err = capsys.readouterr().err.strip()
@@ -165,7 +182,10 @@ def test_missing_duplicate_and_foreign_shards_are_refused(in_project: Path, caps
 @pytest.mark.parametrize(
     ("update", "message"),
     [
-        ({"examples": 5}, r"s2x/report.jsonl: not a shard of the same run as s1/report.jsonl: examples 5 here, 4 there"),
+        (
+            {"examples": 5},
+            r"s2x/report.jsonl: not a shard of the same run as s1/report.jsonl: examples 5 here, 4 there",
+        ),
         ({"seed": 1}, r"seed 1 here, 0 there"),
         ({"single_cut_limit": 64}, r"single-cut limit 64 here, 256 there"),
         ({"tool_version": "9.9"}, r"tool version '9.9' here"),
@@ -182,24 +202,39 @@ def test_shards_of_different_settings_are_refused_naming_the_setting(
     assert len(err.splitlines()) == 1
 
 
-def test_shards_of_another_adapter_version_or_other_bytes_are_refused(in_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_shards_of_another_adapter_version_or_other_bytes_are_refused(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = load_report(in_project / "s3" / "report.jsonl")
-    adapters = tuple(a.model_copy(update={"version": "2"}) if a.name == "broken" else a for a in report.adapters)
+    adapters = tuple(
+        a.model_copy(update={"version": "2"}) if a.name == "broken" else a for a in report.adapters
+    )
     _rewrite(in_project, "s3", "s3v", adapters=adapters)
     cases = (report.cases[0].model_copy(update={"sha256": "0" * 64}), *report.cases[1:])
     _rewrite(in_project, "s3", "s3c", cases=cases)
     checks = report.checks[:-1]
-    _rewrite(in_project, "s3", "s3k", checks=checks, results=tuple(r for r in report.results if r.check != report.checks[-1].id))
+    _rewrite(
+        in_project,
+        "s3",
+        "s3k",
+        checks=checks,
+        results=tuple(r for r in report.results if r.check != report.checks[-1].id),
+    )
     capsys.readouterr()
     assert main(["merge", "refused", "s1", "s2", "s3v"]) == 2
     assert "adapter 'broken' has version '2' here and '1' there" in capsys.readouterr().err
     assert main(["merge", "refused", "s1", "s2", "s3c"]) == 2
     assert f"case {report.cases[0].id!r} has sha256" in capsys.readouterr().err
     assert main(["merge", "refused", "s1", "s2", "s3k"]) == 2
-    assert f"checks differ (1 check(s) only there, e.g. {report.checks[-1].id!r})" in capsys.readouterr().err
+    assert (
+        f"checks differ (1 check(s) only there, e.g. {report.checks[-1].id!r})"
+        in capsys.readouterr().err
+    )
 
 
-def test_a_result_in_the_wrong_shard_or_a_different_n_is_refused(in_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_result_in_the_wrong_shard_or_a_different_n_is_refused(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     one = load_report(in_project / "s1" / "report.jsonl")
     two = load_report(in_project / "s2" / "report.jsonl")
     moved: Result = two.results[0]
@@ -207,14 +242,22 @@ def test_a_result_in_the_wrong_shard_or_a_different_n_is_refused(in_project: Pat
     capsys.readouterr()
     assert main(["merge", "refused", "s1m", "s2", "s3"]) == 2
     err = capsys.readouterr().err
-    assert f"s1m/report.jsonl: the result for ({moved.adapter}, {moved.case}, {moved.check}) belongs to shard 2/3, not 1/3" in err
+    assert (
+        f"s1m/report.jsonl: the result for ({moved.adapter}, {moved.case}, {moved.check}) belongs to shard 2/3, not 1/3"
+        in err
+    )
     assert one.shard is not None
     _rewrite(in_project, "s1", "s1n", shard=one.shard.model_copy(update={"count": 4}))
     assert main(["merge", "refused", "s1", "s2", "s3", "s1n"]) == 2
-    assert "s1n/report.jsonl: shard 1/4, but s1/report.jsonl is shard 1/3: the shards of one run have the same N" in capsys.readouterr().err
+    assert (
+        "s1n/report.jsonl: shard 1/4, but s1/report.jsonl is shard 1/3: the shards of one run have the same N"
+        in capsys.readouterr().err
+    )
 
 
-def test_merge_does_not_write_into_a_shard(in_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_does_not_write_into_a_shard(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = (in_project / "s1" / "report.jsonl").read_text()
     assert main(["merge", "s1", "s1", "s2", "s3"]) == 2
     assert "s1: is shard input s1/report.jsonl" in capsys.readouterr().err
@@ -224,8 +267,25 @@ def test_merge_does_not_write_into_a_shard(in_project: Path, capsys: pytest.Capt
 def test_a_shard_run_does_not_keep_rows_from_the_report_in_its_folder(in_project: Path) -> None:
     """A shard holds its part only; rows kept from an earlier report would merge as its own."""
     shutil.copytree(in_project / "whole", in_project / "s1-again", dirs_exist_ok=True)
-    args = ["report", "--adapter", "reference", "--cassettes", str(in_project / "cassettes" / CASSETTES[0])]
-    args += ["--examples", "4", "--jobs", "1", "--format", "plain", "--out", "s1-again", "--shard", "1/1"]
+    args = [
+        "report",
+        "--adapter",
+        "reference",
+        "--cassettes",
+        str(in_project / "cassettes" / CASSETTES[0]),
+    ]
+    args += [
+        "--examples",
+        "4",
+        "--jobs",
+        "1",
+        "--format",
+        "plain",
+        "--out",
+        "s1-again",
+        "--shard",
+        "1/1",
+    ]
     assert main(args) == 0
     report = load_report(in_project / "s1-again" / "report.jsonl")
     assert [a.name for a in report.adapters] == ["reference"]
@@ -236,33 +296,66 @@ def test_a_shard_run_does_not_keep_rows_from_the_report_in_its_folder(in_project
     [
         (["--shard", "0/2"], r"^stream-harness: --shard '0/2': K must be from 1 to N \(2\)$"),
         (["--shard", "2"], r"^stream-harness: --shard '2': expected K/N"),
-        (["--allow-empty-shard"], r"^stream-harness: --allow-empty-shard has no effect without --shard$"),
+        (
+            ["--allow-empty-shard"],
+            r"^stream-harness: --allow-empty-shard has no effect without --shard$",
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["check", "report"])
-def test_bad_shard_flags_are_one_line_and_exit_2(in_project: Path, capsys: pytest.CaptureFixture[str], command: str, flags: list[str], message: str) -> None:
+def test_bad_shard_flags_are_one_line_and_exit_2(
+    in_project: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    flags: list[str],
+    message: str,
+) -> None:
     out = ["--out", "bad-out"] if command == "report" else []
-    assert main([command, "--cassettes", str(in_project / "cassettes" / CASSETTES[0]), *out, *flags]) == 2
+    assert (
+        main([command, "--cassettes", str(in_project / "cassettes" / CASSETTES[0]), *out, *flags])
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert re.search(message, err), err
 
 
-def test_an_empty_shard_fails_unless_allowed_and_merges(in_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_empty_shard_fails_unless_allowed_and_merges(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """One pair split two ways: one shard has it, the other nothing."""
     cassette = in_project / "cassettes" / CASSETTES[0]
-    base = ["report", "--adapter", "reference", "--cassettes", str(cassette), "--examples", "2", "--jobs", "1", "--format", "plain", "--check", "contract"]
+    base = [
+        "report",
+        "--adapter",
+        "reference",
+        "--cassettes",
+        str(cassette),
+        "--examples",
+        "2",
+        "--jobs",
+        "1",
+        "--format",
+        "plain",
+        "--check",
+        "contract",
+    ]
     codes = {k: main([*base, "--out", f"e{k}", "--shard", f"{k}/2"]) for k in (1, 2)}
     err = capsys.readouterr().err
     assert sorted(codes.values()) == [0, 2], codes
     empty = next(k for k, code in codes.items() if code == 2)
-    assert f"nothing to check in shard {empty}/2" in err and "the run's 1 (adapter, case) pair(s)" in err
+    assert (
+        f"nothing to check in shard {empty}/2" in err
+        and "the run's 1 (adapter, case) pair(s)" in err
+    )
     assert main([*base, "--out", f"e{empty}", "--shard", f"{empty}/2", "--allow-empty-shard"]) == 0
     assert load_report(in_project / f"e{empty}" / "report.jsonl").results == ()
     assert main(["merge", "e-merged", "e1", "e2"]) == 0
     assert len(load_report(in_project / "e-merged" / "report.jsonl").results) == 1
 
 
-def test_shards_with_nothing_in_them_merge_to_an_error(in_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_shards_with_nothing_in_them_merge_to_an_error(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = load_report(in_project / "s1" / "report.jsonl")
     assert report.shard is not None
     empty = report.shard.model_copy(update={"index": 1, "count": 1, "pairs": 0, "total_pairs": 0})
@@ -293,14 +386,28 @@ def test_the_readme_workflow_is_valid_yaml_that_shards_and_merges() -> None:
     shards = shard_job["strategy"]["matrix"]["shard"]
     n = len(shards)
     assert shards == list(range(1, n + 1)) and n > 1
-    assert shard_job["strategy"]["fail-fast"] is False  # one shard's failures must not cancel the others
+    assert (
+        shard_job["strategy"]["fail-fast"] is False
+    )  # one shard's failures must not cancel the others
     runs = " ".join(step.get("run", "") for step in shard_job["steps"])
-    assert f"--shard ${{{{ matrix.shard }}}}/{n}" in runs and "--out shard-${{ matrix.shard }}" in runs
-    uploads = [s for s in shard_job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert (
+        f"--shard ${{{{ matrix.shard }}}}/{n}" in runs and "--out shard-${{ matrix.shard }}" in runs
+    )
+    uploads = [
+        s
+        for s in shard_job["steps"]
+        if str(s.get("uses", "")).startswith("actions/upload-artifact@")
+    ]
     assert uploads and uploads[0]["with"]["path"] == "shard-${{ matrix.shard }}"
-    assert uploads[0].get("if") == "${{ !cancelled() }}"  # a shard with failures still hands in its report
+    assert (
+        uploads[0].get("if") == "${{ !cancelled() }}"
+    )  # a shard with failures still hands in its report
     assert merge_job["needs"] == "shard" and merge_job.get("if") == "${{ !cancelled() }}"
-    downloads = [s for s in merge_job["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@")]
+    downloads = [
+        s
+        for s in merge_job["steps"]
+        if str(s.get("uses", "")).startswith("actions/download-artifact@")
+    ]
     assert downloads
     merges = [s["run"] for s in merge_job["steps"] if "stream-harness merge" in s.get("run", "")]
     assert merges and "shard-*" in merges[0]

@@ -21,7 +21,13 @@ from stream_harness.conformance.suite import SuiteError, prepare
 from stream_harness.contract.facts import bundled_cassettes
 
 BUNDLED_CASES = [c.id for c in load_cases([bundled_cassettes()])[0]]
-ADAPTERS = ["reference", "openai-sdk", "litellm", "js-openai", "litellm-proxy[anthropic-messages->openai-completions]"]
+ADAPTERS = [
+    "reference",
+    "openai-sdk",
+    "litellm",
+    "js-openai",
+    "litellm-proxy[anthropic-messages->openai-completions]",
+]
 
 
 @pytest.mark.parametrize(
@@ -70,9 +76,12 @@ def test_the_split_does_not_depend_on_pythonhashseed() -> None:
     )
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
             env={**os.environ, "PYTHONHASHSEED": seed},
-        ).stdout  # fmt: skip
+        ).stdout
         for seed in ("0", "1", "12345")
     }
     assert len(outputs) == 1
@@ -132,9 +141,11 @@ def test_an_empty_shard_is_an_error_unless_a_merge_follows() -> None:
     config = Config(cassettes=(cassette,), checks=("contract",))
     [case] = load_cases([cassette])[0]
     empty = Shard(3 - shard_of("reference", case.id, 2), 2)
-    with pytest.raises(SuiteError, match=rf"nothing to check in shard {empty}: none of the run's 1 \(adapter, case\) pair"):
+    with pytest.raises(
+        SuiteError,
+        match=rf"nothing to check in shard {empty}: none of the run's 1 \(adapter, case\) pair",
+    ):
         prepare(config, shard=empty)
     assert prepare(config, shard=empty, allow_empty_shard=True).planned == 0
     full = Shard(shard_of("reference", case.id, 2), 2)
     assert prepare(config, shard=full).planned == 1
-

@@ -36,7 +36,14 @@ from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
-from stream_harness.reporting import Report, ReportError, build_report, load_report, reclassify, write_report
+from stream_harness.reporting import (
+    Report,
+    ReportError,
+    build_report,
+    load_report,
+    reclassify,
+    write_report,
+)
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.shards import merge_shards
@@ -64,7 +71,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--shard", metavar="K/N",
         help="run only shard K of N: the (adapter, case) pairs whose hash falls to it, the same on every machine (`stream-harness merge` combines the shards' reports)",
     )  # fmt: skip
-    p.add_argument("--allow-empty-shard", action="store_true", help="a shard with no pair to check writes an empty report instead of failing (for drivers that merge the shards afterwards)")
+    p.add_argument(
+        "--allow-empty-shard", action="store_true",
+        help="a shard with no pair to check writes an empty report instead of failing (for drivers that merge the shards afterwards)",
+    )  # fmt: skip
 
 
 def add_parsers(sub: Any) -> None:
@@ -86,15 +96,25 @@ def add_parsers(sub: Any) -> None:
     )  # fmt: skip
     p.set_defaults(func=report_command)
 
-    p = sub.add_parser("merge", help="combine the report folders of a sharded run (--shard K/N) into one report")
+    p = sub.add_parser(
+        "merge", help="combine the report folders of a sharded run (--shard K/N) into one report"
+    )
     p.add_argument("out", help="report folder to write (as `report --out` writes it)")
-    p.add_argument("inputs", nargs="+", metavar="IN", help="the shards' report folders (or their report.jsonl files), shards 1..N each once")
-    p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files the outcomes are recomputed from (default: [tool.stream-harness] expectations, then the bundled ones)")
+    p.add_argument(
+        "inputs", nargs="+", metavar="IN",
+        help="the shards' report folders (or their report.jsonl files), shards 1..N each once",
+    )  # fmt: skip
+    p.add_argument(
+        "--expectations",
+        help="folder of <adapter>.yaml known-failure files the outcomes are recomputed from (default: [tool.stream-harness] expectations, then the bundled ones)",
+    )
     p.add_argument(
         "--fresh", action="store_true",
         help="drop the rows of other adapters from the report already in OUT (default: keep them, as `report` does)",
     )  # fmt: skip
-    p.add_argument("--format", choices=FORMATS, default="auto", help="console output (default: auto)")
+    p.add_argument(
+        "--format", choices=FORMATS, default="auto", help="console output (default: auto)"
+    )
     p.set_defaults(func=merge_command)
 
 
@@ -278,22 +298,31 @@ def merge_command(args: argparse.Namespace) -> int:
         paths = [_shard_report_path(given) for given in args.inputs]
         for path in paths:
             if path.parent.resolve() == out.resolve():
-                raise CommandError(f"{args.out}: is shard input {path}: write the merged report to another folder")
+                raise CommandError(
+                    f"{args.out}: is shard input {path}: write the merged report to another folder"
+                )
         merged = merge_shards([(str(path), load_report(path)) for path in paths])
         config = load_config().with_overrides(expectations=args.expectations)
         if config.expectations is not None and not config.expectations.is_dir():
             raise CommandError(f"{config.expectations}: no such expectations folder")
         # Outcomes follow the expectation files as they are here, as for rows `report`
         # keeps: the shards' results are their failures, the triage is the merge's.
-        report = reclassify(merged, lambda name: expectations_for_adapter(name, config.expectations))
+        report = reclassify(
+            merged, lambda name: expectations_for_adapter(name, config.expectations)
+        )
     except (CommandError, ReportError, ConfigError, ExpectationsError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     if not report.results:
-        print(f"stream-harness: nothing was checked: the {len(paths)} shard(s) hold no results", file=sys.stderr)
+        print(
+            f"stream-harness: nothing was checked: the {len(paths)} shard(s) hold no results",
+            file=sys.stderr,
+        )
         return 2
     if not args.fresh:
-        report, note = keep_previous(report, out, lambda name: expectations_for_adapter(name, config.expectations))
+        report, note = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations)
+        )
         if note:
             print(note, file=sys.stderr)
     try:

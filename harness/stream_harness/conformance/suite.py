@@ -156,7 +156,9 @@ def prepare(
             if case.protocol not in item.adapter.protocols:
                 continue
             expected = case.expected_events()
-            applicable = sum(1 for check in checks if check.applicable(item.adapter, case, expected))
+            applicable = sum(
+                1 for check in checks if check.applicable(item.adapter, case, expected)
+            )
             whole += applicable
             if shard is None or shard.owns(item.adapter.name, case.id):
                 planned += applicable
@@ -168,7 +170,9 @@ def prepare(
             f"with check(s) {', '.join(c.id for c in checks)}"
         )
     if planned == 0 and shard is not None and not allow_empty_shard:
-        pairs = sum(1 for item in loaded for case in cases if case.protocol in item.adapter.protocols)
+        pairs = sum(
+            1 for item in loaded for case in cases if case.protocol in item.adapter.protocols
+        )
         raise SuiteError(
             f"nothing to check in shard {shard}: none of the run's {pairs} (adapter, case) pair(s) "
             "falls to it (pairs are split by hash, so few pairs can leave a shard empty); use fewer "

@@ -119,7 +119,9 @@ class ShardInfo(ReportModel):
         if self.index > self.count:
             raise ValueError(f"shard {self.index}/{self.count}: K is more than N")
         if self.pairs > self.total_pairs:
-            raise ValueError(f"shard {self.index}/{self.count}: more pairs ({self.pairs}) than the run has ({self.total_pairs})")
+            raise ValueError(
+                f"shard {self.index}/{self.count}: more pairs ({self.pairs}) than the run has ({self.total_pairs})"
+            )
         return self
 
     @property
@@ -358,7 +360,12 @@ def build_report(
     env = dict(environment) if environment is not None else default_environment()
     shard = None
     if config.shard is not None:
-        pairs = [(run.adapter.name, c.id) for run in runs for c in cases if c.protocol in run.adapter.protocols]
+        pairs = [
+            (run.adapter.name, c.id)
+            for run in runs
+            for c in cases
+            if c.protocol in run.adapter.protocols
+        ]
         shard = ShardInfo(
             index=config.shard.index,
             count=config.shard.count,

@@ -34,7 +34,9 @@ def _describe(value: object) -> str:
     return repr(value)
 
 
-def _first_difference(kind: str, ours: Sequence[BaseModel], theirs: Sequence[BaseModel], key: str) -> str | None:
+def _first_difference(
+    kind: str, ours: Sequence[BaseModel], theirs: Sequence[BaseModel], key: str
+) -> str | None:
     """Where two header lists (checks, adapters, cases, skipped) first differ, in words."""
     names_ours = [str(getattr(m, key)) for m in ours]
     names_theirs = [str(getattr(m, key)) for m in theirs]
@@ -85,7 +87,9 @@ def merge_shards(named: Sequence[tuple[str, Report]]) -> Report:
                 "the shards of one run have the same N"
             )
         if report.shard.index in by_index:
-            raise ReportError(f"{by_index[report.shard.index]} and {name} are both shard {report.shard.label}")
+            raise ReportError(
+                f"{by_index[report.shard.index]} and {name} are both shard {report.shard.label}"
+            )
         by_index[report.shard.index] = name
     missing = [k for k in range(1, count + 1) if k not in by_index]
     if missing:
