@@ -266,7 +266,7 @@ def test_merge_does_not_write_into_a_shard(
 
 def test_a_shard_run_does_not_keep_rows_from_the_report_in_its_folder(in_project: Path) -> None:
     """A shard holds its part only; rows kept from an earlier report would merge as its own."""
-    shutil.copytree(in_project / "whole", in_project / "s1-again", dirs_exist_ok=True)
+    shutil.copytree(in_project / "s1", in_project / "s1-again", dirs_exist_ok=True)
     args = [
         "report",
         "--adapter",
@@ -411,3 +411,22 @@ def test_the_readme_workflow_is_valid_yaml_that_shards_and_merges() -> None:
     assert downloads
     merges = [s["run"] for s in merge_job["steps"] if "stream-harness merge" in s.get("run", "")]
     assert merges and "shard-*" in merges[0]
+
+
+def test_a_shard_does_not_replace_a_whole_run_report(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report`'s default folder is the committed conformance_report/: a shard written there
+    would replace the whole matrix with a part of one run. Refused before anything runs."""
+    shutil.copytree(in_project / "whole", in_project / "whole-copy", dirs_exist_ok=True)
+    before = (in_project / "whole-copy" / "report.jsonl").read_text()
+    capsys.readouterr()
+    assert main(["report", *_run_args(in_project), "--out", "whole-copy", "--shard", "1/3"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        "stream-harness: whole-copy/report.jsonl holds a whole run's report, which a shard would "
+        "replace with a part of it: write each shard to its own folder (--out shard-K) and "
+        "`stream-harness merge` them"
+    )
+    assert "checked" not in captured.out
+    assert (in_project / "whole-copy" / "report.jsonl").read_text() == before

@@ -166,15 +166,30 @@ def test_matrix_shards_merge_into_the_matrix(
 
 def test_a_matrix_shard_keeps_no_rows_and_leaves_the_group_timings_alone(project: Path) -> None:
     runner = ShardingRunner()
-    assert _matrix(runner, "--out", "out") == 1
-    timings = json.loads((project / "cache" / "timings.json").read_text())
-    (project / "cache" / "timings.json").write_text(json.dumps({name: 999.0 for name in timings}))
+    assert _matrix(runner, "--shard", "1/2", "--out", "out") in (0, 1)
+    assert [a.name for a in load_report(project / "out" / "report.jsonl").adapters] == [
+        "one",
+        "two",
+    ]
+    timings = {"one": 999.0, "two": 999.0}
+    (project / "cache" / "timings.json").write_text(json.dumps(timings))
     assert _matrix(runner, "--group", "two", "--shard", "1/2", "--out", "out") in (0, 1)
     report = load_report(project / "out" / "report.jsonl")
     assert [a.name for a in report.adapters] == ["two"]  # one's rows not kept into a shard
-    assert json.loads((project / "cache" / "timings.json").read_text()) == {
-        name: 999.0 for name in timings
-    }
+    assert json.loads((project / "cache" / "timings.json").read_text()) == timings
+
+
+def test_a_matrix_shard_does_not_replace_a_whole_report(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default folder is the committed conformance_report/: a shard goes elsewhere."""
+    runner = ShardingRunner()
+    assert _matrix(runner, "--out", "out") == 1
+    before = (project / "out" / "report.jsonl").read_text()
+    calls = len(runner.calls)
+    assert _matrix(runner, "--shard", "1/2", "--out", "out") == 2
+    assert "out/report.jsonl holds a whole run's report" in capsys.readouterr().err
+    assert (project / "out" / "report.jsonl").read_text() == before and len(runner.calls) == calls
 
 
 def test_an_empty_matrix_shard_is_an_error(

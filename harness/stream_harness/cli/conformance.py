@@ -46,7 +46,7 @@ from stream_harness.reporting import (
 )
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
-from stream_harness.reporting.shards import merge_shards
+from stream_harness.reporting.shards import merge_shards, replaces_whole_report
 
 
 class CommandError(Exception):
@@ -248,6 +248,9 @@ def check_command(args: argparse.Namespace) -> int:
 
 def _report_suite(args: argparse.Namespace, config: Config) -> Suite:
     shard = shard_from_args(args)
+    clash = replaces_whole_report(config.out) if shard is not None else None
+    if clash:
+        raise CommandError(clash)
     defaults = default_report_adapters() if not config.adapters else []
     return prepare(
         config, default_adapters=defaults, skip_unusable=args.skip_unusable, shard=shard,

@@ -43,6 +43,7 @@ from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.reporting.shards import replaces_whole_report
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -620,6 +621,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     missing = [c for c in config.cassettes if not c.exists()]
     if missing:
         print(f"stream-harness: {missing[0]}: no such cassette folder or file", file=sys.stderr)
+        return 2
+    clash = replaces_whole_report(config.out) if shard is not None else None
+    if clash:
+        print(f"stream-harness: {clash}", file=sys.stderr)
         return 2
     options = SuiteOptions(
         cassettes=tuple(str(c) for c in config.cassettes),

@@ -13,10 +13,12 @@ read as a complete, greener one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from stream_harness.conformance.shard import shard_of
+from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import Report, ReportError, merge_reports
 
 # The settings every shard must share, as (name in messages, how to read it off a report).
@@ -141,3 +143,23 @@ def _setting_difference(ours: Report, theirs: Report) -> str | None:
         if problem:
             return problem
     return None
+
+
+def replaces_whole_report(out: Path) -> str | None:
+    """Why a shard must not be written to ``out``: it holds a whole run's report (the
+    committed ``conformance_report/``, the default folder), which the shard would replace
+    with a part. None when ``out`` is free, holds a shard's report, or an unreadable one
+    (which any run replaces)."""
+    path = out / "report.jsonl"
+    if not path.is_file():
+        return None
+    try:
+        previous = load_report(path)
+    except ReportError:
+        return None
+    if previous.shard is not None:
+        return None
+    return (
+        f"{path} holds a whole run's report, which a shard would replace with a part of it: "
+        "write each shard to its own folder (--out shard-K) and `stream-harness merge` them"
+    )
