@@ -12,13 +12,29 @@ crashing, hanging, noisy or malformed implementation is a result, not a stopped 
     --fault badseq@N     answer the N-th run with the wrong seq
     --noise              print stray console lines on stdout before each reply
     --name NAME          the implementation name of the handshake
+    --pid-file PATH      append this process's pid to PATH when it is started
+    --own-words          report stop values in a vocabulary of its own (end, max, tools)
+    --declare            declare that vocabulary as conventions in the started reply
 """
 
 import base64
 import itertools
 import json
+import os
 import sys
 import time
+
+# --own-words: the library's stop vocabulary, and the conventions entry declaring it.
+OWN_WORDS = {"stop": "end", "length": "max", "tool_calls": "tools"}
+CONVENTIONS = {
+    "library": "toy",
+    "protocols": {
+        "openai-completions": {
+            "source": "tests/stdio_toy_adapter.py OWN_WORDS",
+            "stop_reasons": {mine: wire for wire, mine in OWN_WORDS.items()},
+        }
+    },
+}
 
 
 def cut(body, split):
@@ -43,7 +59,7 @@ def sse_events(chunks):
     # An event not ended by a blank line is incomplete: SSE discards it.
 
 
-def run(case):
+def run(case, own_words=False):
     chunks = cut(base64.b64decode(case["body"]), case["split"])
     if case["status"] >= 400:
         body = b"".join(chunks).decode("utf-8", "replace")
@@ -81,18 +97,23 @@ def run(case):
         content.append({"type": "tool_call", "id": call["id"], "name": call["name"], "arguments": call["args"]})
     if not done and stop is None:
         return {"raised": {"name": "StreamError", "message": "stream ended before [DONE]"}}
+    if own_words:
+        stop = OWN_WORDS.get(stop, stop)
     return {"message": {"content": content, "stop_reason": stop, "usage": usage, "model": model, "response_id": rid},
             "requests": 1}
 
 
 def main(argv):
-    faults, noise, name = {}, "--noise" in argv, "toy-python"
+    faults, noise, name, pid_file = {}, "--noise" in argv, "toy-python", None
+    own_words, declare = "--own-words" in argv, "--declare" in argv
     for i, arg in enumerate(argv):
         if arg == "--fault":
             kind, _, n = argv[i + 1].partition("@")
             faults[int(n)] = kind
         if arg == "--name":
             name = argv[i + 1]
+        if arg == "--pid-file":
+            pid_file = argv[i + 1]
     out = sys.stdout
     runs = 0
     for line in sys.stdin:
@@ -103,6 +124,11 @@ def main(argv):
             reply = {"version": 1, "implementation": {"name": name, "language": "python", "version": "0.1",
                                                       "runtime": "python " + sys.version.split()[0]},
                      "protocols": ["openai-completions"], "surface": "message"}
+            if declare:
+                reply["conventions"] = CONVENTIONS
+            if pid_file:
+                with open(pid_file, "a") as f:
+                    f.write(f"{os.getpid()}\n")
         else:
             runs += 1
             fault = faults.get(runs)
@@ -116,7 +142,7 @@ def main(argv):
                 out.flush()
                 continue
             try:
-                reply = run(msg["case"])
+                reply = run(msg["case"], own_words)
             except Exception as exc:  # a bug in this adapter, not in the "library"
                 reply = {"errored": {"message": f"{type(exc).__name__}: {exc}"}}
             reply["seq"] = msg["seq"] + (1 if fault == "badseq" else 0)

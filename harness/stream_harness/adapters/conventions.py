@@ -91,8 +91,12 @@ class AdapterConventions:
         return self.protocols.get(protocol, ProtocolConventions())
 
 
-def _rule(adapter: str, protocol: str, raw: Mapping[str, Any]) -> ProtocolConventions:
-    where = f"{TABLE}: {adapter}/{protocol}"
+def _rule(
+    adapter: str, protocol: str, raw: Mapping[str, Any], source: str = TABLE
+) -> ProtocolConventions:
+    where = f"{source}: {adapter}/{protocol}"
+    if not isinstance(raw, Mapping):
+        raise ConventionsError(f"{where}: must be a mapping")
     if "source" not in raw:
         raise ConventionsError(f"{where}: every protocol entry needs a source")
     stops = raw.get("stop_reasons") or {}
@@ -101,10 +105,14 @@ def _rule(adapter: str, protocol: str, raw: Mapping[str, Any]) -> ProtocolConven
     ):
         raise ConventionsError(f"{where}: stop_reasons must map library values to wire values")
     usage = raw.get("usage") or {}
+    if not isinstance(usage, Mapping):
+        raise ConventionsError(f"{where}: usage must be a mapping")
     missing = usage.get("missing", "zero")
     if missing not in ("zero", "none", "estimate"):
         raise ConventionsError(f"{where}: usage.missing must be zero, none or estimate")
     align = raw.get("align") or []
+    if not isinstance(align, list) or not all(isinstance(a, str) for a in align):
+        raise ConventionsError(f"{where}: align must be a list of names")
     unknown = sorted(set(align) - ALIGNMENTS)
     if unknown:
         raise ConventionsError(f"{where}: unknown alignment(s) {unknown}")
@@ -119,19 +127,25 @@ def _rule(adapter: str, protocol: str, raw: Mapping[str, Any]) -> ProtocolConven
     )
 
 
-def parse_conventions(data: Mapping[str, Any]) -> dict[str, AdapterConventions]:
-    """The table's adapters, checked once: a malformed entry is a repository bug."""
+def parse_conventions(
+    data: Mapping[str, Any], source: str = TABLE
+) -> dict[str, AdapterConventions]:
+    """The table's adapters, checked once: a malformed entry is a repository bug.
+
+    ``source`` names where the entries came from in every error (the bundled table, or a
+    stdio adapter's ``started`` reply that declares its own).
+    """
     adapters = data.get("adapters")
     if not isinstance(adapters, Mapping):
-        raise ConventionsError(f"{TABLE}: needs a mapping `adapters`")
+        raise ConventionsError(f"{source}: needs a mapping `adapters`")
     out: dict[str, AdapterConventions] = {}
     for name, entry in adapters.items():
         if not isinstance(entry, Mapping) or not isinstance(entry.get("protocols"), Mapping):
-            raise ConventionsError(f"{TABLE}: {name}: needs `library` and `protocols`")
+            raise ConventionsError(f"{source}: {name}: needs `library` and `protocols`")
         out[name] = AdapterConventions(
             adapter=name,
             library=str(entry.get("library", name)),
-            protocols={p: _rule(name, p, r) for p, r in entry["protocols"].items()},
+            protocols={p: _rule(name, p, r, source) for p, r in entry["protocols"].items()},
         )
     return out
 
@@ -141,7 +155,11 @@ def all_conventions() -> dict[str, AdapterConventions]:
     return parse_conventions(load_yaml(TABLE))
 
 
-def conventions_for(adapter: str) -> AdapterConventions:
+def conventions_for(adapter: str | AdapterConventions) -> AdapterConventions:
+    """The bundled table's entry of ``adapter``; an entry given as such is its own (a stdio
+    adapter that declares its conventions in its handshake)."""
+    if isinstance(adapter, AdapterConventions):
+        return adapter
     found = all_conventions().get(adapter)
     if found is None:
         raise ConventionsError(f"{TABLE}: no entry for adapter {adapter!r}")
@@ -209,7 +227,9 @@ def wire_stop(conv: ProtocolConventions, value: str | None) -> str | None:
     return conv.stop_reasons.get(value, value)
 
 
-def to_message(adapter: str, protocol: str, collected: Collected) -> AssistantMessage:
+def to_message(
+    adapter: str | AdapterConventions, protocol: str, collected: Collected
+) -> AssistantMessage:
     """The library's result in the contract's terms, by its conventions' table."""
     conv = conventions_for(adapter).for_protocol(protocol)
     raw = wire_stop(conv, collected.stop)
@@ -400,7 +420,7 @@ def no_wire_usage(reference: AssistantMessage | None) -> bool:
 
 
 def finish(
-    adapter: str,
+    adapter: str | AdapterConventions,
     protocol: str,
     collected: Collected,
     reference: AssistantMessage | None,

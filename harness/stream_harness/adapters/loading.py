@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 from stream_harness.adapters.gateways.adapter import proxy_adapter
+from stream_harness.adapters.gateways.catalog import GATEWAYS
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.adapters.stdio import command_adapter
@@ -175,3 +176,19 @@ def available_adapters() -> list[str]:
             continue
         names.append(name)
     return names
+
+
+def is_known_name(name: str) -> bool:
+    """Whether ``name`` is still an adapter stream-harness knows by name, whether or not its
+    library is installed here: built-in, third-party (each run by ``matrix`` in its own
+    environment), an entry point, or a gateway row of a known gateway.
+
+    What ``report`` asks of the rows of an earlier run that this run did not re-run: a
+    project's adapter renamed or removed leaves rows no command can refresh.
+    """
+    if name in BUILTIN or name in THIRD_PARTY:
+        return True
+    gateway, bracket, pair = name.partition("[")
+    if bracket and name.endswith("]") and "->" in pair:
+        return gateway in GATEWAYS
+    return any(ep.name == name for ep in entry_points(group=ENTRY_POINT_GROUP))

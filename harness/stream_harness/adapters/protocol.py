@@ -13,8 +13,10 @@ every kind of adapter, and every kind of adapter imports this module.
 
 from __future__ import annotations
 
+import contextlib
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -26,6 +28,22 @@ from stream_harness.providers.registry import protocol_ids
 AdapterLevel = Literal["event", "message"]
 # The recorded response headers a run is given: name -> values, as the cassette holds them.
 Headers = Mapping[str, Sequence[str]] | None
+
+# The id of the case a run is for (``Case.id``, as reports name it), while the checks run
+# it. Not a parameter of ``Adapter.run``: no in-process adapter needs it, and every one
+# would have to take it. A stdio adapter sends it in its ``run`` message so that the
+# process's own logs can say which case they are about (specs/adapter-protocol.md).
+CURRENT_CASE: ContextVar[str | None] = ContextVar("stream_harness_current_case", default=None)
+
+
+@contextlib.contextmanager
+def running_case(case: str | None) -> Iterator[None]:
+    """Within the block, :data:`CURRENT_CASE` is ``case``."""
+    token = CURRENT_CASE.set(case)
+    try:
+        yield
+    finally:
+        CURRENT_CASE.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +124,13 @@ def safe_run(
     *,
     status: int = 200,
     headers: Mapping[str, Sequence[str]] | None = None,
+    case: str | None = None,
 ) -> AdapterResult:
-    """Run an adapter, turning anything it raises into a recorded crash."""
+    """Run an adapter, turning anything it raises into a recorded crash; ``case`` is the
+    id of the case the run is for (:data:`CURRENT_CASE`), when there is one."""
     try:
-        return adapter.run(protocol, chunks, status=status, headers=headers)
+        with running_case(case):
+            return adapter.run(protocol, chunks, status=status, headers=headers)
     except Exception as exc:
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return AdapterResult(message=None, crashed=tb)

@@ -33,17 +33,27 @@ from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.adapters.conventions import (
+    AdapterConventions,
     Collected,
+    ConventionsError,
     LibraryUsage,
     all_conventions,
     finish,
+    parse_conventions,
     reference_message,
 )
 from stream_harness.adapters.exit_hooks import stop_at_exit
-from stream_harness.adapters.protocol import AdapterLevel, AdapterLoadError, AdapterResult, Headers
+from stream_harness.adapters.protocol import (
+    CURRENT_CASE,
+    AdapterLevel,
+    AdapterLoadError,
+    AdapterResult,
+    Headers,
+)
 from stream_harness.adapters.sdk_support import failed_message, tool_arguments
 from stream_harness.contract.events import (
     EVENT_ADAPTER,
+    AssistantMessage,
     DoneEvent,
     ErrorEvent,
     Event,
@@ -52,6 +62,9 @@ from stream_harness.contract.events import (
     ToolCall,
 )
 from stream_harness.contract.facts import specs_dir
+from stream_harness.errors import classify, error_details_from_body
+from stream_harness.providers.reference import http_error_events
+from stream_harness.providers.stop_reasons import map_stop_reason
 
 PROTOCOL_VERSION: Final = 1
 COMMAND_PREFIX: Final = "cmd:"
@@ -59,7 +72,10 @@ COMMAND_PREFIX: Final = "cmd:"
 # values and counters are the contract's (specs/adapter-protocol.md, "The message").
 DEFAULT_CONVENTIONS: Final = "stdio-default"
 _DROP_HEADERS: Final = {"content-length", "content-encoding", "transfer-encoding", "connection"}
+# How long a process may take from ``start`` to ``started`` (importing a large library, a
+# JIT warming up): apart from the per-run timeout, which is about one body's work.
 START_TIMEOUT: Final = 60.0
+START_TIMEOUT_ENV: Final = "STREAM_HARNESS_START_TIMEOUT"
 MAX_FAILED_STARTS: Final = 3
 _STDERR_LINES: Final = 40
 
@@ -136,7 +152,10 @@ def run_request(
     chunks: Sequence[bytes],
     status: int,
     headers: Mapping[str, Sequence[str]] | None,
+    case_id: str | None = None,
 ) -> dict[str, Any]:
+    """The ``run`` message; ``case_id`` (the case as reports name it) is left out when the
+    run is for no recorded case (a fuzzed body, ``stream-harness normalize --adapter``)."""
     body, split = split_of(chunks)
     pairs = [
         [k, v]
@@ -144,22 +163,36 @@ def run_request(
         if k.lower() not in _DROP_HEADERS
         for v in values
     ]
-    return {
-        "cmd": "run",
-        "seq": seq,
-        "case": {
-            "protocol": protocol,
-            "status": status,
-            "headers": pairs,
-            "body": base64.b64encode(body).decode("ascii"),
-            "split": split,
-        },
+    case: dict[str, Any] = {
+        "protocol": protocol,
+        "status": status,
+        "headers": pairs,
+        "body": base64.b64encode(body).decode("ascii"),
+        "split": split,
     }
+    if case_id is not None:
+        case["id"] = case_id
+    return {"cmd": "run", "seq": seq, "case": case}
 
 
 def timeout_for(base: float, chunks: Sequence[bytes]) -> float:
     """Generous, and growing with the work: a large body in 1-byte chunks takes seconds."""
     return base + 0.001 * len(chunks) + 20e-6 * sum(len(c) for c in chunks)
+
+
+def start_timeout_setting() -> float:
+    """:data:`START_TIMEOUT`, or the seconds ``STREAM_HARNESS_START_TIMEOUT`` names (a
+    slow-starting runtime; tests use a short one). A bad value is a load error."""
+    value = os.environ.get(START_TIMEOUT_ENV, "").strip()
+    if not value:
+        return START_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise AdapterLoadError(f"{START_TIMEOUT_ENV}={value!r}: not a number of seconds > 0")
+    return seconds
 
 
 # ---------------------------------------------------------------------------------------
@@ -303,6 +336,7 @@ class StdioAdapter:
         cwd: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        start_timeout: float | None = None,
         validate: bool = False,
     ) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -311,6 +345,7 @@ class StdioAdapter:
         self.cwd = Path(cwd) if cwd is not None else None
         self.env = env
         self.timeout = timeout
+        self.start_timeout = start_timeout if start_timeout is not None else start_timeout_setting()
         self.validate = validate
         self._proc: _Process | None = None
         self._seq = 0
@@ -329,6 +364,23 @@ class StdioAdapter:
         self.name: str = str(impl["name"])
         self.protocols: frozenset[str] = frozenset(started["protocols"])
         self.level: AdapterLevel = "event" if started["surface"] == "events" else "message"
+        # Declared conventions are checked now (a bad declaration is a load error); the
+        # bundled table is read at the first message reply, as before (an event-level
+        # adapter never needs it).
+        self._conventions: AdapterConventions | None = None
+        if started.get("conventions") is not None:
+            try:
+                self._conventions = conventions_of(self.name, self.protocols, started)
+            except (ProtocolError, ConventionsError) as exc:
+                self.close()
+                raise AdapterLoadError(f"adapter {self.name!r}: {exc}") from None
+
+    @property
+    def conventions(self) -> AdapterConventions:
+        """The conventions ``message`` replies are read by (:func:`conventions_of`)."""
+        if self._conventions is None:
+            self._conventions = conventions_of(self.name, self.protocols, {})
+        return self._conventions
 
     # -- process lifecycle -----------------------------------------------------------------
 
@@ -344,11 +396,17 @@ class StdioAdapter:
             if self.validate:
                 validate("start", request)
             proc.send(request)
-            reply = proc.receive(START_TIMEOUT, [])
-            validate("started", reply)
+            try:
+                reply = proc.receive(self.start_timeout, [])
+            except _Hung:
+                raise _Hung(
+                    f"no started reply within {self.start_timeout:g} s (the start timeout)"
+                ) from None
+            # Declared conventions are checked apart, so that their error names the adapter.
+            validate("started", {k: v for k, v in reply.items() if k != "conventions"})
         except (OSError, _Hung, _Exited, ProtocolError) as exc:
             tail = proc.tail()
-            proc.stop()
+            proc.stop(polite=not isinstance(exc, _Hung))  # a silent process reads no stop
             self._failed_starts += 1
             message = f"{exc}: {tail}" if tail else str(exc)
             raise type(exc)(message) from None
@@ -404,7 +462,7 @@ class StdioAdapter:
     ) -> AdapterResult:
         self._seq += 1
         seq = self._seq
-        request = run_request(seq, protocol, chunks, status, headers)
+        request = run_request(seq, protocol, chunks, status, headers, CURRENT_CASE.get())
         if self.validate:
             validate("run", request)
         noise: list[str] = []
@@ -458,13 +516,17 @@ class StdioAdapter:
         events: list[Event] | None = None
         message = None
         if "events" in reply:
-            events = [EVENT_ADAPTER.validate_python(e) for e in reply["events"]]
+            replied = list(reply["events"])
+            if replied and isinstance(replied[-1], Mapping):
+                replied[-1] = terminal_from_raw(protocol, replied[-1], headers)
+            events = [EVENT_ADAPTER.validate_python(e) for e in replied]
             last = events[-1] if events else None
             message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
         elif "message" in reply:
             reference = reference_message(protocol, chunks, status, headers)
-            message = finish(
-                _conventions_name(self.name), protocol, collected(reply["message"]), reference
+            message = fill_missing_ids(
+                finish(self.conventions, protocol, collected(reply["message"]), reference),
+                reference,
             )
         raised = reply.get("raised")
         if raised is None:
@@ -487,14 +549,169 @@ def _noise(noise: list[str]) -> dict[str, Any]:
     return {"stdout_noise": noise} if noise else {}
 
 
-def _conventions_name(name: str) -> str:
-    return name if name in all_conventions() else DEFAULT_CONVENTIONS
+def conventions_of(
+    name: str, protocols: frozenset[str], started: Mapping[str, Any]
+) -> AdapterConventions:
+    """The conventions a ``message`` reply is read by: the ones the adapter declares in its
+    ``started`` reply, else the bundled table's entry of its name, else the defaults.
+
+    Declaring them is how an adapter written elsewhere gets its library's vocabulary undone
+    without an entry in ``specs/adapter_conventions.yaml`` (which ships inside the
+    package). A declaration replaces a bundled entry of the same name whole: the adapter
+    speaks for its library. Raises :class:`ProtocolError` or :class:`ConventionsError` in
+    one line when the declaration is malformed.
+    """
+    declared = started.get("conventions")
+    if declared is None:
+        table = all_conventions()
+        return table[name] if name in table else table[DEFAULT_CONVENTIONS]
+    try:
+        validate("started", started)
+    except ProtocolError as exc:
+        raise ProtocolError(f"declared conventions: {exc}") from None
+    source = "the conventions of its started reply"
+    found = parse_conventions({"adapters": {name: declared}}, source)[name]
+    strangers = sorted(set(found.protocols) - protocols)
+    if strangers:
+        raise ConventionsError(
+            f"{source}: protocol(s) {strangers} not among the protocols it handles {sorted(protocols)}"
+        )
+    return found
+
+
+def terminal_from_raw(
+    protocol: str, event: Mapping[str, Any], headers: Mapping[str, Sequence[str]] | None
+) -> dict[str, Any]:
+    """An event-level reply's terminal event, completed from the raw values it carries.
+
+    An adapter in another language may hand over the provider's raw stop value
+    (``raw_stop_reason``) and, for an error, the raw error (``raw_error``: its status and
+    body) instead of re-implementing ``specs/stop_reasons.yaml`` and the error
+    classification; the harness maps them as the reference does. What the event states is
+    kept, so that a library's own mapping stays under test; only what it leaves out is
+    filled in. A terminal without ``reason`` gets its type too (a stop value the table maps
+    to ``error`` makes it an ``error`` event). Contradictions are :class:`ProtocolError`.
+    """
+    out = dict(event)
+    has_stop = "raw_stop_reason" in out
+    raw_stop = out.pop("raw_stop_reason", None)
+    raw_error = out.pop("raw_error", None)
+    if not has_stop and raw_error is None:
+        return out
+    if out.get("type") not in ("done", "error"):
+        raise ProtocolError("raw_stop_reason and raw_error belong on the terminal event only")
+    message = dict(out.get("message") or {})
+    stated = message.get("provider_stop_reason")
+    if raw_stop is not None and stated is not None and stated != raw_stop:
+        raise ProtocolError(
+            f"raw_stop_reason {raw_stop!r} contradicts message.provider_stop_reason {stated!r}"
+        )
+    raw = stated if stated is not None else raw_stop
+    message["provider_stop_reason"] = raw
+    blocks = message.get("content") or []
+    has_calls = any(isinstance(b, Mapping) and b.get("type") == "tool_call" for b in blocks)
+    error_message: str | None = None
+    info: dict[str, Any] | None = None
+    if raw_error is not None:
+        reason = "error"
+        error_message, info = _raw_error(protocol, raw_error, raw, headers)
+    else:
+        mapping = map_stop_reason(protocol, raw, has_tool_calls=has_calls)
+        reason = mapping.reason
+        if reason in ("error", "aborted"):
+            error_message = mapping.error_message
+    ends_in_error = reason in ("error", "aborted")
+    if "reason" not in out:
+        if out["type"] == "error":
+            out["reason"] = reason if ends_in_error else "error"
+        else:
+            out["type"] = "error" if ends_in_error else "done"
+            out["reason"] = reason
+    elif raw_error is not None and out["type"] == "done":
+        raise ProtocolError("raw_error on a done event that states its reason")
+    if out["type"] == "error":
+        if out.get("error_message") is None:
+            # As the reference's accumulator words an error stop (Accumulator.finish).
+            out["error_message"] = error_message or f"stream stopped with {raw!r}"
+        if out.get("error") is None:
+            if info is None:
+                found = classify(
+                    message=out["error_message"], provider_stop_reason=raw, protocol=protocol
+                )
+                origin = "provider" if raw is not None else "stream"
+                info = found.model_copy(update={"origin": origin}).model_dump(mode="json")
+            out["error"] = info
+        if message.get("error_message") is None:
+            message["error_message"] = out["error_message"]
+    if message.get("stop_reason") is None:
+        message["stop_reason"] = out["reason"]
+    out["message"] = message
+    return out
+
+
+def _raw_error(
+    protocol: str,
+    raw_error: Mapping[str, Any],
+    raw_stop: str | None,
+    headers: Mapping[str, Sequence[str]] | None,
+) -> tuple[str, dict[str, Any]]:
+    """The error message and classification of a raw error, as the reference makes them:
+    an HTTP error (status >= 400) exactly as ``http_error_events`` does, with the run's
+    headers (a ``retry-after``); an in-stream error from its body alone."""
+    status = raw_error.get("status")
+    body = raw_error.get("body")
+    text = body if isinstance(body, str) or body is None else json.dumps(body)
+    if isinstance(status, int) and status >= 400:
+        hdrs = {k: list(v) for k, v in (headers or {}).items()}
+        terminal = http_error_events(protocol, status, (text or "").encode(), hdrs)[-1]
+        assert isinstance(terminal, ErrorEvent) and terminal.error is not None
+        return terminal.error_message, terminal.error.model_dump(mode="json")
+    details = error_details_from_body(body) if body is not None else None
+    message = (details.message if details else None) or "the provider reported an error"
+    found = classify(
+        message=details.message if details else None,
+        body=body,
+        provider_stop_reason=raw_stop,
+        protocol=protocol,
+    )
+    return message, found.model_dump(mode="json")
+
+
+def fill_missing_ids(
+    message: AssistantMessage, reference: AssistantMessage | None
+) -> AssistantMessage:
+    """Ids for the tool calls the library gave none (sent as ``null``).
+
+    A library that has no id for a call (the wire sent none, or only its own placeholder)
+    cannot be asked to invent the reference's synthetic one: a call without an id takes the
+    id of the reference's call at the same place among the tool calls (the n-th call, the
+    n-th) when their names and arguments agree, else ``toolcall_<index>``, which differs
+    from the reference and shows as a difference.
+    """
+    if not any(isinstance(b, ToolCall) and not b.id for b in message.content):
+        return message
+    ref_calls = [b for b in (reference.content if reference else []) if isinstance(b, ToolCall)]
+    blocks = []
+    n = 0
+    for i, block in enumerate(message.content):
+        if isinstance(block, ToolCall):
+            want = ref_calls[n] if n < len(ref_calls) else None
+            n += 1
+            if not block.id:
+                agrees = want is not None and (want.name, want.arguments) == (
+                    block.name,
+                    block.arguments,
+                )
+                new_id = want.id if want is not None and agrees else f"toolcall_{i}"
+                block = block.model_copy(update={"id": new_id})
+        blocks.append(block)
+    return message.model_copy(update={"content": blocks})
 
 
 def collected(message: Mapping[str, Any]) -> Collected:
     """A ``message`` reply as :class:`Collected`, for the conventions to map (the schema held)."""
     content: list[TextBlock | ThinkingBlock | ToolCall] = []
-    for i, block in enumerate(message.get("content") or []):
+    for block in message.get("content") or []:
         kind = block["type"]
         if kind == "text":
             if block["content"]:  # the contract never has an empty text block
@@ -513,7 +730,7 @@ def collected(message: Mapping[str, Any]) -> Collected:
             args = block["arguments"]
             content.append(
                 ToolCall(
-                    id=block.get("id") or f"toolcall_{i}",
+                    id=block.get("id") or "",  # none: fill_missing_ids
                     name=block["name"],
                     arguments=tool_arguments(args) if isinstance(args, str) else dict(args),
                     signature=block.get("signature"),

@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stream_harness.adapters.loading import DEFAULT_ADAPTERS, load_adapter
+from stream_harness.adapters.loading import DEFAULT_ADAPTERS, is_known_name, load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import (
     MAX_EXAMPLES,
@@ -30,7 +30,7 @@ from stream_harness.conformance.config import (
     check_numbers,
     load_config,
 )
-from stream_harness.conformance.expectations import ExpectationsError
+from stream_harness.conformance.expectations import ExpectationsError, expectation_folders_shown
 from stream_harness.conformance.runner import AdapterRun, run_adapters
 from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
@@ -44,7 +44,13 @@ from stream_harness.reporting import (
     reclassify,
     write_report,
 )
-from stream_harness.reporting.console import FORMATS, choose_format, render
+from stream_harness.reporting.console import (
+    FORMATS,
+    choose_format,
+    is_terminal,
+    render,
+    skipped_lines,
+)
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.shards import merge_shards, replaces_whole_report
 
@@ -65,8 +71,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
-    p.add_argument("--expectations", help="folder of <adapter>.yaml known-failure files (default: [tool.stream-harness] expectations, then the bundled ones)")
-    p.add_argument("--skip-unusable", action="store_true", help="list cassettes with nothing to check as skipped instead of failing (other projects' recordings)")
+    p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
+    p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
     p.add_argument(
         "--shard", metavar="K/N",
         help="run only shard K of N: the (adapter, case) pairs whose hash falls to it, the same on every machine (`stream-harness merge` combines the shards' reports)",
@@ -75,6 +81,20 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--allow-empty-shard", action="store_true",
         help="a shard with no pair to check writes an empty report instead of failing (for drivers that merge the shards afterwards)",
     )  # fmt: skip
+
+
+def expectations_default() -> str:
+    """What ``--help`` says about where expectations live: the folder this project
+    configures, as the run would use it, never a path inside the installed package."""
+    try:
+        config = load_config()
+    except ConfigError:
+        config = Config()
+    where = shown_expectations(config)
+    if config.expectations is None:
+        return f"[tool.stream-harness] expectations, else {where[0]}"
+    source = config.source.name if config.source is not None else "the configuration"
+    return f"{where[0]}, from {source}'s [tool.stream-harness], then {', '.join(where[1:])}"
 
 
 def add_parsers(sub: Any) -> None:
@@ -93,6 +113,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--fresh", action="store_true",
         help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--keep", action="store_true",
+        help="also keep the rows of adapters that no longer exist (no adapter of the name is built in, registered or configured; default: drop them, each named)",
     )  # fmt: skip
     p.set_defaults(func=report_command)
 
@@ -168,7 +192,7 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
+        console=console, transient=True, disable=not is_terminal(console.file),
     ) as progress:  # fmt: skip
         tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
 
@@ -182,11 +206,18 @@ def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
         )  # fmt: skip
 
 
-def _report(suite: Suite, runs: list[AdapterRun], started: datetime) -> Report:
+def shown_expectations(config: Config) -> tuple[str, ...]:
+    """Where this run's known failures are looked up, as the report names them."""
+    project = config.source.parent if config.source is not None else None
+    return expectation_folders_shown(config.expectations, project)
+
+
+def _report(suite: Suite, runs: list[AdapterRun], started: datetime, config: Config) -> Report:
     return build_report(
         runs, list(suite.cases), list(suite.skipped), suite.run_config, started=started,
         finished=datetime.now(UTC),
         environment={"python": platform.python_version(), "platform": platform.platform(terse=True)},
+        expectations=shown_expectations(config),
     )  # fmt: skip
 
 
@@ -225,9 +256,11 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
     except (CommandError, SuiteError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
+    for line in skipped_lines(suite.skipped):
+        print(line, file=sys.stderr)
     started = datetime.now(UTC)
     runs = run_suite(suite, args.jobs, Console(stderr=True))
-    return config, _report(suite, runs, started)
+    return config, _report(suite, runs, started, config)
 
 
 def check_command(args: argparse.Namespace) -> int:
@@ -258,6 +291,33 @@ def _report_suite(args: argparse.Namespace, config: Config) -> Suite:
     )  # fmt: skip
 
 
+def adapter_exists(config: Config) -> Callable[[str], bool]:
+    """Whether an adapter of an earlier report can still be run: a name stream-harness
+    knows (built-in, third-party, entry point, gateway row) or the name of an adapter the
+    project's table configures (loaded once, only when a name is not known otherwise)."""
+    configured: set[str] | None = None
+
+    def exists(name: str) -> bool:
+        nonlocal configured
+        if is_known_name(name):
+            return True
+        if configured is None:
+            configured = set()
+            project = config.source.parent if config.source is not None else None
+            try:  # the table's adapters: config.adapters are this run's when --adapter is given
+                table = load_config().adapters
+            except ConfigError:
+                table = ()
+            for spec in table:
+                try:
+                    configured.add(load_adapter(spec, project=project).name)
+                except AdapterLoadError:
+                    continue
+        return name in configured
+
+    return exists
+
+
 def report_command(args: argparse.Namespace) -> int:
     form = choose_format(args.format)
     done = _run(args, lambda config: _report_suite(args, config))
@@ -269,10 +329,12 @@ def report_command(args: argparse.Namespace) -> int:
     # A shard's folder holds exactly its part of the run: rows kept from an earlier report
     # would be merged as this shard's (`merge` keeps them instead, as one run would).
     if not args.fresh and report.shard is None:
-        report, note = keep_previous(
-            report, out, lambda name: expectations_for_adapter(name, config.expectations)
-        )
-        if note:
+        exists = adapter_exists(config)
+        report, notes = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations),
+            exists=exists, keep_missing=args.keep,
+        )  # fmt: skip
+        for note in notes:
             print(note, file=sys.stderr)
     try:
         written = write_report(report, out)
@@ -312,7 +374,7 @@ def merge_command(args: argparse.Namespace) -> int:
         # keeps: the shards' results are their failures, the triage is the merge's.
         report = reclassify(
             merged, lambda name: expectations_for_adapter(name, config.expectations)
-        )
+        ).model_copy(update={"expectations": shown_expectations(config)})
     except (CommandError, ReportError, ConfigError, ExpectationsError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
@@ -323,10 +385,11 @@ def merge_command(args: argparse.Namespace) -> int:
         )
         return 2
     if not args.fresh:
-        report, note = keep_previous(
-            report, out, lambda name: expectations_for_adapter(name, config.expectations)
-        )
-        if note:
+        report, notes = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations),
+            exists=adapter_exists(config),
+        )  # fmt: skip
+        for note in notes:
             print(note, file=sys.stderr)
     try:
         written = write_report(report, out)

@@ -77,7 +77,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     from stream_harness.contract.facts import bundled_cassettes
     from stream_harness.reporting.summary import run_summary
 
-    return run_summary(Path(args.cassettes) if args.cassettes else bundled_cassettes())
+    return run_summary(Path(args.cassettes) if args.cassettes else bundled_cassettes(), args.format)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("summary", help="one line per cassette interaction: what the reference normalizer makes of it")
     p.add_argument("--cassettes", default=None, help="cassette directory (default: the bundled cassettes)")
+    p.add_argument("--format", choices=("auto", "rich", "plain"), default="auto", help="a table on a terminal, plain lines (never cut or wrapped) in logs (default: auto)")
     p.set_defaults(func=_cmd_summary)
 
     from stream_harness.cli.conformance import add_parsers as add_conformance

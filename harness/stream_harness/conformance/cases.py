@@ -139,9 +139,11 @@ def load_cases(
     Never quietly empty: a path that does not exist, a folder without cassettes, or a file
     that does not load raises :class:`CaseLoadError`; so does a cassette from which no case
     comes (no stream or error response of a protocol we know), unless ``skip_unusable``,
-    which lists it in the skipped instead (a folder of another project's recordings mixes
-    streams with token exchanges). Interactions that are neither a stream nor an error
-    response are not cases and are listed as skipped. Agent-loop scenarios are passed over.
+    which lists such a file, and a file that does not load as a cassette, in the skipped
+    instead, one entry per file with its reason (a folder of another project's recordings
+    mixes streams with token exchanges and files of other formats). Interactions that are
+    neither a stream nor an error response are not cases and are listed as skipped.
+    Agent-loop scenarios are passed over.
     """
     known = set(protocols())
     bundled = bundled_root()
@@ -160,9 +162,15 @@ def load_cases(
             except NotACassette:
                 continue
             except CassetteError as exc:
-                raise CaseLoadError(str(exc)) from None
+                if not skip_unusable:
+                    raise CaseLoadError(str(exc)) from None
+                found_cassette = True  # a file meant as a cassette: skipped, and said why
+                at = f"interaction {exc.index}: " if exc.index is not None else ""
+                skipped.append(Skipped(rel.as_posix(), f"does not load: {at}{exc.problem}"))
+                continue
             found_cassette = True
             before = len(cases)
+            skipped_before = len(skipped)
             reasons: list[str] = []
             for inter in cassette.interactions:
                 where = f"{rel.as_posix()}#{inter.index}"
@@ -194,9 +202,14 @@ def load_cases(
                         golden=golden if golden.is_file() else None,
                     )
                 )
-            if len(cases) == before and not skip_unusable:
+            if len(cases) == before:
                 why = reasons[0] if reasons else "no stream or error response in it"
-                raise CaseLoadError(f"{path}: nothing to check: {why}")
+                if not skip_unusable:
+                    raise CaseLoadError(f"{path}: nothing to check: {why}")
+                # The whole file is skipped: one entry naming it, not one per interaction.
+                whys = list(dict.fromkeys(s.reason for s in skipped[skipped_before:])) or [why]
+                del skipped[skipped_before:]
+                skipped.append(Skipped(rel.as_posix(), f"nothing to check: {'; '.join(whys)}"))
         if not found_cassette:
             raise CaseLoadError(f"{root}: no cassettes in it (vcrpy *.yaml files)")
     return cases, skipped

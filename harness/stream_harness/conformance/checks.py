@@ -60,6 +60,9 @@ class Failure:
     expected: str | None = None
     observed: str | None = None
     path: str | None = None
+    # What the adapter printed on stdout besides the protocol while running this case (a
+    # stdio adapter's ``raw.stdout_noise``): often the library's own word on what went wrong.
+    stdout_noise: str | None = None
 
 
 
@@ -83,6 +86,17 @@ def differing(message: str, expected: Any, observed: Any, **extra: Any) -> Failu
 ONE_BYTE_LIMIT: Final = 1024
 # Adapter runs a case keeps for other checks to reuse (the whole body and the first splits).
 RUN_CACHE_LIMIT: Final = 64
+# How much stray stdout of one case a failure quotes: distinct lines, then characters.
+NOISE_LINES: Final = 10
+NOISE_CHARS: Final = 1000
+
+
+def noise_text(lines: Sequence[str], more: int = 0) -> str:
+    """Stray stdout lines as one bounded text: the first distinct lines, and how many more."""
+    text = "\n".join(lines)
+    if len(text) > NOISE_CHARS:
+        text = text[: NOISE_CHARS - 3] + "..."
+    return text + (f"\n(and {more} more distinct line(s))" if more else "")
 
 
 @dataclass
@@ -102,13 +116,35 @@ class CheckContext:
     only_truncate: int | None = None
     _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
     _expected: list[Event] | None = None
+    # Distinct stray stdout lines of every run of this case (bounded), and how many more.
+    _noise: list[str] = field(default_factory=list)
+    _more_noise: int = 0
+
+    def _keep_noise(self, result: AdapterResult) -> AdapterResult:
+        lines = result.raw.get("stdout_noise")
+        if isinstance(lines, list):
+            for line in lines:
+                text = str(line)
+                if text in self._noise:
+                    continue
+                if len(self._noise) < NOISE_LINES:
+                    self._noise.append(text)
+                else:
+                    self._more_noise += 1
+        return result
+
+    def stdout_noise(self) -> str | None:
+        """What the adapter printed on stdout besides the protocol while running this case."""
+        return noise_text(self._noise, self._more_noise) if self._noise else None
 
     def run_cuts(self, cuts: Sequence[int]) -> AdapterResult:
         key = tuple(cuts)
         result = self._runs.get(key)
         if result is None:
             c = self.case
-            result = safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers)
+            result = self._keep_noise(
+                safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers, case=c.id)
+            )
             # The runs checks share are the first ones (the whole body, the first splits):
             # past the limit nothing more is kept, so memory stays flat in --examples.
             if len(self._runs) < RUN_CACHE_LIMIT:
@@ -120,7 +156,7 @@ class CheckContext:
 
     def run_body(self, body: bytes) -> AdapterResult:
         c = self.case
-        return safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers)
+        return self._keep_noise(safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers, case=c.id))
 
     @property
     def expected(self) -> list[Event]:

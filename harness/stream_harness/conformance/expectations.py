@@ -21,6 +21,7 @@ earlier run (:func:`stream_harness.reporting.report.reclassify`).
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,8 @@ from typing import Final, Literal
 
 import yaml
 
-from stream_harness.contract.facts import specs_dir
+from stream_harness.contract.facts import ENV_VAR as SPECS_ENV
+from stream_harness.contract.facts import bundle_is_writable, specs_dir
 
 
 class ExpectationsError(ValueError):
@@ -148,6 +150,37 @@ def adapter_from_file_name(name: str) -> str:
 
 def expectations_dir() -> Path:
     return specs_dir() / "expectations"
+
+
+# How reports, the README and --help name the bundled expectation files of an installed
+# stream-harness: their real path is inside site-packages, which means nothing to a
+# reader of a published report and is not where a user adds entries.
+BUNDLED_EXPECTATIONS: Final = "the files bundled with stream-harness"
+
+
+def shown_folder(folder: Path, project: Path | None = None) -> str:
+    """``folder`` as a reader of the project knows it: relative to the project root when
+    inside it, else as given (relative to the working directory, or absolute)."""
+    root = (project or Path.cwd()).resolve()
+    try:
+        return (Path.cwd() / folder).resolve().relative_to(root).as_posix() or "."
+    except ValueError:
+        return str(folder)
+
+
+def expectation_folders_shown(user_dir: Path | None, project: Path | None = None) -> tuple[str, ...]:
+    """Where a run looks known failures up, in order, as reports and help texts name them:
+    the project's folder, then the bundled files (their path in a checkout of
+    stream-harness or a ``STREAM_HARNESS_SPECS`` folder, :data:`BUNDLED_EXPECTATIONS` when
+    installed: never a site-packages path)."""
+    shown = [shown_folder(user_dir, project)] if user_dir is not None else []
+    if bundle_is_writable() or os.environ.get(SPECS_ENV):
+        bundled = shown_folder(expectations_dir(), project)
+        if bundled not in shown:
+            shown.append(bundled)
+    else:
+        shown.append(BUNDLED_EXPECTATIONS)
+    return tuple(shown)
 
 
 def unclaimed_files(directory: Path, adapters: Iterable[str]) -> list[Path]:

@@ -27,6 +27,8 @@ class ShownFailure(Protocol):
     def observed(self) -> str | None: ...
     @property
     def path(self) -> str | None: ...
+    @property
+    def stdout_noise(self) -> str | None: ...
 
 
 class ShownResult(Protocol):
@@ -53,4 +55,8 @@ def failure_lines(r: ShownResult) -> list[str]:
             lines.append(f"    {diff}")
         if first.command:
             lines.append(f"    reproduce: {first.command}")
+        if first.stdout_noise:
+            # Indented like the lines above, so that a multi-line quote stays in its failure.
+            noise = first.stdout_noise.replace("\n", "\n      ")
+            lines.append(f"    stdout besides the protocol: {noise}")
     return lines

@@ -121,9 +121,12 @@ def run_one(check: Check, ctx: CheckContext, expectations: Expectations | None) 
 
 
 def complete(failure: Failure, check: Check, ctx: CheckContext) -> Failure:
-    """Every failure, wherever it is shown, says how to replay it and what differed."""
+    """Every failure, wherever it is shown, says how to replay it and what differed, and
+    quotes what the adapter printed on stdout besides the protocol while running the case."""
     if failure.command is None:
         failure = replace(failure, command=ctx.command(check.id))
+    if failure.stdout_noise is None:
+        failure = replace(failure, stdout_noise=ctx.stdout_noise())
     if failure.expected is None or failure.observed is None:
         expected = outcome_of_events(ctx.expected)
         observed = outcome_of(ctx.whole())

@@ -149,7 +149,12 @@ def prepare(
         cases = [c for c in cases if c.interaction == interaction]
     if not cases:
         where = ", ".join(map(str, roots))
-        raise SuiteError(f"no conformance cases in {where}" + (f" at interaction {interaction}" if interaction is not None else ""))
+        at = f" at interaction {interaction}" if interaction is not None else ""
+        if skipped and interaction is None:
+            first = skipped[0]
+            more = f"; and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+            raise SuiteError(f"no conformance cases in {where}: every input was skipped ({first.where}: {first.reason}{more})")
+        raise SuiteError(f"no conformance cases in {where}{at}")
     planned = whole = 0
     for item in loaded:
         for case in cases:

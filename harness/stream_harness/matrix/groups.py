@@ -35,13 +35,17 @@ from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.conformance.config import ConfigError, load_config
-from stream_harness.conformance.expectations import Expectations, expectations_for
+from stream_harness.conformance.expectations import (
+    Expectations,
+    expectation_folders_shown,
+    expectations_for,
+)
 from stream_harness.conformance.shard import ShardError, parse_shard
 from stream_harness.conformance.suite import expectations_for_adapter
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
-from stream_harness.reporting.console import FORMATS, choose_format, render
+from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.shards import replaces_whole_report
 
@@ -295,6 +299,7 @@ class SuiteOptions:
     seed: int = 0
     checks: tuple[str, ...] = ()
     single_cut_limit: int | None = None  # None: each group's own default (the same harness)
+    skip_unusable: bool = False  # --skip-unusable: each group lists the same skipped files
     # ``K/N``: every group runs shard K of its own pairs. A group may have none in a small
     # shard; the matrix's own merge then counts the shard as a whole.
     shard: str | None = None
@@ -325,6 +330,8 @@ class SuiteOptions:
             argv += ["--cassettes", c]
         for c in self.checks:
             argv += ["--check", c]
+        if self.skip_unusable:
+            argv.append("--skip-unusable")
         return argv
 
 
@@ -581,6 +588,11 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="groups run at once (default 1; each run is one process)",
     )
     p.add_argument(
+        "--skip-unusable",
+        action="store_true",
+        help="passed to every group: skip cassettes that do not load or hold nothing to check, each listed with its reason (skipping all is still an error)",
+    )
+    p.add_argument(
         "--shard",
         metavar="K/N",
         default=None,
@@ -633,6 +645,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         checks=config.checks,
         single_cut_limit=config.single_cut_limit,
         shard=str(shard) if shard is not None else None,
+        skip_unusable=args.skip_unusable,
     )
     started = datetime.now(UTC)
     try:
@@ -646,7 +659,13 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     assert result.report is not None
-    report = result.report
+    # The groups ran in this project: their known failures came from its folder.
+    root = config.source.parent if config.source is not None else None
+    report = result.report.model_copy(
+        update={"expectations": expectation_folders_shown(config.expectations, root)}
+    )
+    for line in skipped_lines(report.skipped):
+        print(f"matrix: {line}", file=sys.stderr)
     if report.shard is not None and not report.results and not result.failed_groups:
         # Each group may have nothing in a shard (--allow-empty-shard); the matrix may not.
         print(
@@ -657,10 +676,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         return 2
     # A shard's folder holds exactly its part of the run (`merge` keeps other rows instead).
     if not args.fresh and report.shard is None:
-        report, note = keep_previous(
+        report, notes = keep_previous(
             report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
         )
-        if note:
+        for note in notes:
             print(f"matrix: {note}", file=sys.stderr)
     written = write_report(report, config.out)
     seconds = (datetime.now(UTC) - started).total_seconds()

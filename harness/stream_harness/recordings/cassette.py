@@ -26,7 +26,6 @@ import json
 import os
 import re
 import struct
-import tempfile
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from stream_harness.contract.limits import (
     YAML_MAX_ALIAS_EXPANSION,
     YAML_MAX_DEPTH,
 )
+from stream_harness.recordings.atomic import write_atomic
 
 try:
     from yaml import CSafeDumper as _BaseDumper
@@ -742,27 +742,4 @@ def dump_cassette(cassette: Cassette | Sequence[Interaction], path: str | os.Pat
         binary |= bad
     else:  # pragma: no cover - !!binary always round-trips
         raise CassetteError(path, "bodies do not round-trip even as !!binary")
-    _atomic_write(path, text)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file 0600; a cassette is a shared, committed file.
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(path, text)

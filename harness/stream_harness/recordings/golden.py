@@ -14,6 +14,7 @@ from pathlib import Path
 from stream_harness.contract.events import Event, event_to_json, events_from_jsonl
 from stream_harness.contract.facts import bundled_cassettes, specs_dir
 from stream_harness.providers.reference import detect_protocol, normalize
+from stream_harness.recordings.atomic import write_atomic
 from stream_harness.recordings.cassette import Cassette, Interaction, load_cassette
 
 
@@ -69,7 +70,6 @@ def write_expected(cassette_path: Path, protocol: str | None = None) -> list[Pat
     written = []
     for index, text in render_cassette(cassette, protocol).items():
         target = expected_path(cassette_path, index)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_atomic(target, text)
         written.append(target)
     return written

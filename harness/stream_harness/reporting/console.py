@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Literal, TextIO
+from collections.abc import Iterable
+from typing import IO, Final, Literal, TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from stream_harness.conformance.cases import Skipped
 from stream_harness.conformance.failure_text import failure_lines
-from stream_harness.reporting.report import Report, Result, matrix
+from stream_harness.reporting.report import Report, Result, SkippedInfo, matrix
 
 Format = Literal["rich", "plain", "github"]
 FORMATS: tuple[str, ...] = ("auto", "rich", "plain", "github")
@@ -30,7 +33,7 @@ def choose_format(requested: str, stream: TextIO | None = None) -> Format:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         return "github"
     out = stream or sys.stdout
-    return "rich" if out.isatty() else "plain"
+    return "rich" if is_terminal(out) else "plain"
 
 
 def new_failures(report: Report) -> list[Result]:
@@ -40,6 +43,8 @@ def new_failures(report: Report) -> list[Result]:
 def render(report: Report, form: Format, stream: TextIO | None = None) -> None:
     out = stream or sys.stdout
     print(f"stream-harness: checked {report.scope}", file=out)
+    for line in skipped_lines(report.skipped):
+        print(line, file=out)
     if form == "rich":
         _rich_matrix(report, out)
     else:
@@ -51,6 +56,12 @@ def render(report: Report, form: Format, stream: TextIO | None = None) -> None:
         if form == "github":
             print(annotation(report, r), file=out)
     print(f"verdict: {report.verdict}", file=out)
+
+
+def skipped_lines(skipped: Iterable[SkippedInfo | Skipped]) -> list[str]:
+    """One line per input passed over (a file, or an interaction of a usable file), with
+    the reason: what ``--skip-unusable`` left out must be visible wherever the run is read."""
+    return [f"skipped {s.where}: {s.reason}" for s in skipped]
 
 
 def plain_matrix(report: Report) -> list[str]:
@@ -66,21 +77,63 @@ def plain_matrix(report: Report) -> list[str]:
     return lines
 
 
+def shown_checks(report: Report) -> list[int]:
+    """The matrix columns worth drawing: a check that applied to no row shown (the
+    gateway checks on a library's rows) is a column of ``n/a`` that only pushes the others
+    off a terminal's width."""
+    rows = [row for row in matrix(report) if row]
+    return [i for i in range(len(report.checks)) if any(row[i].status != "na" for row in rows)]
+
+
+# A width no table or line of ours reaches (rich needs a number); lines are as long as
+# their content, never padded to it.
+UNBOUNDED: Final = 1_000_000
+
+
+def is_terminal(out: IO[str]) -> bool:
+    """Whether ``out`` is a terminal, by the file alone: rich also answers yes under
+    ``FORCE_COLOR`` or ``TTY_COMPATIBLE=1``, which CI systems set for colours in their
+    logs, where a terminal's width would still fold and cut lines."""
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
+
+
+def console_for(out: TextIO) -> Console:
+    """A rich Console for ``out`` that never wraps or cuts when ``out`` is not a terminal.
+
+    Rich lays out for 80 columns (or ``$COLUMNS``) off a terminal, folding long lines and
+    cutting table cells with "…"; a log or a file has no width, so it gets one no line
+    can reach. On a terminal the terminal's width stands.
+    """
+    if is_terminal(out):
+        return Console(file=out, highlight=False)
+    return Console(file=out, highlight=False, width=UNBOUNDED)
+
+
 def _rich_matrix(report: Report, out: TextIO) -> None:
-    console = Console(file=out, highlight=False)
+    console = console_for(out)
+    columns = shown_checks(report)
     table = Table(title="stream-harness conformance")
     table.add_column("adapter")
     table.add_column("version")
-    for check in report.checks:
-        table.add_column(check.id, justify="center")
+    for i in columns:
+        table.add_column(report.checks[i].id, justify="center")
     style = {"pass": "green", "known": "yellow", "fail": "red", "na": "dim"}
     adapters = {a.name: a for a in report.adapters}
     for row in matrix(report):
         if not row:
             continue
         info = adapters[row[0].adapter]
-        table.add_row(info.name, info.version, *(f"[{style[c.status]}]{c.text}[/]" for c in row))
+        # Text, not markup: a gateway row's name is `litellm-proxy[a->b]`, which rich would
+        # read as a style tag and drop.
+        cells = (Text(row[i].text, style=style[row[i].status]) for i in columns)
+        table.add_row(Text(info.name), Text(info.version), *cells)
     console.print(table)
+    hidden = [report.checks[i].id for i in range(len(report.checks)) if i not in columns]
+    if hidden:
+        console.print(Text(f"not shown: n/a for every adapter above: {', '.join(hidden)}", style="dim"))
 
 
 def reported_failure_lines(r: Result) -> list[str]:

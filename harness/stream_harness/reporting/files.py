@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from stream_harness.recordings.atomic import write_atomic
 from stream_harness.reporting import html, jsonl, junit, markdown
 from stream_harness.reporting.report import Report
 
 REPORT_FILES = ("report.jsonl", "README.md", "report.html", "junit.xml")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename over the target.
-
-    A reader (or a crash) never sees half a report. ``backslashreplace`` keeps a lone
-    surrogate in a message (bytes decoded with surrogateescape) from aborting the write;
-    inside JSON strings it even yields the right ``\\uXXXX`` escape.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(
-            fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
-        ) as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_report(report: Report, directory: Path) -> list[Path]:
@@ -49,6 +29,8 @@ def write_report(report: Report, directory: Path) -> list[Path]:
     paths = []
     for name, text in texts.items():
         path = directory / name
-        write_text_atomic(path, text)
+        # A lone surrogate in a message (bytes decoded with surrogateescape) must not abort
+        # the write; inside JSON strings backslashreplace even yields the right \\uXXXX.
+        write_atomic(path, text, errors="backslashreplace")
         paths.append(path)
     return paths

@@ -15,12 +15,12 @@ import re
 from html import escape
 
 from stream_harness.reporting.report import (
-    OUTCOME_MEANING,
     Cell,
     FailureInfo,
     Report,
     Result,
     matrix,
+    outcome_meanings,
     problems,
     timestamp,
 )
@@ -101,6 +101,7 @@ _FIELD_HTML = {
     "split": "<p>smallest split: <code>{}</code></p>",
     "reproduce": '<p>reproduce:</p><pre class="command">{}</pre>',
     "first difference at": "<p>first difference at <code>{}</code></p>",
+    "stdout besides the protocol": '<p>the adapter printed on stdout besides the protocol:</p><pre class="noise">{}</pre>',
     "expected": "<details><summary>expected</summary><pre>{}</pre></details>",
     "observed": "<details><summary>observed</summary><pre>{}</pre></details>",
 }
@@ -150,9 +151,9 @@ def _metadata(report: Report) -> str:
     return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def _guide() -> str:
+def _guide(report: Report) -> str:
     outcomes = "".join(
-        f"<li><code>{_e(o)}</code>: {_e(m)}</li>" for o, m in OUTCOME_MEANING.items()
+        f"<li><code>{_e(o)}</code>: {_e(m)}</li>" for o, m in outcome_meanings(report).items()
     )
     return (
         "<p>A <em>case</em> is one recorded response (one interaction of a cassette). A "
@@ -180,7 +181,7 @@ def render(report: Report) -> str:
         f"<style>\n{CSS}\n</style>\n</head>\n<body>\n"
         "<h1>stream-harness conformance report</h1>\n"
         f"{_metadata(report)}\n"
-        f"<h2>How to read this report</h2>\n{_guide()}\n"
+        f"<h2>How to read this report</h2>\n{_guide(report)}\n"
         f"<h2>Matrix</h2>\n{_matrix(report, links)}\n"
         f"<h2>Failures, known failures and fixes</h2>\n{_details(report, links)}\n"
         f"<h2>Skipped inputs</h2>\n{f'<ul>{skipped}</ul>' if skipped else '<p>None.</p>'}\n"

@@ -50,6 +50,8 @@ class HeaderLine(ReportModel):
     skipped: tuple[SkippedInfo, ...] = ()
     environment: dict[str, str] = Field(default_factory=dict)
     shard: ShardInfo | None = None  # absent in a whole run's report
+    # Where known failures were looked up, as the user knows the folders (Report.expectations).
+    expectations: tuple[str, ...] = ()
 
 
 class ResultLine(Result):
@@ -88,6 +90,7 @@ def render(report: Report) -> str:
         skipped=report.skipped,
         environment=report.environment,
         shard=report.shard,
+        expectations=report.expectations,
     )
     # A whole run's header stays as it was before sharding existed (no "shard": null).
     omit = {"shard"} if report.shard is None else set()
@@ -168,6 +171,7 @@ def parse(text: str, name: str) -> Report:
             cases=header.cases,
             skipped=header.skipped,
             environment=header.environment,
+            expectations=header.expectations,
             results=tuple(rows),
             shard=header.shard,
         )

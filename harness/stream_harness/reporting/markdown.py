@@ -11,11 +11,11 @@ import re
 
 from stream_harness.contract.diff import short_diff_of_texts
 from stream_harness.reporting.report import (
-    OUTCOME_MEANING,
     Cell,
     Report,
     Result,
     matrix,
+    outcome_meanings,
     problems,
     timestamp,
 )
@@ -74,7 +74,7 @@ def _metadata(report: Report) -> list[str]:
     ]
 
 
-def _guide() -> list[str]:
+def _guide(report: Report) -> list[str]:
     lines = [
         "A *case* is one recorded response (one interaction of a cassette). A *check* is one",
         "rule of the contract (`specs/contract.md`, catalogue in `specs/checks.md`) tested on",
@@ -85,7 +85,7 @@ def _guide() -> list[str]:
         "Outcomes:",
         "",
     ]
-    lines += [f"- `{outcome}`: {text(meaning)}" for outcome, meaning in OUTCOME_MEANING.items()]
+    lines += [f"- `{outcome}`: {text(meaning)}" for outcome, meaning in outcome_meanings(report).items()]
     lines += [
         "",
         "To reproduce a failure, run the command listed under it: it feeds the same recorded",
@@ -151,7 +151,7 @@ def render(report: Report) -> str:
         ["# stream-harness conformance report"],
         _metadata(report),
         ["## How to read this report"],
-        _guide(),
+        _guide(report),
         ["## Matrix"],
         _matrix(report),
         ["## Failures, known failures and fixes"],

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.conformance.expectations import BUNDLED_EXPECTATIONS, Expectations, outcome_for
 from stream_harness.contract import facts
 from stream_harness.recordings.inputs import display_path
 
@@ -33,14 +33,29 @@ Outcome: TypeAlias = Literal["passed", "failed", "errored", "known_failure", "fi
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "known_failure", "fixed")
 Level: TypeAlias = Literal["event", "message"]
 
-# What each outcome means, for the guide at the top of README.md and report.html.
+# What each outcome means, for the guide at the top of README.md and report.html; the
+# known-failure line names the run's own expectation folders (outcome_meanings).
 OUTCOME_MEANING: dict[Outcome, str] = {
     "passed": "the check found nothing wrong",
     "failed": "a new failure: the check found a violation that is not listed as known (CI fails)",
     "errored": "the check itself raised: a harness bug, not the adapter's (CI fails)",
-    "known_failure": "failed, and specs/expectations/<adapter>.yaml lists it with an upstream issue (CI passes)",
+    "known_failure": "failed, and the adapter's expectation file lists it with an upstream issue (CI passes)",
     "fixed": "listed as a known failure, but passed: time to drop the expectation entry",
 }
+
+
+def outcome_meanings(report: Report) -> dict[Outcome, str]:
+    """:data:`OUTCOME_MEANING` with the known-failure line naming where this run's known
+    failures were listed (:attr:`Report.expectations`): the user's folder, not a path
+    inside the installed package."""
+    if not report.expectations:
+        return dict(OUTCOME_MEANING)
+    where = [p if p == BUNDLED_EXPECTATIONS else f"{p}/<adapter>.yaml" for p in report.expectations]
+    known = (
+        "failed, and an expectation file lists it with an upstream issue (CI passes): "
+        + ", else ".join(where)
+    )
+    return {**OUTCOME_MEANING, "known_failure": known}
 
 
 class ReportError(ValueError):
@@ -92,11 +107,18 @@ class FailureInfo(ReportModel):
     expected: str | None = None  # JSON text, in full
     observed: str | None = None  # JSON text, in full
     path: str | None = None  # where expected and observed first differ
+    # A stdio adapter's stray stdout while running the case (bounded; absent when none).
+    stdout_noise: str | None = None
 
     def fields(self) -> list[tuple[str, str]]:
         """The parts a reader follows after the message, labelled, in the order every
         report form shows them; the ones this failure lacks are left out."""
-        optional = [("split", self.split), ("reproduce", self.command), ("first difference at", self.path)]
+        optional = [
+            ("split", self.split),
+            ("reproduce", self.command),
+            ("first difference at", self.path),
+            ("stdout besides the protocol", self.stdout_noise),
+        ]
         shown = [(label, value) for label, value in optional if value]
         values = [("expected", self.expected), ("observed", self.observed)]
         return shown + [(label, value) for label, value in values if value is not None]
@@ -181,6 +203,10 @@ class Report(ReportModel):
     # Reports written before the limit was a setting swept bodies up to 1 KB.
     single_cut_limit: int = 1024
     shard: ShardInfo | None = None  # one shard of a sharded run; None: the whole run
+    # Where the known failures were looked up, in order, as the user knows them: the
+    # project's expectations folder relative to its root, then the bundled ones (their
+    # path in a checkout, BUNDLED_EXPECTATIONS when installed). Empty in older reports.
+    expectations: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _results_name_known_things(self) -> Report:
@@ -306,8 +332,12 @@ def build_report(
     started: datetime,
     finished: datetime,
     environment: Mapping[str, str] | None = None,
+    expectations: Sequence[str] = (),
 ) -> Report:
-    """The report of one run: what ran, on what, with which parameters, and every result."""
+    """The report of one run: what ran, on what, with which parameters, and every result.
+
+    ``expectations``: where the run looked its known failures up, as shown to the user
+    (:func:`stream_harness.conformance.suite.expectation_folders_shown`)."""
     checks = tuple(
         CheckInfo(id=c.id, title=c.title, enforces=c.enforces, level=c.level) for c in config.checks
     )
@@ -349,6 +379,7 @@ def build_report(
                     expected=f.expected,
                     observed=f.observed,
                     path=f.path,
+                    stdout_noise=f.stdout_noise,
                 )
                 for f in r.failures
             ),
@@ -384,6 +415,7 @@ def build_report(
         cases=case_infos,
         skipped=tuple(SkippedInfo(where=s.where, reason=s.reason) for s in skipped),
         environment=dict(sorted(env.items())),
+        expectations=tuple(expectations),
         results=_sorted_results(
             results, [a.name for a in adapters], [c.id for c in case_infos], [c.id for c in checks]
         ),
@@ -478,6 +510,7 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         cases=tuple(cases),
         skipped=tuple(skipped),
         environment={k: " | ".join(v) for k, v in sorted(environment.items())},
+        expectations=tuple(dict.fromkeys(e for r in reports for e in r.expectations)),
         results=_sorted_results(
             rows.values(),
             [a.name for r in reports for a in r.adapters],
@@ -576,6 +609,10 @@ def update_report(previous: Report, new: Report) -> Report:
             "results": tuple(
                 r for r in previous.results if r.adapter in kept_names and r.case in new_cases
             ),
+            # The kept rows are reclassified by the caller with this run's files, and the
+            # inputs passed over are this run's, as its cases are.
+            "expectations": new.expectations,
+            "skipped": new.skipped,
         }
     )
     merged = merge_reports([new, rest])

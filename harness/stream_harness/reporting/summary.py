@@ -6,11 +6,14 @@ exists; it also serves as a quick sanity view when adding cassettes.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from stream_harness.contract.events import DoneEvent, ErrorEvent, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.contract.rules import check_contract
@@ -18,6 +21,7 @@ from stream_harness.providers.reference import detect_protocol
 from stream_harness.providers.registry import UnknownProtocolError
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.golden import interaction_events
+from stream_harness.reporting.console import console_for, is_terminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,25 +80,49 @@ def summarise(root: Path) -> list[Row]:
     return rows
 
 
-def run_summary(root: Path, console: Console | None = None) -> int:
-    console = console or Console()
+def plain_line(r: Row) -> str:
+    """One interaction as a log shows it: everything, nothing cut."""
+    if r.interaction < 0:
+        return f"{r.cassette}: does not load: {r.problem}"
+    contract = "contract ok" if r.violations == 0 else f"{r.violations} violations"
+    head = f"{r.cassette}#{r.interaction}: {r.protocol}, http {r.status}, {r.terminal}"
+    note = f"; note: {' '.join(r.problem.split())}" if r.problem else ""
+    return f"{head}, stop {r.stop}, blocks {r.blocks}, {contract}{note}"
+
+
+def run_summary(root: Path, form: str = "auto", out: TextIO | None = None) -> int:
+    """The table on a terminal (or ``form="rich"``), plain lines otherwise; exit 2 when
+    there is nothing to summarise, 1 when an interaction breaks the contract or a file
+    does not load."""
+    out = out or sys.stdout
     if not root.is_dir():
-        console.print(f"stream-harness: {root}: no such cassette directory", style="red")
+        print(f"stream-harness: {root}: no such cassette directory", file=sys.stderr)
         return 2
     rows = summarise(root)
     if not rows:
-        console.print(f"stream-harness: {root}: no cassettes in it: nothing was checked", style="red")
+        print(f"stream-harness: {root}: no cassettes in it: nothing was checked", file=sys.stderr)
         return 2
-    table = Table(title=f"Reference normalizer over {root}", show_lines=False)
-    for col in ("cassette", "#", "protocol", "http", "terminal", "stop (raw)", "blocks", "contract", "note"):
+    bad = sum(1 for r in rows if r.violations or r.interaction < 0)
+    if form == "rich" or (form == "auto" and is_terminal(out)):
+        _table(root, rows, console_for(out))
+    else:
+        for r in rows:
+            print(plain_line(r), file=out)
+    print(f"{len(rows)} interactions, {bad} with contract violations or load errors", file=out)
+    return 1 if bad else 0
+
+
+def _table(root: Path, rows: list[Row], console: Console) -> None:
+    table = Table(title=Text(f"Reference normalizer over {root}"), show_lines=False)
+    columns = ["cassette", "#", "protocol", "http", "terminal", "stop (raw)", "blocks", "contract"]
+    # A note column empty in every row is not drawn (it would only narrow the others).
+    with_note = any(r.problem for r in rows)
+    for col in [*columns, *(["note"] if with_note else [])]:
         table.add_column(col, overflow="fold")
     for r in rows:
-        verdict = "[green]ok[/green]" if r.violations == 0 and r.interaction >= 0 else f"[red]{r.violations} violations[/red]"
-        table.add_row(
-            r.cassette, str(r.interaction), r.protocol, str(r.status), r.terminal, r.stop, r.blocks, verdict,
-            (r.problem[:70] + "...") if len(r.problem) > 70 else r.problem,
-        )  # fmt: skip
+        ok = r.violations == 0 and r.interaction >= 0
+        verdict = Text("ok", style="green") if ok else Text(f"{r.violations} violations", style="red")
+        note = [Text((r.problem[:70] + "...") if len(r.problem) > 70 else r.problem)] if with_note else []
+        cells = (r.cassette, str(r.interaction), r.protocol, str(r.status), r.terminal, r.stop, r.blocks)
+        table.add_row(*(Text(c) for c in cells), verdict, *note)
     console.print(table)
-    bad = sum(1 for r in rows if r.violations or r.interaction < 0)
-    console.print(f"{len(rows)} interactions, {bad} with contract violations or load errors")
-    return 1 if bad else 0

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from stream_harness.contract.events import events_from_jsonl
 from stream_harness.contract.facts import bundle_is_writable
 from stream_harness.contract.rules import check_contract
 from stream_harness.providers.registry import UnknownProtocolError, by_cassette_folder
+from stream_harness.recordings.atomic import write_atomic
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.golden import expected_path, is_bundled, render_cassette
 from stream_harness.workflow.command import add_detected_protocol, fail
@@ -162,18 +161,7 @@ def apply_changes(changes: list[GoldenChange]) -> None:
         if change.new is None:
             change.path.unlink(missing_ok=True)
             continue
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(
-            dir=change.path.parent, prefix=f".{change.path.name}.", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(change.new)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, change.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(change.path, change.new)
 
 
 def add_bless_parser(
