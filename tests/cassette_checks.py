@@ -33,14 +33,18 @@ from wire_chunkings import decode_all
 
 
 def replay_with_vcrpy(path: Path) -> tuple[Interaction, Any]:
-    """vcrpy itself replays interaction 0 through httpx; returns it with the response."""
+    """vcrpy itself replays interaction 0 through httpx; returns it with the response.
+
+    The recorded method is used: a WebSocket turn is the handshake's GET (vcrpy matches
+    and replays it as any request; it has no notion of the frames in its body)."""
     vcr = pytest.importorskip("vcr")
     import httpx
 
     inter = load_cassette(path).interactions[0]
     recorder = vcr.VCR(record_mode="none")
     with recorder.use_cassette(str(path)), httpx.Client() as client:
-        response = client.post(
+        response = client.request(
+            inter.request.method,
             inter.request.uri,
             content=inter.request.body,
             headers={"content-type": "application/json"},

@@ -48,7 +48,9 @@ OPTION_FIELDS = {
     "single_cut_limit": "--harness-single-cut-limit",
     "checks": "--harness-check",
     "expectations": "--harness-expectations",
+    "run_timeout": "--harness-run-timeout",
 }
+AGENT_OPTIONS = ("--harness-agent", "--harness-agent-scenarios")
 # The ones the marker and harness_chunks read too: they stand without --harness.
 MARKER_FIELDS = frozenset({"cassettes", "seed"})
 
@@ -68,6 +70,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
     group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
     group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
+    group.addoption("--harness-run-timeout", type=float, default=None, help="seconds one run of an in-process adapter may take before its check is errored (default: [tool.stream-harness] run_timeout, else 30)")
+    group.addoption(
+        "--harness-agent",
+        action="append",
+        default=None,
+        help="agent adapter to check against the agent contract: a registered name, module:object or cmd:COMMAND (repeatable; with --harness)",
+    )
+    group.addoption(
+        "--harness-agent-scenarios",
+        default=None,
+        help="agent scenario file or folder (default: the bundled agent scenarios; with --harness-agent)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,13 +93,14 @@ def pytest_configure(config: pytest.Config) -> None:
     _take_selected_ids(config)
     suite_only = [
         option for field, option in OPTION_FIELDS.items() if field not in MARKER_FIELDS and config.getoption(option) is not None
-    ]
+    ] + [option for option in AGENT_OPTIONS if config.getoption(option) is not None]
     if suite_only and not config.getoption("--harness"):
         # Without --harness the suite does not run: the option would be ignored while the
         # run passes. (--harness-cassettes and --harness-seed also feed the marker and the
         # harness_chunks fixture, so they stand alone.)
         raise pytest.UsageError(f"stream-harness: {suite_only[0]} has no effect without --harness")
-    if config.getoption("--harness-examples") is not None or config.getoption("--harness-single-cut-limit") is not None:
+    numbers = ("--harness-examples", "--harness-single-cut-limit", "--harness-run-timeout")
+    if any(config.getoption(option) is not None for option in numbers):
         # Checked as the CLI checks its flags (the entry point imports on use: see the module docstring).
         from stream_harness.conformance.config import ConfigError, check_numbers
 
@@ -93,6 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
             check_numbers(
                 examples=config.getoption("--harness-examples"),
                 single_cut_limit=config.getoption("--harness-single-cut-limit"),
+                run_timeout=config.getoption("--harness-run-timeout"),
                 prefix="--harness-",
             )
         except ConfigError as exc:
@@ -254,6 +270,133 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         selected = config.stash.get(_SELECTED, [])
         items.extend(
             item for node in report.result for item in session.genitems(node) if _selected(item.nodeid, selected)
+        )
+    if config.getoption("--harness-agent"):
+        agents = AgentsCollector.from_parent(session, name=AGENTS_ROOT, nodeid=AGENTS_ROOT)
+        report = session.ihook.pytest_make_collect_report(collector=agents)
+        session.ihook.pytest_collectreport(report=report)
+        if report.passed:
+            items.extend(item for node in report.result for item in session.genitems(node))
+
+
+# -- agent conformance as items --------------------------------------------------------
+
+AGENTS_ROOT = "stream-harness-agents"
+
+
+class AgentCheckFailure(Exception):
+    pass
+
+
+class AgentRunCache:
+    """One observed run per (agent, scenario, protocol), shared by that run's check items:
+    an agent run is the expensive part, its checks are reads of what was observed."""
+
+    def __init__(self) -> None:
+        self.runs: dict[tuple[str, str, str], Any] = {}
+
+    def get(self, agent: Any, scenario: Any, protocol: str) -> Any:
+        from stream_harness.conformance.agent_runner import observe
+
+        key = (agent.name, str(scenario.path), protocol)
+        if key not in self.runs:
+            self.runs[key] = observe(agent, scenario, protocol)
+        return self.runs[key]
+
+
+class AgentsCollector(pytest.Collector):
+    """``stream-harness-agents::<agent>::<check>[<scenario>-<protocol>]``; bad input (an
+    agent that does not load, a scenario that does not parse, no scenario) is a collection
+    error, never a pass."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from stream_harness.agents.loading import load_agent
+        from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
+        from stream_harness.cli.agents import bundled_agent_scenarios
+        from stream_harness.conformance.agent_checks import CHECKS
+
+        given = self.config.getoption("--harness-agent-scenarios")
+        root = Path(given) if given else bundled_agent_scenarios()
+        if not root.exists():
+            raise HarnessMarkerError(f"--harness-agent-scenarios: {root}: no such file or folder")
+        files = find_agent_scenarios(root)
+        if not files:
+            raise HarnessMarkerError(
+                f"--harness-agent-scenarios: {root}: no agent scenario (*.yaml)"
+            )
+        scenarios = [load_agent_scenario(f) for f in files]
+        cache = AgentRunCache()
+        for spec in self.config.getoption("--harness-agent"):
+            agent = load_agent(spec, self.config.rootpath)
+            for scenario in scenarios:
+                for protocol in scenario.protocols:
+                    if protocol not in agent.protocols:
+                        continue
+                    for check in CHECKS:
+                        if not scenario.applies(check.id):
+                            continue
+                        name = f"{check.id}[{scenario.name}-{protocol}]"
+                        yield AgentCheckItem.from_parent(
+                            self,
+                            name=name,
+                            nodeid=f"{self.nodeid}::{adapter_segment(spec)}::{name}",
+                            spec=spec,
+                            agent=agent,
+                            scenario=scenario,
+                            protocol=protocol,
+                            check=check,
+                            cache=cache,
+                        )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        from stream_harness.agents.loading import AgentLoadError
+        from stream_harness.agents.scenario import ScenarioError
+
+        if isinstance(excinfo.value, AgentLoadError | ScenarioError | HarnessMarkerError):
+            return f"stream-harness: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+
+class AgentCheckItem(pytest.Item):
+    def __init__(
+        self,
+        *,
+        spec: str,
+        agent: Any,
+        scenario: Any,
+        protocol: str,
+        check: Any,
+        cache: AgentRunCache,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        self.spec, self.agent, self.scenario = spec, agent, scenario
+        self.protocol, self.check, self.cache = protocol, check, cache
+
+    def runtest(self) -> None:
+        from stream_harness.conformance.agent_checks import judge
+        from stream_harness.conformance.agent_runner import reproduce
+
+        run = self.cache.get(self.agent, self.scenario, self.protocol)
+        verdict = next(v for v in judge(run) if v.check == self.check.id)
+        if verdict.status == "skipped":
+            pytest.skip(verdict.message)
+        if verdict.status == "failed":
+            command = reproduce(self.spec, self.scenario, self.protocol, self.check.id)
+            raise AgentCheckFailure(
+                f"{self.check.id} {self.check.title}: {verdict.message}\n    reproduce: {command}"
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, AgentCheckFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return (
+            self.scenario.path,
+            None,
+            f"[{self.spec}] {self.check.id} :: {self.scenario.name} [{self.protocol}]",
         )
 
 

@@ -224,6 +224,7 @@ def _run(adapter: Adapter, protocol: str, cassette: str, split: str) -> AdapterR
 
 PROTOCOLS: dict[str, tuple[str, ...]] = {
     "openai-sdk-create": ("openai-completions",),
+    "openai-sdk-websocket": ("openai-responses-websocket",),
     "google-genai": ("google-generative-ai",),
     "cohere": ("cohere-v2-chat",),
     "google-genai-vertex": ("vertex-gemini",),

@@ -34,6 +34,8 @@ FEW = {
     "anthropic-messages": ["tool_call", "http_429_rate_limit"],
     "openai-completions": ["parallel_tool_calls_interleaved", "rate_limit_429"],
     "openai-responses": ["function_call"],
+    # Issue 27: the WebSocket mode, a tool-call turn and a turn cut by a 1011 close.
+    "openai-responses-websocket": ["tool_call_single_turn", "close_internal_error_mid_tool_call"],
     "google-generative-ai": ["tool_call"],
     "bedrock-converse-stream": ["tool_call"],
     # The Vertex AI rows (issue 28): a call, the streamed partial arguments only Vertex

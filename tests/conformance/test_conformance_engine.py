@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import httpx
 import pytest
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
@@ -35,6 +36,7 @@ from stream_harness.contract.events import (
     ToolCallDeltaEvent,
 )
 from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
+from stream_harness.recordings.resume import response_id, stream_events
 
 URI = "https://api.anthropic.com/v1/messages"
 
@@ -67,6 +69,35 @@ MIDSTREAM_ERROR = sse(
 )  # fmt: skip
 
 
+def responses_events(text: list[str]) -> list[dict[str, object]]:
+    """A Responses stream with sequence numbers: what a background stream resumes."""
+    resp = {"id": "resp_1", "model": "gpt-x", "status": "in_progress", "output": []}
+    item = {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+    events: list[dict[str, object]] = [
+        {"type": "response.created", "response": resp},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        *({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": d} for d in text),
+        {"type": "response.completed", "response": {**resp, "status": "completed", "usage": {"input_tokens": 3, "output_tokens": 4}}},
+    ]
+    return [{**e, "sequence_number": i} for i, e in enumerate(events)]
+
+
+RESUMABLE = sse(*responses_events(["Grüße", " aus", " Zürich", "."]))
+
+
+def websocket_log(events: list[dict[str, object]]) -> bytes:
+    frames = ({"op": "text", "data": json.dumps(e, ensure_ascii=False)} for e in events)
+    return "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in frames).encode()
+
+
+def _websocket_turn(body: bytes) -> Interaction:
+    return Interaction(
+        index=0,
+        request=Request(method="GET", uri="wss://api.openai.com/v1/responses", headers={"upgrade": ["websocket"]}, body=b'{"type":"response.create"}'),
+        response=Response(status=101, reason="Switching Protocols", headers={"upgrade": ["websocket"]}, body=body),
+    )
+
+
 def _interaction(index: int, body: bytes, status: int = 200) -> Interaction:
     ctype = "text/event-stream" if status < 400 else "application/json"
     return Interaction(
@@ -84,6 +115,14 @@ def case_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dump_cassette([_interaction(0, MIDSTREAM_ERROR)], root / "midstream_error.yaml")
     overflow = b'{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}'
     dump_cassette([_interaction(0, overflow, status=400)], root / "overflow.yaml")
+    responses = root.parent / "openai-responses"
+    responses.mkdir()
+    resumable = _interaction(0, RESUMABLE)
+    resumable = Interaction(0, Request("POST", "https://api.openai.com/v1/responses", {}, b'{"stream": true}'), resumable.response)
+    dump_cassette([resumable], responses / "resumable.yaml")
+    websocket = root.parent / "openai-responses-websocket"
+    websocket.mkdir()
+    dump_cassette([_websocket_turn(websocket_log(responses_events(["Grüße", " ☃"])))], websocket / "turn.yaml")
     return root.parent
 
 
@@ -176,6 +215,41 @@ class Unclassified(Mutant):
         return events
 
 
+class FramesAreMessages(Mutant):
+    """A WebSocket client that parses every frame as a whole message (no reassembly of
+    continuation frames)."""
+
+    def mutate_chunks(self, chunks: list[bytes]) -> list[bytes]:
+        lines = []
+        for line in b"".join(chunks).decode().splitlines():
+            frame = json.loads(line)
+            if frame.get("op") == "continuation" or frame.get("fin") is False:
+                frame = {k: v for k, v in frame.items() if k != "fin"} | {"op": "text"}
+            lines.append(json.dumps(frame) + "\n")
+        return ["".join(lines).encode()]
+
+
+class FixedCursor(Mutant):
+    """The resume pitfall of SDK examples: resuming from a fixed cursor (the first event's
+    number) instead of the last event seen, so the events between come twice."""
+
+    resumes = True
+
+    def run_resumable(self, protocol: str, base_url: str, *, request_body: bytes) -> AdapterResult:
+        first = b""
+        with httpx.Client() as client:
+            try:
+                with client.stream("POST", f"{base_url}/v1/responses", content=request_body) as response:
+                    for chunk in response.iter_raw():
+                        first += chunk
+            except httpx.TransportError:
+                pass
+            whole_events = first[: first.rfind(b"\n\n") + 2]
+            rid = response_id(stream_events(whole_events))
+            rest = client.get(f"{base_url}/v1/responses/{rid}?stream=true&starting_after=0").content
+        return self.run(protocol, [whole_events, rest])
+
+
 MUTANTS = {
     "contract": DropsStart,
     "split-invariance": DecodesEachChunkAlone,
@@ -185,6 +259,8 @@ MUTANTS = {
     "error-surfacing": ErrorsBecomeDone,
     "truncation": ErrorsBecomeDone,
     "overflow-classification": Unclassified,
+    "message-framing": FramesAreMessages,
+    "resumption": FixedCursor,
 }
 
 
@@ -392,9 +468,12 @@ def test_a_worker_killed_by_the_library_is_that_case_errored_and_the_run_goes_on
         others = [r for r in run.results if r.case != "anthropic-messages/overflow.yaml#0"]
         assert died and all(r.outcome == "errored" and "died" in r.failures[0].message for r in died)
         assert died[0].failures[0].command and "--check" in died[0].failures[0].command
-        # Every other case settled as the sequential run settles it, in the same order.
+        # Every other case settled as the sequential run settles it, in the same order
+        # (the reference also resumes streams, a capability the mutant does not declare).
         assert [(r.case, r.check, r.outcome) for r in others] == [
-            (r.case, r.check, r.outcome) for r in reference if r.case != "anthropic-messages/overflow.yaml#0"
+            (r.case, r.check, r.outcome)
+            for r in reference
+            if r.case != "anthropic-messages/overflow.yaml#0" and r.check != "resumption"
         ]
 
 

@@ -29,6 +29,7 @@ from stream_harness.matrix.groups import (
     default_pins,
     ensure_env,
     load_groups,
+    main,
     merge_runs,
     run_matrix,
     select,
@@ -159,6 +160,21 @@ def test_malformed_pins_are_one_line_errors(tmp_path: Path, text: str, message: 
     path = tmp_path / "matrix.toml"
     path.write_text(text)
     with pytest.raises(MatrixError, match=message):
+        load_groups(path)
+
+
+def test_an_agent_frameworks_group_holds_agents_and_the_stream_matrix_skips_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "matrix.toml"
+    path.write_text(PINS + '\n[groups.fw]\nrequirements = ["fw==1.0"]\nagents = ["fw-agent"]\n')
+    fw = load_groups(path)[-1]
+    assert (fw.adapters, fw.agents) == ((), ("fw-agent",))
+    # Selected alone, it leaves the stream suite nothing to run: one line, exit 2.
+    assert main(["--pins", str(path), "--group", "fw"]) == 2
+    assert "fw hold agent adapters only" in capsys.readouterr().err
+    path.write_text('[groups.fw]\nrequirements = []\nagents = "fw-agent"\n')
+    with pytest.raises(MatrixError, match="agents must be a list"):
         load_groups(path)
 
 

@@ -48,12 +48,23 @@ def _stream_generate_content(inter: Interaction, response: Any) -> None:
     assert isinstance(json.loads(inter.request.body)["contents"], list)
 
 
+def _websocket_turn(inter: Interaction, response: Any) -> None:
+    # The handshake's GET carrying the turn's response.create, which has no stream or
+    # background field (specs/protocols/openai-responses-websocket.md).
+    assert inter.request.method == "GET" and inter.request.uri.startswith("wss://")
+    assert inter.request.header("upgrade") == "websocket"
+    client_event = json.loads(inter.request.body)
+    assert client_event["type"] == "response.create"
+    assert "stream" not in client_event and "background" not in client_event
+
+
 REQUEST_CHECKS: dict[str, Callable[[Interaction, Any], None]] = {
     "anthropic-messages": _asks_for_a_stream,
     "bedrock-converse-stream": _converse_stream,
     "google-generative-ai": _stream_generate_content,
     "ollama": _ollama_chat,
     "openai-responses": _asks_for_a_stream,
+    "openai-responses-websocket": _websocket_turn,
 }
 
 

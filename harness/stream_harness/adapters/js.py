@@ -24,6 +24,7 @@ from stream_harness.contract.facts import bundled_js
 SCRIPTS: Final[dict[str, str]] = {
     "js-anthropic-sdk": "anthropic-sdk.mjs",
     "js-openai": "openai.mjs",
+    "js-openai-websocket": "openai-websocket.mjs",
     "js-ai-sdk": "ai-sdk.mjs",
     "js-ai-sdk-openai-compatible": "ai-sdk-openai-compatible.mjs",
     "js-google-genai": "google-genai.mjs",
@@ -73,6 +74,7 @@ def js_adapter(name: str) -> StdioAdapter:
 # each with no argument.
 anthropic_sdk: Final = partial(js_adapter, "js-anthropic-sdk")
 openai: Final = partial(js_adapter, "js-openai")
+openai_websocket: Final = partial(js_adapter, "js-openai-websocket")
 ai_sdk: Final = partial(js_adapter, "js-ai-sdk")
 ai_sdk_openai_compatible: Final = partial(js_adapter, "js-ai-sdk-openai-compatible")
 google_genai: Final = partial(js_adapter, "js-google-genai")

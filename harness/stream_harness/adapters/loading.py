@@ -162,7 +162,7 @@ def load_adapter(spec: str, *, project: Path | None = None) -> Adapter:
 # What `stream-harness report` runs when no adapter is named: the reference and every
 # official SDK adapter (the `sdk` extra); the third-party libraries run when named, or
 # per environment by `stream-harness matrix`.
-DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "google-genai",
+DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "openai-sdk-websocket", "google-genai",
                     "anthropic-sdk-vertex", "google-genai-vertex")
 
 

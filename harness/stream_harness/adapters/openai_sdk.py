@@ -193,6 +193,56 @@ class OpenAISDKAdapter(OpenAIClientAdapter):
         )
 
 
+    # -- resuming a background stream (the resumption check) ----------------------------
+
+    resumes = True
+
+    def run_resumable(self, protocol: str, base_url: str, *, request_body: bytes) -> AdapterResult:
+        """``client.responses.create(background=True, stream=True)`` read event by event,
+        the last ``sequence_number`` kept; when the stream breaks off before its terminal
+        event, ``client.responses.retrieve(id, stream=True, starting_after=N)`` reads the
+        rest (the SDK's background-mode example). The result is the terminal event's
+        response, mapped as :meth:`_responses` maps it."""
+        openai = self._openai
+        if protocol in AZURE_PROTOCOLS:
+            client = openai.AzureOpenAI(api_key="harness-key", api_version=AZURE_API_VERSION, azure_endpoint=base_url, max_retries=0)
+        else:
+            client = openai.OpenAI(api_key="sk-test", base_url=f"{base_url}/v1", max_retries=0)
+        cursor: int | None = None
+        response_id: str | None = None
+        seen: list[str] = []
+
+        def read(stream: Any) -> Any:
+            nonlocal cursor, response_id
+            for event in stream:
+                seen.append(event.type)
+                if isinstance(getattr(event, "sequence_number", None), int):
+                    cursor = event.sequence_number
+                response = getattr(event, "response", None)
+                if response_id is None and response is not None:
+                    response_id = getattr(response, "id", None)
+                if event.type in _TERMINAL_LIFECYCLE or event.type in ("response.completed", "error"):
+                    return event
+            return None
+
+        try:
+            try:
+                final = read(client.responses.create(model="gpt-harness", input="hi", background=True, stream=True))
+            except Exception:  # the connection dropped mid-stream: resume below
+                final = None
+            if final is None and response_id is not None and cursor is not None:
+                final = read(client.responses.retrieve(response_id, stream=True, starting_after=cursor))
+        except Exception as exc:
+            return raised_result(exc, None, {"events": seen})
+        finally:
+            client.close()
+        if final is None:
+            return AdapterResult(message=None, raw={"events": seen, "note": "no terminal event"})
+        if final.type == "error":
+            return AdapterResult(message=failed_message(None, final.message or "error event"), raw={"events": seen})
+        return AdapterResult(message=responses_message(final.response, protocol), raw={"events": seen})
+
+
 def _chat_snapshot(stream: Any) -> Any:
     if stream is None:
         return None

@@ -20,10 +20,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+import httpx
+
 from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event
 from stream_harness.contract.facts import origin
+from stream_harness.errors import error_details_from_body
 from stream_harness.providers.reference import normalize
-from stream_harness.providers.registry import protocol_ids
+from stream_harness.providers.registry import get_normalizer, protocol_ids
+from stream_harness.recordings.resume import ResumingReader
 
 AdapterLevel = Literal["event", "message"]
 # The recorded response headers a run is given: name -> values, as the cassette holds them.
@@ -100,6 +104,8 @@ class ReferenceAdapter:
 
     name = "reference"
     level: AdapterLevel = "event"
+    # The yardstick, bounded by its input limits: runs on the caller's thread (--run-timeout).
+    bounds_own_runs = True
 
     def __init__(self) -> None:
         self.protocols = frozenset(protocol_ids())
@@ -112,6 +118,62 @@ class ReferenceAdapter:
     ) -> AdapterResult:
         hdrs = {k: list(v) for k, v in (headers or {}).items()}
         events = list(normalize(protocol, chunks, status=status, headers=hdrs))
+        last = events[-1] if events else None
+        message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+        return AdapterResult(message=message, events=events)
+
+    # -- resuming a dropped Responses stream (the resumption check) --------------------
+
+    resumes = True
+    _http: httpx.Client | None = None
+
+    def _http_client(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(timeout=30.0)
+        return self._http
+
+    def run_resumable(self, protocol: str, base_url: str, *, request_body: bytes) -> AdapterResult:
+        """Stream a Responses request from ``base_url``; when it ends before the terminal
+        event, resume once with ``GET /v1/responses/{id}?stream=true&starting_after=N``, N
+        the last ``sequence_number`` of a whole event, and read on.
+
+        The normalizer is fed whole events only (:class:`~stream_harness.recordings.resume.ResumingReader`):
+        the half of an event the drop cut off is sent again by the server. A refused resume
+        (an unknown cursor) ends the stream in an error with the server's message.
+        """
+        normalizer = get_normalizer(protocol)
+        reader = ResumingReader()
+        events: list[Event] = []
+
+        def read(response: httpx.Response) -> None:
+            try:
+                for chunk in response.iter_raw():
+                    for whole in reader.feed(chunk):
+                        events.extend(normalizer.feed(whole))
+            except httpx.TransportError:
+                pass  # the connection dropped: what was whole is kept, the rest resumed
+
+        client = self._http_client()  # one for every run: making one builds an SSL context (~50 ms)
+        with client.stream("POST", f"{base_url}/v1/responses", content=request_body) as response:
+            read(response)
+        response_id = normalizer.acc.response_id
+        if not normalizer.acc.terminated and response_id is not None and reader.cursor is not None:
+            reader.resume()
+            target = f"/v1/responses/{response_id}?stream=true&starting_after={reader.cursor}"
+            with client.stream("GET", base_url + target) as response:
+                if response.status_code >= 400:
+                    body = response.read()
+                    details = error_details_from_body(body)
+                    normalizer.acc.fail(
+                        details.message or f"HTTP {response.status_code}",
+                        status=response.status_code,
+                        body=body.decode("utf-8", "replace"),
+                    )
+                else:
+                    read(response)
+        for whole in reader.close():
+            events.extend(normalizer.feed(whole))
+        events.extend(normalizer.close())
         last = events[-1] if events else None
         message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
         return AdapterResult(message=message, events=events)

@@ -12,6 +12,7 @@ from typing import Final
 
 THIRD_PARTY: Final[dict[str, str]] = {
     "openai-sdk-create": "stream_harness.adapters.openai_create:OpenAICreateAdapter",
+    "openai-sdk-websocket": "stream_harness.adapters.openai_websocket:OpenAISDKWebSocketAdapter",
     "google-genai": "stream_harness.adapters.google_genai:GoogleGenAIAdapter",
     "cohere": "stream_harness.adapters.cohere_sdk:CohereSDKAdapter",
     "mistral-sdk": "stream_harness.adapters.mistral_sdk:MistralSDKAdapter",
@@ -25,6 +26,7 @@ THIRD_PARTY: Final[dict[str, str]] = {
     # JavaScript/TypeScript libraries, through the stdio protocol (harness/stream_harness/adapters/js.py).
     "js-anthropic-sdk": "stream_harness.adapters.js:anthropic_sdk",
     "js-openai": "stream_harness.adapters.js:openai",
+    "js-openai-websocket": "stream_harness.adapters.js:openai_websocket",
     "js-ai-sdk": "stream_harness.adapters.js:ai_sdk",
     "js-ai-sdk-openai-compatible": "stream_harness.adapters.js:ai_sdk_openai_compatible",
     "js-google-genai": "stream_harness.adapters.js:google_genai",

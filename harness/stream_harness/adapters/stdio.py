@@ -26,6 +26,7 @@ import json
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -221,6 +222,10 @@ class _Process:
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=dict(env) if env is not None else None,
+            # Its own process group: a Ctrl-C at the terminal reaches the harness alone,
+            # which stops the adapter itself (stop, then the group killed), and whatever
+            # the adapter started (a shell's child, a worker) goes with it.
+            start_new_session=True,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
@@ -292,17 +297,33 @@ class _Process:
         _LIVE.discard(self)
         if self.owner != os.getpid():
             return  # a forked copy: the process belongs to the parent
-        with contextlib.suppress(OSError, ValueError, _Exited):
-            if polite:
-                self.send({"cmd": "stop"})
-        with contextlib.suppress(OSError, ValueError):
-            assert self.popen.stdin is not None
-            self.popen.stdin.close()
+        # Anything may fail here, and must not keep the group kill from happening: called
+        # from a signal handler (an interrupted worker), the write can land inside another
+        # write to the same pipe (RuntimeError: reentrant call).
         try:
-            self.popen.wait(timeout=2 if polite else 0.001)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait()
+            with contextlib.suppress(Exception):
+                if polite:
+                    self.send({"cmd": "stop"})
+            with contextlib.suppress(Exception):
+                assert self.popen.stdin is not None
+                self.popen.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=2 if polite else 0.001)
+        finally:
+            _kill_group(self.popen)  # the process if it is still there, and what it started
+            with contextlib.suppress(Exception):
+                self.popen.wait()
+
+
+def _kill_group(popen: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to the process group the adapter leads (the process alone where there are none)."""
+    killpg = getattr(os, "killpg", None)
+    if killpg is None:  # Windows
+        with contextlib.suppress(OSError):
+            popen.kill()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        killpg(popen.pid, signal.SIGKILL)
 
 
 class _Hung(Exception):
@@ -328,6 +349,9 @@ class StdioAdapter:
     ``validate=True`` also checks every request against the schemas (replies are always
     checked: that is how a malformed reply becomes a result).
     """
+
+    # Each reply has its own timeout (``timeout``); --run-timeout is for in-process adapters.
+    bounds_own_runs = True
 
     def __init__(
         self,

@@ -52,6 +52,7 @@ from stream_harness.reporting.console import (
     skipped_lines,
 )
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.reporting.progress import DEFAULT_EVERY, Heartbeat, progress_every
 from stream_harness.reporting.shards import merge_shards, replaces_whole_report
 
 
@@ -72,6 +73,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
     p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
     p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
+    p.add_argument(
+        "--run-timeout", type=float, metavar="SECONDS",
+        help="seconds one run of an in-process (Python) adapter may take before it is recorded as errored and abandoned (default: [tool.stream-harness] run_timeout, else 30, as a stdio adapter's reply)",
+    )  # fmt: skip
     p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
     p.add_argument(
         "--shard", metavar="K/N",
@@ -154,13 +159,14 @@ def config_from_args(args: argparse.Namespace) -> Config:
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     try:
-        check_numbers(examples=args.examples, single_cut_limit=args.single_cut_limit)
+        check_numbers(examples=args.examples, single_cut_limit=args.single_cut_limit, run_timeout=args.run_timeout)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
     return config.with_overrides(
         cassettes=args.cassettes, adapters=named or None, examples=args.examples, seed=args.seed,
         single_cut_limit=args.single_cut_limit, checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
+        run_timeout=args.run_timeout,
     )  # fmt: skip
 
 
@@ -188,22 +194,36 @@ def default_report_adapters() -> list[str]:
     return found
 
 
-def run_suite(suite: Suite, jobs: int, console: Console) -> list[AdapterRun]:
+def run_suite(suite: Suite, jobs: int, console: Console, every: float = DEFAULT_EVERY) -> list[AdapterRun]:
+    """The suite on ``jobs`` processes, with rich progress bars on a terminal, and without
+    one a progress line every ``every`` seconds (:mod:`stream_harness.reporting.progress`)."""
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    with Progress(
+    total = len(suite.cases) * len(suite.adapters)
+    judged = [0]
+
+    def line(elapsed: float) -> str:
+        return f"progress: {judged[0]} of {total} (adapter, case) pair(s) judged, {elapsed:.0f} s"
+
+    # Lines where the bars are off: where stderr is no terminal.
+    with Heartbeat(line, 0 if is_terminal(console.file) else every), Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=console, transient=True, disable=not is_terminal(console.file),
     ) as progress:  # fmt: skip
         tasks = [progress.add_task(a.spec, total=len(suite.cases)) for a in suite.adapters]
 
         def advance(adapter_index: int, done: int) -> None:
+            judged[0] += done
             progress.advance(tasks[adapter_index], done)
 
-        return run_adapters(
-            [a.adapter for a in suite.adapters], list(suite.cases), suite.run_config,
-            [a.expectations for a in suite.adapters], jobs=jobs, progress=advance,
-            specs=[a.spec for a in suite.adapters],
-        )  # fmt: skip
+        try:
+            return run_adapters(
+                [a.adapter for a in suite.adapters], list(suite.cases), suite.run_config,
+                [a.expectations for a in suite.adapters], jobs=jobs, progress=advance,
+                specs=[a.spec for a in suite.adapters],
+            )  # fmt: skip
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the CLI prints the line
+            exc.add_note(f"{judged[0]} of {total} (adapter, case) pair(s) judged")
+            raise
 
 
 def shown_expectations(config: Config) -> tuple[str, ...]:
@@ -251,15 +271,16 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
     cannot make one, exit status 2 with the reason said: ``check`` and ``report`` differ
     only in the suite they run and what they do with the report."""
     try:
+        every = progress_every()
         config = config_from_args(args)
         suite = prepared(config)
-    except (CommandError, SuiteError) as exc:
+    except (CommandError, SuiteError, ValueError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     for line in skipped_lines(suite.skipped):
         print(line, file=sys.stderr)
     started = datetime.now(UTC)
-    runs = run_suite(suite, args.jobs, Console(stderr=True))
+    runs = run_suite(suite, args.jobs, Console(stderr=True), every)
     return config, _report(suite, runs, started, config)
 
 

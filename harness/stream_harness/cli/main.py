@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("auto", "rich", "plain"), default="auto", help="a table on a terminal, plain lines (never cut or wrapped) in logs (default: auto)")
     p.set_defaults(func=_cmd_summary)
 
+    from stream_harness.cli.agents import add_agents_parser
     from stream_harness.cli.conformance import add_parsers as add_conformance
     from stream_harness.cli.loop import add_loop_parser
     from stream_harness.matrix.groups import add_matrix_parser
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conformance(sub)
     add_matrix_parser(sub)
     add_loop_parser(sub)
+    add_agents_parser(sub)
     from stream_harness.conformance.fuzz import add_parser as add_fuzz_parser
 
     add_fuzz_parser(sub)
@@ -146,19 +148,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `stream-harness normalize ... | head`
         return 0
-    except KeyboardInterrupt:
-        print("stream-harness: interrupted (Ctrl-C): the run did not finish, nothing was reported", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("stream-harness: terminated (SIGTERM): the run did not finish, nothing was reported", file=sys.stderr)
-        return 143
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
+        # The partial summary: how far the run got, when the command noted it (run_suite).
+        done = "".join(f": {note}" for note in getattr(exc, "__notes__", ()))
+        how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        print(f"stream-harness: interrupted ({how}){done}: the run did not finish, nothing was reported", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
 
-class Terminated(Exception):
-    """SIGTERM, raised in the main thread."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread. A KeyboardInterrupt, so that every path that
+    ends a run cleanly on Ctrl-C (the runner ending its workers, a recording leaving
+    nothing behind) does so on SIGTERM too."""
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -41,6 +41,7 @@ def run_conformance(
     single_cut_limit: int | None = None,
     expectations: str | Path | None = None,
     config: Config | None = None,
+    run_timeout: float | None = None,
 ) -> AdapterRun:
     """Run every applicable check on every case; raise AssertionError on new failures.
 
@@ -54,7 +55,7 @@ def run_conformance(
     base = config if config is not None else load_config()
     merged = base.with_overrides(
         cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations,
-        single_cut_limit=single_cut_limit,
+        single_cut_limit=single_cut_limit, run_timeout=run_timeout,
     )
     suite = prepare(merged, [adapter])
     loaded = suite.adapters[0]

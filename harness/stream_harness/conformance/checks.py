@@ -13,6 +13,7 @@ ones, until none can go, which takes a planted split bug down to its single cut 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -21,9 +22,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
-from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, safe_run
+from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.contract.diff import (
@@ -41,12 +43,22 @@ from stream_harness.contract.events import (
     ToolCall,
 )
 from stream_harness.contract.rules import Violation, check_contract
+from stream_harness.providers.registry import get as get_protocol
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
 from stream_harness.recordings.inputs import display_path
-from stream_harness.server.loopback import BYTE_PIECES, TRANSPORT_CUTS, CutMode, Pacing
+from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
+from stream_harness.server.loopback import (
+    BYTE_PIECES,
+    TRANSPORT_CUTS,
+    CutMode,
+    LoopbackServer,
+    Pacing,
+)
+from stream_harness.server.resume import CutThenResume
 from stream_harness.server.upstream import event_frames
+from stream_harness.wire.websocket import refragment_log
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +126,8 @@ class CheckContext:
     # A reproduce command pins the one split (or truncation offset) that failed.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
+    # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
+    run_timeout: float | None = DEFAULT_RUN_TIMEOUT
     _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
     _expected: list[Event] | None = None
     # Distinct stray stdout lines of every run of this case (bounded), and how many more.
@@ -142,9 +156,11 @@ class CheckContext:
         result = self._runs.get(key)
         if result is None:
             c = self.case
-            result = self._keep_noise(
-                safe_run(self.adapter, c.protocol, split_at(c.body, key), status=c.status, headers=c.headers, case=c.id)
-            )
+            try:
+                result = self._run(split_at(c.body, key), c.id)
+            except RunTimedOut as exc:
+                exc.cuts = key  # the reproduce command replays the split that hung
+                raise
             # The runs checks share are the first ones (the whole body, the first splits):
             # past the limit nothing more is kept, so memory stays flat in --examples.
             if len(self._runs) < RUN_CACHE_LIMIT:
@@ -155,8 +171,15 @@ class CheckContext:
         return self.run_cuts(())
 
     def run_body(self, body: bytes) -> AdapterResult:
+        return self._run([body], f"{self.case.id}, a body of {len(body)} bytes")
+
+    def _run(self, chunks: list[bytes], what: str) -> AdapterResult:
+        """One run of the adapter, bounded by ``run_timeout`` (raises RunTimedOut)."""
         c = self.case
-        return self._keep_noise(safe_run(self.adapter, c.protocol, [body], status=c.status, headers=c.headers, case=c.id))
+        result = run_within(
+            self.adapter, self.run_timeout, c.protocol, chunks, status=c.status, headers=c.headers, case=c.id, what=what
+        )
+        return self._keep_noise(result)
 
     @property
     def expected(self) -> list[Event]:
@@ -809,6 +832,146 @@ def check_proxy_error_status(ctx: CheckContext) -> list[Failure]:
     return [differing("; ".join(problems), expected_doc, observed_doc)]
 
 
+# ---------------------------------------------------------------------------------------
+# WebSocket turns: message boundaries instead of byte boundaries
+
+
+def _websocket_turn(case: Case, expected: list[Event]) -> bool:
+    return case.status < 400 and get_protocol(case.protocol).framing.name == "websocket-json"
+
+
+def message_cuts(seed: str, n: int, payload: bytes) -> list[int]:
+    """Where message ``n`` is cut into frames under one seeded re-framing: inside its
+    first multi-byte UTF-8 character when it has one (a text frame need not end on a
+    character), and one to four random offsets."""
+    rng = random.Random(f"{seed}:{n}")
+    if len(payload) < 2:
+        return []
+    cuts = {rng.randrange(1, len(payload)) for _ in range(rng.randint(1, 4))}
+    wide = next((i for i, b in enumerate(payload) if b >= 0xC0), None)
+    if wide is not None and wide + 1 < len(payload):
+        cuts.add(wide + 1)
+    return sorted(cuts)
+
+
+def check_message_framing(ctx: CheckContext) -> list[Failure]:
+    """Every message of a WebSocket turn re-sent across continuation frames (RFC 6455
+    5.4), some cut inside a UTF-8 character: the same final message as the recorded
+    framing. The socket's counterpart of split-invariance, whose byte splits do not reach
+    a client behind a WebSocket library."""
+    whole = ctx.whole()
+    if whole.crashed:
+        return [differing(f"the adapter crashed on the recorded turn: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+    baseline = _message_key(whole)
+    rounds = 1 if ctx.only_cuts is not None else max(1, min(ctx.examples, 20))
+    for r in range(rounds):
+        body = refragment_log(ctx.case.body, functools.partial(message_cuts, f"frames:{ctx.seed}:{ctx.case.id}:{r}"))
+        result = ctx.run_body(body)
+        if _message_key(result) != baseline:
+            return [
+                differing(
+                    f"the turn re-framed into continuation frames (round {r}) gives a different "
+                    f"final message ({_summary(result)} instead of {_summary(whole)})",
+                    outcome_of(whole),
+                    outcome_of(result),
+                    command=ctx.command("message-framing"),
+                )
+            ]
+    return []
+
+
+# ---------------------------------------------------------------------------------------
+# Resumption: a background Responses stream resumed after a dropped connection
+
+# Cut points tried per case: every event boundary up to this many, else a seeded sample.
+RESUME_POINTS: Final = 40
+_resumable_cache: dict[str, list[StreamEvent] | None] = {}
+
+
+def resumable_events(case: Case) -> list[StreamEvent] | None:
+    """The case's events when its stream can be resumed by a cursor (sequence numbers and a
+    response id: the Responses protocols), else None; read once per body."""
+    if case.sha256 not in _resumable_cache:
+        events = stream_events(case.body) if case.status < 400 else []
+        _resumable_cache[case.sha256] = events if is_resumable(events) else None
+    return _resumable_cache[case.sha256]
+
+
+def _resumable(case: Case, expected: list[Event]) -> bool:
+    return resumable_events(case) is not None
+
+
+def resume_points(n: int, seed: str) -> list[int]:
+    """After how many events the stream is cut: 1 .. n-1 (the first event names the
+    response, without it there is nothing to resume), all or a seeded sample."""
+    points = list(range(1, n))
+    if len(points) <= RESUME_POINTS:
+        return points
+    rng = random.Random(seed)
+    return sorted({1, n - 1, *rng.sample(points, RESUME_POINTS - 2)})
+
+
+def _resumed_key(result: AdapterResult, level: AdapterLevel) -> Any:
+    if level == "event" and result.events is not None:
+        return [e.model_dump(mode="json") for e in result.events]
+    return _message_key(result)
+
+
+def check_resumption(ctx: CheckContext) -> list[Failure]:
+    """Cut after event k, let the adapter resume from its cursor: the same result as its
+    run on the uncut stream (events for an event-level adapter: none lost, none repeated);
+    a cursor the server no longer has must end in an error, never in a silent restart."""
+    events = resumable_events(ctx.case)
+    assert events is not None
+    run = getattr(ctx.adapter, "run_resumable", None)
+    if run is None:
+        return [Failure("the adapter says it resumes but has no run_resumable method")]
+    replies = CutThenResume(events)
+    request_body = b'{"model":"resumption-check","input":"","background":true,"stream":true}'
+    seqs = [e.sequence_number for e in events]
+    with LoopbackServer(replies) as server:
+        # The baseline is the same client code reading the stream uncut: a library's
+        # resuming path may hand its user another object than its stream helper does.
+        replies.reset(len(events))
+        whole = run(ctx.case.protocol, server.url, request_body=request_body)
+        if whole.crashed:
+            return [differing(f"the adapter crashed on the uncut stream: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+        want = _resumed_key(whole, ctx.adapter.level)
+        for k in resume_points(len(events), f"resume:{ctx.seed}:{ctx.case.id}"):
+            partial = k % 2 == 1  # odd k: the drop also cuts the next event in half
+            replies.reset(k, partial=partial)
+            result = run(ctx.case.protocol, server.url, request_body=request_body)
+            got = _resumed_key(result, ctx.adapter.level)
+            if got != want:
+                cursor = next((s for s in reversed(seqs[:k]) if s is not None), None)
+                where = f"cut after event {k} of {len(events)}{' and half of the next' if partial else ''}"
+                return [
+                    differing(
+                        f"resumed stream ({where}; the adapter resumed with starting_after="
+                        f"{replies.cursors or 'nothing'}, the last whole event was {cursor}) "
+                        f"differs from the whole stream ({_summary(result)} instead of {_summary(whole)})",
+                        want,
+                        got,
+                        command=ctx.command("resumption"),
+                    )
+                ]
+        # The stream is gone from the server: the resume is refused, and the adapter must
+        # end in an error, never start over or report a finished response.
+        k = max(1, len(events) // 2)
+        replies.reset(k, expired=True)
+        result = run(ctx.case.protocol, server.url, request_body=request_body)
+        if replies.cursors and result.terminal == "done":
+            return [
+                differing(
+                    f"cut after event {k}, the resume refused (unknown cursor): the adapter ended in done",
+                    {"terminal": "error"},
+                    outcome_of(result),
+                    command=ctx.command("resumption"),
+                )
+            ]
+    return []
+
+
 CHECKS: tuple[Check, ...] = (
     Check("contract", "event sequence follows the contract grammar", "C1-C12", "event", _always, check_contract_rules),
     Check("split-invariance", "any split of the body gives the same final message", "C13", "message", _always, check_split_invariance),
@@ -818,6 +981,8 @@ CHECKS: tuple[Check, ...] = (
     Check("error-surfacing", "errors end in error with the provider's message, nothing lost", "C15", "message", _ends_in_error, check_error_surfacing),
     Check("truncation", "a body cut mid-stream ends in error, never done", "C2, C15", "message", _is_stream, check_truncation),
     Check("overflow-classification", "error events carry the classification of specs/overflow.yaml", "C16", "event", _ends_in_error, check_overflow_classification, needs="classifies_errors"),
+    Check("message-framing", "a WebSocket turn's messages split across continuation frames give the same final message", "C13", "message", _websocket_turn, check_message_framing),
+    Check("resumption", "a stream resumed with its cursor equals the whole stream; an unknown cursor is an error", "C13, C15", "message", _resumable, check_resumption, needs="resumes", needs_default=False),
     Check("proxy-streaming", "a gateway streams: the first byte before the upstream's last event", "C15", "message", _streams, check_proxy_streaming, needs="proxy", needs_default=False),
     Check("proxy-upstream-cut", "an upstream connection dropped mid-stream reaches the client as an error", "C2, C15", "message", _streams, check_proxy_upstream_cut, needs="proxy", needs_default=False),
     Check("proxy-error-status", "an upstream HTTP error reaches the client with its status and retry-after", "C15, C16", "message", _http_error, check_proxy_error_status, needs="proxy", needs_default=False),

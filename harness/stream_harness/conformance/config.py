@@ -16,12 +16,15 @@ turns the lookup off.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
+
+from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT
 
 CONFIG_ENV = "STREAM_HARNESS_CONFIG"
 TABLE = "stream-harness"
@@ -54,6 +57,7 @@ class Config:
     seed: int = 0
     checks: tuple[str, ...] = ()
     out: Path = DEFAULT_OUT
+    run_timeout: float = DEFAULT_RUN_TIMEOUT  # seconds one run of an in-process adapter may take
     source: Path | None = field(default=None, compare=False)  # the file the table came from
 
     def with_overrides(self, **given: Any) -> Config:
@@ -81,10 +85,13 @@ _KEYS: Mapping[str, str] = {
     "seed": "a whole number",
     "checks": "a list of check ids",
     "out": "the report folder",
+    "run_timeout": "a number of seconds > 0",
 }
 
 
-def check_numbers(*, examples: int | None, single_cut_limit: int | None, prefix: str = "--") -> None:
+def check_numbers(
+    *, examples: int | None, single_cut_limit: int | None, run_timeout: float | None = None, prefix: str = "--"
+) -> None:
     """The numeric settings as every front end checks them (CLI flags, pytest options, the API).
 
     ``prefix`` names the option as its front end spells it (``--``, ``--harness-``).
@@ -93,6 +100,8 @@ def check_numbers(*, examples: int | None, single_cut_limit: int | None, prefix:
         raise ConfigError(f"{prefix}examples must be a whole number from 0 to {MAX_EXAMPLES}, got {examples}")
     if single_cut_limit is not None and single_cut_limit < 0:
         raise ConfigError(f"{prefix}single-cut-limit must be >= 0, got {single_cut_limit}")
+    if run_timeout is not None and not (math.isfinite(run_timeout) and run_timeout > 0):
+        raise ConfigError(f"{prefix}run-timeout must be a number of seconds > 0, got {run_timeout:g}")
 
 
 def find_config_file(start: Path | None = None) -> Path | None:
@@ -195,6 +204,11 @@ def parse_table(table: object, path: Path) -> Config:
         changes["single_cut_limit"] = integer("single_cut_limit", 0)
     if "seed" in table:
         changes["seed"] = integer("seed", None)
+    if "run_timeout" in table:
+        value = table["run_timeout"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{where} run_timeout: expected {_KEYS['run_timeout']}, got {value!r}")
+        changes["run_timeout"] = float(value)
     return replace(config, **changes)
 
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Final, Literal
 
+from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
+from stream_harness.adapters.exit_hooks import stop_now
 from stream_harness.adapters.protocol import Adapter
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.checks import (
@@ -22,6 +28,9 @@ from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.expectations import Expectations, outcome_for
 from stream_harness.conformance.shard import Shard
 from stream_harness.contract.diff import first_difference
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 Outcome = Literal["passed", "failed", "errored", "known_failure", "fixed"]
 
@@ -50,6 +59,8 @@ class RunConfig:
     # A reproduce command replays one split or one truncation offset instead of drawing them.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
+    # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
+    run_timeout: float | None = DEFAULT_RUN_TIMEOUT
     # Only the (adapter, case) pairs of this shard run (``--shard K/N``).
     shard: Shard | None = None
 
@@ -64,7 +75,7 @@ class RunConfig:
         return CheckContext(
             case, adapter, examples=self.examples, seed=self.seed,
             single_cut_limit=self.single_cut_limit, adapter_spec=spec,
-            only_cuts=self.only_cuts, only_truncate=self.only_truncate,
+            only_cuts=self.only_cuts, only_truncate=self.only_truncate, run_timeout=self.run_timeout,
         )  # fmt: skip
 
 
@@ -111,6 +122,14 @@ def run_one(check: Check, ctx: CheckContext, expectations: Expectations | None) 
     adapter, case_id = ctx.adapter.name, ctx.case.id
     try:
         failures = tuple(complete(f, check, ctx) for f in check.run(ctx))
+    except RunTimedOut as exc:
+        # Errored, not failed: nothing was judged. Both values given, so that completing
+        # the failure does not run the adapter again.
+        failure = Failure(
+            str(exc), command=ctx.command(check.id, exc.cuts or ()), path="run",
+            expected=as_json({"run": f"returns within {ctx.run_timeout:g} s"}), observed=as_json({"run": exc.outcome}),
+        )  # fmt: skip
+        return CaseResult(adapter, case_id, check.id, "errored", (failure,))
     except Exception as exc:
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         failure = complete(Failure(f"the check raised: {tb}"), check, ctx)
@@ -157,10 +176,13 @@ def _run_slice(adapter_index: int, start: int, stop: int) -> list[CaseResult]:
 
 
 def _run_pool(
-    tasks: Sequence[tuple[int, int, int]], workers: int
+    tasks: Sequence[tuple[int, int, int]],
+    workers: int,
+    finished: Callable[[tuple[int, int, int], list[CaseResult]], None] | None = None,
 ) -> tuple[dict[tuple[int, int, int], list[CaseResult]], list[tuple[int, int, int]], str]:
     """Run ``tasks`` on a fresh forked pool: what finished, what a dead worker took down
-    with it, and how the pool broke (empty when it did not)."""
+    with it, and how the pool broke (empty when it did not). ``finished`` hears of each
+    task as it finishes, so that progress moves during the run, not at its end."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
@@ -168,8 +190,19 @@ def _run_pool(
     done: dict[tuple[int, int, int], list[CaseResult]] = {}
     lost: list[tuple[int, int, int]] = []
     died = ""
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(_run_slice, *t): t for t in tasks}
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_signals
+    )
+    try:
+        futures = {}
+        for t in tasks:
+            # A worker may die while tasks are still being submitted: the pool then refuses
+            # the rest, which are as unfinished as the tasks it took down.
+            try:
+                futures[pool.submit(_run_slice, *t)] = t
+            except BrokenProcessPool as exc:
+                lost.append(t)
+                died = died or str(exc)
         for future in as_completed(futures):
             key = futures[future]
             try:
@@ -177,7 +210,58 @@ def _run_pool(
             except BrokenProcessPool as exc:
                 lost.append(key)
                 died = died or str(exc)
+                continue
+            if finished is not None:
+                finished(key, done[key])
+    except BaseException:
+        # Ctrl-C or SIGTERM (the CLI raises it) in the parent: the workers would otherwise
+        # run their queue to the end while the parent waits in the pool's exit.
+        _end_workers(pool)
+        raise
+    pool.shutdown(wait=True)
     return done, sorted(lost), died
+
+
+# How long an interrupted worker has to stop its adapter and gateway processes (a stdio
+# adapter gets 2 s to take its stop, a gateway 5 s) before it is killed.
+WORKER_GRACE: Final = 8.0
+
+
+def _worker_signals() -> None:
+    """In each forked worker: SIGINT is the parent's to handle (a Ctrl-C reaches the whole
+    foreground process group; the parent then ends the workers), and SIGTERM stops the
+    processes this worker started, then ends it at once. Python's own handling would raise
+    in the task, and the pool would send that back as the task's result and go on."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_terminated)
+
+
+def _worker_terminated(signum: int, frame: object) -> None:
+    # Once: the pool's own manager sends every worker SIGTERM again when it sees one die,
+    # and a second handler run inside this one would leave through os._exit before the
+    # first has killed what it was stopping.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    stop_now()
+    os._exit(128 + signum)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGTERM to every worker, SIGKILL to any still there after the grace period, all reaped."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+    deadline = time.monotonic() + WORKER_GRACE
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.exitcode is None:
+                process.kill()
+                process.join()
+    # Only now, with every worker gone: the pool's manager thread sees them dead and ends,
+    # so the join in shutdown returns (and nothing of the pool is left for the exit hook
+    # of concurrent.futures to trip over).
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
@@ -259,18 +343,15 @@ def run_adapters(
             if progress:
                 progress(key[0], key[2] - key[1])
 
-        done, lost, _ = _run_pool(slices, jobs)
-        for key, results in done.items():
-            settle(key, results)
+        done, lost, _ = _run_pool(slices, jobs, settle)
         pending = [(a, i, i + 1) for a, start, stop in lost for i in range(start, stop)]
         while pending:
-            done, lost, died = _run_pool(pending, jobs)
-            for key, results in done.items():
-                settle(key, results)
+            done, lost, died = _run_pool(pending, jobs, settle)
             if lost and not done:
                 first, *lost = lost
-                alone, _, died = _run_pool([first], 1)
-                settle(first, alone[first] if first in alone else _died(first, died))
+                alone, _, died = _run_pool([first], 1, settle)
+                if first not in alone:
+                    settle(first, _died(first, died))
             pending = lost
     finally:
         _FORK_STATE = None

@@ -100,7 +100,9 @@ def prepare(
     running each group as one shard, and whose merge then counts the whole).
     """
     try:
-        check_numbers(examples=config.examples, single_cut_limit=config.single_cut_limit, prefix="")
+        check_numbers(
+            examples=config.examples, single_cut_limit=config.single_cut_limit, run_timeout=config.run_timeout, prefix=""
+        )
     except ConfigError as exc:
         raise SuiteError(str(exc)) from None
     if config.expectations is not None and not config.expectations.is_dir():
@@ -186,6 +188,7 @@ def prepare(
     run_config = RunConfig(
         examples=config.examples, seed=config.seed, checks=checks,
         single_cut_limit=config.single_cut_limit,
-        only_cuts=only_cuts, only_truncate=only_truncate, shard=shard,
+        only_cuts=only_cuts, only_truncate=only_truncate, run_timeout=config.run_timeout,
+        shard=shard,
     )  # fmt: skip
     return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)

@@ -17,10 +17,12 @@ merge, what a failed group does) is tested with a fake runner and no installs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -47,6 +49,7 @@ from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
 from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
+from stream_harness.reporting.progress import Heartbeat, progress_every
 from stream_harness.reporting.shards import replaces_whole_report
 
 PINS_NAME: Final = "matrix.toml"
@@ -68,6 +71,10 @@ class Group:
     # A folder of the project with a package.json and package-lock.json (adapters-js):
     # its `npm ci` goes into the environment too, for the stdio adapters it holds.
     npm: str | None = None
+    # Agent adapters (harness/stream_harness/agents/frameworks) this environment holds: the agent
+    # frameworks' groups have these and no stream adapters; `stream-harness matrix` runs
+    # only groups with stream adapters.
+    agents: tuple[str, ...] = ()
 
     def key(self, project: Sequence[str]) -> str:
         """What the environment is built from: a change of pins, Python or harness rebuilds it."""
@@ -108,13 +115,20 @@ def load_groups(path: Path) -> list[Group]:
     for name, entry in raw.items():
         reqs = entry.get("requirements") if isinstance(entry, dict) else None
         adapters = entry.get("adapters") if isinstance(entry, dict) else None
+        agents = entry.get("agents", []) if isinstance(entry, dict) else None
         if not (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs)):
             raise MatrixError(f"{path}: groups.{name}.requirements must be a list of strings")
+        if not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
+            raise MatrixError(f"{path}: groups.{name}.agents must be a list of strings")
+        if agents and adapters is None:
+            adapters = []  # an agent framework's group: no stream adapter
         if not (
-            isinstance(adapters, list) and adapters and all(isinstance(a, str) for a in adapters)
+            isinstance(adapters, list)
+            and (adapters or agents)
+            and all(isinstance(a, str) for a in adapters)
         ):
             raise MatrixError(f"{path}: groups.{name}.adapters must be a non-empty list of strings")
-        for a in adapters:
+        for a in [*adapters, *agents]:
             if a in owner:
                 # The merge would refuse two rows for one adapter anyway; say it here, early.
                 raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
@@ -123,8 +137,11 @@ def load_groups(path: Path) -> list[Group]:
         if npm is not None and not isinstance(npm, str):
             raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
         groups.append(
-            Group(name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm)
-        )
+            Group(
+                name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm,
+                tuple(agents),
+            )
+        )  # fmt: skip
     return groups
 
 
@@ -426,6 +443,7 @@ def run_matrix(
     says why.
     """
     matrix = MatrixRun()
+    _ENDING.clear()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
 
         def one(group: Group) -> GroupRun:
@@ -448,7 +466,16 @@ def run_matrix(
         timings = load_timings(cache)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {g.name: pool.submit(one, g) for g in longest_first(groups, timings)}
-            matrix.runs = [futures[g.name].result() for g in groups]
+            try:
+                matrix.runs = [futures[g.name].result() for g in groups]
+            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as the CLI raises it
+                # The groups' processes would run to their end while the pool's exit waits
+                # for them: no group starts now, and the running ones are ended.
+                pool.shutdown(wait=False, cancel_futures=True)
+                end_running()
+                finished = sum(1 for f in futures.values() if f.done() and not f.cancelled())
+                exc.add_note(f"{finished} of {len(groups)} group(s) finished")
+                raise
         if options.shard is None:  # a shard's times are a part's: they would mislead the order
             save_timings(cache, matrix.runs)
     matrix.report = merge_runs(matrix.runs, expectations)
@@ -493,7 +520,34 @@ class Finished(subprocess.CompletedProcess[str]):
     cpu_seconds: float | None = None
 
 
+# The commands subprocess_runner is running, for end_running; set once a run is ending.
+_RUNNING: set[subprocess.Popen[str]] = set()
+_ENDING = threading.Event()
+# How long an interrupted group's run has to end its own workers and adapters (it gets
+# SIGTERM and handles it as the CLI does) before it is killed.
+END_GRACE: Final = 15.0
+
+
+def end_running() -> None:
+    """SIGTERM to every command running, SIGKILL after the grace period; none start after."""
+    _ENDING.set()
+    running = list(_RUNNING)
+    for proc in running:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+    # Reaped by the threads that started them (their wait4, for the CPU account): here
+    # only watched leaving, then killed if they do not.
+    deadline = time.monotonic() + END_GRACE
+    while _RUNNING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for proc in list(_RUNNING):
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+
 def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    if _ENDING.is_set():
+        return subprocess.CompletedProcess(list(argv), -signal.SIGTERM, "", "not started: the run was interrupted")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     if not hasattr(os, "wait4"):
         return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
@@ -502,6 +556,7 @@ def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     with subprocess.Popen(
         list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     ) as proc:
+        _RUNNING.add(proc)
         streams: dict[str, str] = {}
 
         def drain(name: str, pipe: Any) -> None:
@@ -513,7 +568,10 @@ def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
         ]
         for t in readers:
             t.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            _RUNNING.discard(proc)
         proc.returncode = os.waitstatus_to_exitcode(status)
         for t in readers:
             t.join()
@@ -609,6 +667,16 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
+    # The agent frameworks' groups hold agent adapters only: the stream suite has nothing
+    # to run there.
+    agent_only = [g.name for g in groups if not g.adapters]
+    groups = [g for g in groups if g.adapters]
+    if not groups:
+        print(
+            f"stream-harness: group(s) {', '.join(agent_only)} hold agent adapters only, no stream adapter to run",
+            file=sys.stderr,
+        )
+        return 2
     if args.list:
         for g in groups:
             print(f"{g.name}: {', '.join(g.adapters)}  [{', '.join(g.requirements)}]")
@@ -647,14 +715,28 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         shard=str(shard) if shard is not None else None,
         skip_unusable=args.skip_unusable,
     )
-    started = datetime.now(UTC)
     try:
-        result = run_matrix(
-            groups, options=options, cache=args.cache_dir or default_cache(), project=project,
-            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
-            progress=lambda line: print(f"matrix: {line}", file=sys.stderr, flush=True),
-            expectations=lambda name: expectations_for_adapter(name, config.expectations),
-        )  # fmt: skip
+        every = progress_every()
+    except ValueError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    started = datetime.now(UTC)
+    last = ["starting"]
+
+    def milestone(line: str) -> None:
+        last[0] = line
+        print(f"matrix: {line}", file=sys.stderr, flush=True)
+
+    # Groups run for minutes between milestones: in a log, a line every `every` seconds.
+    alive = Heartbeat(lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})", 0 if sys.stderr.isatty() else every)
+    try:
+        with alive:
+            result = run_matrix(
+                groups, options=options, cache=args.cache_dir or default_cache(), project=project,
+                runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
+                progress=milestone,
+                expectations=lambda name: expectations_for_adapter(name, config.expectations),
+            )  # fmt: skip
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2

@@ -25,6 +25,7 @@ from stream_harness.providers import (  # noqa: F401  (imported to register them
     ollama,
     openai_completions,
     openai_responses,
+    openai_responses_websocket,
     vertex_anthropic,
     vertex_gemini,
 )

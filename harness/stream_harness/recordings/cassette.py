@@ -62,7 +62,7 @@ __all__ = [
 
 CASSETTE_FORMAT_VERSION = 1
 
-Framing: TypeAlias = Literal["sse", "eventstream", "jsonlines", "jsonarray"]
+Framing: TypeAlias = Literal["sse", "eventstream", "jsonlines", "jsonarray", "websocket-json"]
 """How a streamed response body is cut into messages; picks the ``stream_harness.wire`` decoder."""
 
 Headers: TypeAlias = dict[str, list[str]]
@@ -87,7 +87,7 @@ class CassetteError(Exception):
 
 
 class NotACassette(CassetteError):
-    """A YAML file of ours that is not a cassette (an agent-loop scenario): folders of
+    """A YAML file of ours that is not a cassette (an agent-loop or agent scenario): folders of
     cassettes may hold them, so callers pass over it instead of reporting it as broken."""
 
 
@@ -192,6 +192,9 @@ def _detect_framing(request: Request, response: Response) -> Framing | None:
     # (Gemini's JSON error bodies labelled text/event-stream) is not a stream.
     ctype = response.content_type
     body = response.body
+    if response.status == 101 and (request.header("upgrade") or "").lower() == "websocket":
+        # A WebSocket turn: the body is its frame log (harness/stream_harness/wire/websocket.py).
+        return "websocket-json"
     if ctype == "application/vnd.amazon.eventstream":
         return "eventstream"
     if ctype == "text/event-stream":
@@ -298,6 +301,8 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     if "interactions" not in data:
         if {"responses", "expect"} <= data.keys():
             raise NotACassette(path, "an agent-loop scenario (for `stream-harness loop`), not a cassette")
+        if data.get("kind") == "agent" and "responses" in data:
+            raise NotACassette(path, "an agent scenario (for `stream-harness agents`), not a cassette")
         raise CassetteError(path, "not a cassette: no 'interactions' key")
     version = data.get("version")
     if version is None:

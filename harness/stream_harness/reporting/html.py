@@ -15,10 +15,12 @@ import re
 from html import escape
 
 from stream_harness.reporting.report import (
+    AgentSummary,
     Cell,
     FailureInfo,
     Report,
     Result,
+    agent_summaries,
     matrix,
     outcome_meanings,
     problems,
@@ -169,6 +171,44 @@ def _guide(report: Report) -> str:
     )
 
 
+def _agents(agents: list[AgentSummary]) -> str:
+    """The agent rows beside the stream matrix; nothing when the report has none."""
+    if not agents:
+        return ""
+    checks = list(dict.fromkeys(c for a in agents for c in a.by_check))
+    head = "".join(f"<th>{_e(c)}</th>" for c in checks)
+    body = []
+    for a in agents:
+        cells = []
+        for c in checks:
+            n = a.by_check.get(c)
+            if n is None:
+                cells.append('<td class="na">n/a</td>')
+            else:
+                cls = "fail" if n.did_fail else "known" if n.known_failure or n.fixed else "pass"
+                cells.append(f'<td class="{cls}">{n.passed}/{n.total}</td>')
+        body.append(f'<tr><th scope="row">{_e(a.agent)} {_e(a.version)}</th>{"".join(cells)}</tr>')
+    notes = "".join(
+        f"<li><code>{_e(a.agent)}</code>: settings {_e(a.settings or 'none')}; conventions "
+        f"<code>{_e(a.conventions)}</code></li>"
+        for a in agents
+    )
+    problems_ = "".join(
+        f'<article class="result {_e(r.outcome)}"><h4>{_e(r.agent)} {_e(r.scenario)} [{_e(r.protocol)}] '
+        f'{_e(r.check)}: {_e(r.outcome)}</h4><pre class="message">{_e(r.message)}</pre>'
+        f"<p>reproduce: <code>{_e(r.command or '')}</code></p></article>"
+        for a in agents
+        for r in a.problems
+    )
+    return (
+        "<h2>Agent rows</h2>\n<p>Agent loops run on agent scenarios with faults, judged by the "
+        "agent contract (<code>specs/agent-contract.md</code>): passed out of checked, per check.</p>\n"
+        f'<table id="agent-matrix" style="border-collapse: collapse">'
+        f"<tr><th>agent</th>{head}</tr>{''.join(body)}</table>\n"
+        f"<ul>{notes}</ul>\n{problems_ or '<p>No agent failures.</p>'}\n"
+    )
+
+
 def render(report: Report) -> str:
     links = anchors(report)
     skipped = "".join(
@@ -185,5 +225,6 @@ def render(report: Report) -> str:
         f"<h2>Matrix</h2>\n{_matrix(report, links)}\n"
         f"<h2>Failures, known failures and fixes</h2>\n{_details(report, links)}\n"
         f"<h2>Skipped inputs</h2>\n{f'<ul>{skipped}</ul>' if skipped else '<p>None.</p>'}\n"
+        f"{_agents(agent_summaries(report))}"
         "</body>\n</html>\n"
     )

@@ -20,6 +20,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from stream_harness.reporting.report import (
     AdapterInfo,
+    AgentRow,
     CaseInfo,
     CheckInfo,
     Counts,
@@ -59,6 +60,13 @@ class ResultLine(Result):
     seq: int = Field(ge=1)
 
 
+class AgentResultLine(AgentRow):
+    """An agent row (specs/agent-contract.md), after the stream results, ``seq`` continuing."""
+
+    kind: Literal["agent_result"]
+    seq: int = Field(ge=1)
+
+
 class FooterLine(ReportModel):
     kind: Literal["footer"]
     finished: datetime
@@ -66,8 +74,12 @@ class FooterLine(ReportModel):
     did_fail: bool
 
 
-Line = Annotated[HeaderLine | ResultLine | FooterLine, Field(discriminator="kind")]
-LINE_ADAPTER: TypeAdapter[HeaderLine | ResultLine | FooterLine] = TypeAdapter(Line)
+Line = Annotated[
+    HeaderLine | ResultLine | AgentResultLine | FooterLine, Field(discriminator="kind")
+]
+LINE_ADAPTER: TypeAdapter[HeaderLine | ResultLine | AgentResultLine | FooterLine] = TypeAdapter(
+    Line
+)
 
 
 def _dumps(obj: dict[str, Any]) -> str:
@@ -98,6 +110,11 @@ def render(report: Report) -> str:
     for seq, row in enumerate(report.results, start=1):
         # kind and seq first, so that a person scanning the file sees them at the left.
         lines.append(_dumps({"kind": "result", "seq": seq, **row.model_dump(mode="json")}))
+    first = len(report.results) + 1
+    for seq, agent_row in enumerate(report.agent_results, start=first):
+        lines.append(
+            _dumps({"kind": "agent_result", "seq": seq, **agent_row.model_dump(mode="json")})
+        )
     counts = report.counts
     footer = FooterLine(
         kind="footer", finished=report.finished, counts=counts, did_fail=counts.did_fail
@@ -119,6 +136,7 @@ def parse(text: str, name: str) -> Report:
     header: HeaderLine | None = None
     footer: FooterLine | None = None
     rows: list[Result] = []
+    agent_rows: list[AgentRow] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -144,7 +162,15 @@ def parse(text: str, name: str) -> Report:
             if header is not None:
                 raise ReportError(f"{where}: a second header")
             header = line
+        elif isinstance(line, AgentResultLine):
+            if line.seq != len(rows) + len(agent_rows) + 1:
+                raise ReportError(
+                    f"{where}: result seq {line.seq} where {len(rows) + len(agent_rows) + 1} was expected (lines lost or reordered)"
+                )
+            agent_rows.append(AgentRow(**line.model_dump(exclude={"kind", "seq"})))
         elif isinstance(line, ResultLine):
+            if agent_rows:
+                raise ReportError(f"{where}: a stream result after the agent results")
             if line.seq != len(rows) + 1:
                 raise ReportError(
                     f"{where}: result seq {line.seq} where {len(rows) + 1} was expected (lines lost or reordered)"
@@ -174,6 +200,7 @@ def parse(text: str, name: str) -> Report:
             expectations=header.expectations,
             results=tuple(rows),
             shard=header.shard,
+            agent_results=tuple(agent_rows),
         )
     except ValidationError as exc:
         raise ReportError(f"{name}: inconsistent report: {_one_line(exc)}") from None
@@ -201,7 +228,8 @@ def json_schema() -> dict[str, Any]:
     schema["title"] = "stream-harness conformance report line (report.jsonl)"
     schema["description"] = (
         "Each line of report.jsonl is one JSON object: first a header, then result lines "
-        "numbered by seq from 1, then a footer. A report without its footer is incomplete."
+        "numbered by seq from 1, then agent_result lines (if any) continuing the numbering, "
+        "then a footer. A report without its footer is incomplete."
     )
     return schema
 

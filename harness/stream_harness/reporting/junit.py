@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from stream_harness.reporting.report import Counts, Report, Result
+from stream_harness.reporting.report import AgentRow, Counts, Report, Result, agent_summaries
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -43,6 +43,25 @@ def _testcase(parent: ET.Element, r: Result) -> None:
     elif r.outcome == "known_failure":
         note = f"known failure: {r.issue}" if r.issue else "known failure"
         ET.SubElement(case, "skipped", message=xml_safe(note)).text = _details(r)
+    elif r.outcome == "fixed":
+        ET.SubElement(case, "system-out").text = xml_safe(
+            f"listed as a known failure ({r.issue}) but passed: drop the expectation entry"
+        )
+
+
+def _agent_testcase(parent: ET.Element, r: AgentRow) -> None:
+    case = ET.SubElement(
+        parent,
+        "testcase",
+        classname=xml_safe(f"{r.agent}.{r.check}"),
+        name=xml_safe(f"{r.scenario}[{r.protocol}]"),
+    )
+    details = xml_safe(f"{r.message}\nreproduce: {r.command}" if r.command else r.message)
+    if r.outcome == "failed":
+        ET.SubElement(case, "failure", message=xml_safe(r.message), type="failed").text = details
+    elif r.outcome == "known_failure":
+        note = f"known failure: {r.issue}" if r.issue else "known failure"
+        ET.SubElement(case, "skipped", message=xml_safe(note)).text = details
     elif r.outcome == "fixed":
         ET.SubElement(case, "system-out").text = xml_safe(
             f"listed as a known failure ({r.issue}) but passed: drop the expectation entry"
@@ -78,5 +97,21 @@ def render(report: Report) -> str:
             ET.SubElement(props, "property", name=key, value=xml_safe(value))
         for r in rows:
             _testcase(suite, r)
+    for summary in agent_summaries(report):
+        rows_ = [a for a in report.agent_results if a.agent == summary.agent]
+        suite = ET.SubElement(
+            root, "testsuite", name=xml_safe(f"agent:{summary.agent}"), timestamp=stamp
+        )
+        _tally(suite, summary.counts)
+        props = ET.SubElement(suite, "properties")
+        for key, value in (
+            ("agent.version", summary.version),
+            ("agent.settings", summary.settings),
+            ("agent.conventions", str(summary.conventions)),
+            ("verdict", report.verdict),
+        ):
+            ET.SubElement(props, "property", name=key, value=xml_safe(value))
+        for row in rows_:
+            _agent_testcase(suite, row)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -11,9 +11,11 @@ import re
 
 from stream_harness.contract.diff import short_diff_of_texts
 from stream_harness.reporting.report import (
+    AgentSummary,
     Cell,
     Report,
     Result,
+    agent_summaries,
     matrix,
     outcome_meanings,
     problems,
@@ -145,6 +147,35 @@ def _failures(report: Report) -> list[str]:
     return lines[:-1]
 
 
+def _agents(agents: list[AgentSummary]) -> list[str]:
+    checks = list(dict.fromkeys(c for a in agents for c in a.by_check))
+    lines = [
+        "| agent | version | " + " | ".join(checks) + " |",
+        "|---|---|" + "---|" * len(checks),
+    ]
+    for a in agents:
+        cells = []
+        for c in checks:
+            n = a.by_check.get(c)
+            cells.append(
+                "" if n is None else f"{n.passed}/{n.total}" + (" **!**" if n.did_fail else "")
+            )
+        lines.append(f"| {text(a.agent)} | {text(a.version)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for a in agents:
+        lines.append(
+            f"- {text(a.agent)}: settings {text(a.settings or 'none')}; conventions {code(str(a.conventions))}"
+        )
+    for a in agents:
+        for r in a.problems:
+            issue = f" ({text(r.issue)})" if r.issue else ""
+            lines.append(
+                f"- {r.outcome} {text(r.agent)} {text(r.scenario)} \\[{text(r.protocol)}\\] "
+                f"{text(r.check)}: {text(_clip(r.message))}{issue}; reproduce: {code(r.command or '')}"
+            )
+    return lines
+
+
 def render(report: Report) -> str:
     skipped = [f"- {code(s.where)}: {text(s.reason)}" for s in report.skipped] or ["None."]
     sections = [
@@ -161,4 +192,7 @@ def render(report: Report) -> str:
         ["## Skipped inputs"],
         skipped,
     ]
+    agents = agent_summaries(report)
+    if agents:
+        sections += [["## Agent rows (specs/agent-contract.md)"], _agents(agents)]
     return "\n\n".join("\n".join(s) for s in sections) + "\n"

@@ -17,7 +17,7 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -164,6 +164,30 @@ class Result(ReportModel):
         return (self.adapter, self.case, self.check)
 
 
+class AgentRow(ReportModel):
+    """One (agent, scenario, protocol, check) verdict of the agent contract
+    (specs/agent-contract.md), beside the stream rows. Checks that do not apply are not
+    rows, as for the stream checks."""
+
+    agent: str
+    agent_version: str = ""
+    scenario: str
+    protocol: str
+    check: str
+    title: str
+    outcome: Outcome
+    message: str = ""
+    command: str | None = None
+    faults: tuple[str, ...] = ()
+    conventions: dict[str, Any] = Field(default_factory=dict)
+    settings: str = ""
+    issue: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.agent, self.scenario, self.protocol, self.check)
+
+
 class Counts(ReportModel):
     passed: int = Field(ge=0)
     failed: int = Field(ge=0)
@@ -172,7 +196,7 @@ class Counts(ReportModel):
     fixed: int = Field(ge=0)
 
     @classmethod
-    def of(cls, results: Iterable[Result]) -> Counts:
+    def of(cls, results: Iterable[Result | AgentRow]) -> Counts:
         tally = dict.fromkeys(OUTCOMES, 0)
         for r in results:
             tally[r.outcome] += 1
@@ -207,6 +231,8 @@ class Report(ReportModel):
     # project's expectations folder relative to its root, then the bundled ones (their
     # path in a checkout, BUNDLED_EXPECTATIONS when installed). Empty in older reports.
     expectations: tuple[str, ...] = ()
+    # Agent rows (stream-harness agents --out), in run order; none in a stream-only report.
+    agent_results: tuple[AgentRow, ...] = ()
 
     @model_validator(mode="after")
     def _results_name_known_things(self) -> Report:
@@ -238,11 +264,15 @@ class Report(ReportModel):
                     f"two results for adapter {r.adapter!r}, case {r.case!r}, check {r.check!r}"
                 )
             seen.add(r.key)
+        agent_keys = [a.key for a in self.agent_results]
+        if len(set(agent_keys)) != len(agent_keys):
+            twice = next(k for i, k in enumerate(agent_keys) if k in agent_keys[:i])
+            raise ValueError(f"two agent results for {twice}")
         return self
 
     @property
     def counts(self) -> Counts:
-        return Counts.of(self.results)
+        return Counts.of([*self.results, *self.agent_results])
 
     @property
     def did_fail(self) -> bool:
@@ -262,11 +292,16 @@ class Report(ReportModel):
     def scope(self) -> str:
         """How much was checked: a verdict means nothing without it."""
         cassettes = len({c.cassette for c in self.cases})
+        agents = ""
+        if self.agent_results:
+            runs = {(a.agent, a.scenario, a.protocol) for a in self.agent_results}
+            names = {a.agent for a in self.agent_results}
+            agents = f"; {len(runs)} agent run(s) of {len(names)} agent(s)"
         return (
             f"{cassettes} cassette(s), {len(self.cases)} case(s), {len(self.checks)} check(s), "
             f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "
             f"split-sensitive check, every single cut of bodies up to {self.single_cut_limit} "
-            f"bytes, seed {self.seed}"
+            f"bytes, seed {self.seed}{agents}"
             + (
                 f"; shard {self.shard.label}: {self.shard.pairs} of the run's "
                 f"{self.shard.total_pairs} (adapter, case) pairs (`stream-harness merge` combines the shards)"
@@ -492,6 +527,17 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         more = f"; and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
         raise ReportError(f"cannot merge: {len(conflicts)} conflicting result(s) for {shown}{more}")
 
+    agent_rows: dict[tuple[str, str, str, str], AgentRow] = {}
+    for report in reports:
+        for agent_row in report.agent_results:
+            prior_agent = agent_rows.setdefault(agent_row.key, agent_row)
+            if prior_agent != agent_row:
+                conflicts.append(f"{agent_row.key}: {prior_agent.outcome} vs {agent_row.outcome}")
+    if conflicts:
+        raise ReportError(
+            f"cannot merge: conflicting agent result(s) for {'; '.join(conflicts[:5])}"
+        )
+
     environment: dict[str, list[str]] = {}
     for report in reports:
         for key, value in report.environment.items():
@@ -517,6 +563,7 @@ def merge_reports(reports: Sequence[Report]) -> Report:
             [c.id for r in reports for c in r.cases],
             [c.id for r in reports for c in r.checks],
         ),
+        agent_results=tuple(agent_rows.values()),
         shard=shard,
     )
 
@@ -587,6 +634,13 @@ def update_report(previous: Report, new: Report) -> Report:
     rows are stale (:func:`stale_adapters`) are dropped, and when none can be kept
     :class:`ReportError` says why.
     """
+    # Agent rows of agents ``new`` did not run are kept as they were: no stream case
+    # decides whether they are stale (their scenarios are rendered, not recorded).
+    ran_agents = {a.agent for a in new.agent_results}
+    kept_agent_rows = tuple(a for a in previous.agent_results if a.agent not in ran_agents)
+    if kept_agent_rows:
+        new = new.model_copy(update={"agent_results": new.agent_results + kept_agent_rows})
+        previous = previous.model_copy(update={"agent_results": kept_agent_rows})
     ran = {a.name for a in new.adapters}
     candidates = tuple(a for a in previous.adapters if a.name not in ran)
     if not candidates:
@@ -720,3 +774,37 @@ def problems(report: Report) -> list[tuple[str, str, list[Result]]]:
         for c in report.checks
         if (a.name, c.id) in groups
     ]
+
+
+@dataclass(frozen=True)
+class AgentSummary:
+    """One agent row as every renderer shows it: what ran, and its counts per check."""
+
+    agent: str
+    version: str
+    settings: str
+    conventions: dict[str, Any]
+    counts: Counts
+    by_check: dict[str, Counts]
+    problems: tuple[AgentRow, ...]  # failed, known failures and fixes, in row order
+
+
+def agent_summaries(report: Report) -> list[AgentSummary]:
+    """The agents of ``report`` in the order their rows come."""
+    order = list(dict.fromkeys(a.agent for a in report.agent_results))
+    out: list[AgentSummary] = []
+    for agent in order:
+        rows = [a for a in report.agent_results if a.agent == agent]
+        checks = list(dict.fromkeys(a.check for a in rows))
+        out.append(
+            AgentSummary(
+                agent=agent,
+                version=rows[0].agent_version,
+                settings=rows[0].settings,
+                conventions=dict(rows[0].conventions),
+                counts=Counts.of(rows),
+                by_check={c: Counts.of(a for a in rows if a.check == c) for c in checks},
+                problems=tuple(a for a in rows if a.outcome != "passed"),
+            )
+        )
+    return out

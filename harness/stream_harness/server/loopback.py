@@ -43,6 +43,7 @@ import json
 import random
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -50,6 +51,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Final, Literal, Protocol, Self
 from urllib.parse import urlsplit
+
+from stream_harness.server.websocket import accept, is_upgrade, play_session
 
 HOST: Final = "127.0.0.1"
 CutMode = Literal["none", "close", "reset", "inside-chunk", "clean"]
@@ -96,6 +99,9 @@ class Chunked:
     delay: float = 0.0  # seconds before every write after the first
     cut: CutMode = "none"
     pacing: Pacing = "chunks"
+    # Seconds between the last write and a cut. A FIN (``close``) loses nothing the peer
+    # has not read, so a strategy that cuts hundreds of times may pass 0 there.
+    settle: float = CUT_SETTLE
 
     def writes(self) -> Iterator[bytes]:
         """The body as the writes it goes out in (one HTTP chunk each).
@@ -155,8 +161,23 @@ class Replies(Protocol):
     def respond(self, hit: Hit) -> Answer: ...
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that resets its kept-alive connection (an SDK closing its pool) is not an
+    error of the server's: the stdlib would print its traceback to stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """``with LoopbackServer(replies) as server: server.url ... server.log``."""
+
+    poll_interval: ClassVar[float] = 0.05
+    """How often serve_forever looks for a shutdown: the longest ``stop()`` waits. 50 ms
+    instead of socketserver's 0.5 s, since a check may start and stop a server for every
+    case it runs; a server started once per short run lowers it further."""
 
     def __init__(self, replies: Replies, *, port: int = 0) -> None:
         self.replies = replies
@@ -168,10 +189,12 @@ class LoopbackServer:
     def start(self) -> Self:
         answered = {f"do_{m}": _Handler.handle_any for m in self.replies.methods}
         handler = type("Handler", (_Handler,), {"loopback": self, **answered})
-        self._httpd = ThreadingHTTPServer((HOST, self.port), handler)
+        self._httpd = _QuietServer((HOST, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, args=(self.poll_interval,), daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
@@ -217,6 +240,15 @@ class _Handler(BaseHTTPRequestHandler):
         }
         hit = Hit(self.command, urlsplit(self.path).path, None, headers, body, arrived, target=self.path)
         self.loopback.record(hit)
+        if is_upgrade(headers):
+            # A WebSocket handshake: a strategy that holds sessions plays one
+            # (harness/stream_harness/server/websocket.py); the others answer it as any request.
+            sessions = getattr(self.loopback.replies, "websocket_turns", None)
+            turns = sessions(hit) if sessions is not None else None
+            if turns is not None:
+                self._websocket(hit, turns)
+                hit.finished = time.monotonic()
+                return
         answer = self.loopback.replies.respond(hit)
         hit.status = answer.status
         if isinstance(answer, Whole):
@@ -224,6 +256,21 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._chunked(answer, hit)
         hit.finished = time.monotonic()
+
+    def _websocket(self, hit: Hit, turns: Sequence[bytes]) -> None:
+        hit.status = 101
+        self.send_response(101, "Switching Protocols")
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept(hit.headers["sec-websocket-key"]))
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        with contextlib.suppress(OSError, socket.timeout):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        hit.note = "websocket session"
+        session = play_session(self.connection, turns)
+        hit.note = f"websocket session: {session.turns_played} turn(s), closed by {session.closed_by or 'nobody'}"
 
     def _head(self, status: int, headers: Sequence[tuple[str, str]], reason: str | None = None) -> None:
         self.send_response(status, reason)
@@ -259,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
                 hit.sent.append(time.monotonic())
                 hit.sent_ends.append(written)
             if answer.cut in TRANSPORT_CUTS:
-                time.sleep(CUT_SETTLE)
+                time.sleep(answer.settle)
                 self._cut(answer.cut)
             else:
                 self.wfile.write(b"0\r\n\r\n")

@@ -28,8 +28,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from stream_harness.recordings.cassette import CassetteError, Interaction, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, apply_split
+from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
 from stream_harness.recordings.transport import response_headers
 from stream_harness.server.loopback import Answer, Chunked, Hit, LoopbackServer, json_error
+from stream_harness.server.resume import answer_resume
 
 MATCHERS: Final = ("method", "path", "query", "body")
 DEFAULT_MATCH_ON: Final = ("method", "path", "query")
@@ -105,6 +107,16 @@ class RecordedReplies:
             raise ServeError(str(exc)) from None
         self._played: set[int] = set()
         self._lock = threading.Lock()
+        self._streams: list[list[StreamEvent]] | None = None
+
+    def resumable_streams(self) -> list[list[StreamEvent]]:
+        """The recorded Responses streams a resume request can be answered from (those
+        with a response id and sequence numbers), read on the first resume request."""
+        with self._lock:
+            if self._streams is None:
+                found = (stream_events(r.interaction.response.body) for r in self.recorded if r.interaction.response.status < 400)
+                self._streams = [events for events in found if is_resumable(events)]
+            return self._streams
 
     def match(self, method: str, target: str, body: bytes) -> Recorded | None:
         """The first unplayed recorded interaction matching the request (vcrpy's order)."""
@@ -119,12 +131,37 @@ class RecordedReplies:
                 return self.recorded[candidates[-1]]
         return None
 
+    def websocket_turns(self, hit: Hit) -> list[bytes] | None:
+        """A WebSocket handshake matching a recorded connection: the frame logs of its turns.
+
+        A WebSocket cassette is one connection (specs/protocols/openai-responses-websocket.md):
+        the handshake matches its first unplayed turn as any request does, and that turn and
+        the ones after it in the same cassette are the session, all played on this one
+        connection. None when no recorded WebSocket turn matches.
+        """
+        found = self.match(hit.method, hit.target, hit.body)
+        if found is None or found.interaction.response.status != 101:
+            return None
+        hit.source = found.source
+        with self._lock:
+            session = []
+            for i, r in enumerate(self.recorded):
+                if r.source == found.source and r.interaction.index >= found.interaction.index:
+                    self._played.add(i)
+                    session.append(r.interaction.response.body)
+        return session
+
     def chunks(self, body: bytes) -> list[bytes]:
         return [c for c in apply_split(self.split, body) if c]
 
     def respond(self, hit: Hit) -> Answer:
         found = self.match(hit.method, hit.target, hit.body)
         if found is None:
+            # GET /v1/responses/{id}?stream=true&starting_after=N: a background stream resumed
+            # (specs/protocols/openai-responses-websocket.md), served from the recording.
+            resumed = answer_resume(self.resumable_streams(), hit)
+            if resumed is not None:
+                return resumed
             message = f"stream-harness serve: no recorded interaction matches {hit.method} {hit.target}"
             return json_error(404, "not_found", message, ("x-stream-harness", "unmatched"))
         hit.source = found.source
@@ -221,12 +258,15 @@ def serve_command(args: argparse.Namespace) -> int:
     except (ServeError, OSError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
-    print(f"serving {len(recorded)} interactions on {server.url} (Ctrl-C stops)", flush=True)
     try:
+        # Inside the try: a Ctrl-C right after the line (what a script waiting for it sends)
+        # is the documented stop too.
+        print(f"serving {len(recorded)} interactions on {server.url} (Ctrl-C stops)", flush=True)
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as exc:
+        if type(exc) is not KeyboardInterrupt:
+            raise  # SIGTERM, which the CLI raises as a KeyboardInterrupt subclass: exit 143
     finally:
         server.stop()
     return 0

@@ -21,6 +21,7 @@ from stream_harness.wire.jsonarray import JSONArrayDecoder
 from stream_harness.wire.jsonlines import JSONLinesDecoder
 from stream_harness.wire.payloadpart import PayloadPartDecoder
 from stream_harness.wire.sse import SSEDecoder, SSEEvent
+from stream_harness.wire.websocket import WebSocketLogDecoder
 
 Units = Literal["sse", "lines", "eventstream"]
 
@@ -126,6 +127,15 @@ SSE_OR_JSON_ARRAY = Framing(
     _array_or_sse_units,
     "server-sent events, or a streamed JSON array (told from the first byte)",
 )
+# The Responses API's WebSocket mode: a recorded turn is a log of WebSocket frames, one
+# JSON object a line (harness/stream_harness/wire/websocket.py); the fuzzer drops, repeats and
+# reorders whole frames.
+WEBSOCKET_JSON = Framing(
+    "websocket-json",
+    WebSocketLogDecoder,
+    lambda _body: "lines",
+    "WebSocket messages, one JSON object each (a recorded frame log)",
+)
 
 __all__ = [
     "EVENTSTREAM",
@@ -134,6 +144,7 @@ __all__ = [
     "JSON_LINES",
     "SSE",
     "SSE_OR_JSON_ARRAY",
+    "WEBSOCKET_JSON",
     "FrameDecoder",
     "Framing",
     "SSEOrJSONArrayDecoder",

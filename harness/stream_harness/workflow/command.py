@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from stream_harness.providers.registry import choices_metavar
+from stream_harness.providers.registry import choices_metavar, registered
 from stream_harness.workflow.endpoints import endpoints
 
 EXIT_INTERRUPTED = 130
@@ -27,8 +27,11 @@ def fail(message: str, code: int, details: Sequence[str] = ()) -> int:
 
 
 def add_endpoint_protocol(p: argparse.ArgumentParser) -> None:
-    """``--protocol``, required: a request is sent to (or was sent to) its endpoint."""
-    p.add_argument("--protocol", required=True, choices=sorted(endpoints()), help="wire protocol id")
+    """``--protocol``, required: a request is sent to (or was sent to) its endpoint, or a
+    WebSocket session is recorded or imported (no HTTP endpoint of its own)."""
+    websocket = {p.id for p in registered() if p.framing.name == "websocket-json"}
+    choices = sorted({*endpoints(), *websocket})
+    p.add_argument("--protocol", required=True, choices=choices, help="wire protocol id")
 
 
 def add_out(p: argparse.ArgumentParser) -> None:

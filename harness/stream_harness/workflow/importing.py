@@ -53,6 +53,12 @@ from stream_harness.workflow.endpoints import (
 )
 from stream_harness.workflow.lint import MALFORMED_PREFIXES
 from stream_harness.workflow.scrub import Scrubber
+from stream_harness.workflow.websocket_session import PROTOCOL as WEBSOCKET_PROTOCOL
+from stream_harness.workflow.websocket_session import (
+    SessionInputError,
+    frames_from_jsonl,
+    turns_from_frames,
+)
 from stream_harness.workflow.writer import (
     WriteError,
     WriteResult,
@@ -418,6 +424,17 @@ def read_interactions(
     except OSError as exc:
         raise ImportInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     fmt = fmt or detect_format(path, data)
+    if protocol == WEBSOCKET_PROTOCOL:
+        # A WebSocket connection's frames, one a line: one interaction a turn
+        # (harness/stream_harness/workflow/websocket_session.py).
+        if fmt not in ("jsonl", "cassette"):
+            raise ImportInputError(f"{path}: a {protocol} import reads a JSON-lines frame log (one frame a line) or a cassette")
+        if fmt == "cassette":
+            return fmt, interactions_from_cassette(path, interaction=interaction)
+        try:
+            return fmt, turns_from_frames(frames_from_jsonl(data))
+        except SessionInputError as exc:
+            raise ImportInputError(f"{path}: {exc}") from None
     endpoint = get_endpoint(protocol)
     try:
         if fmt == "cassette":

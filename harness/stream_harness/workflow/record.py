@@ -31,6 +31,13 @@ from stream_harness.workflow.endpoints import (
     read_request_file,
 )
 from stream_harness.workflow.scrub import Scrubber
+from stream_harness.workflow.websocket_session import API_KEY_ENV as WEBSOCKET_KEY_ENV
+from stream_harness.workflow.websocket_session import (
+    DEFAULT_UPSTREAM,
+    RecordingProxy,
+    record_websocket,
+)
+from stream_harness.workflow.websocket_session import PROTOCOL as WEBSOCKET_PROTOCOL
 from stream_harness.workflow.writer import (
     WriteError,
     WriteResult,
@@ -140,9 +147,9 @@ def add_record_parser(
     add_endpoint_protocol(p)
     p.add_argument(
         "--request",
-        required=True,
         metavar="FILE",
-        help='the JSON request body; optional "_path" and "_headers" members are taken out',
+        help='the JSON request body; optional "_path" and "_headers" members are taken out '
+        "(required, except for openai-responses-websocket, whose client sends its own)",
     )
     add_out(p)
     p.add_argument(
@@ -157,6 +164,12 @@ def add_record_parser(
     p.add_argument("--no-auth", action="store_true", help="send no API key (local servers)")
     p.add_argument("--force", action="store_true", help="replace an existing cassette")
     p.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="openai-responses-websocket: the loopback proxy's port (default: any free one)",
+    )
+    p.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the stream (default: 600)"
     )
     p.set_defaults(func=record_command)
@@ -165,6 +178,10 @@ def add_record_parser(
 
 def record_command(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
     environ = os.environ if environ is None else environ
+    if args.protocol == WEBSOCKET_PROTOCOL:
+        return _record_websocket_command(args, environ)
+    if not args.request:
+        return fail("--request FILE is required (the JSON request body to send)", 2)
     try:
         endpoint = get_endpoint(args.protocol)
         spec = read_request_file(Path(args.request))
@@ -194,6 +211,55 @@ def record_command(args: argparse.Namespace, environ: Mapping[str, str] | None =
             f"note: the provider answered HTTP {result.status}; the error response was recorded",
             file=sys.stderr,
         )
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _record_websocket_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """``record --protocol openai-responses-websocket``: a loopback proxy records the next
+    connection a client makes through it (harness/stream_harness/workflow/websocket_session.py)."""
+    if args.request:
+        return fail(
+            "--request: openai-responses-websocket records what your client sends through the proxy; drop --request",
+            2,
+        )
+    if not 0 <= args.port <= 65535:
+        return fail(f"--port: {args.port} is not a port number", 2)
+    api_key = None
+    if not args.no_auth:
+        names = (args.api_key_env,) if args.api_key_env else WEBSOCKET_KEY_ENV
+        _name, api_key = _api_key(names, environ)
+        if api_key is None:
+            return fail(
+                f"no API key: set {' or '.join(names)} (or pass --api-key-env NAME, or --no-auth)",
+                2,
+            )
+    upstream = args.base_url or DEFAULT_UPSTREAM
+
+    def ready(proxy: RecordingProxy) -> None:
+        print(
+            f"recording proxy for {upstream} listening on {proxy.url}: point your client at "
+            f"http://127.0.0.1:{proxy.port}/v1 (the openai SDK's base_url); the cassette is "
+            "written when its connection ends",
+            flush=True,
+        )
+
+    try:
+        result = record_websocket(
+            Path(args.out),
+            upstream=upstream,
+            api_key=api_key,
+            port=args.port,
+            force=args.force,
+            timeout=args.timeout,
+            ready=ready,
+        )
+    except OSError as exc:
+        return fail(f"--port: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", 2)
+    except (WriteError, KeyboardInterrupt) as exc:
+        return write_failure(exc, args.out)
+    print(f"recorded {result.path} ({result.interactions} turn(s))")
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -78,7 +79,9 @@ def write_failure(exc: BaseException, out: str) -> int:
     findings below it; anything else the caller passes is a usage error (2).
     """
     if isinstance(exc, KeyboardInterrupt):
-        return fail(f"{out}: interrupted; nothing written", EXIT_INTERRUPTED)
+        # SIGTERM comes as a subclass (the CLI's Terminated): 143, as for every command.
+        code = EXIT_INTERRUPTED if type(exc) is KeyboardInterrupt else 128 + signal.SIGTERM
+        return fail(f"{out}: interrupted; nothing written", code)
     if isinstance(exc, WriteError) and not isinstance(exc, TargetExistsError):
         return fail(str(exc), 1, exc.details)
     return fail(str(exc), 2)

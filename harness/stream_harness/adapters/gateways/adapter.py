@@ -210,6 +210,7 @@ class ProxyAdapter:
     level: AdapterLevel = "event"
     proxy = True
     split_budget = SPLIT_BUDGET
+    bounds_own_runs = True  # every request has its timeout (--run-timeout is for libraries)
 
     def __init__(
         self,

@@ -1,0 +1,76 @@
+"""Agent scenarios per second, per agent row: the whole agent matrix's budget.
+
+Issue 25's target: the whole agent matrix (every agent row on every bundled agent scenario
+in every protocol) within 10 minutes on 2 cores. Run: ``python benchmarks/bench_agents.py
+[AGENT ...]`` (default: the reference row); writes ``benchmarks/results/agents.json``.
+Each run starts its own scenario server, so the figure includes the HTTP round trips, the
+ledger calls and the scaled retry sleeps (pacing faults sleep for real: slow_pacing costs
+about a second whatever the agent). CPU time is reported next to wall time because a shared
+machine inflates the latter.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+from stream_harness.agents.loading import load_agent
+from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
+from stream_harness.conformance.agent_runner import run_agent_checks
+from stream_harness.contract.facts import bundled_cassettes
+
+RESULTS = Path(__file__).resolve().parent / "results" / "agents.json"
+BUDGET_S = 600.0
+
+
+def cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+def main() -> None:
+    specs = sys.argv[1:] or ["reference"]
+    scenarios = [
+        load_agent_scenario(p)
+        for p in find_agent_scenarios(bundled_cassettes() / "agent-scenarios")
+    ]
+    rows: dict[str, dict[str, float | int]] = {}
+    for spec in specs:
+        agent = load_agent(spec)
+        cpu0, wall0 = cpu_seconds(), time.perf_counter()
+        results = run_agent_checks([(spec, agent)], scenarios)
+        wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
+        runs = len({(r.scenario, r.protocol) for r in results})
+        failed = sum(r.failing for r in results)
+        rows[spec] = {
+            "runs": runs,
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+            "runs_per_s": round(runs / wall, 2),
+            "failed": failed,
+        }
+        print(
+            f"{spec}: {runs} runs in {wall:.1f} s wall ({cpu:.1f} s CPU): {runs / wall:.2f} runs/s, {failed} failed"
+        )
+    total = sum(float(r["wall_s"]) for r in rows.values())
+    print(f"total {total:.1f} s of a {BUDGET_S:.0f} s budget")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "machine": platform.platform(),
+                "python": platform.python_version(),
+                "rows": rows,
+                "budget_s": BUDGET_S,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The openai SDK's Responses WebSocket client (``client.responses.connect()``) as a
+conformance subject (its resume of a background stream is the openai-sdk row's
+``run_resumable``, harness/stream_harness/adapters/openai_sdk.py).
+
+WebSocket mode (specs/protocols/openai-responses-websocket.md): each run plays the case's
+turn on a loopback WebSocket server (harness/stream_harness/server/websocket.py, the frames
+as recorded: continuation frames, close codes, a dropped socket), and the SDK's own
+connection reads it: ``connection.response.create(...)``, then iterating the connection.
+The SDK has no accumulator for WebSocket mode (no ``get_final_response``): what its user
+holds at the end is the ``response`` of the terminal event (``response.completed``,
+``.incomplete``, ``.failed``), or the ``error`` event's message, mapped as the openai-sdk
+adapter maps them; an iteration that ends without either, or raises, is what it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+from stream_harness.adapters.in_process import Replay, SDKAdapter
+from stream_harness.adapters.openai_sdk import responses_message
+from stream_harness.adapters.protocol import AdapterResult
+from stream_harness.adapters.sdk_support import (
+    error_message,
+    failed_message,
+    raised_result,
+    require,
+)
+from stream_harness.server.loopback import Answer, Hit, LoopbackServer, json_error
+
+WEBSOCKET: Final = "openai-responses-websocket"
+TERMINAL: Final = frozenset(
+    {"response.completed", "response.incomplete", "response.failed", "response.cancelled"}
+)
+
+
+@dataclass
+class OneSession:
+    """A loopback strategy holding one WebSocket session: ``turns`` (frame logs) played on
+    the first upgrade; anything else is a 404."""
+
+    turns: list[bytes]
+    methods: ClassVar[tuple[str, ...]] = ("GET",)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _played: bool = False
+
+    def websocket_turns(self, hit: Hit) -> list[bytes] | None:
+        with self._lock:
+            if self._played:
+                return None
+            self._played = True
+        return self.turns
+
+    def respond(self, hit: Hit) -> Answer:
+        return json_error(404, "not_found", f"no session for {hit.method} {hit.target}")
+
+
+def _dump(obj: Any) -> Any:
+    with contextlib.suppress(Exception):
+        return obj.model_dump(mode="json")
+    return None
+
+
+class OpenAISDKWebSocketAdapter(SDKAdapter):
+    """``with client.responses.connect() as connection``: one turn a run."""
+
+    name = "openai-sdk-websocket"
+    protocols: frozenset[str] = frozenset({WEBSOCKET})
+
+    def __init__(self) -> None:
+        (self._openai,) = require(self.name, "openai")
+        require(self.name, "websockets")
+
+    def version(self) -> str:
+        return str(self._openai.__version__)
+
+    def client(self, base_url: str) -> Any:
+        return self._openai.OpenAI(api_key="sk-test", base_url=f"{base_url}/v1", max_retries=0)
+
+    def drive(self, protocol: str, replay: Replay) -> AdapterResult:
+        with LoopbackServer(OneSession([b"".join(replay.chunks)])) as server:
+            client = self.client(server.url)
+            try:
+                return self._turn(client)
+            finally:
+                client.close()
+
+    def _turn(self, client: Any) -> AdapterResult:
+        seen: list[str] = []
+        try:
+            with client.responses.connect() as connection:
+                connection.response.create(model="gpt-harness", input="hi")
+                for event in connection:
+                    seen.append(event.type)
+                    if event.type in TERMINAL:
+                        return AdapterResult(
+                            message=responses_message(event.response, WEBSOCKET),
+                            raw={"events": seen, "response": _dump(event.response)},
+                        )
+                    if event.type == "error":
+                        error = getattr(event, "error", None)
+                        text = getattr(error, "message", None) or getattr(event, "message", None)
+                        return AdapterResult(
+                            message=failed_message(None, text or "error event"),
+                            raw={"events": seen, "error_event": _dump(event)},
+                        )
+        except Exception as exc:
+            return raised_result(exc, None, {"events": seen}, message=error_message(exc))
+        # The iterator ended (a close frame the SDK takes as the end) before any terminal
+        # event: the user holds no response and was told nothing.
+        return AdapterResult(
+            message=None, raw={"events": seen, "note": "iteration ended without a terminal event"}
+        )

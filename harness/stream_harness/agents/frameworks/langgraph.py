@@ -1,0 +1,107 @@
+"""LangChain's agent (``langchain.agents.create_agent``, a LangGraph graph), streamed.
+
+The chat models are the provider packages' own, each pointed at the server by its
+``base_url``: ``ChatOpenAI`` (Chat Completions, or Responses with
+``use_responses_api=True``), ``ChatAnthropic`` and ``ChatGoogleGenerativeAI`` (its
+``base_url`` goes to the google-genai client), all with ``streaming=True``. The graph runs
+with ``astream(stream_mode="values")``, each model call streaming token by token, and the
+run's answer is the text of the last message of the final state. Tools are
+``StructuredTool``s with the task's JSON schemas as ``args_schema`` (a dict schema is
+passed to the model as is).
+
+Retries: each chat model's default (``ChatOpenAI`` leaves the openai client's 2,
+``ChatAnthropic`` sets 2, ``ChatGoogleGenerativeAI`` sets 6 attempts through google-genai's
+``HttpRetryOptions``, exponential from 1 s). Nothing is changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from stream_harness.agents.frameworks.support import (
+    conventions_for,
+    finished,
+    load,
+    openai_url,
+    root_url,
+    run_guarded,
+    schema,
+    unsupported,
+    version_of,
+)
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+
+NAME: Final = "langgraph"
+PROTOCOLS: Final = frozenset(
+    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+)
+
+
+class LangGraphAdapter:
+    name = NAME
+    protocols = PROTOCOLS
+    conventions = conventions_for(NAME)
+    settings = "none: chat models (streaming=True) and create_agent at their defaults"
+
+    def version(self) -> str:
+        return version_of(
+            "langchain",
+            "langgraph",
+            "langchain-openai",
+            "langchain-anthropic",
+            "langchain-google-genai",
+        )
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        agents, tools_mod = load(NAME, "langchain", "langchain.agents", "langchain_core.tools")
+        model = _model(task)
+        agent = agents.create_agent(
+            model, [_tool(tools_mod, t) for t in task.tools], system_prompt=task.system
+        )
+        config = {"recursion_limit": 2 * task.limits.max_turns + 1}
+
+        async def run() -> Any:
+            state: Any = None
+            inputs = {"messages": [{"role": "user", "content": task.prompt}]}
+            async for values in agent.astream(inputs, config, stream_mode="values"):
+                state = values  # the last is the final state
+            return state
+
+        return run_guarded(run, task, _answer)
+
+
+def _answer(state: Any) -> AgentOutcome:
+    # ``text`` is a property in langchain-core 1.x (a str that still answers a call).
+    return finished(str(state["messages"][-1].text), messages=len(state["messages"]))
+
+
+def _model(task: AgentTask) -> Any:
+    if task.protocol in ("openai-completions", "openai-responses"):
+        (openai_mod,) = load(NAME, "langchain-openai", "langchain_openai")
+        return openai_mod.ChatOpenAI(
+            model=task.model,
+            base_url=openai_url(task),
+            api_key=task.api_key,
+            streaming=True,
+            use_responses_api=task.protocol == "openai-responses",
+        )
+    if task.protocol == "anthropic-messages":
+        (anthropic_mod,) = load(NAME, "langchain-anthropic", "langchain_anthropic")
+        return anthropic_mod.ChatAnthropic(
+            model=task.model, base_url=root_url(task), api_key=task.api_key, streaming=True
+        )
+    if task.protocol == "google-generative-ai":
+        (google_mod,) = load(NAME, "langchain-google-genai", "langchain_google_genai")
+        return google_mod.ChatGoogleGenerativeAI(
+            model=task.model, base_url=root_url(task), google_api_key=task.api_key, streaming=True
+        )
+    raise unsupported(NAME, task, PROTOCOLS)
+
+
+def _tool(tools_mod: Any, tool: AgentTool) -> Any:
+    def call(**arguments: Any) -> str:
+        return tool.call(arguments)
+
+    return tools_mod.StructuredTool.from_function(
+        func=call, name=tool.name, description=tool.description, args_schema=schema(tool)
+    )

@@ -1,0 +1,87 @@
+"""The OpenAI Agents SDK (``openai-agents``): ``Runner.run_streamed`` on an ``Agent``.
+
+The model is ``OpenAIChatCompletionsModel`` or ``OpenAIResponsesModel`` on an injected
+``AsyncOpenAI(base_url=...)``, the SDK's documented way to use another endpoint
+(agent-frameworks.md); tracing is disabled (it would upload to the platform). Tools are
+``FunctionTool``s built from the task's JSON schemas (``strict_json_schema=False``: the
+harness's schemas are not written for OpenAI's strict mode); a tool that raises is
+answered as ``@function_tool`` answers by default (``default_tool_error_function``'s
+message goes back to the model), so the row shows the SDK's default tool-failure policy.
+
+Retries: ``ModelSettings.retry`` (runner-managed retries) is opt-in and left off, so the
+``AsyncOpenAI`` client's own retries apply at their defaults. Nothing is changed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from stream_harness.agents.frameworks.support import (
+    conventions_for,
+    finished,
+    load,
+    openai_url,
+    run_guarded,
+    schema,
+    unsupported,
+    version_of,
+)
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+
+NAME: Final = "openai-agents"
+PROTOCOLS: Final = frozenset({"openai-completions", "openai-responses"})
+
+
+class OpenAIAgentsAdapter:
+    name = NAME
+    protocols = PROTOCOLS
+    conventions = conventions_for(NAME)
+    settings = "tracing disabled (set_tracing_disabled(True)); retries and delays at their defaults"
+
+    def version(self) -> str:
+        return version_of("openai-agents", "openai")
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        if task.protocol not in PROTOCOLS:
+            raise unsupported(NAME, task, PROTOCOLS)
+        # ``agents.run`` first: a folder named ``agents`` on sys.path (a project's tests/agents,
+        # as here) imports as an empty namespace package when openai-agents is absent.
+        _, agents, openai = load(NAME, "openai-agents", "agents.run", "agents", "openai")
+        agents.set_tracing_disabled(True)
+        client = openai.AsyncOpenAI(base_url=openai_url(task), api_key=task.api_key)
+        cls = (
+            agents.OpenAIChatCompletionsModel
+            if task.protocol == "openai-completions"
+            else agents.OpenAIResponsesModel
+        )
+        agent = agents.Agent(
+            name="stream-harness",
+            instructions=task.system,
+            model=cls(model=task.model, openai_client=client),
+            tools=[_tool(agents, t) for t in task.tools],
+        )
+
+        async def run() -> Any:
+            result = agents.Runner.run_streamed(agent, task.prompt, max_turns=task.limits.max_turns)
+            async for _ in result.stream_events():
+                pass
+            return result
+
+        return run_guarded(run, task, lambda result: finished(result.final_output))
+
+
+def _tool(agents: Any, tool: AgentTool) -> Any:
+    async def invoke(ctx: Any, arguments: str) -> str:
+        try:
+            return tool.call(json.loads(arguments or "{}"))
+        except Exception as exc:
+            return str(agents.default_tool_error_function(ctx, exc))
+
+    return agents.FunctionTool(
+        name=tool.name,
+        description=tool.description,
+        params_json_schema=schema(tool),
+        on_invoke_tool=invoke,
+        strict_json_schema=False,
+    )

@@ -1,0 +1,112 @@
+"""pydantic-ai's ``Agent`` as an agent under test, on each model class of its own.
+
+``OpenAIChatModel`` / ``OpenAIResponsesModel`` on an ``OpenAIProvider(base_url=...)``,
+``AnthropicModel`` on an ``AnthropicProvider(base_url=...)`` and ``GoogleModel`` on a
+``GoogleProvider`` whose google-genai client has the server as ``base_url``: the clients a
+user builds for another endpoint (agent-frameworks.md). ``Agent.run`` streams only when
+given an ``event_stream_handler`` (it then drives each model request through
+``request_stream``), so one that drains the events is passed: the row is the streaming
+path. Tools are declared with ``Tool.from_schema`` from the task's JSON schemas.
+
+Retries: pydantic-ai adds no HTTP retry layer (its ``retries`` count re-asks the model
+after a tool or output validation error); each provider's SDK client keeps its defaults.
+Nothing is changed from the defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from stream_harness.agents.frameworks.support import (
+    conventions_for,
+    finished,
+    load,
+    openai_url,
+    root_url,
+    run_guarded,
+    schema,
+    unsupported,
+    version_of,
+)
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+
+NAME: Final = "pydantic-ai-agent"
+PROTOCOLS: Final = frozenset(
+    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+)
+
+
+class PydanticAIAgentAdapter:
+    name = NAME
+    protocols = PROTOCOLS
+    conventions = conventions_for(NAME)
+    settings = "none: provider clients and Agent at their defaults"
+
+    def version(self) -> str:
+        return version_of("pydantic-ai-slim", "openai", "anthropic", "google-genai")
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        (agent_mod,) = load(NAME, "pydantic-ai-slim", "pydantic_ai")
+        model = self._model(task)
+        tools = [_tool(agent_mod, t) for t in task.tools]
+        agent = agent_mod.Agent(
+            model, tools=tools, system_prompt=task.system or (), name="stream-harness"
+        )
+        limits = agent_mod.UsageLimits(request_limit=task.limits.max_turns)
+
+        async def drain(_ctx: Any, events: Any) -> None:
+            async for _ in events:
+                pass
+
+        async def run() -> Any:
+            return await agent.run(task.prompt, usage_limits=limits, event_stream_handler=drain)
+
+        return run_guarded(run, task, lambda result: finished(result.output))
+
+    def _model(self, task: AgentTask) -> Any:
+        if task.protocol in ("openai-completions", "openai-responses"):
+            models, providers = load(
+                NAME,
+                "pydantic-ai-slim[openai]",
+                "pydantic_ai.models.openai",
+                "pydantic_ai.providers.openai",
+            )
+            provider = providers.OpenAIProvider(base_url=openai_url(task), api_key=task.api_key)
+            cls = (
+                models.OpenAIChatModel
+                if task.protocol == "openai-completions"
+                else models.OpenAIResponsesModel
+            )
+            return cls(task.model, provider=provider)
+        if task.protocol == "anthropic-messages":
+            models, providers = load(
+                NAME,
+                "pydantic-ai-slim[anthropic]",
+                "pydantic_ai.models.anthropic",
+                "pydantic_ai.providers.anthropic",
+            )
+            provider = providers.AnthropicProvider(base_url=root_url(task), api_key=task.api_key)
+            return models.AnthropicModel(task.model, provider=provider)
+        if task.protocol == "google-generative-ai":
+            models, providers, genai, types = load(
+                NAME,
+                "pydantic-ai-slim[google]",
+                "pydantic_ai.models.google",
+                "pydantic_ai.providers.google",
+                "google.genai",
+                "google.genai.types",
+            )
+            client = genai.Client(
+                api_key=task.api_key, http_options=types.HttpOptions(base_url=root_url(task))
+            )
+            return models.GoogleModel(task.model, provider=providers.GoogleProvider(client=client))
+        raise unsupported(NAME, task, PROTOCOLS)
+
+
+def _tool(agent_mod: Any, tool: AgentTool) -> Any:
+    def call(**arguments: Any) -> str:
+        return tool.call(arguments)
+
+    return agent_mod.Tool.from_schema(
+        call, name=tool.name, description=tool.description, json_schema=schema(tool)
+    )

@@ -1,0 +1,99 @@
+"""smolagents' ``ToolCallingAgent`` on ``OpenAIServerModel``, with ``stream_outputs=True``.
+
+``OpenAIServerModel(api_base=...)`` is smolagents' client for any OpenAI-compatible
+server (agent-frameworks.md); it speaks Chat Completions only. Each task tool is a
+``Tool`` subclass whose ``inputs`` are read from the JSON schema (a property not required
+is ``nullable``) and whose ``forward`` calls the ledger. A ``ToolCallingAgent`` run ends
+only through its ``final_answer`` tool: a model turn of plain text is a parsing error the
+agent records and retries on its next step, which scenarios have to script. Its memory
+replays tool calls and results as text (``Calling tools: [...]`` from the assistant, then
+a user ``Observation:``), not as tool messages paired by id.
+
+Retries: the openai client's defaults, and smolagents' own ``ApiModel(retry=True)`` layer
+for rate-limit errors (``RETRY_MAX_ATTEMPTS = 3``, waits from ``RETRY_WAIT = 60`` s,
+doubling, with jitter). smolagents documents no setting for that delay (only ``retry`` on
+or off), so nothing is changed: a rate-limited run waits minutes, and the row says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from stream_harness.agents.frameworks.support import (
+    conventions_for,
+    finished,
+    load,
+    openai_url,
+    properties,
+    raised,
+    unsupported,
+    version_of,
+)
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+
+NAME: Final = "smolagents"
+PROTOCOLS: Final = frozenset({"openai-completions"})
+JSON_TYPES: Final = frozenset({"string", "boolean", "integer", "number", "array", "object", "null"})
+
+
+class SmolagentsAdapter:
+    name = NAME
+    protocols = PROTOCOLS
+    conventions = conventions_for(NAME)
+    settings = "none: OpenAIServerModel and ToolCallingAgent(stream_outputs=True) at their defaults (rate-limit waits of 60 s, 120 s stay)"
+
+    def version(self) -> str:
+        return version_of("smolagents", "openai")
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        if task.protocol not in PROTOCOLS:
+            raise unsupported(NAME, task, PROTOCOLS)
+        (smol,) = load(NAME, "smolagents[openai]", "smolagents")
+        model = smol.OpenAIServerModel(
+            model_id=task.model, api_base=openai_url(task), api_key=task.api_key
+        )
+        agent = smol.ToolCallingAgent(
+            tools=[_tool(smol, t) for t in task.tools],
+            model=model,
+            stream_outputs=True,
+            max_steps=task.limits.max_turns,
+            instructions=task.system,
+            verbosity_level=smol.LogLevel.OFF,
+        )
+        try:
+            output = agent.run(task.prompt)
+        except Exception as exc:  # the framework's raise is the run's outcome
+            return raised(exc)
+        return finished(output, steps=len(agent.memory.steps))
+
+
+def _tool(smol: Any, tool: AgentTool) -> Any:
+    props, required = properties(tool)
+    inputs = {}
+    for key, prop in props.items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        entry: dict[str, Any] = {
+            "type": kind if isinstance(kind, str) and kind in JSON_TYPES else "any",
+            "description": str((prop or {}).get("description") or key),
+        }
+        if key not in required:
+            entry["nullable"] = True
+        inputs[key] = entry
+
+    def forward(self: Any, **arguments: Any) -> str:
+        # smolagents fills the nullable inputs the model left out with None.
+        return tool.call({k: v for k, v in arguments.items() if v is not None})
+
+    cls = type(
+        f"LedgerTool_{tool.name}",
+        (smol.Tool,),
+        {
+            "name": tool.name,
+            "description": tool.description,
+            "inputs": inputs,
+            "output_type": "string",
+            "skip_forward_signature_validation": True,
+            "forward": forward,
+        },
+    )
+    return cls()

@@ -1,0 +1,122 @@
+"""Strands Agents' ``Agent``, streamed (``stream_async``), callback handler off.
+
+The models are Strands' own, each given the server through the SDK client's arguments:
+``OpenAIModel`` and ``AnthropicModel`` with ``client_args={"base_url": ...}``
+(agent-frameworks.md), ``GeminiModel`` with google-genai ``http_options``. Tools are
+``PythonAgentTool``s whose ``inputSchema`` is the task's JSON schema; a tool that raises
+is answered as the ``@tool`` decorator answers by default (an ``error`` result,
+``"Error: <type> - <message>"``), so the row shows Strands' default tool-failure policy.
+
+Retries: Strands' ``ModelRetryStrategy`` retries a throttled model call (6 attempts, waits
+4, 8, 16, 32, 64 s by default: over two minutes a run). The count stays; only the delays
+are shortened, through the strategy's own ``initial_delay`` / ``max_delay`` (1 s each).
+The SDK clients keep their defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from stream_harness.agents.frameworks.support import (
+    conventions_for,
+    finished,
+    load,
+    openai_url,
+    root_url,
+    run_guarded,
+    schema,
+    unsupported,
+    version_of,
+)
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+
+NAME: Final = "strands"
+PROTOCOLS: Final = frozenset({"openai-completions", "anthropic-messages", "google-generative-ai"})
+RETRY_DELAY_S: Final = 1
+
+
+class StrandsAdapter:
+    name = NAME
+    protocols = PROTOCOLS
+    conventions = conventions_for(NAME)
+    settings = (
+        f"ModelRetryStrategy(max_attempts=6 as default, initial_delay={RETRY_DELAY_S}, "
+        f"max_delay={RETRY_DELAY_S}) instead of waits 4 to 64 s; callback_handler=None"
+    )
+
+    def version(self) -> str:
+        return version_of("strands-agents", "openai", "anthropic", "google-genai")
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        strands, tools_mod = load(NAME, "strands-agents", "strands", "strands.tools.tools")
+        agent = strands.Agent(
+            model=_model(task),
+            tools=[_tool(tools_mod, t) for t in task.tools],
+            system_prompt=task.system,
+            callback_handler=None,
+            retry_strategy=strands.ModelRetryStrategy(
+                max_attempts=6, initial_delay=RETRY_DELAY_S, max_delay=RETRY_DELAY_S
+            ),
+        )
+
+        async def run() -> Any:
+            result: Any = None
+            async for event in agent.stream_async(task.prompt):
+                if isinstance(event, dict) and "result" in event:
+                    result = event["result"]
+            return result
+
+        return run_guarded(run, task, _answer)
+
+
+def _answer(result: Any) -> AgentOutcome:
+    if result is None:
+        return AgentOutcome(
+            error_type="NoResult", error_message="the stream ended without a result"
+        )
+    # The final message's text blocks (``str(result)`` ends each with a newline of its own).
+    content = result.message.get("content", [])
+    text = "".join(b["text"] for b in content if isinstance(b, dict) and "text" in b)
+    return finished(text, stop_reason=str(result.stop_reason))
+
+
+def _model(task: AgentTask) -> Any:
+    if task.protocol == "openai-completions":
+        (mod,) = load(NAME, "strands-agents[openai]", "strands.models.openai")
+        return mod.OpenAIModel(
+            client_args={"base_url": openai_url(task), "api_key": task.api_key},
+            model_id=task.model,
+        )
+    if task.protocol == "anthropic-messages":
+        (mod,) = load(NAME, "strands-agents[anthropic]", "strands.models.anthropic")
+        return mod.AnthropicModel(
+            client_args={"base_url": root_url(task), "api_key": task.api_key},
+            model_id=task.model,
+            max_tokens=1024,
+        )
+    if task.protocol == "google-generative-ai":
+        (mod,) = load(NAME, "strands-agents[gemini]", "strands.models.gemini")
+        return mod.GeminiModel(
+            client_args={"api_key": task.api_key, "http_options": {"base_url": root_url(task)}},
+            model_id=task.model,
+        )
+    raise unsupported(NAME, task, PROTOCOLS)
+
+
+def _tool(tools_mod: Any, tool: AgentTool) -> Any:
+    spec = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": {"json": schema(tool)},
+    }
+
+    def call(tool_use: Any, **_state: Any) -> dict[str, Any]:
+        use_id = tool_use["toolUseId"]
+        try:
+            text = tool.call(tool_use.get("input") or {})
+        except Exception as exc:
+            failed = f"Error: {type(exc).__name__} - {exc}"
+            return {"toolUseId": use_id, "status": "error", "content": [{"text": failed}]}
+        return {"toolUseId": use_id, "status": "success", "content": [{"text": text}]}
+
+    return tools_mod.PythonAgentTool(tool.name, spec, call)

@@ -1,0 +1,149 @@
+"""What every framework adapter shares: loading the framework, pointing clients, ending a run.
+
+A framework adapter is a thin wiring module: the harness owns the model server and the
+tools, so the adapter only builds the framework's agent around them. What is common to
+all of them lives here once: the one-line error when a framework is not installed, the
+URLs each kind of client expects, the retry conventions (data: ``specs/agent_conventions.yaml``), and
+turning the framework's raise into an :class:`AgentOutcome` (only the framework's own run
+is guarded; a bug in the wiring still escapes, so the runner records a crash, not a row).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import importlib
+import importlib.metadata
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import Any, Final, TypeVar
+
+from stream_harness.adapters.library import LibraryMissingError
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+from stream_harness.contract import facts
+
+T = TypeVar("T")
+
+CONVENTIONS: Final = "agent_conventions"
+
+
+def conventions_for(name: str) -> dict[str, Any]:
+    """An agent adapter's conventions, from ``specs/agent_conventions.yaml``.
+
+    The top-level keys are what a check reads first: the framework's own values over the
+    policy of its OpenAI client (the one most frameworks use; else its first protocol's
+    client); ``by_protocol`` holds each protocol's client policy with the framework's
+    overrides, because one framework on Anthropic and on Gemini retries differently.
+    """
+    table = facts.load_yaml(CONVENTIONS)
+    entry = table["frameworks"][name]
+    by_protocol: dict[str, dict[str, Any]] = {}
+    for protocol, client in sorted(entry["clients"].items()):
+        policy = copy.deepcopy(table["clients"][client])
+        override = copy.deepcopy(entry.get("protocols", {}).get(protocol, {}))
+        sources = {**policy.pop("sources"), **override.pop("sources", {})}
+        by_protocol[protocol] = {**policy, **override, "client": client, "sources": sources}
+    first = next(
+        (by_protocol[p] for p in ("openai-completions", "openai-responses") if p in by_protocol),
+        next(iter(by_protocol.values())),
+    )
+    base = {k: v for k, v in first.items() if k not in ("sources", "client")}
+    return {
+        **base,
+        **entry.get("conventions", {}),
+        "sources": {**first["sources"], **entry["sources"]},
+        "by_protocol": by_protocol,
+    }
+
+
+class FrameworkMissingError(LibraryMissingError):
+    """An agent framework is not installed here: one line naming the package and the pins."""
+
+    def __init__(self, adapter: str, module: str, distribution: str) -> None:
+        super().__init__(adapter, module, distribution)
+        self.args = (
+            f"agent adapter {adapter!r} needs the {distribution} package (missing module "
+            f"{module}); its pins are the specs/matrix.toml group whose agents list names it",
+        )
+
+
+def load(adapter: str, distribution: str, *modules: str) -> list[ModuleType]:
+    """The framework's modules, or one line naming the package to install (an ImportError)."""
+    loaded = []
+    for module in modules:
+        try:
+            loaded.append(importlib.import_module(module))
+        except ImportError:
+            raise FrameworkMissingError(adapter, module, distribution) from None
+    return loaded
+
+
+def version_of(*distributions: str) -> str:
+    """``dist==version`` of each installed distribution (the framework and its model client)."""
+    found = []
+    for dist in distributions:
+        try:
+            found.append(f"{dist}=={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            found.append(f"{dist} (not installed)")
+    return ", ".join(found)
+
+
+def openai_url(task: AgentTask) -> str:
+    """OpenAI clients take the API root, ``/v1`` included."""
+    return task.base_url.rstrip("/") + "/v1"
+
+
+def root_url(task: AgentTask) -> str:
+    """Anthropic and google-genai clients append their own ``/v1/...`` / ``/v1beta/...``."""
+    return task.base_url.rstrip("/")
+
+
+def unsupported(adapter: str, task: AgentTask, protocols: frozenset[str]) -> ValueError:
+    return ValueError(
+        f"agent adapter {adapter!r} does not speak {task.protocol!r} (it speaks {', '.join(sorted(protocols))})"
+    )
+
+
+def raised(exc: BaseException, **raw: Any) -> AgentOutcome:
+    """The framework's raise as the row records it: class name and message."""
+    return AgentOutcome(error_type=type(exc).__name__, error_message=str(exc), raw=raw)
+
+
+def finished(output: Any, **raw: Any) -> AgentOutcome:
+    """The framework's final answer; a non-text answer kept as its ``str``."""
+    return AgentOutcome(output=output if isinstance(output, str) else str(output), raw=raw)
+
+
+def run_guarded(
+    build: Callable[[], Awaitable[T]], task: AgentTask, answer: Callable[[T], AgentOutcome]
+) -> AgentOutcome:
+    """Run the framework's coroutine on a fresh event loop, bounded by the task's timeout.
+
+    Only the framework's run is inside the ``try``: ``answer`` (the adapter's reading of
+    the result) runs after, so a bug there escapes as a crash instead of a row.
+    """
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(build(), task.limits.timeout_s)
+
+    try:
+        result = asyncio.run(bounded())
+    except Exception as exc:  # the framework's raise is the run's outcome
+        return raised(exc)
+    return answer(result)
+
+
+def properties(tool: AgentTool) -> tuple[dict[str, Any], list[str]]:
+    """The tool schema's properties and required names, for frameworks that want them apart."""
+    props = tool.parameters.get("properties") or {}
+    required = tool.parameters.get("required") or []
+    return dict(props), [str(r) for r in required]
+
+
+def schema(tool: AgentTool) -> dict[str, Any]:
+    """The tool's JSON schema as a plain dict with an object type, which every framework needs."""
+    out = dict(tool.parameters)
+    out.setdefault("type", "object")
+    out.setdefault("properties", {})
+    return out

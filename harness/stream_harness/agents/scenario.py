@@ -1,0 +1,376 @@
+"""Agent scenarios: a conversation with faults, served over HTTP in several protocols.
+
+The loop's scenarios (:mod:`stream_harness.loop.scenario`) script a run on virtual time
+and state the loop's own expected events; an agent scenario scripts only what the model
+server answers and what the tools return, because the agent under test is a black box
+seen through the requests it sends and the tools it runs. It is the same YAML family
+(``kind: agent`` at the top; the same one-line :class:`ScenarioError`), and one file
+is served in every protocol it lists, which is how a handful of conversations cover
+every fault on every protocol (specs/scenarios.md, "Agent scenarios").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonschema
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from stream_harness.agents.render import (
+    PROTOCOLS,
+    Fault,
+    Script,
+    ScriptedCall,
+    Served,
+    render,
+    served_from_bytes,
+)
+from stream_harness.loop.scenario import ScenarioError
+from stream_harness.providers.registry import UnknownProtocolError, detect_protocol
+from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.recordings.transport import response_headers
+
+__all__ = [
+    "AgentScenario",
+    "ScenarioError",
+    "ToolScript",
+    "find_agent_scenarios",
+    "load_agent_scenario",
+]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunSpec(_Spec):
+    returns: Any = "ok"
+    raises: str | None = None
+
+
+class ToolSpec(_Spec):
+    description: str = ""
+    schema_: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, alias="schema")
+    side_effect: bool = False
+    returns: Any = "ok"
+    raises: str | None = None
+    runs: list[RunSpec] = []
+
+
+class CallSpec(_Spec):
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class ScriptSpec(_Spec):
+    text: str = ""
+    thinking: str | None = None
+    tool_calls: list[CallSpec] = []
+    delta_size: int = Field(12, ge=1)
+
+
+class FaultSpec(_Spec):
+    cut_at: int | None = Field(None, ge=0)
+    cut_in_tool_args: bool | int = False  # true: the first call; N: the N-th (1-based)
+    status: int | None = Field(None, ge=400, le=599)
+    headers: dict[str, str] = {}
+    body: str | None = None
+    overflow: bool = False
+    error_event_after_200: Literal["overloaded", "rate_limit", "server_error"] | None = None
+    length_stop_in_tool_call: bool = False
+    no_terminal_event: bool = False
+    pace: float = Field(0.0, ge=0, le=5)
+
+    @model_validator(mode="after")
+    def _one(self) -> FaultSpec:
+        chosen = [
+            n
+            for n in (
+                "cut_at",
+                "cut_in_tool_args",
+                "status",
+                "overflow",
+                "error_event_after_200",
+                "length_stop_in_tool_call",
+                "no_terminal_event",
+            )
+            if getattr(self, n) not in (None, False)
+        ]
+        if len(chosen) > 1 and set(chosen) != {"status", "overflow"}:
+            raise ValueError(f"one fault per response, got {', '.join(chosen)}")
+        return self
+
+
+class ResponseSpec(_Spec):
+    script: ScriptSpec | None = None
+    cassette: str | None = None  # a recorded response instead: relative to the scenario file
+    interaction: int = Field(0, ge=0)
+    match: str | None = Field(None, min_length=1)  # served to the first request containing it
+    fault: FaultSpec = FaultSpec()
+    repeat: int = Field(1, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ResponseSpec:
+        if self.cassette is not None and self.script is not None:
+            raise ValueError("a response is a script or a cassette, not both")
+        if self.cassette is not None:
+            f = self.fault
+            if f != FaultSpec(cut_at=f.cut_at, pace=f.pace):
+                raise ValueError("a recorded response takes only the faults cut_at and pace")
+        return self
+
+
+class AgentScenarioSpec(_Spec):
+    kind: Literal["agent"]
+    name: str | None = None
+    description: str = ""
+    protocols: list[str] = list(PROTOCOLS)
+    model: str = "model"
+    system: str | None = None
+    prompt: str = "Hello"
+    tools: dict[str, ToolSpec] = {}
+    responses: list[ResponseSpec] = Field(min_length=1)
+    checks: list[str] | None = None  # only these checks apply (default: all)
+    skip_checks: list[str] = []
+
+    @model_validator(mode="after")
+    def _known(self) -> AgentScenarioSpec:
+        unknown = [p for p in self.protocols if p not in PROTOCOLS]
+        if unknown:
+            raise ValueError(f"unknown protocol(s) {unknown} (known: {', '.join(PROTOCOLS)})")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class ToolScript:
+    """What the ledger answers for a tool: per run (0-based), then the tool's default."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any]
+    side_effect: bool
+    default: tuple[Any, str | None]  # (returns, raises)
+    runs: tuple[tuple[Any, str | None], ...]
+
+    def answer(self, nth: int) -> tuple[Any, str | None]:
+        return self.runs[nth] if nth < len(self.runs) else self.default
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A recorded response a scenario serves: its protocol and what was recorded."""
+
+    protocol: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class AgentScenario:
+    path: Path
+    name: str
+    spec: AgentScenarioSpec
+    tools: tuple[ToolScript, ...]
+    recorded: Mapping[int, Recorded] = field(default_factory=dict)  # response index -> recording
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        if self.recorded:
+            return (next(iter(self.recorded.values())).protocol,)
+        return tuple(self.spec.protocols)
+
+    def applies(self, check: str) -> bool:
+        if check in self.spec.skip_checks:
+            return False
+        return self.spec.checks is None or check in self.spec.checks
+
+    def served(self, protocol: str) -> list[Served]:
+        """Every response rendered in ``protocol``, ``repeat`` expanded: request k gets k."""
+        out: list[Served] = []
+        for i, response in enumerate(self.spec.responses):
+            f = response.fault
+            recording = self.recorded.get(i)
+            if recording is not None:
+                served = served_from_bytes(
+                    recording.protocol,
+                    recording.status,
+                    recording.headers,
+                    recording.body,
+                    cut_at=f.cut_at,
+                    pace=f.pace,
+                    fault="cut_at" if f.cut_at is not None else "recorded",
+                )
+                out.extend([served] * response.repeat)
+                continue
+            s = response.script or ScriptSpec()
+            script = Script(
+                text=s.text,
+                thinking=s.thinking,
+                tool_calls=tuple(ScriptedCall(c.id, c.name, c.arguments) for c in s.tool_calls),
+                delta_size=s.delta_size,
+            )
+            fault = Fault(
+                cut_at=f.cut_at,
+                cut_in_tool_args=f.cut_in_tool_args,
+                http_status=f.status,
+                headers=f.headers,
+                body=f.body,
+                overflow=f.overflow,
+                error_event=f.error_event_after_200,
+                length_stop_in_tool_call=f.length_stop_in_tool_call,
+                no_terminal_event=f.no_terminal_event,
+                pace=f.pace,
+            )
+            out.extend([render(protocol, script, fault, model=self.spec.model)] * response.repeat)
+        return out
+
+    @property
+    def faults(self) -> list[str]:
+        kinds = {Fault(**_fault_kwargs(r.fault)).kind for r in self.spec.responses}
+        return sorted(kinds - {"none"})
+
+
+def _fault_kwargs(f: FaultSpec) -> dict[str, Any]:
+    return {
+        "cut_at": f.cut_at,
+        "cut_in_tool_args": f.cut_in_tool_args,
+        "http_status": f.status,
+        "overflow": f.overflow,
+        "error_event": f.error_event_after_200,
+        "length_stop_in_tool_call": f.length_stop_in_tool_call,
+        "no_terminal_event": f.no_terminal_event,
+        "pace": f.pace,
+    }
+
+
+def find_agent_scenarios(root: str | os.PathLike[str]) -> list[Path]:
+    """The agent scenario files under ``root`` (a file is itself), sorted."""
+    path = Path(root)
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
+
+
+def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
+    """Read and validate one file; every problem is a one-line :class:`ScenarioError`."""
+    file = Path(path)
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(file, "", exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(file, "", f"not UTF-8 text (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "yaml"
+        raise ScenarioError(file, where, getattr(exc, "problem", None) or str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise ScenarioError(file, "yaml", str(exc) or type(exc).__name__) from None
+    if not isinstance(raw, dict):
+        raise ScenarioError(file, "", "an agent scenario is a YAML mapping")
+    if raw.get("kind") != "agent":
+        raise ScenarioError(file, "kind", "an agent scenario says `kind: agent`")
+    try:
+        spec = AgentScenarioSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "root"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ScenarioError(file, where, first["msg"] + more) from None
+    tools: list[ToolScript] = []
+    for name, tool in spec.tools.items():
+        try:
+            jsonschema.validators.validator_for(tool.schema_).check_schema(tool.schema_)
+        except jsonschema.SchemaError as exc:
+            raise ScenarioError(file, f"tools.{name}.schema", exc.message) from None
+        tools.append(
+            ToolScript(
+                name,
+                tool.description or f"The {name} tool.",
+                tool.schema_,
+                tool.side_effect,
+                (tool.returns, tool.raises),
+                tuple((r.returns, r.raises) for r in tool.runs),
+            )
+        )
+    for i, response in enumerate(spec.responses):
+        script = response.script or ScriptSpec()
+        for j, call in enumerate(script.tool_calls):
+            if call.name not in spec.tools:
+                where = f"responses.{i}.script.tool_calls.{j}.name"
+                raise ScenarioError(file, where, f"no tool {call.name!r} in tools")
+        cut = response.fault.cut_in_tool_args
+        calls = len(script.tool_calls)
+        if (
+            cut is not False
+            and not (cut is True and calls)
+            and not (not isinstance(cut, bool) and 1 <= cut <= calls)
+        ):
+            where = f"responses.{i}.fault.cut_in_tool_args"
+            raise ScenarioError(
+                file, where, f"the script has {calls} tool call(s): nothing to cut in"
+            )
+        if response.fault.length_stop_in_tool_call and not script.tool_calls:
+            where = f"responses.{i}.fault.length_stop_in_tool_call"
+            raise ScenarioError(file, where, "needs a tool call in the script")
+    recorded = _recordings(file, spec)
+    return AgentScenario(file, spec.name or file.stem, spec, tuple(tools), recorded)
+
+
+def _recordings(file: Path, spec: AgentScenarioSpec) -> dict[int, Recorded]:
+    """The recorded responses, loaded and checked: one protocol for the whole scenario."""
+    out: dict[int, Recorded] = {}
+    for i, response in enumerate(spec.responses):
+        if response.cassette is None:
+            continue
+        where = f"responses.{i}.cassette"
+        path = Path(response.cassette)
+        path = path if path.is_absolute() else file.parent / path
+        try:
+            cassette = load_cassette(path)
+        except CassetteError as exc:
+            raise ScenarioError(file, where, str(exc)) from None
+        if response.interaction >= len(cassette.interactions):
+            raise ScenarioError(
+                file,
+                f"responses.{i}.interaction",
+                f"{path} has {len(cassette.interactions)} interaction(s)",
+            )
+        interaction = cassette.interactions[response.interaction]
+        try:
+            protocol = detect_protocol(interaction)
+        except UnknownProtocolError as exc:
+            raise ScenarioError(file, where, str(exc)) from None
+        headers = dict(response_headers(interaction.response))
+        out[i] = Recorded(protocol, interaction.response.status, headers, interaction.response.body)
+    found = {r.protocol for r in out.values()}
+    if len(found) > 1:
+        raise ScenarioError(
+            file, "responses", f"recorded responses of several protocols: {sorted(found)}"
+        )
+    if found and "protocols" in spec.model_fields_set and spec.protocols != sorted(found):
+        raise ScenarioError(file, "protocols", f"the recorded responses are {found.pop()} only")
+    if found and any(r.cassette is None for r in spec.responses) and not found <= set(PROTOCOLS):
+        raise ScenarioError(
+            file,
+            "responses",
+            f"scripted responses cannot be rendered in {found.pop()}: record them too",
+        )
+    return out
+
+
+def canonical(arguments: Any) -> str:
+    """Arguments as one comparable string (key order and spacing do not matter)."""
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"))
+
+
+def tool_names(tools: Sequence[ToolScript]) -> list[str]:
+    return [t.name for t in tools]

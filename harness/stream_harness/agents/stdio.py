@@ -1,0 +1,203 @@
+"""Agent adapters in any language: the ``agent_*`` messages of the stdio protocol.
+
+An agent written in Node, Go or anything else is run as one long-lived process speaking
+JSON lines on stdio (specs/adapter-protocol.md, "Agent runs"): a handshake that says what
+the agent is (``agent_start`` -> ``agent_started``), then one ``agent_run`` per scenario run
+answered by one ``agent_outcome``. The process needs no tool plumbing of ours: each tool in
+the task carries its ledger URL and the agent's tool body POSTs
+``{"tool": NAME, "arguments": {...}}`` there, as the Python :class:`AgentTool` does.
+
+A process that dies, hangs past the task's time or answers out of step is a crash of
+that run (raised from :meth:`StdioAgent.run_agent`, which the runner records as a result)
+and is restarted for the next one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import shlex
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from stream_harness.agents.protocol import AGENT_PROTOCOL_VERSION, AgentOutcome, AgentTask
+
+COMMAND_PREFIX: Final = "cmd:"
+START_TIMEOUT_S: Final = 30.0
+
+
+class StdioAgentError(RuntimeError):
+    """The process did not answer as the protocol says; one line."""
+
+
+def task_message(task: AgentTask, seq: int) -> dict[str, Any]:
+    """The ``agent_run`` message for ``task`` (specs/adapter-protocol.md)."""
+    return {
+        "cmd": "agent_run",
+        "seq": seq,
+        "task": {
+            "scenario": task.scenario,
+            "protocol": task.protocol,
+            "base_url": task.base_url,
+            "model": task.model,
+            "prompt": task.prompt,
+            "system": task.system,
+            "api_key": task.api_key,
+            "tools": [
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.parameters),
+                    "ledger_url": t.ledger_url,
+                }
+                for t in task.tools
+            ],
+            "limits": {"max_turns": task.limits.max_turns, "timeout_s": task.limits.timeout_s},
+        },
+    }
+
+
+class _Process:
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: deque[str] = deque(maxlen=20)
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _drain(self) -> None:
+        assert self.popen.stderr is not None
+        for line in self.popen.stderr:
+            self.stderr.append(line.rstrip())
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(json.dumps(message) + "\n")
+        self.popen.stdin.flush()
+
+    def receive(self, timeout: float) -> dict[str, Any]:
+        """The next JSON object line; other lines (console noise) are skipped."""
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise StdioAgentError(f"no reply within {timeout:g} s") from None
+            if line is None:
+                tail = " / ".join(list(self.stderr)[-3:])
+                raise StdioAgentError(f"the process exited ({tail or 'no stderr'})")
+            if not line.lstrip().startswith("{"):
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                raise StdioAgentError(f"a malformed reply: {line.strip()[:120]}") from None
+            if isinstance(value, dict):
+                return value
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.send({"cmd": "stop"})
+            assert self.popen.stdin is not None
+            self.popen.stdin.close()
+        try:
+            self.popen.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+
+
+class StdioAgent:
+    """An agent in another language, as an :class:`~stream_harness.agents.protocol.AgentAdapter`."""
+
+    def __init__(self, command: str | Sequence[str]) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise StdioAgentError("agent command is empty")
+        self._proc: _Process | None = None
+        self._seq = 0
+        started = self._start()
+        self.name: str = str(started.get("name") or self.argv[0])
+        self.protocols: frozenset[str] = frozenset(started.get("protocols") or ())
+        self.conventions: Mapping[str, Any] = dict(started.get("conventions") or {})
+        self.settings: str = str(started.get("settings") or "")
+        self._version = str(started.get("framework_version") or "unknown")
+
+    def _start(self) -> dict[str, Any]:
+        try:
+            proc = _Process(self.argv)
+        except OSError as exc:
+            raise StdioAgentError(
+                f"agent command {shlex.join(self.argv)!r} did not start: {exc}"
+            ) from None
+        proc.send({"cmd": "agent_start", "version": AGENT_PROTOCOL_VERSION})
+        try:
+            started = proc.receive(START_TIMEOUT_S)
+        except StdioAgentError as exc:
+            proc.stop()
+            raise StdioAgentError(
+                f"agent command {shlex.join(self.argv)!r} did not start: {exc}"
+            ) from None
+        if (
+            started.get("kind") != "agent_started"
+            or started.get("version") != AGENT_PROTOCOL_VERSION
+        ):
+            proc.stop()
+            raise StdioAgentError(
+                f"agent command {shlex.join(self.argv)!r} answered agent_start with "
+                f"{json.dumps(started)[:120]} (expected kind agent_started, version {AGENT_PROTOCOL_VERSION})"
+            )
+        self._proc = proc
+        return started
+
+    def version(self) -> str:
+        return self._version
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        if self._proc is None or self._proc.popen.poll() is not None:
+            self._start()
+        assert self._proc is not None
+        self._seq += 1
+        try:
+            self._proc.send(task_message(task, self._seq))
+            reply = self._proc.receive(task.limits.timeout_s)
+        except (StdioAgentError, OSError, ValueError) as exc:
+            self.close()  # out of step or dead: the next run starts a fresh process
+            raise StdioAgentError(str(exc)) from None
+        if reply.get("kind") != "agent_outcome" or reply.get("seq") != self._seq:
+            self.close()
+            raise StdioAgentError(
+                f"expected agent_outcome for seq {self._seq}, got {json.dumps(reply)[:120]}"
+            )
+        raw = reply.get("raw")
+        return AgentOutcome(
+            output=_text(reply.get("output")),
+            error_type=_text(reply.get("error_type")),
+            error_message=_text(reply.get("error_message")),
+            raw=raw if isinstance(raw, dict) else {},
+        )
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.stop()
+            self._proc = None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,302 @@
+"""``stream-harness agents``: agent loops checked against the agent contract.
+
+``stream-harness agents --agent SPEC [--scenarios PATH] [--protocol P] [--check A3] [--out DIR]``
+runs each agent on each scenario in each protocol it supports, through the scenario
+server, and judges every run (specs/agent-contract.md). Exit 0 when every check passed or
+failed as expected, 1 when one failed (or an expected failure passed: the expectations
+file is stale), 2 for bad input: an unknown agent or flag value, an unreadable scenario,
+or nothing to check (no scenario, no protocol in common): a check of nothing is never
+green. The last line states the verdict the exit status gives; each failure prints the
+command that reproduces it alone (one agent, one scenario, one protocol, one check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from stream_harness.agents.loading import AgentLoadError, load_agent
+from stream_harness.agents.protocol import AgentAdapter, AgentLimits
+from stream_harness.agents.render import PROTOCOLS
+from stream_harness.agents.scenario import (
+    AgentScenario,
+    ScenarioError,
+    find_agent_scenarios,
+    load_agent_scenario,
+)
+from stream_harness.conformance.agent_checks import CHECK_IDS
+from stream_harness.conformance.agent_runner import (
+    AgentExpectation,
+    AgentResult,
+    ExpectationError,
+    load_agent_expectations,
+    run_agent_checks,
+    scripted_answers,
+)
+from stream_harness.contract import facts
+from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.reporting.files import write_report
+from stream_harness.reporting.jsonl import load_report
+from stream_harness.reporting.report import AgentRow, Report, ReportError, default_environment
+from stream_harness.server.agent import AgentServer, LedgerTool
+
+
+def bundled_agent_scenarios() -> Path:
+    """The agent scenarios that ship with stream-harness."""
+    return bundled_cassettes() / "agent-scenarios"
+
+
+def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "agents",
+        help="run agent loops on agent scenarios with faults and check the agent contract",
+        description="Check agent loops against the agent contract (specs/agent-contract.md).",
+    )
+    p.add_argument(
+        "--agent",
+        action="append",
+        help="an agent adapter: a registered name (reference), module:object or cmd:COMMAND; repeatable",
+    )
+    p.add_argument(
+        "--scenarios", help="an agent scenario file or folder (default: the bundled ones)"
+    )
+    p.add_argument(
+        "--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable"
+    )
+    p.add_argument(
+        "--check", action="append", help=f"only this check ({', '.join(CHECK_IDS)}); repeatable"
+    )
+    p.add_argument(
+        "--expect", help="known failures: YAML {agent: [{scenario, check, protocol?, reason}]}"
+    )
+    p.add_argument(
+        "--project",
+        default=".",
+        help="folder put on the import path for module:object (default: .)",
+    )
+    p.add_argument(
+        "--out",
+        help="report folder: the agent rows go into its report.jsonl, README.md, report.html and "
+        "junit.xml beside the stream rows already there (those of other agents are kept)",
+    )
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
+    p.add_argument(
+        "--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)"
+    )
+    p.add_argument(
+        "--serve",
+        metavar="SCENARIO",
+        help="instead of checking: serve this agent scenario (one --protocol) on 127.0.0.1 for an "
+        "agent started by hand, until Ctrl-C, then print the requests and the ledger as JSON",
+    )
+    p.add_argument(
+        "--port", type=int, default=0, help="with --serve: the port (default: a free one, printed)"
+    )
+    p.set_defaults(func=agents_command)
+    return p
+
+
+def _error(message: str) -> int:
+    print(f"stream-harness: {message}", file=sys.stderr)
+    print(f"ERROR: {message}")
+    return 2
+
+
+def agents_command(args: argparse.Namespace) -> int:
+    if args.serve:
+        return serve_scenario(args)
+    if not args.agent:
+        return _error("--agent: name at least one agent (reference, module:object or cmd:COMMAND)")
+    unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
+    if unknown:
+        return _error(
+            f"--check: unknown check(s) {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})"
+        )
+    if args.timeout <= 0 or args.max_turns < 1:
+        return _error("--timeout must be > 0 and --max-turns >= 1")
+    root = Path(args.scenarios) if args.scenarios else bundled_agent_scenarios()
+    if not root.exists():
+        return _error(f"--scenarios: {root}: no such file or folder")
+    files = find_agent_scenarios(root)
+    if not files:
+        return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+    scenarios: list[AgentScenario] = []
+    for file in files:
+        try:
+            scenarios.append(load_agent_scenario(file))
+        except ScenarioError as exc:
+            return _error(str(exc))
+    adapters: list[tuple[str, AgentAdapter]] = []
+    for spec in args.agent:
+        try:
+            adapters.append((spec, load_agent(spec, Path(args.project))))
+        except AgentLoadError as exc:
+            return _error(str(exc))
+    try:
+        expectations = load_agent_expectations(Path(args.expect)) if args.expect else []
+    except ExpectationError as exc:
+        return _error(str(exc))
+    limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
+    try:
+        results = _run(adapters, scenarios, args, expectations, limits)
+    finally:
+        for _, adapter in adapters:
+            close = getattr(adapter, "close", None)
+            if callable(close):
+                close()  # a stdio agent's process
+    versions = {adapter.name: _version(adapter) for _, adapter in adapters}
+    return _finish(results, args, versions)
+
+
+def _run(
+    adapters: list[tuple[str, AgentAdapter]],
+    scenarios: list[AgentScenario],
+    args: argparse.Namespace,
+    expectations: list[AgentExpectation],
+    limits: AgentLimits,
+) -> list[AgentResult]:
+    return run_agent_checks(
+        adapters,
+        scenarios,
+        protocols=args.protocol,
+        checks=args.check,
+        expectations=expectations,
+        limits=limits,
+    )
+
+
+def _version(adapter: AgentAdapter) -> str:
+    try:
+        return str(adapter.version())
+    except Exception as exc:  # the framework's own metadata: shown, never fatal
+        return f"unknown ({type(exc).__name__})"
+
+
+def _finish(results: list[AgentResult], args: argparse.Namespace, versions: dict[str, str]) -> int:
+    judged = [r for r in results if r.status != "skipped"]
+    if not judged:
+        return _error(
+            "nothing was checked (no scenario in a protocol the agents support, or every check skipped)"
+        )
+    _print(results)
+    if args.out:
+        problem = write_agent_report(Path(args.out), results, versions)
+        if problem is not None:
+            return _error(problem)
+    counts = Counter(r.status for r in results)
+    summary = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items()))
+    runs = len({(r.agent, r.scenario, r.protocol) for r in results})
+    if any(r.failing for r in results):
+        print(f"FAILED: {runs} agent runs, {summary}")
+        return 1
+    print(f"OK: {runs} agent runs, {summary}")
+    return 0
+
+
+def _print(results: list[AgentResult]) -> None:
+    by_agent: dict[str, Counter[str]] = {}
+    for r in results:
+        by_agent.setdefault(r.agent, Counter())[r.status] += 1
+    for agent, counts in by_agent.items():
+        row = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
+        print(f"{agent}: {row}")
+    for r in results:
+        if r.failing:
+            what = "passed, but is listed as a known failure" if r.status == "fixed" else r.message
+            print(f"  FAIL {r.agent} {r.scenario} [{r.protocol}] {r.check} {r.title}: {what}")
+            print(f"    reproduce: {r.command}")
+
+
+def agent_rows(results: list[AgentResult], versions: dict[str, str]) -> tuple[AgentRow, ...]:
+    """The report's agent rows: every judged result (checks that did not apply are no row)."""
+    return tuple(
+        AgentRow(
+            agent=r.agent,
+            agent_version=versions.get(r.agent, ""),
+            scenario=r.scenario,
+            protocol=r.protocol,
+            check=r.check,
+            title=r.title,
+            outcome=r.status,
+            message=r.message,
+            command=r.command,
+            faults=r.faults,
+            conventions=dict(r.conventions),
+            settings=r.settings,
+            issue=r.reason or None,
+        )
+        for r in results
+        if r.status != "skipped"
+    )
+
+
+def write_agent_report(
+    out: Path, results: list[AgentResult], versions: dict[str, str]
+) -> str | None:
+    """Merge the agent rows into the report in ``out`` (or start one); a problem as one line."""
+    rows = agent_rows(results, versions)
+    now = datetime.now(UTC).replace(microsecond=0)
+    existing = out / "report.jsonl"
+    try:
+        if existing.exists():
+            previous = load_report(existing)
+            ran = {r.agent for r in rows}
+            kept = tuple(a for a in previous.agent_results if a.agent not in ran)
+            report = previous.model_copy(update={"agent_results": kept + rows, "finished": now})
+        else:
+            report = Report(
+                tool_version=facts.version(),
+                started=now,
+                finished=now,
+                seed=0,
+                examples=0,
+                checks=(),
+                adapters=(),
+                cases=(),
+                environment=default_environment(),
+                agent_results=rows,
+            )
+        write_report(report, out)
+    except ReportError as exc:
+        return f"--out: {exc}"
+    except OSError as exc:
+        return f"--out: {out}: {exc.strerror or exc}"
+    return None
+
+
+def serve_scenario(args: argparse.Namespace) -> int:
+    """``--serve``: the scenario server alone, for an agent the harness does not start."""
+    try:
+        scenario = load_agent_scenario(args.serve)
+    except ScenarioError as exc:
+        return _error(str(exc))
+    protocols = args.protocol or list(scenario.protocols)
+    if len(protocols) != 1 or protocols[0] not in scenario.protocols:
+        return _error(f"--serve: give one --protocol of {', '.join(scenario.protocols)}")
+    _, answers = scripted_answers(scenario, protocols[0])
+    tools = [LedgerTool(t.name, t.default, t.runs) for t in scenario.tools]
+    try:
+        server = AgentServer(answers, tools, port=args.port).start()
+    except OSError as exc:
+        return _error(f"--port: {exc.strerror or exc}")
+    print(
+        f"serving agent scenario {scenario.name} in {protocols[0]} on {server.url} "
+        f"(ledger: {server.ledger_url}; Ctrl-C stops)",
+        flush=True,
+    )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        record = server.replies_.record()
+        server.stop()
+    print(json.dumps(record, indent=2))
+    return 0

@@ -1,0 +1,486 @@
+"""The agent contract (specs/agent-contract.md): numbered checks on one observed agent run.
+
+Each check reads only what the harness observed, never the agent's own account: the
+responses served (and what each really delivered, :class:`~stream_harness.agents.render.Served`),
+the requests the agent sent (their bodies read back per protocol), the ledger of tool
+executions and the outcome the adapter returned. Policies frameworks legitimately
+differ on (how many retries, whether to retry after partial output, eager tools, the
+retry-after cap, how delays were shortened) come from the row's declared conventions,
+so a difference of policy is shown beside the row, never failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from stream_harness.agents.exchange import RequestView, read_request
+from stream_harness.agents.protocol import AgentOutcome
+from stream_harness.agents.render import Served, ServedCall
+from stream_harness.agents.scenario import AgentScenario, canonical
+from stream_harness.server.agent import Execution
+from stream_harness.server.loopback import Hit
+
+Status = Literal["passed", "failed", "skipped"]
+
+NAME_PAIRED: Final = frozenset({"google-generative-ai"})
+"""Protocols whose requests may pair a result with its call by name and order instead of
+an id (Gemini's functionResponse.id is optional): A3 accepts an id-less result there."""
+
+DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
+    "max_retries": 2,
+    "retry_after_cap_s": 60.0,
+    "time_scale": 1.0,
+    "retries_after_partial_output": True,
+    "eager_tools": False,
+}
+"""What a row that declares nothing is held to: the Stainless SDKs' two retries
+(research/provider-facts.md 5.6), real time, seed 000's 60 s cap."""
+
+
+@dataclass
+class AgentRun:
+    """Everything observed of one (agent, scenario, protocol) run."""
+
+    agent: str
+    scenario: AgentScenario
+    protocol: str
+    served: Sequence[Served]
+    requests: Sequence[Hit]
+    ledger: Sequence[Execution]
+    outcome: AgentOutcome | None
+    crash: str | None = None  # the adapter raised or ran past its time
+    elapsed: float = 0.0
+    conventions: Mapping[str, Any] = field(default_factory=dict)
+    answered: Sequence[int | None] | None = None
+    """The response index each request got (None: past the script); by default request k
+    got response k. A scenario that matches responses by content changes the order."""
+
+    def index(self, k: int) -> int | None:
+        if self.answered is not None:
+            return self.answered[k] if k < len(self.answered) else None
+        return k if k < len(self.served) else None
+
+    def answers(self, upto: int | None = None) -> list[tuple[int, Served]]:
+        """(request index, the response it got) for the requests answered from the script."""
+        out = []
+        for k in range(min(len(self.requests), len(self.requests) if upto is None else upto)):
+            served = self.answer(k)
+            if served is not None:
+                out.append((k, served))
+        return out
+
+    def past_script(self) -> int:
+        """Requests answered with no scripted response left."""
+        return sum(1 for k in range(len(self.requests)) if self.index(k) is None)
+
+    def unplayed_after(self, k: int) -> bool:
+        """Some scripted response was not yet played by request ``k``."""
+        played = {self.index(j) for j in range(k + 1)}
+        return any(i not in played for i in range(len(self.served)))
+
+    def convention(self, name: str) -> Any:
+        return self.conventions.get(name, DEFAULT_CONVENTIONS[name])
+
+    def view(self, k: int) -> RequestView:
+        return read_request(self.protocol, _json(self.requests[k].body))
+
+    def answer(self, k: int) -> Served | None:
+        """The response request ``k`` got (None: past the script)."""
+        i = self.index(k)
+        return self.served[i] if i is not None else None
+
+    def call_for(self, execution: Execution) -> tuple[int, ServedCall] | None:
+        """The delivered call an execution carried out: the latest response before it with
+        a delivered call of that name and those exact arguments."""
+        wanted = canonical(execution.arguments)
+        for k, served in reversed(self.answers(execution.after_request)):
+            for call in served.calls:
+                if (
+                    call.delivered
+                    and call.name == execution.tool
+                    and canonical(call.arguments) == wanted
+                ):
+                    return k, call
+        return None
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    check: str
+    status: Status
+    message: str = ""
+
+
+CheckFn = Callable[[AgentRun], str | None]
+"""A check returns None when it holds, else one line saying what went wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCheck:
+    id: str
+    title: str
+    fn: CheckFn
+    applies: Callable[[AgentRun], bool] = lambda run: True
+
+
+def _fmt_args(arguments: Any) -> str:
+    text = canonical(arguments)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# -- A1 no tool runs on incomplete arguments --------------------------------------------------
+
+
+def a1_complete_arguments(run: AgentRun) -> str | None:
+    for e in run.ledger:
+        if run.call_for(e) is None:
+            served = [
+                f"{c.name}{_fmt_args(c.arguments)}{'' if c.delivered else ' (not delivered)'}"
+                for _, s in run.answers(e.after_request)
+                for c in s.calls
+            ]
+            return (
+                f"ran {e.tool}{_fmt_args(e.arguments)}, which no fully delivered call carried "
+                f"(served: {', '.join(served) or 'no calls'})"
+            )
+    return None
+
+
+# -- A2 no side effect twice -------------------------------------------------------------------
+
+
+def a2_effect_once(run: AgentRun) -> str | None:
+    effects = {t.name for t in run.scenario.tools if t.side_effect}
+    counts: dict[tuple[str, str], int] = {}
+    for e in run.ledger:
+        if e.tool in effects:
+            key = (e.tool, canonical(e.arguments))
+            counts[key] = counts.get(key, 0) + 1
+    for (tool, args), n in counts.items():
+        ids = {
+            c.id
+            for _, s in run.answers()
+            for c in s.calls
+            if c.delivered and c.name == tool and canonical(c.arguments) == args
+        }
+        if n > len(ids):
+            return f"side effect {tool}{args} happened {n} times for {len(ids)} call(s) served"
+    return None
+
+
+# -- A3 results back, paired, assistant turn replayed ----------------------------------------
+
+
+def _next_request(run: AgentRun, after: int) -> int | None:
+    return after if after < len(run.requests) else None
+
+
+def a3_results_paired(run: AgentRun) -> str | None:
+    for e in run.ledger:
+        found = run.call_for(e)
+        if found is None:
+            continue  # A1's failure, not this one's
+        _, call = found
+        k = _next_request(run, e.after_request)
+        if k is None:
+            if run.outcome is not None and not run.outcome.raised:
+                return f"call {call.id} ({call.name}) ran, but no request carried its result back"
+            continue
+        view = run.view(k)
+        if not view.readable:
+            return f"request {k} is not {run.protocol} JSON; cannot find the result of {call.id}"
+        results = [r for r in view.results if r.id == call.id]
+        if not results and run.protocol in NAME_PAIRED:
+            results = [r for r in view.results if not r.id and r.name == call.name][:1]
+        if len(results) != 1:
+            return f"request {k} carries {len(results)} results for call {call.id} ({call.name}), not 1"
+        sent = [c for c in view.calls if c.id == call.id]
+        if not sent and run.protocol in NAME_PAIRED:
+            sent = [
+                c
+                for c in view.calls
+                if not c.id
+                and c.name == call.name
+                and canonical(c.arguments) == canonical(call.arguments)
+            ][:1]
+        if len(sent) != 1:
+            return f"request {k} replays call {call.id} {len(sent)} times, not once"
+        if sent[0].name != call.name or canonical(sent[0].arguments) != canonical(call.arguments):
+            return (
+                f"request {k} replays call {call.id} as {sent[0].name}{_fmt_args(sent[0].arguments)}, "
+                f"served {call.name}{_fmt_args(call.arguments)}"
+            )
+    return None
+
+
+# -- A4 thinking and signatures sent back ------------------------------------------------------
+
+
+def a4_thinking_replayed(run: AgentRun) -> str | None:
+    for k, served in run.answers():
+        if not (served.complete and served.thinking_signature and served.calls):
+            continue
+        if k + 1 >= len(run.requests):
+            continue
+        view = run.view(k + 1)
+        if served.thinking_signature not in view.thinking_signatures:
+            return (
+                f"request {k + 1} does not send back the thinking block of response {k} with its "
+                f"signature {served.thinking_signature} (sent: {list(view.thinking_signatures)})"
+            )
+    return None
+
+
+def _has_thinking(run: AgentRun) -> bool:
+    return any(s.thinking_signature and s.calls for s in run.served)
+
+
+# -- A5 no terminal event, never a completed turn ------------------------------------------------
+
+
+def _last_answered(run: AgentRun) -> tuple[int, Served | None]:
+    k = len(run.requests) - 1
+    return k, run.answer(k) if k >= 0 else None
+
+
+def a5_terminal_event(run: AgentRun) -> str | None:
+    eager = bool(run.convention("eager_tools"))
+    for e in run.ledger:
+        found = run.call_for(e)
+        if found is None or eager:
+            continue
+        k, call = found
+        answered = run.answer(k)
+        if answered is not None and answered.stop in ("none", "error"):
+            return f"call {call.id} ({call.name}) ran though response {k} ended without its terminal event"
+    k, last = _last_answered(run)
+    if (
+        run.outcome is not None
+        and not run.outcome.raised
+        and last is not None
+        and last.stop in ("none", "error")
+    ):
+        return (
+            f"the run reported success (output {run.outcome.output!r}) but the last response "
+            f"({k}, {last.fault}) never completed"
+        )
+    return None
+
+
+# -- A6 a length stop inside a tool call is not a call ---------------------------------------------
+
+
+def a6_length_stop(run: AgentRun) -> str | None:
+    for e in run.ledger:
+        for k, s in run.answers(e.after_request):
+            if s.stop == "length" and any(c.name == e.tool and not c.delivered for c in s.calls):
+                if run.call_for(e) is None:
+                    return f"ran {e.tool}{_fmt_args(e.arguments)} from response {k}, cut by the output limit"
+    return None
+
+
+# -- A7 overflow is not retried as transient --------------------------------------------------------
+
+
+def a7_overflow(run: AgentRun) -> str | None:
+    for k, s in run.answers():
+        if not s.overflow:
+            continue
+        if k + 1 < len(run.requests):
+            before, after = run.view(k), run.view(k + 1)
+            if (
+                before.readable
+                and after.readable
+                and len(run.requests[k + 1].body) >= len(run.requests[k].body)
+            ):
+                return f"request {k + 1} resends the request that overflowed ({k}) no smaller: retried as transient"
+        elif run.outcome is not None and not run.outcome.raised:
+            return "the context overflow ended the run as a success"
+    return None
+
+
+# -- A8 non-retryable errors are not retried -----------------------------------------------------------
+
+
+def _resends(run: AgentRun, k: int) -> bool:
+    """Request ``k + 1`` repeats request ``k`` (the same conversation, nothing added)."""
+    if k + 1 >= len(run.requests):
+        return False
+    a, b = run.view(k), run.view(k + 1)
+    if a.readable and b.readable:
+        return (a.messages, a.results, a.calls) == (b.messages, b.results, b.calls)
+    return run.requests[k].body == run.requests[k + 1].body
+
+
+def a8_no_retry_of_permanent(run: AgentRun) -> str | None:
+    for k, s in run.answers():
+        if s.status >= 400 and not s.retryable and not s.overflow and _resends(run, k):
+            return (
+                f"response {k} was HTTP {s.status} (not retryable), and request {k + 1} resent it"
+            )
+    return None
+
+
+# -- A9 retryable errors retried, a bounded number of times -----------------------------------------
+
+
+def a9_bounded_retry(run: AgentRun) -> str | None:
+    limit = int(run.convention("max_retries"))
+    partial_ok = bool(run.convention("retries_after_partial_output"))
+    streak = 0
+    for k in range(len(run.requests)):
+        s = run.answer(k)
+        if s is None:
+            break
+        if not s.retryable:
+            streak = 0
+            continue
+        if _resends(run, k):
+            streak += 1
+            if streak > limit:
+                return f"request {k + 1} is retry {streak} of one request; the row declares at most {limit}"
+            continue
+        partial = bool(s.text) and s.status == 200
+        nothing_after = k + 1 >= len(run.requests)
+        budget_left = streak < limit
+        streak = 0
+        if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
+            return (
+                f"response {k} failed retryably ({s.fault}) and was not retried, "
+                f"though the row declares up to {limit} retries"
+            )
+    return None
+
+
+# -- A10 retry-after honoured up to a cap -------------------------------------------------------------
+
+
+def a10_retry_after(run: AgentRun) -> str | None:
+    scale = float(run.convention("time_scale"))
+    cap = float(run.convention("retry_after_cap_s"))
+    for k, s in run.answers():
+        if s.retry_after is None or not _resends(run, k):
+            continue
+        finished = run.requests[k].finished or run.requests[k].arrived
+        waited = run.requests[k + 1].arrived - finished
+        expected = min(s.retry_after, cap) * scale
+        # A small allowance: the clock read before the reply's last write, not after it.
+        if waited + 0.005 < expected * 0.9:
+            return (
+                f"request {k + 1} came {waited:.3f} s after a retry-after of {s.retry_after:g} s "
+                f"(expected at least {expected:.3f} s with the row's time scale {scale:g})"
+            )
+    return None
+
+
+def _has_retry_after(run: AgentRun) -> bool:
+    return any(s.retry_after is not None for s in run.served)
+
+
+# -- A11 text already shown is not shown twice ----------------------------------------------------------
+
+
+def a11_text_once(run: AgentRun) -> str | None:
+    if run.outcome is None or not run.outcome.output:
+        return None
+    output = run.outcome.output
+    for k, s in run.answers():
+        if s.complete or not s.text:
+            continue
+        final = [x.text for j, x in run.answers() if j > k and x.complete]
+        if not final:
+            continue  # no retry completed: a failed response taken as the answer is A5's
+        allowed = max(t.count(s.text) for t in final)
+        if output.count(s.text) > allowed:
+            return (
+                f"the output shows {s.text!r} {output.count(s.text)} times: the text of failed "
+                f"response {k} was kept and shown again after the retry"
+            )
+    return None
+
+
+# -- A12 the run ends, with an outcome that says what happened -------------------------------------------
+
+
+def a12_outcome(run: AgentRun) -> str | None:
+    if run.crash is not None:
+        return f"the adapter did not return an outcome: {run.crash}"
+    assert run.outcome is not None
+    if run.past_script():
+        return (
+            f"{len(run.requests)} model requests for {len(run.served)} scripted responses "
+            f"({run.past_script()} past the script): the loop did not stop"
+        )
+    k, last = _last_answered(run)
+    if last is None:
+        return "the agent sent no model request"
+    if not run.outcome.raised:
+        if last.stop in ("none", "error"):
+            return None  # A5's failure
+        if last.stop == "length" and last.calls:
+            return f"the run reported success on response {k}, cut by the output limit inside a tool call"
+        if last.stop == "length":
+            return None  # a text cut by the limit: returning it is the row's policy
+        if not last.complete:
+            return f"the run reported success on response {k}, which failed ({last.fault})"
+        if last.calls:
+            return f"the run reported success while response {k} still asked for tools"
+        expected = last.text.strip()
+        if expected and expected not in (run.outcome.output or ""):
+            return f"the output {run.outcome.output!r} is not the final text {expected!r}"
+    elif last.complete and not last.calls and not run.unplayed_after(k):
+        return (
+            f"the run raised {run.outcome.error_type}: {run.outcome.error_message} after the "
+            "final response completed"
+        )
+    return None
+
+
+CHECKS: Final[tuple[AgentCheck, ...]] = (
+    AgentCheck("A1", "no tool runs on incomplete arguments", a1_complete_arguments),
+    AgentCheck("A2", "no side effect happens twice for one call", a2_effect_once),
+    AgentCheck(
+        "A3",
+        "every executed call's result goes back once, paired, with the turn replayed",
+        a3_results_paired,
+    ),
+    AgentCheck(
+        "A4", "thinking blocks go back with their signatures", a4_thinking_replayed, _has_thinking
+    ),
+    AgentCheck(
+        "A5", "a stream without its terminal event is never a completed turn", a5_terminal_event
+    ),
+    AgentCheck("A6", "a length stop inside a tool call is not a call", a6_length_stop),
+    AgentCheck("A7", "an overflow is surfaced, never retried as transient", a7_overflow),
+    AgentCheck("A8", "non-retryable errors are not retried", a8_no_retry_of_permanent),
+    AgentCheck("A9", "retryable errors are retried, a bounded number of times", a9_bounded_retry),
+    AgentCheck("A10", "retry-after is honoured up to a cap", a10_retry_after, _has_retry_after),
+    AgentCheck("A11", "text already shown is not shown twice after a retry", a11_text_once),
+    AgentCheck("A12", "the run ends with an outcome that says what happened", a12_outcome),
+)
+CHECK_IDS: Final = tuple(c.id for c in CHECKS)
+
+
+def judge(run: AgentRun) -> list[CheckOutcome]:
+    """Every check on one run; a crash fails A12 and skips the rest (nothing to judge)."""
+    out: list[CheckOutcome] = []
+    for check in CHECKS:
+        if not run.scenario.applies(check.id) or not check.applies(run):
+            out.append(CheckOutcome(check.id, "skipped", "does not apply to this scenario"))
+            continue
+        if run.crash is not None and check.id != "A12":
+            out.append(CheckOutcome(check.id, "skipped", "the adapter crashed"))
+            continue
+        problem = check.fn(run)
+        out.append(CheckOutcome(check.id, "failed" if problem else "passed", problem or ""))
+    return out

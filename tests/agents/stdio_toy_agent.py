@@ -1,0 +1,62 @@
+"""A stdio agent for the tests: speaks the agent messages, runs the reference loop inside.
+
+Started as a separate process (``cmd:python tests/agents/stdio_toy_agent.py``), so the
+protocol is exercised end to end: the handshake, one ``agent_run`` per run, the tools'
+ledger calls made from the other process. ``--broken`` answers every run out of step.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from stream_harness.agents.protocol import AgentLimits, AgentTask, AgentTool
+from stream_harness.agents.reference import ReferenceAgent
+
+
+def main() -> None:
+    broken = "--broken" in sys.argv
+    agent = ReferenceAgent()
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message["cmd"] == "agent_start":
+            reply = {
+                "kind": "agent_started",
+                "version": 1,
+                "name": "toy-stdio",
+                "framework_version": "0.1",
+                "protocols": sorted(agent.protocols),
+                "conventions": dict(agent.conventions),
+                "settings": agent.settings,
+            }
+        elif message["cmd"] == "agent_run":
+            t = message["task"]
+            task = AgentTask(
+                scenario=t["scenario"],
+                protocol=t["protocol"],
+                base_url=t["base_url"],
+                model=t["model"],
+                prompt=t["prompt"],
+                system=t["system"],
+                tools=tuple(
+                    AgentTool(x["name"], x["description"], x["parameters"], x["ledger_url"])
+                    for x in t["tools"]
+                ),
+                limits=AgentLimits(**t["limits"]),
+            )
+            print("console noise from the framework")  # skipped by the harness
+            outcome = agent.run_agent(task)
+            reply = {
+                "kind": "agent_outcome",
+                "seq": message["seq"] + (1 if broken else 0),
+                "output": outcome.output,
+                "error_type": outcome.error_type,
+                "error_message": outcome.error_message,
+            }
+        else:
+            return
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""Each agent check fails on an agent broken in the way it names, and the reference passes.
+
+The broken agents are small: a misconfigured reference loop (retries a 400, ignores
+retry-after while declaring it honours it) or a scripted client that sends what a buggy
+framework sends (runs truncated arguments, charges twice after a restart, loses a
+parallel result, takes a stream without its terminal event as the answer, shows the text
+of a failed attempt twice, loops past the script). Each test asserts the one check that
+must catch it, and that the same scenario passes that check for the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from stream_harness.agents.protocol import AgentOutcome, AgentTask
+from stream_harness.agents.reference import ReferenceAgent
+from stream_harness.agents.scenario import AgentScenario, load_agent_scenario
+from stream_harness.conformance.agent_checks import AgentRun, CheckOutcome, judge
+from stream_harness.conformance.agent_runner import observe
+from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.loop.retry import RetryPolicy
+
+SCENARIOS = bundled_cassettes() / "agent-scenarios"
+PROTOCOL = "openai-completions"
+
+
+def scenario(name: str) -> AgentScenario:
+    return load_agent_scenario(SCENARIOS / f"{name}.yaml")
+
+
+def verdict(run: AgentRun, check: str) -> CheckOutcome:
+    return next(v for v in judge(run) if v.check == check)
+
+
+class Scripted:
+    """An agent that sends the requests and runs the tools its ``steps`` say, in order."""
+
+    protocols = frozenset({PROTOCOL})
+    settings = "a scripted misbehaviour"
+
+    def __init__(
+        self, steps: Callable[[AgentTask, Callable[..., Any]], AgentOutcome], **conventions: Any
+    ) -> None:
+        self.name = "broken"
+        self.steps = steps
+        self.conventions: Mapping[str, Any] = conventions
+
+    def version(self) -> str:
+        return "0"
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        def post(messages: list[dict[str, Any]]) -> bytes:
+            body = {"model": task.model, "messages": messages, "stream": True}
+            try:
+                with httpx.stream(
+                    "POST", task.base_url + "/v1/chat/completions", json=body
+                ) as reply:
+                    return b"".join(reply.iter_raw())
+            except httpx.TransportError:
+                return b""
+
+        return self.steps(task, post)
+
+
+USER = {"role": "user", "content": "x"}
+
+
+def assistant(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, n, a in calls
+        ],
+    }
+
+
+def result(call_id: str, content: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+CHARGE = ("call_c1", "charge_card", {"amount_cents": 4200, "customer": "cus_ada_lovelace"})
+
+
+def test_a1_catches_a_tool_run_on_truncated_arguments() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])  # cut inside the arguments
+        task.tools[0].call({"amount_cents": 42})  # what a partial-JSON repair makes of them
+        return AgentOutcome(output="done")
+
+    bad = observe(Scripted(steps), scenario("cut_in_tool_args"), PROTOCOL)
+    assert verdict(bad, "A1").status == "failed"
+    assert "amount_cents" in verdict(bad, "A1").message
+    good = observe(ReferenceAgent(), scenario("cut_in_tool_args"), PROTOCOL)
+    assert verdict(good, "A1").status == "passed"
+
+
+def test_a2_catches_a_payment_charged_twice_by_a_restart() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        out = task.tools[0].call(CHARGE[2])
+        post([USER, assistant(CHARGE), result(CHARGE[0], out)])  # cut: the agent restarts the run
+        task.tools[0].call(CHARGE[2])  # ... and replays the first turn's tool
+        post([USER, assistant(CHARGE), result(CHARGE[0], out)])
+        return AgentOutcome(output="Done: receipt r-1001.")
+
+    bad = observe(Scripted(steps), scenario("retry_after_payment"), PROTOCOL)
+    assert verdict(bad, "A2").status == "failed"
+    assert "2 times for 1 call" in verdict(bad, "A2").message
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("retry_after_payment"), PROTOCOL), "A2").status
+        == "passed"
+    )
+
+
+def test_a3_catches_a_lost_parallel_result() -> None:
+    paris = ("call_p1", "get_weather", {"city": "Paris"})
+    rome = ("call_r1", "get_weather", {"city": "Rome"})
+
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        a = task.tools[0].call(paris[2])
+        task.tools[0].call(rome[2])
+        post([USER, assistant(paris, rome), result(paris[0], a)])  # Rome's result lost
+        return AgentOutcome(output="Paris 18 C, Rome 24 C.")
+
+    bad = observe(Scripted(steps), scenario("parallel_tool_calls"), PROTOCOL)
+    assert verdict(bad, "A3").status == "failed"
+    assert "call_r1" in verdict(bad, "A3").message
+
+
+def test_a3_catches_a_result_paired_to_the_wrong_id() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        out = task.tools[0].call({"city": "Paris"})
+        call = ("call_w1", "get_weather", {"city": "Paris"})
+        post([USER, assistant(call), result("call_other", out)])
+        return AgentOutcome(output="It is 18 C and cloudy in Paris.")
+
+    bad = observe(Scripted(steps), scenario("weather_tool_call"), PROTOCOL)
+    assert verdict(bad, "A3").status == "failed"
+
+
+def test_a5_catches_a_stream_without_terminal_event_taken_as_the_answer() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        out = task.tools[0].call({"city": "Paris"})
+        post(
+            [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+        )
+        return AgentOutcome(output="It is 18 C and cloudy in Paris.")
+
+    bad = observe(Scripted(steps), scenario("no_terminal_event"), PROTOCOL)
+    assert verdict(bad, "A5").status == "failed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("no_terminal_event"), PROTOCOL), "A5").status
+        == "passed"
+    )
+
+
+def test_a6_catches_a_length_stopped_call_that_runs() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        task.tools[0].call({"amount_cents": 4200})
+        return AgentOutcome(output="done")
+
+    bad = observe(Scripted(steps), scenario("length_stop_in_tool_call"), PROTOCOL)
+    assert verdict(bad, "A6").status == "failed"
+
+
+def test_a7_catches_an_overflow_retried_as_transient() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        out = task.tools[0].call({"city": "Paris"})
+        history = [
+            USER,
+            assistant(("call_w1", "get_weather", {"city": "Paris"})),
+            result("call_w1", out),
+        ]
+        post(history)  # the overflow ...
+        post(history)  # ... resent unchanged, as a rate limit would be
+        return AgentOutcome(output="Summary.")
+
+    bad = observe(Scripted(steps), scenario("overflow_400"), PROTOCOL)
+    assert verdict(bad, "A7").status == "failed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("overflow_400"), PROTOCOL), "A7").status
+        == "passed"
+    )
+
+
+def test_a8_catches_a_400_retried() -> None:
+    agent = ReferenceAgent(retry=RetryPolicy(base=0.0, message_patterns=("HTTP",)))
+    bad = observe(agent, scenario("http_400_not_retried"), PROTOCOL)
+    assert verdict(bad, "A8").status == "failed"
+    assert (
+        verdict(observe(ReferenceAgent(), scenario("http_400_not_retried"), PROTOCOL), "A8").status
+        == "passed"
+    )
+
+
+def test_a9_catches_more_retries_than_declared_and_none_at_all() -> None:
+    eager = ReferenceAgent(retry=RetryPolicy(max_retries=6, base=0.0))
+    eager.conventions = {**eager.conventions, "max_retries": 2}
+    assert verdict(observe(eager, scenario("retries_exhausted"), PROTOCOL), "A9").status == "failed"
+    never = ReferenceAgent(retry=RetryPolicy(max_retries=0))
+    never.conventions = {**never.conventions, "max_retries": 2}
+    assert (
+        verdict(observe(never, scenario("http_529_no_retry_after"), PROTOCOL), "A9").status
+        == "failed"
+    )
+
+
+def test_a10_catches_retry_after_ignored() -> None:
+    hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
+    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0}
+    bad = observe(hasty, scenario("http_429_retry_after"), PROTOCOL)
+    assert verdict(bad, "A10").status == "failed"
+    good = observe(ReferenceAgent(), scenario("http_429_retry_after"), PROTOCOL)
+    assert verdict(good, "A10").status == "passed"
+
+
+def test_a11_catches_text_shown_twice_after_a_retry() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        out = task.tools[0].call({"city": "Paris"})
+        history = [
+            USER,
+            assistant(("call_w1", "get_weather", {"city": "Paris"})),
+            result("call_w1", out),
+        ]
+        post(history)
+        post(history)
+        return AgentOutcome(output="It is 18 C and It is 18 C and cloudy in Paris.")
+
+    bad = observe(Scripted(steps), scenario("error_event_overloaded"), PROTOCOL)
+    assert verdict(bad, "A11").status == "failed"
+
+
+def test_a12_catches_a_loop_past_the_script_and_a_crash() -> None:
+    def loops(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        for _ in range(5):
+            post([USER])
+        return AgentOutcome(error_type="RuntimeError", error_message="gave up")
+
+    assert (
+        verdict(observe(Scripted(loops), scenario("http_401_not_retried"), PROTOCOL), "A12").status
+        == "failed"
+    )
+
+    def crashes(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        raise RuntimeError("framework bug")
+
+    crashed = observe(Scripted(crashes), scenario("weather_tool_call"), PROTOCOL)
+    assert verdict(crashed, "A12").status == "failed"
+    assert "framework bug" in verdict(crashed, "A12").message
+
+
+def test_a4_catches_thinking_dropped() -> None:
+    agent = Scripted(lambda task, post: AgentOutcome(output="x"))
+    agent.protocols = frozenset({"anthropic-messages"})
+
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        for _ in range(2):  # the second request carries no thinking block
+            httpx.post(
+                task.base_url + "/v1/messages",
+                json={"messages": [{"role": "user", "content": "x"}]},
+            )
+        task.tools[0].call({"city": "Paris"})
+        return AgentOutcome(output="It is 18 C and cloudy in Paris.")
+
+    agent.steps = steps
+    bad = observe(agent, scenario("thinking_signature"), "anthropic-messages")
+    assert verdict(bad, "A4").status == "failed"
+    good = observe(ReferenceAgent(), scenario("thinking_signature"), "anthropic-messages")
+    assert verdict(good, "A4").status == "passed"
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: Path(p).stem)
+def test_the_reference_passes_every_bundled_scenario(path: Path) -> None:
+    loaded = load_agent_scenario(path)
+    for protocol in loaded.protocols:
+        run = observe(ReferenceAgent(), loaded, protocol)
+        failed = [v for v in judge(run) if v.status == "failed"]
+        assert not failed, (protocol, failed)
+        assert any(v.status == "passed" for v in judge(run))
+
+
+def test_a_side_request_gets_the_response_matched_by_content_and_the_checks_follow() -> None:
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])  # the conversation: response 1 (the call), not the title
+        post([{"role": "user", "content": "Generate a short title for: x"}])  # response 0
+        out = task.tools[0].call({"city": "Paris"})
+        post(
+            [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+        )
+        return AgentOutcome(output="It is 18 C and cloudy in Paris.")
+
+    run = observe(Scripted(steps), scenario("side_request_by_content"), PROTOCOL)
+    assert run.answered == [1, 0, 2]
+    assert all(v.status != "failed" for v in judge(run)), judge(run)
+    reference = observe(ReferenceAgent(), scenario("side_request_by_content"), PROTOCOL)
+    assert reference.answered == [1, 2]
+    assert all(v.status != "failed" for v in judge(reference))

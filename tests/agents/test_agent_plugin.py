@@ -1,0 +1,85 @@
+"""``pytest --harness --harness-agent X``: one item per (agent, scenario, protocol, check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_harness.contract.facts import bundled_cassettes
+
+pytest_plugins = ["pytester"]
+
+ONE = bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml"
+LAZY = """
+from stream_harness.agents.protocol import AgentOutcome
+
+
+class Lazy:
+    name = "lazy"
+    protocols = frozenset({"anthropic-messages"})
+    conventions = {}
+    settings = ""
+
+    def version(self):
+        return "0"
+
+    def run_agent(self, task):
+        return AgentOutcome(output="made up")
+"""
+
+
+def test_agent_items_pass_for_the_reference_and_fail_with_a_reproduce_command(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(lazy_agent=LAZY)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "--harness",
+        "--harness-agent",
+        "reference",
+        "--harness-agent-scenarios",
+        str(ONE),
+        "-v",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "agents",
+    )
+    agent_lines = [
+        line for line in result.stdout.lines if "stream-harness-agents::reference::" in line
+    ]
+    assert (
+        sum(" PASSED" in line for line in agent_lines) == 40
+    )  # 12 checks x 4 protocols, 48 items ...
+    assert (
+        sum(" SKIPPED" in line for line in agent_lines) == 8
+    )  # ... but A4 and A10 (no thinking, no hint)
+    result.stdout.fnmatch_lines(
+        ["*stream-harness-agents::reference::A1?weather_tool_call-anthropic-messages? PASSED*"]
+    )
+    failing = pytester.runpytest(
+        "--harness",
+        "--harness-agent",
+        "lazy_agent:Lazy",
+        "--harness-agent-scenarios",
+        str(ONE),
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "agents and A12",
+    )
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    failing.stdout.fnmatch_lines(
+        ["*reproduce: stream-harness agents --agent lazy_agent:Lazy*--check A12"]
+    )
+
+
+def test_agent_options_need_harness_and_bad_input_is_a_collection_error(
+    pytester: pytest.Pytester,
+) -> None:
+    alone = pytester.runpytest("--harness-agent", "reference")
+    assert alone.ret == pytest.ExitCode.USAGE_ERROR
+    broken = pytester.runpytest(
+        "--harness", "--harness-agent", "nowhere:Agent", "-k", "agents", "-p", "no:cacheprovider"
+    )
+    assert broken.ret != 0
+    broken.stdout.fnmatch_lines(["*stream-harness: agent 'nowhere:Agent': cannot import nowhere*"])

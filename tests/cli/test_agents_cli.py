@@ -1,0 +1,190 @@
+"""``stream-harness agents``: exit codes agree with the verdict, bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from stream_harness.cli.main import main
+from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.reporting.jsonl import load_report
+
+ONE = str(bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml")
+
+
+def test_the_reference_passes_and_writes_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["agents", "--agent", "reference", "--scenarios", ONE, "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and out.splitlines()[-1].startswith("OK: 4 agent runs")
+    report = load_report(tmp_path / "report.jsonl")
+    # 12 checks in 4 protocols, less A4 and A10 (no thinking, no retry hint): no row.
+    assert len(report.agent_results) == 40
+    assert {r.outcome for r in report.agent_results} == {"passed"}
+    assert not report.did_fail and report.agent_results[0].conventions["time_scale"] == 0.01
+    assert "agent:reference" in (tmp_path / "junit.xml").read_text()
+    assert "Agent rows" in (tmp_path / "report.html").read_text()
+    assert "Agent rows" in (tmp_path / "README.md").read_text()
+
+
+def test_a_failing_agent_exits_1_with_a_reproduce_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "lazy_agent.py").write_text(
+        "from stream_harness.agents.protocol import AgentOutcome\n"
+        "class Lazy:\n"
+        "    name = 'lazy'\n"
+        "    protocols = frozenset({'openai-completions'})\n"
+        "    conventions = {}\n"
+        "    settings = ''\n"
+        "    def version(self): return '0'\n"
+        "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
+    )
+    code = main(
+        ["agents", "--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", ONE]
+    )
+    out = capsys.readouterr().out
+    assert code == 1 and out.splitlines()[-1].startswith("FAILED:")
+    assert "reproduce: stream-harness agents --agent lazy_agent:Lazy" in out
+    expect = tmp_path / "expect.yaml"
+    expect.write_text(
+        "lazy:\n  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"
+    )
+    code = main(
+        [
+            "agents",
+            "--agent",
+            "lazy_agent:Lazy",
+            "--project",
+            str(tmp_path),
+            "--scenarios",
+            ONE,
+            "--expect",
+            str(expect),
+        ]
+    )
+    assert code == 0 and "1 known failure" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--agent", "nowhere:Agent"], "cannot import nowhere"),
+        (["--agent", "reference", "--scenarios", "/no/such/dir"], "no such file"),
+        (["--agent", "reference", "--check", "A99"], "unknown check"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["agents", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_empty_folder_is_never_green(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["agents", "--agent", "reference", "--scenarios", str(tmp_path)]) == 2
+    assert "no agent scenario" in capsys.readouterr().err
+
+
+def test_a_bad_scenario_names_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: agent\nresponses:\n  - fault: {status: 200}\n")
+    assert main(["agents", "--agent", "reference", "--scenarios", str(bad)]) == 2
+    assert "bad.yaml: responses.0.fault.status" in capsys.readouterr().err
+
+
+def test_serve_answers_an_agent_by_hand_and_prints_what_it_saw() -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "stream_harness.cli.main",
+        "agents",
+        "--serve",
+        ONE,
+        "--protocol",
+        "openai-completions",
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = first.split(" on ")[1].split(" ")[0]
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(
+            urllib.request.Request(url + "/v1/chat/completions", data=b"{}"), timeout=10
+        ) as reply:
+            assert b'"id":"call_w1"' in reply.read()
+        ledger = urllib.request.Request(
+            url + "/_ledger", data=b'{"tool": "get_weather", "arguments": {"city": "Paris"}}'
+        )
+        with opener.open(ledger, timeout=10) as reply:
+            assert json.loads(reply.read())["result"]["sky"] == "cloudy"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=10)
+    record = json.loads(out)
+    assert proc.returncode == 0
+    assert [e["arguments"] for e in record["executions"]] == [{"city": "Paris"}]
+    assert [r["path"] for r in record["requests"]] == ["/v1/chat/completions"]
+
+
+def test_out_merges_agent_rows_beside_what_the_report_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "lazy_agent.py").write_text(
+        "from stream_harness.agents.protocol import AgentOutcome\n"
+        "class Lazy:\n"
+        "    name = 'lazy'\n"
+        "    protocols = frozenset({'openai-completions'})\n"
+        "    conventions = {}\n"
+        "    settings = ''\n"
+        "    def version(self): return '0'\n"
+        "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
+    )
+    out = tmp_path / "report"
+    assert (
+        main(
+            [
+                "agents",
+                "--agent",
+                "reference",
+                "--scenarios",
+                ONE,
+                "--protocol",
+                "anthropic-messages",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    lazy = [
+        "agents",
+        "--agent",
+        "lazy_agent:Lazy",
+        "--project",
+        str(tmp_path),
+        "--scenarios",
+        ONE,
+        "--out",
+        str(out),
+    ]
+    assert main(lazy) == 1
+    capsys.readouterr()
+    report = load_report(out / "report.jsonl")
+    assert {r.agent for r in report.agent_results} == {"reference", "lazy"}
+    assert report.did_fail and "FAILED" in report.verdict
+    assert "1 agent run(s)" not in report.scope and "2 agent run(s) of 2 agent(s)" in report.scope
+    assert main(lazy) == 1  # a re-run replaces its own rows, keeps the others
+    again = load_report(out / "report.jsonl")
+    assert len(again.agent_results) == len(report.agent_results)

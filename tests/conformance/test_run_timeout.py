@@ -1,0 +1,238 @@
+"""``--run-timeout``: an in-process adapter that hangs is an errored check with its
+reproduce command, and the run goes on (issue 24, point 3).
+
+The hanging adapter is a ``module:object`` of the test's own project folder; it hangs on
+an Event the test releases at the end, so no thread outlives the test for long.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from stream_harness.adapters.deadline import RunTimedOut, run_within
+from stream_harness.adapters.protocol import AdapterResult, Headers, ReferenceAdapter
+from stream_harness.cli.main import main
+from stream_harness.conformance import SuiteError, run_conformance
+from stream_harness.conformance.config import Config, ConfigError, load_config
+from stream_harness.contract.facts import bundled_cassettes
+
+HANGING = '''
+import threading
+
+from stream_harness import ReferenceAdapter
+
+RELEASE = threading.Event()
+
+
+class Hang:
+    """The reference, but a run on an OpenAI Chat Completions body does not return."""
+
+    name = "hang"
+    level = "event"
+
+    def __init__(self):
+        self._reference = ReferenceAdapter()
+        self.protocols = self._reference.protocols
+
+    def version(self):
+        return "0"
+
+    def run(self, protocol, chunks, *, status=200, headers=None):
+        if protocol == "openai-completions":
+            RELEASE.wait(120)
+        return self._reference.run(protocol, chunks, status=status, headers=headers)
+'''
+
+OPENAI = "openai-completions/text_plain.yaml"
+ANTHROPIC = "anthropic-messages/tool_call.yaml"
+
+
+def test_a_hanging_adapter_is_errored_with_its_reproduce_command_and_the_run_goes_on(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "timeout_hang_adapter.py").write_text(HANGING, encoding="utf-8")
+    cassettes = bundled_cassettes()
+    argv = [
+        "check", "--adapter", "timeout_hang_adapter:Hang", "--adapter", "reference",
+        "--cassettes", str(cassettes / ANTHROPIC), "--cassettes", str(cassettes / OPENAI),
+        "--run-timeout", "0.5", "--examples", "3", "--jobs", "1", "--format", "plain",
+    ]  # fmt: skip
+    try:
+        code = main(argv)
+    finally:
+        sys.modules["timeout_hang_adapter"].RELEASE.set()  # type: ignore[attr-defined]
+    out = capsys.readouterr().out
+    assert code == 1, out
+    lines = out.splitlines()
+    timed_out = [
+        i
+        for i, line in enumerate(lines)
+        if "did not return within the run timeout of 0.5 s" in line
+    ]
+    assert len(timed_out) == 1, out
+    assert lines[timed_out[0]].startswith(f"ERROR [hang] contract :: {OPENAI}#0: ")
+    reproduce = next(line for line in lines[timed_out[0] :] if "reproduce:" in line)
+    assert (
+        "--adapter timeout_hang_adapter:Hang" in reproduce
+        and f"{OPENAI} --interaction 0 --check contract" in reproduce
+    )
+    # The hanging adapter's other case was judged before the hang; the reference, after it, in full.
+    assert not any(f"[hang] contract :: {ANTHROPIC}" in line for line in lines), out
+    reference = next(line for line in lines if line.startswith("reference "))
+    assert "errored" not in reference and "contract 2/2" in reference, reference
+    verdict = lines[-1]
+    assert verdict.startswith("verdict: FAILED: 0 new failure(s)") and "errored" in verdict, verdict
+
+
+class _Blocking:
+    """An adapter whose run waits for ``release`` while ``block`` is set."""
+
+    name = "blocking"
+    level = "event"
+
+    def __init__(self) -> None:
+        self.protocols = ReferenceAdapter().protocols
+        self.block = threading.Event()
+        self.release = threading.Event()
+        self.runs = 0
+
+    def version(self) -> str:
+        return "0"
+
+    def run(
+        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Headers = None
+    ) -> AdapterResult:
+        self.runs += 1
+        if self.block.is_set():
+            self.release.wait(60)
+        return ReferenceAdapter().run(protocol, chunks, status=status, headers=headers)
+
+
+def _body() -> bytes:
+    from stream_harness.recordings.cassette import load_cassette
+
+    return load_cassette(bundled_cassettes() / OPENAI).interactions[0].response.body
+
+
+def test_a_stuck_adapter_is_not_called_again_until_its_run_returns() -> None:
+    adapter = _Blocking()
+    body = _body()
+    assert run_within(adapter, 5.0, "openai-completions", [body]).message is not None
+    adapter.block.set()
+    with pytest.raises(
+        RunTimedOut, match=r"did not return within the run timeout of 0\.2 s"
+    ) as first:
+        run_within(adapter, 0.2, "openai-completions", [body], what="case one")
+    assert first.value.outcome == "timed out" and "case one" in str(first.value)
+    with pytest.raises(
+        RunTimedOut, match=r"not run: the adapter is still stuck .*\(case one\)"
+    ) as second:
+        run_within(adapter, 0.2, "openai-completions", [body])
+    assert second.value.outcome == "not run"
+    assert adapter.runs == 2  # the second was never handed to the adapter
+    adapter.block.clear()
+    adapter.release.set()
+    for _ in range(200):  # the stuck run returns; then the adapter is used again
+        try:
+            result = run_within(adapter, 5.0, "openai-completions", [body])
+            break
+        except RunTimedOut:
+            threading.Event().wait(0.05)
+    else:
+        pytest.fail("the adapter stayed unusable after its stuck run returned")
+    assert result.message is not None and adapter.runs == 3
+
+
+def test_an_adapter_exception_still_becomes_a_crashed_result_and_none_is_unbounded() -> None:
+    class Raising(_Blocking):
+        def run(
+            self,
+            protocol: str,
+            chunks: Sequence[bytes],
+            *,
+            status: int = 200,
+            headers: Headers = None,
+        ) -> AdapterResult:
+            raise ValueError("broken parser")
+
+    result = run_within(Raising(), 5.0, "openai-completions", [_body()])
+    assert result.crashed == "ValueError: broken parser"
+    assert run_within(_Blocking(), None, "openai-completions", [_body()]).message is not None
+
+
+def test_adapters_that_bound_their_own_runs_run_on_the_callers_thread() -> None:
+    seen: list[threading.Thread] = []
+
+    class Own(_Blocking):
+        bounds_own_runs = True
+
+        def run(
+            self,
+            protocol: str,
+            chunks: Sequence[bytes],
+            *,
+            status: int = 200,
+            headers: Headers = None,
+        ) -> AdapterResult:
+            seen.append(threading.current_thread())
+            return super().run(protocol, chunks, status=status, headers=headers)
+
+    run_within(Own(), 5.0, "openai-completions", [_body()])
+    assert seen == [threading.current_thread()]
+    assert ReferenceAdapter.bounds_own_runs is True
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_a_bad_run_timeout_is_one_line_and_exit_2(
+    project: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--run-timeout", value, "--format", "plain"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"stream-harness: --run-timeout must be a number of seconds > 0, got {float(value):g}"
+    ]
+    with pytest.raises(SuiteError, match="run-timeout must be a number of seconds > 0"):
+        run_conformance(
+            "reference", cassettes=[str(bundled_cassettes() / OPENAI)], run_timeout=float(value)
+        )
+
+
+@pytest.mark.parametrize(("given", "expected"), [("2.5", 2.5), ("7", 7.0), (None, 30.0)])
+def test_run_timeout_in_the_table(project: Path, given: str | None, expected: float) -> None:
+    if given is not None:
+        (project / "pyproject.toml").write_text(f"[tool.stream-harness]\nrun_timeout = {given}\n")
+    assert load_config().run_timeout == expected == Config(run_timeout=expected).run_timeout
+
+
+@pytest.mark.parametrize("given", ["0", "-2", "'10'", "true"])
+def test_a_bad_run_timeout_in_the_table_names_the_key(project: Path, given: str) -> None:
+    (project / "pyproject.toml").write_text(f"[tool.stream-harness]\nrun_timeout = {given}\n")
+    with pytest.raises(ConfigError, match=r"run_timeout: expected a number of seconds > 0"):
+        load_config()
+
+
+def test_the_plugin_checks_its_run_timeout_as_the_cli_does(project: Path) -> None:
+    (project / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+
+    def pytest_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "test_nothing.py"],
+            cwd=project, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    bad = pytest_run("--harness", "--harness-run-timeout=0")
+    assert (
+        bad.returncode == 4
+        and "--harness-run-timeout must be a number of seconds > 0" in bad.stderr
+    ), bad.stderr
+    alone = pytest_run("--harness-run-timeout=5")
+    assert (
+        alone.returncode == 4
+        and "--harness-run-timeout has no effect without --harness" in alone.stderr
+    ), alone.stderr
