@@ -1,9 +1,10 @@
-"""``stream-harness check`` and ``stream-harness report``: the conformance suite from the shell.
+"""``stream-harness check``, ``report`` and ``merge``: the conformance suite from the shell.
 
 Exit status, for both: 0 when something was checked and nothing new failed, 1 when there
 are new (untriaged) failures or errored checks (the verdict printed says FAILED), 2 when
 the input is bad (a missing folder, a cassette that does not load, an adapter that does
-not import, nothing to check), with one line naming the problem.
+not import, nothing to check), with one line naming the problem. ``merge`` combines the
+report folders of a sharded ``report`` (``--shard K/N``) into the one a single run writes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import platform
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -28,12 +30,20 @@ from stream_harness.conformance.config import (
     check_numbers,
     load_config,
 )
-from stream_harness.conformance.expectations import expectation_folders_shown
+from stream_harness.conformance.expectations import ExpectationsError, expectation_folders_shown
 from stream_harness.conformance.runner import AdapterRun, run_adapters
+from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.conformance.suite import Suite, SuiteError, expectations_for_adapter, prepare
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.chunking import SplitSpecError, parse_cuts
-from stream_harness.reporting import Report, build_report, write_report
+from stream_harness.reporting import (
+    Report,
+    ReportError,
+    build_report,
+    load_report,
+    reclassify,
+    write_report,
+)
 from stream_harness.reporting.console import (
     FORMATS,
     choose_format,
@@ -43,6 +53,7 @@ from stream_harness.reporting.console import (
 )
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.progress import DEFAULT_EVERY, Heartbeat, progress_every
+from stream_harness.reporting.shards import merge_shards, replaces_whole_report
 
 
 class CommandError(Exception):
@@ -67,6 +78,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="seconds one run of an in-process (Python) adapter may take before it is recorded as errored and abandoned (default: [tool.stream-harness] run_timeout, else 30, as a stdio adapter's reply)",
     )  # fmt: skip
     p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
+    p.add_argument(
+        "--shard", metavar="K/N",
+        help="run only shard K of N: the (adapter, case) pairs whose hash falls to it, the same on every machine (`stream-harness merge` combines the shards' reports)",
+    )  # fmt: skip
+    p.add_argument(
+        "--allow-empty-shard", action="store_true",
+        help="a shard with no pair to check writes an empty report instead of failing (for drivers that merge the shards afterwards)",
+    )  # fmt: skip
 
 
 def expectations_default() -> str:
@@ -106,6 +125,27 @@ def add_parsers(sub: Any) -> None:
     )  # fmt: skip
     p.set_defaults(func=report_command)
 
+    p = sub.add_parser(
+        "merge", help="combine the report folders of a sharded run (--shard K/N) into one report"
+    )
+    p.add_argument("out", help="report folder to write (as `report --out` writes it)")
+    p.add_argument(
+        "inputs", nargs="+", metavar="IN",
+        help="the shards' report folders (or their report.jsonl files), shards 1..N each once",
+    )  # fmt: skip
+    p.add_argument(
+        "--expectations",
+        help="folder of <adapter>.yaml known-failure files the outcomes are recomputed from (default: [tool.stream-harness] expectations, then the bundled ones)",
+    )
+    p.add_argument(
+        "--fresh", action="store_true",
+        help="drop the rows of other adapters from the report already in OUT (default: keep them, as `report` does)",
+    )  # fmt: skip
+    p.add_argument(
+        "--format", choices=FORMATS, default="auto", help="console output (default: auto)"
+    )
+    p.set_defaults(func=merge_command)
+
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core; 1 runs in-process)")
@@ -128,6 +168,17 @@ def config_from_args(args: argparse.Namespace) -> Config:
         single_cut_limit=args.single_cut_limit, checks=args.checks, expectations=args.expectations, out=getattr(args, "out", None),
         run_timeout=args.run_timeout,
     )  # fmt: skip
+
+
+def shard_from_args(args: argparse.Namespace) -> Shard | None:
+    if args.shard is None:
+        if args.allow_empty_shard:
+            raise CommandError("--allow-empty-shard has no effect without --shard")
+        return None
+    try:
+        return parse_shard(args.shard)
+    except ShardError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def default_report_adapters() -> list[str]:
@@ -235,7 +286,13 @@ def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple
 
 def check_command(args: argparse.Namespace) -> int:
     form = choose_format(args.format)
-    done = _run(args, lambda config: prepare(config, skip_unusable=args.skip_unusable, **_replay_options(args, config)))
+    done = _run(
+        args,
+        lambda config: prepare(
+            config, skip_unusable=args.skip_unusable, shard=shard_from_args(args),
+            allow_empty_shard=args.allow_empty_shard, **_replay_options(args, config),
+        ),
+    )  # fmt: skip
     if isinstance(done, int):
         return done
     _config, report = done
@@ -244,8 +301,15 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 def _report_suite(args: argparse.Namespace, config: Config) -> Suite:
+    shard = shard_from_args(args)
+    clash = replaces_whole_report(config.out) if shard is not None else None
+    if clash:
+        raise CommandError(clash)
     defaults = default_report_adapters() if not config.adapters else []
-    return prepare(config, default_adapters=defaults, skip_unusable=args.skip_unusable)
+    return prepare(
+        config, default_adapters=defaults, skip_unusable=args.skip_unusable, shard=shard,
+        allow_empty_shard=args.allow_empty_shard,
+    )  # fmt: skip
 
 
 def adapter_exists(config: Config) -> Callable[[str], bool]:
@@ -283,7 +347,9 @@ def report_command(args: argparse.Namespace) -> int:
     config, report = done
     seconds = (report.finished - report.started).total_seconds()  # this run's, before kept rows
     out = config.out
-    if not args.fresh:
+    # A shard's folder holds exactly its part of the run: rows kept from an earlier report
+    # would be merged as this shard's (`merge` keeps them instead, as one run would).
+    if not args.fresh and report.shard is None:
         exists = adapter_exists(config)
         report, notes = keep_previous(
             report, out, lambda name: expectations_for_adapter(name, config.expectations),
@@ -298,4 +364,59 @@ def report_command(args: argparse.Namespace) -> int:
         return 2
     render(report, form)
     print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
+    return 1 if report.did_fail else 0
+
+
+def _shard_report_path(given: str) -> Path:
+    path = Path(given)
+    if path.is_dir():
+        return path / "report.jsonl"
+    if path.is_file():
+        return path
+    raise CommandError(f"{given}: no such shard report folder or report.jsonl")
+
+
+def merge_command(args: argparse.Namespace) -> int:
+    """Shards 1..N of one run in, the report a single run writes out; exit as `report` does."""
+    form = choose_format(args.format)
+    out = Path(args.out)
+    try:
+        paths = [_shard_report_path(given) for given in args.inputs]
+        for path in paths:
+            if path.parent.resolve() == out.resolve():
+                raise CommandError(
+                    f"{args.out}: is shard input {path}: write the merged report to another folder"
+                )
+        merged = merge_shards([(str(path), load_report(path)) for path in paths])
+        config = load_config().with_overrides(expectations=args.expectations)
+        if config.expectations is not None and not config.expectations.is_dir():
+            raise CommandError(f"{config.expectations}: no such expectations folder")
+        # Outcomes follow the expectation files as they are here, as for rows `report`
+        # keeps: the shards' results are their failures, the triage is the merge's.
+        report = reclassify(
+            merged, lambda name: expectations_for_adapter(name, config.expectations)
+        ).model_copy(update={"expectations": shown_expectations(config)})
+    except (CommandError, ReportError, ConfigError, ExpectationsError) as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    if not report.results:
+        print(
+            f"stream-harness: nothing was checked: the {len(paths)} shard(s) hold no results",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.fresh:
+        report, notes = keep_previous(
+            report, out, lambda name: expectations_for_adapter(name, config.expectations),
+            exists=adapter_exists(config),
+        )  # fmt: skip
+        for note in notes:
+            print(note, file=sys.stderr)
+    try:
+        written = write_report(report, out)
+    except OSError as exc:
+        print(f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    render(report, form)
+    print(f"wrote {', '.join(str(p) for p in written)} (merged {len(paths)} shards)")
     return 1 if report.did_fail else 0

@@ -26,6 +26,7 @@ from stream_harness.conformance.checks import (
 )
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.conformance.shard import Shard
 from stream_harness.contract.diff import first_difference
 
 if TYPE_CHECKING:
@@ -60,6 +61,14 @@ class RunConfig:
     only_truncate: int | None = None
     # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
     run_timeout: float | None = DEFAULT_RUN_TIMEOUT
+    # Only the (adapter, case) pairs of this shard run (``--shard K/N``).
+    shard: Shard | None = None
+
+    def covers(self, adapter: Adapter, case: Case) -> bool:
+        """Whether this run checks ``adapter`` on ``case``: its protocol, and its shard."""
+        if case.protocol not in adapter.protocols:
+            return False
+        return self.shard is None or self.shard.owns(adapter.name, case.id)
 
     def context(self, case: Case, adapter: Adapter, spec: str | None = None) -> CheckContext:
         """The one (adapter, case) context every caller builds: the runner and pytest items."""
@@ -93,7 +102,7 @@ def run_adapter(
         version = f"unknown ({type(exc).__name__})"
     run = AdapterRun(adapter, version, spec=spec)
     for case in cases:
-        if case.protocol not in adapter.protocols:
+        if not config.covers(adapter, case):
             if progress:
                 progress()
             continue
@@ -267,7 +276,7 @@ def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
     )
     results = []
     for case in cases[start:stop]:
-        if case.protocol not in adapter.protocols:
+        if not config.covers(adapter, case):
             continue
         ctx = config.context(case, adapter, specs[adapter_index])
         for check in config.checks:

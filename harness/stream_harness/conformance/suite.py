@@ -27,6 +27,7 @@ from stream_harness.conformance.expectations import (
     unclaimed_files,
 )
 from stream_harness.conformance.runner import RunConfig
+from stream_harness.conformance.shard import Shard
 from stream_harness.contract.facts import bundled_cassettes
 
 
@@ -62,6 +63,7 @@ class Suite:
             f"{len(cfg.checks)} check(s), {len(self.adapters)} adapter(s), {self.planned} check run(s), "
             f"{cfg.examples} random split(s) per split-sensitive check, every single cut of "
             f"bodies up to {cfg.single_cut_limit} bytes, seed {cfg.seed}"
+            + (f", shard {cfg.shard}" if cfg.shard is not None else "")
         )
 
 
@@ -87,8 +89,16 @@ def prepare(
     only_cuts: tuple[int, ...] | None = None,
     only_truncate: int | None = None,
     skip_unusable: bool = False,
+    shard: Shard | None = None,
+    allow_empty_shard: bool = False,
 ) -> Suite:
-    """Load everything a run needs, or raise :class:`SuiteError` saying what is missing."""
+    """Load everything a run needs, or raise :class:`SuiteError` saying what is missing.
+
+    With ``shard``, only that shard's (adapter, case) pairs are planned; a shard left with
+    nothing to check is an error too (a CI job that checked nothing must not pass), unless
+    ``allow_empty_shard`` (a driver that merges the shards afterwards, such as the matrix
+    running each group as one shard, and whose merge then counts the whole).
+    """
     try:
         check_numbers(
             examples=config.examples, single_cut_limit=config.single_cut_limit, run_timeout=config.run_timeout, prefix=""
@@ -147,23 +157,38 @@ def prepare(
             more = f"; and {len(skipped) - 1} more" if len(skipped) > 1 else ""
             raise SuiteError(f"no conformance cases in {where}: every input was skipped ({first.where}: {first.reason}{more})")
         raise SuiteError(f"no conformance cases in {where}{at}")
-    planned = 0
+    planned = whole = 0
     for item in loaded:
         for case in cases:
             if case.protocol not in item.adapter.protocols:
                 continue
             expected = case.expected_events()
-            planned += sum(1 for check in checks if check.applicable(item.adapter, case, expected))
-    if planned == 0:
+            applicable = sum(
+                1 for check in checks if check.applicable(item.adapter, case, expected)
+            )
+            whole += applicable
+            if shard is None or shard.owns(item.adapter.name, case.id):
+                planned += applicable
+    if whole == 0:
         names = ", ".join(i.spec for i in loaded)
         protocols = sorted({c.protocol for c in cases})
         raise SuiteError(
             f"no check applies: adapter(s) {names} on {len(cases)} case(s) of {', '.join(protocols)} "
             f"with check(s) {', '.join(c.id for c in checks)}"
         )
+    if planned == 0 and shard is not None and not allow_empty_shard:
+        pairs = sum(
+            1 for item in loaded for case in cases if case.protocol in item.adapter.protocols
+        )
+        raise SuiteError(
+            f"nothing to check in shard {shard}: none of the run's {pairs} (adapter, case) pair(s) "
+            "falls to it (pairs are split by hash, so few pairs can leave a shard empty); use fewer "
+            "shards, or --allow-empty-shard when `stream-harness merge` combines the shards afterwards"
+        )
     run_config = RunConfig(
         examples=config.examples, seed=config.seed, checks=checks,
         single_cut_limit=config.single_cut_limit,
         only_cuts=only_cuts, only_truncate=only_truncate, run_timeout=config.run_timeout,
+        shard=shard,
     )  # fmt: skip
     return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)

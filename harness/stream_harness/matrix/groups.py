@@ -42,6 +42,7 @@ from stream_harness.conformance.expectations import (
     expectation_folders_shown,
     expectations_for,
 )
+from stream_harness.conformance.shard import ShardError, parse_shard
 from stream_harness.conformance.suite import expectations_for_adapter
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_js, origin, spec_path
@@ -49,6 +50,7 @@ from stream_harness.reporting import Report, load_report, merge_reports, reclass
 from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.progress import Heartbeat, progress_every
+from stream_harness.reporting.shards import replaces_whole_report
 
 PINS_NAME: Final = "matrix.toml"
 MARKER: Final = ".stream-harness-env.json"
@@ -315,6 +317,9 @@ class SuiteOptions:
     checks: tuple[str, ...] = ()
     single_cut_limit: int | None = None  # None: each group's own default (the same harness)
     skip_unusable: bool = False  # --skip-unusable: each group lists the same skipped files
+    # ``K/N``: every group runs shard K of its own pairs. A group may have none in a small
+    # shard; the matrix's own merge then counts the shard as a whole.
+    shard: str | None = None
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
@@ -332,6 +337,8 @@ class SuiteOptions:
         ]
         if self.single_cut_limit is not None:
             argv += ["--single-cut-limit", str(self.single_cut_limit)]
+        if self.shard is not None:
+            argv += ["--shard", self.shard, "--allow-empty-shard"]
         for name in group.adapters:
             # By name, not module:object: reproduce commands in the merged report repeat it,
             # and the name is what a reader types in the group's environment.
@@ -469,7 +476,8 @@ def run_matrix(
                 finished = sum(1 for f in futures.values() if f.done() and not f.cancelled())
                 exc.add_note(f"{finished} of {len(groups)} group(s) finished")
                 raise
-        save_timings(cache, matrix.runs)
+        if options.shard is None:  # a shard's times are a part's: they would mislead the order
+            save_timings(cache, matrix.runs)
     matrix.report = merge_runs(matrix.runs, expectations)
     return matrix
 
@@ -642,6 +650,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="passed to every group: skip cassettes that do not load or hold nothing to check, each listed with its reason (skipping all is still an error)",
     )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        default=None,
+        help="run only shard K of N of every group's (adapter, case) pairs (`stream-harness merge` combines the shards' reports)",
+    )
     p.add_argument("--list", action="store_true", help="print the groups and exit")
     p.add_argument("--format", choices=FORMATS, default="auto", help="console output (default: auto)")
 
@@ -672,6 +686,11 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
             print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
             return 2
     try:
+        shard = parse_shard(args.shard) if args.shard is not None else None
+    except ShardError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    try:
         config = load_config().with_overrides(
             cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
             single_cut_limit=args.single_cut_limit,
@@ -683,12 +702,17 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     if missing:
         print(f"stream-harness: {missing[0]}: no such cassette folder or file", file=sys.stderr)
         return 2
+    clash = replaces_whole_report(config.out) if shard is not None else None
+    if clash:
+        print(f"stream-harness: {clash}", file=sys.stderr)
+        return 2
     options = SuiteOptions(
         cassettes=tuple(str(c) for c in config.cassettes),
         examples=config.examples,
         seed=config.seed,
         checks=config.checks,
         single_cut_limit=config.single_cut_limit,
+        shard=str(shard) if shard is not None else None,
         skip_unusable=args.skip_unusable,
     )
     try:
@@ -724,7 +748,16 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     )
     for line in skipped_lines(report.skipped):
         print(f"matrix: {line}", file=sys.stderr)
-    if not args.fresh:
+    if report.shard is not None and not report.results and not result.failed_groups:
+        # Each group may have nothing in a shard (--allow-empty-shard); the matrix may not.
+        print(
+            f"stream-harness: nothing to check in shard {report.shard.label}: none of the matrix's "
+            f"{report.shard.total_pairs} (adapter, case) pairs falls to it; use fewer shards",
+            file=sys.stderr,
+        )
+        return 2
+    # A shard's folder holds exactly its part of the run (`merge` keeps other rows instead).
+    if not args.fresh and report.shard is None:
         report, notes = keep_previous(
             report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
         )

@@ -28,6 +28,7 @@ from stream_harness.reporting.report import (
     ReportError,
     ReportModel,
     Result,
+    ShardInfo,
     SkippedInfo,
 )
 
@@ -49,6 +50,7 @@ class HeaderLine(ReportModel):
     cases: tuple[CaseInfo, ...]
     skipped: tuple[SkippedInfo, ...] = ()
     environment: dict[str, str] = Field(default_factory=dict)
+    shard: ShardInfo | None = None  # absent in a whole run's report
     # Where known failures were looked up, as the user knows the folders (Report.expectations).
     expectations: tuple[str, ...] = ()
 
@@ -99,9 +101,12 @@ def render(report: Report) -> str:
         cases=report.cases,
         skipped=report.skipped,
         environment=report.environment,
+        shard=report.shard,
         expectations=report.expectations,
     )
-    lines = [_dumps(header.model_dump(mode="json"))]
+    # A whole run's header stays as it was before sharding existed (no "shard": null).
+    omit = {"shard"} if report.shard is None else set()
+    lines = [_dumps(header.model_dump(mode="json", exclude=omit))]
     for seq, row in enumerate(report.results, start=1):
         # kind and seq first, so that a person scanning the file sees them at the left.
         lines.append(_dumps({"kind": "result", "seq": seq, **row.model_dump(mode="json")}))
@@ -194,6 +199,7 @@ def parse(text: str, name: str) -> Report:
             environment=header.environment,
             expectations=header.expectations,
             results=tuple(rows),
+            shard=header.shard,
             agent_results=tuple(agent_rows),
         )
     except ValidationError as exc:

@@ -124,6 +124,33 @@ class FailureInfo(ReportModel):
         return shown + [(label, value) for label, value in values if value is not None]
 
 
+class ShardInfo(ReportModel):
+    """Which part of a sharded run a report holds (``--shard K/N``); absent in a whole run.
+
+    ``pairs`` counts the (adapter, case) pairs this shard ran, ``total_pairs`` the run's,
+    so that ``stream-harness merge`` can tell that its shards add up to the whole.
+    """
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+    pairs: int = Field(ge=0)
+    total_pairs: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _within(self) -> ShardInfo:
+        if self.index > self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: K is more than N")
+        if self.pairs > self.total_pairs:
+            raise ValueError(
+                f"shard {self.index}/{self.count}: more pairs ({self.pairs}) than the run has ({self.total_pairs})"
+            )
+        return self
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
 class Result(ReportModel):
     adapter: str
     case: str
@@ -199,6 +226,7 @@ class Report(ReportModel):
     results: tuple[Result, ...] = ()
     # Reports written before the limit was a setting swept bodies up to 1 KB.
     single_cut_limit: int = 1024
+    shard: ShardInfo | None = None  # one shard of a sharded run; None: the whole run
     # Where the known failures were looked up, in order, as the user knows them: the
     # project's expectations folder relative to its root, then the bundled ones (their
     # path in a checkout, BUNDLED_EXPECTATIONS when installed). Empty in older reports.
@@ -274,6 +302,12 @@ class Report(ReportModel):
             f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "
             f"split-sensitive check, every single cut of bodies up to {self.single_cut_limit} "
             f"bytes, seed {self.seed}{agents}"
+            + (
+                f"; shard {self.shard.label}: {self.shard.pairs} of the run's "
+                f"{self.shard.total_pairs} (adapter, case) pairs (`stream-harness merge` combines the shards)"
+                if self.shard is not None
+                else ""
+            )
         )
 
 
@@ -390,6 +424,20 @@ def build_report(
         for r in run.results
     ]
     env = dict(environment) if environment is not None else default_environment()
+    shard = None
+    if config.shard is not None:
+        pairs = [
+            (run.adapter.name, c.id)
+            for run in runs
+            for c in cases
+            if c.protocol in run.adapter.protocols
+        ]
+        shard = ShardInfo(
+            index=config.shard.index,
+            count=config.shard.count,
+            pairs=sum(1 for a, c in pairs if config.shard.owns(a, c)),
+            total_pairs=len(pairs),
+        )
     return Report(
         tool_version=facts.version(),
         started=_utc(started),
@@ -406,6 +454,7 @@ def build_report(
         results=_sorted_results(
             results, [a.name for a in adapters], [c.id for c in case_infos], [c.id for c in checks]
         ),
+        shard=shard,
     )
 
 
@@ -448,6 +497,7 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         values = sorted({str(getattr(r, attr)) for r in reports})
         if len(values) > 1:
             raise ReportError(f"cannot merge: reports differ in {attr} ({', '.join(values)})")
+    shard = _same_shard(reports)
     checks = _union(
         "check", ((c.id, c) for r in reports for c in r.checks), ("title", "enforces", "level")
     )
@@ -514,6 +564,25 @@ def merge_reports(reports: Sequence[Report]) -> Report:
             [c.id for r in reports for c in r.checks],
         ),
         agent_results=tuple(agent_rows.values()),
+        shard=shard,
+    )
+
+
+def _same_shard(reports: Sequence[Report]) -> ShardInfo | None:
+    """The shard of reports that ran side by side on one shard of the run (the matrix's
+    groups under ``--shard K/N``): their pairs add up. Shards of one run are combined by
+    :func:`stream_harness.reporting.shards.merge_shards`, not here."""
+    labels = sorted({r.shard.label if r.shard else "none" for r in reports})
+    if len(labels) > 1:
+        raise ReportError(f"cannot merge: reports differ in shard ({', '.join(labels)})")
+    first = reports[0].shard
+    if first is None:
+        return None
+    return first.model_copy(
+        update={
+            "pairs": sum(r.shard.pairs for r in reports if r.shard),
+            "total_pairs": sum(r.shard.total_pairs for r in reports if r.shard),
+        }
     )
 
 
