@@ -600,7 +600,7 @@ def add_matrix_parser(sub: Any) -> None:
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pins", type=Path, default=None, help="pins file (default: specs/matrix.toml)")
+    p.add_argument("--pins", type=Path, default=None, help="pins file (default: the matrix.toml bundled with stream-harness)")
     p.add_argument("--group", action="append", dest="groups", help="only these groups (repeatable)")
     p.add_argument(
         "--cassettes",
