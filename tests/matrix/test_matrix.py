@@ -415,3 +415,22 @@ def test_the_subprocess_runner_reports_the_cpu_of_the_command_and_its_children()
     assert cpu is not None and cpu >= 0.3  # the grandchild's CPU is counted
     failed = subprocess_runner([sys.executable, "-c", "import sys; sys.exit(3)"])
     assert failed.returncode == 3
+
+
+def test_a_new_dependency_of_stream_harness_rebuilds_the_cached_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkout that adds a runtime dependency keeps its version number; an environment
+    # cached before would lack the dependency and every group run in it would fail.
+    import importlib.metadata
+
+    import stream_harness.matrix.groups as matrix_module
+
+    group = matrix_module.Group(name="g", description="", requirements=("x==1",), adapters=("a",))
+    assert "websockets" in " ".join(matrix_module.harness_dependencies())  # read from our installed metadata
+    before = group.key(["-e", "/src"])
+    real = importlib.metadata.requires
+    monkeypatch.setattr(
+        importlib.metadata,
+        "requires",
+        lambda name: [*(real(name) or []), "newdep>=1"] if name == "stream-harness" else real(name),
+    )
+    assert group.key(["-e", "/src"]) != before

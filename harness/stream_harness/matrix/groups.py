@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -82,8 +83,21 @@ class Group:
         if self.npm:
             lock_file = js_source(self.npm) / "package-lock.json"
             lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
-        text = json.dumps([sorted(self.requirements), sys.version_info[:2], list(project), facts.version(), lock])
+        text = json.dumps(
+            [sorted(self.requirements), sys.version_info[:2], list(project), facts.version(), lock, harness_dependencies()]
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def harness_dependencies() -> list[str]:
+    """stream-harness's own declared requirements, as installed. Part of an environment's
+    key because a checkout (or a release) that adds one, as `websockets` came with the
+    WebSocket replay, keeps its version number: a cached environment built before would
+    lack it and every run in it would fail to import."""
+    try:
+        return sorted(importlib.metadata.requires("stream-harness") or [])
+    except importlib.metadata.PackageNotFoundError:
+        return []
 
 
 def default_pins() -> Path:
