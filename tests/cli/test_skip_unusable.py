@@ -159,3 +159,38 @@ def test_matrix_accepts_the_flag_and_forwards_it_to_every_group(
     assert f"matrix: {line}" in captured.err.splitlines()  # once: the groups' lists merge
     assert captured.err.count(line) == 1
     assert line in captured.out.splitlines()
+
+
+def test_matrix_forwards_run_timeout_and_refuses_a_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 24, point 3: the per-run timeout of in-process adapters reaches every group.
+    from stream_harness.matrix.groups import configure_parser, matrix_command
+
+    pins = tmp_path / "matrix.toml"
+    pins.write_text('[groups.one]\nrequirements = []\nadapters = ["one"]\n')
+    calls: list[list[str]] = []
+
+    def runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        argv = list(argv)
+        calls.append(argv)
+        if len(argv) > 1 and argv[1] == "report":
+            write_report(_group_report("one"), Path(argv[argv.index("--out") + 1]))
+        elif "venv" in argv:
+            Path(argv[-1]).mkdir(parents=True, exist_ok=True)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr("stream_harness.matrix.groups.find_uv", lambda: None)
+    monkeypatch.setenv("STREAM_HARNESS_CONFIG", "")
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    common = ["--pins", str(pins), "--examples", "5", "--format", "plain", "--cache-dir", str(tmp_path / "cache")]
+    args = parser.parse_args([*common, "--run-timeout", "2.5", "--out", str(tmp_path / "out")])
+    assert matrix_command(args, runner=runner) == 0
+    (report,) = [argv for argv in calls if len(argv) > 1 and argv[1] == "report"]
+    assert report[report.index("--run-timeout") + 1] == "2.5"
+    calls.clear()
+    args = parser.parse_args([*common, "--run-timeout", "0", "--out", str(tmp_path / "out2")])
+    assert matrix_command(args, runner=runner) == 2
+    assert "--run-timeout must be a number of seconds > 0" in capsys.readouterr().err
+    assert calls == []  # refused before building or running anything

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.conformance.config import ConfigError, load_config
+from stream_harness.conformance.config import ConfigError, check_numbers, load_config
 from stream_harness.conformance.expectations import (
     Expectations,
     expectation_folders_shown,
@@ -334,6 +334,7 @@ class SuiteOptions:
     # ``K/N``: every group runs shard K of its own pairs. A group may have none in a small
     # shard; the matrix's own merge then counts the shard as a whole.
     shard: str | None = None
+    run_timeout: float | None = None  # --run-timeout: each group's in-process adapters alike
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
@@ -353,6 +354,8 @@ class SuiteOptions:
             argv += ["--single-cut-limit", str(self.single_cut_limit)]
         if self.shard is not None:
             argv += ["--shard", self.shard, "--allow-empty-shard"]
+        if self.run_timeout is not None:
+            argv += ["--run-timeout", repr(self.run_timeout)]
         for name in group.adapters:
             # By name, not module:object: reproduce commands in the merged report repeat it,
             # and the name is what a reader types in the group's environment.
@@ -665,6 +668,13 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="passed to every group: skip cassettes that do not load or hold nothing to check, each listed with its reason (skipping all is still an error)",
     )
     p.add_argument(
+        "--run-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="passed to every group: seconds one run of an in-process adapter may take before its check is errored (default: each group's [tool.stream-harness] run_timeout, else 30)",
+    )
+    p.add_argument(
         "--shard",
         metavar="K/N",
         default=None,
@@ -700,6 +710,11 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
             print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
             return 2
     try:
+        check_numbers(examples=None, single_cut_limit=None, run_timeout=args.run_timeout)
+    except ConfigError as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 2
+    try:
         shard = parse_shard(args.shard) if args.shard is not None else None
     except ShardError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
@@ -728,6 +743,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         single_cut_limit=config.single_cut_limit,
         shard=str(shard) if shard is not None else None,
         skip_unusable=args.skip_unusable,
+        run_timeout=args.run_timeout,
     )
     try:
         every = progress_every()
