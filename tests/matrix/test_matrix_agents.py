@@ -14,12 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from tests.matrix.test_matrix import PINS, FakeRunner, _report
 
 from stream_harness.matrix.groups import configure_parser, matrix_command
 from stream_harness.reporting import Report, load_report, write_report
 from stream_harness.reporting.report import AgentRow
-
-from tests.matrix.test_matrix import PINS, FakeRunner, _report
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 AGENT_PINS = PINS + '\n[groups.agent-fw]\nrequirements = ["fw==1.0"]\nagents = ["fw-agent"]\n'

@@ -47,10 +47,10 @@ from stream_harness.conformance.suite import expectations_for_adapter
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_js, origin, spec_path
 from stream_harness.reporting import Report, load_report, merge_reports, reclassify, write_report
-from stream_harness.reporting.report import ReportError
 from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.progress import Heartbeat, progress_every
+from stream_harness.reporting.report import ReportError
 from stream_harness.reporting.shards import replaces_whole_report
 
 PINS_NAME: Final = "matrix.toml"
