@@ -75,7 +75,9 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="an agent adapter: a registered name (reference), module:object or cmd:COMMAND; repeatable",
     )
     p.add_argument(
-        "--scenarios", help="an agent scenario file or folder (default: the bundled ones)"
+        "--scenarios",
+        action="append",
+        help="an agent scenario file or folder; repeatable (default: the bundled ones)",
     )
     p.add_argument(
         "--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable"
@@ -146,12 +148,15 @@ def agents_command(args: argparse.Namespace) -> int:
         )
     if args.timeout <= 0 or args.max_turns < 1:
         return _error("--timeout must be > 0 and --max-turns >= 1")
-    root = Path(args.scenarios) if args.scenarios else bundled_agent_scenarios()
-    if not root.exists():
-        return _error(f"--scenarios: {root}: no such file or folder")
-    files = find_agent_scenarios(root)
-    if not files:
-        return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+    roots = [Path(r) for r in args.scenarios] if args.scenarios else [bundled_agent_scenarios()]
+    files: list[Path] = []
+    for root in roots:
+        if not root.exists():
+            return _error(f"--scenarios: {root}: no such file or folder")
+        found = find_agent_scenarios(root)
+        if not found:
+            return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+        files += [f for f in found if f not in files]
     scenarios: list[AgentScenario] = []
     for file in files:
         try:
