@@ -7,7 +7,9 @@ third-party-adapters.md, section 1), so the matrix is built per group from
 editable, and exactly the group's pins. ``stream-harness report`` runs inside each, into
 a scratch folder, and the per-group reports are merged with
 :func:`stream_harness.reporting.merge_reports` into one report whose header lists each group's
-pins, build and run times; every adapter row carries the library version that ran.
+pins, build and run times; every adapter row carries the library version that ran. The
+agent frameworks' groups (an ``agents`` list) are built the same way and run
+``stream-harness agents`` after the stream groups; their agent rows join the same report.
 
 Everything that touches processes goes through a :class:`Runner` (``subprocess.run`` by
 default), so the logic (what is built where, what runs with which arguments, how results
