@@ -117,7 +117,7 @@ def _examples() -> list[tuple[str, Any]]:
     for block in re.findall(r"```json\n(.*?)```", text, flags=re.S):
         data = json.loads(block)
         if str(data.get("cmd", data.get("kind", ""))).startswith("agent_"):
-            continue  # the agent message kind (its own section and test)
+            continue  # the agent kinds: tests/agents/test_stdio_agent_spec.py
         if "cmd" in data:
             kind = str(data["cmd"])
         elif "implementation" in data:

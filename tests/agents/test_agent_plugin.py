@@ -83,3 +83,33 @@ def test_agent_options_need_harness_and_bad_input_is_a_collection_error(
     )
     assert broken.ret != 0
     broken.stdout.fnmatch_lines(["*stream-harness: agent 'nowhere:Agent': cannot import nowhere*"])
+
+
+def test_known_agent_failures_are_strict_xfails(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's agent_expectations (then the bundled files) as `agents` reads them:
+    a listed failure is an xfail, and one that passes fails the run (strict)."""
+    pytester.makepyfile(lazy_agent=LAZY)
+    pytester.syspathinsert()
+    (pytester.path / "known").mkdir()
+    (pytester.path / "known" / "lazy.yaml").write_text(
+        "lazy:\n"
+        "  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"
+        "  - {scenario: weather_tool_call, check: A1, reason: stale on purpose}\n"
+    )
+    config = pytester.makepyprojecttoml('[tool.stream-harness]\nagent_expectations = "known"\n')
+    monkeypatch.setenv("STREAM_HARNESS_CONFIG", str(config))
+    argv = [
+        "--harness",
+        "--harness-agent",
+        "lazy_agent:Lazy",
+        "--harness-agent-scenarios",
+        str(ONE),
+    ]
+    result = pytester.runpytest(
+        *argv, "-p", "no:cacheprovider", "-k", "agents and (A12 or A1[)", "-rxX"
+    )
+    result.stdout.fnmatch_lines(["*XFAIL*A12*known failure: it never asks the model*"])
+    result.stdout.fnmatch_lines(["*A1 :: weather_tool_call*", "*XPASS(strict)*stale on purpose*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED

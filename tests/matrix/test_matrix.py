@@ -163,16 +163,16 @@ def test_malformed_pins_are_one_line_errors(tmp_path: Path, text: str, message: 
         load_groups(path)
 
 
-def test_an_agent_frameworks_group_holds_agents_and_the_stream_matrix_skips_it(
+def test_an_agent_frameworks_group_holds_agents_and_no_stream_adapter(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "matrix.toml"
     path.write_text(PINS + '\n[groups.fw]\nrequirements = ["fw==1.0"]\nagents = ["fw-agent"]\n')
     fw = load_groups(path)[-1]
     assert (fw.adapters, fw.agents) == ((), ("fw-agent",))
-    # Selected alone, it leaves the stream suite nothing to run: one line, exit 2.
-    assert main(["--pins", str(path), "--group", "fw"]) == 2
-    assert "fw hold agent adapters only" in capsys.readouterr().err
+    # Listed with its agents (tests/matrix/test_matrix_agents.py runs such groups).
+    assert main(["--pins", str(path), "--group", "fw", "--list"]) == 0
+    assert "fw: agent fw-agent  [fw==1.0]" in capsys.readouterr().out
     path.write_text('[groups.fw]\nrequirements = []\nagents = "fw-agent"\n')
     with pytest.raises(MatrixError, match="agents must be a list"):
         load_groups(path)

@@ -10,6 +10,12 @@ the task carries its ledger URL and the agent's tool body POSTs
 A process that dies, hangs past the task's time or answers out of step is a crash of
 that run (raised from :meth:`StdioAgent.run_agent`, which the runner records as a result)
 and is restarted for the next one.
+
+The messages have JSON Schemas (``specs/adapter-protocol/agent_*.schema.json``), checked
+as the stream messages' are (:mod:`stream_harness.adapters.stdio`): the agent's replies
+always, so that a misspelt field (``error`` for ``error_type``) is a crash that names it
+rather than an outcome silently read as empty; the harness's own requests with
+``validate=True`` (the tests, keeping the page and the code in step).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from stream_harness.adapters.stdio import ProtocolError
+from stream_harness.adapters.stdio import validate as validate_message
 from stream_harness.agents.protocol import AGENT_PROTOCOL_VERSION, AgentOutcome, AgentTask
 
 COMMAND_PREFIX: Final = "cmd:"
@@ -32,6 +40,16 @@ START_TIMEOUT_S: Final = 30.0
 
 class StdioAgentError(RuntimeError):
     """The process did not answer as the protocol says; one line."""
+
+
+def check_message(kind: str, data: Any) -> None:
+    """Raise :class:`StdioAgentError` naming the first schema violation of an ``agent_*``
+    message (``kind`` is its schema's name: agent_start, agent_started, agent_run,
+    agent_outcome)."""
+    try:
+        validate_message(kind, data)
+    except ProtocolError as exc:
+        raise StdioAgentError(str(exc)) from None
 
 
 def task_message(task: AgentTask, seq: int) -> dict[str, Any]:
@@ -126,7 +144,8 @@ class _Process:
 class StdioAgent:
     """An agent in another language, as an :class:`~stream_harness.agents.protocol.AgentAdapter`."""
 
-    def __init__(self, command: str | Sequence[str]) -> None:
+    def __init__(self, command: str | Sequence[str], *, validate: bool = False) -> None:
+        self.validate = validate
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise StdioAgentError("agent command is empty")
@@ -146,7 +165,10 @@ class StdioAgent:
             raise StdioAgentError(
                 f"agent command {shlex.join(self.argv)!r} did not start: {exc}"
             ) from None
-        proc.send({"cmd": "agent_start", "version": AGENT_PROTOCOL_VERSION})
+        request = {"cmd": "agent_start", "version": AGENT_PROTOCOL_VERSION}
+        if self.validate:
+            check_message("agent_start", request)
+        proc.send(request)
         try:
             started = proc.receive(START_TIMEOUT_S)
         except StdioAgentError as exc:
@@ -163,6 +185,11 @@ class StdioAgent:
                 f"agent command {shlex.join(self.argv)!r} answered agent_start with "
                 f"{json.dumps(started)[:120]} (expected kind agent_started, version {AGENT_PROTOCOL_VERSION})"
             )
+        try:
+            check_message("agent_started", started)
+        except StdioAgentError as exc:
+            proc.stop()
+            raise StdioAgentError(f"agent command {shlex.join(self.argv)!r}: {exc}") from None
         self._proc = proc
         return started
 
@@ -174,8 +201,11 @@ class StdioAgent:
             self._start()
         assert self._proc is not None
         self._seq += 1
+        request = task_message(task, self._seq)
+        if self.validate:
+            check_message("agent_run", request)
         try:
-            self._proc.send(task_message(task, self._seq))
+            self._proc.send(request)
             reply = self._proc.receive(task.limits.timeout_s)
         except (StdioAgentError, OSError, ValueError) as exc:
             self.close()  # out of step or dead: the next run starts a fresh process
@@ -185,6 +215,11 @@ class StdioAgent:
             raise StdioAgentError(
                 f"expected agent_outcome for seq {self._seq}, got {json.dumps(reply)[:120]}"
             )
+        try:
+            check_message("agent_outcome", reply)
+        except StdioAgentError:
+            self.close()
+            raise
         raw = reply.get("raw")
         return AgentOutcome(
             output=_text(reply.get("output")),

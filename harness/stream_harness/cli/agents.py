@@ -35,15 +35,26 @@ from stream_harness.conformance.agent_runner import (
     AgentExpectation,
     AgentResult,
     ExpectationError,
-    load_agent_expectations,
+    agent_unit_key,
+    expectations_for_agents,
+    planned_units,
     run_agent_checks,
     scripted_answers,
 )
+from stream_harness.conformance.config import ConfigError, load_config
+from stream_harness.conformance.expectations import ExpectationsError
+from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.contract import facts
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.reporting.files import write_report
 from stream_harness.reporting.jsonl import load_report
-from stream_harness.reporting.report import AgentRow, Report, ReportError, default_environment
+from stream_harness.reporting.report import (
+    AgentRow,
+    Report,
+    ReportError,
+    ShardInfo,
+    default_environment,
+)
 from stream_harness.server.agent import AgentServer, LedgerTool
 
 
@@ -64,7 +75,9 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="an agent adapter: a registered name (reference), module:object or cmd:COMMAND; repeatable",
     )
     p.add_argument(
-        "--scenarios", help="an agent scenario file or folder (default: the bundled ones)"
+        "--scenarios",
+        action="append",
+        help="an agent scenario file or folder; repeatable (default: the bundled ones)",
     )
     p.add_argument(
         "--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable"
@@ -73,7 +86,16 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--check", action="append", help=f"only this check ({', '.join(CHECK_IDS)}); repeatable"
     )
     p.add_argument(
-        "--expect", help="known failures: YAML {agent: [{scenario, check, protocol?, reason}]}"
+        "--expect",
+        help="known failures: a folder of <agent>.yaml files, each replacing the bundled file of "
+        "its agent, or one YAML file {agent: [{scenario, check, protocol?, reason}]} (default: "
+        "[tool.stream-harness] agent_expectations, then the files bundled with stream-harness)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N of the (agent, scenario, protocol) runs, split as `check "
+        "--shard` splits pairs; `stream-harness merge` combines the shards' reports",
     )
     p.add_argument(
         "--project",
@@ -84,6 +106,12 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--out",
         help="report folder: the agent rows go into its report.jsonl, README.md, report.html and "
         "junit.xml beside the stream rows already there (those of other agents are kept)",
+    )
+    p.add_argument(
+        "--allow-empty-shard",
+        action="store_true",
+        help="with --shard: a shard with no run is written and passes (a driver that merges "
+        "the shards counts the whole)",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
     p.add_argument(
@@ -120,12 +148,15 @@ def agents_command(args: argparse.Namespace) -> int:
         )
     if args.timeout <= 0 or args.max_turns < 1:
         return _error("--timeout must be > 0 and --max-turns >= 1")
-    root = Path(args.scenarios) if args.scenarios else bundled_agent_scenarios()
-    if not root.exists():
-        return _error(f"--scenarios: {root}: no such file or folder")
-    files = find_agent_scenarios(root)
-    if not files:
-        return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+    roots = [Path(r) for r in args.scenarios] if args.scenarios else [bundled_agent_scenarios()]
+    files: list[Path] = []
+    for root in roots:
+        if not root.exists():
+            return _error(f"--scenarios: {root}: no such file or folder")
+        found = find_agent_scenarios(root)
+        if not found:
+            return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+        files += [f for f in found if f not in files]
     scenarios: list[AgentScenario] = []
     for file in files:
         try:
@@ -139,19 +170,36 @@ def agents_command(args: argparse.Namespace) -> int:
         except AgentLoadError as exc:
             return _error(str(exc))
     try:
-        expectations = load_agent_expectations(Path(args.expect)) if args.expect else []
-    except ExpectationError as exc:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ShardError as exc:
         return _error(str(exc))
-    limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
     try:
-        results = _run(adapters, scenarios, args, expectations, limits)
+        config = load_config()
+    except ConfigError as exc:
+        return _error(str(exc))
+    user = Path(args.expect) if args.expect else config.agent_expectations
+    names = list(dict.fromkeys(adapter.name for _, adapter in adapters))
+    try:
+        expectations, warnings = expectations_for_agents(names, user, {s.name for s in scenarios})
+    except (ExpectationError, ExpectationsError) as exc:
+        return _error(f"--expect: {exc}" if args.expect else str(exc))
+    for warning in warnings:
+        print(f"stream-harness: warning: {warning}", file=sys.stderr)
+    limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
+    units = planned_units(adapters, scenarios, args.protocol)
+    try:
+        results = _run(adapters, scenarios, args, expectations, limits, shard)
     finally:
         for _, adapter in adapters:
             close = getattr(adapter, "close", None)
             if callable(close):
                 close()  # a stdio agent's process
     versions = {adapter.name: _version(adapter) for _, adapter in adapters}
-    return _finish(results, args, versions)
+    info = None
+    if shard is not None:
+        owned = sum(1 for _, a, sc, pr in units if shard.owns(*agent_unit_key(a.name, sc.name, pr)))
+        info = ShardInfo(index=shard.index, count=shard.count, pairs=owned, total_pairs=len(units))
+    return _finish(results, args, versions, info)
 
 
 def _run(
@@ -160,6 +208,7 @@ def _run(
     args: argparse.Namespace,
     expectations: list[AgentExpectation],
     limits: AgentLimits,
+    shard: Shard | None = None,
 ) -> list[AgentResult]:
     return run_agent_checks(
         adapters,
@@ -168,6 +217,7 @@ def _run(
         checks=args.check,
         expectations=expectations,
         limits=limits,
+        shard=shard,
     )
 
 
@@ -178,15 +228,28 @@ def _version(adapter: AgentAdapter) -> str:
         return f"unknown ({type(exc).__name__})"
 
 
-def _finish(results: list[AgentResult], args: argparse.Namespace, versions: dict[str, str]) -> int:
+def _finish(
+    results: list[AgentResult],
+    args: argparse.Namespace,
+    versions: dict[str, str],
+    shard: ShardInfo | None = None,
+) -> int:
     judged = [r for r in results if r.status != "skipped"]
+    if not judged and shard is not None and args.allow_empty_shard and args.out:
+        problem = write_agent_report(Path(args.out), results, versions, shard)
+        if problem is not None:
+            return _error(problem)
+        print(f"OK: nothing in shard {shard.label} (--allow-empty-shard)")
+        return 0
     if not judged:
+        where = f" in shard {shard.label}: use fewer shards" if shard is not None else ""
         return _error(
-            "nothing was checked (no scenario in a protocol the agents support, or every check skipped)"
+            "nothing was checked (no scenario in a protocol the agents support, or every check "
+            f"skipped){where}"
         )
     _print(results)
     if args.out:
-        problem = write_agent_report(Path(args.out), results, versions)
+        problem = write_agent_report(Path(args.out), results, versions, shard)
         if problem is not None:
             return _error(problem)
     counts = Counter(r.status for r in results)
@@ -237,13 +300,26 @@ def agent_rows(results: list[AgentResult], versions: dict[str, str]) -> tuple[Ag
 
 
 def write_agent_report(
-    out: Path, results: list[AgentResult], versions: dict[str, str]
+    out: Path,
+    results: list[AgentResult],
+    versions: dict[str, str],
+    shard: ShardInfo | None = None,
 ) -> str | None:
-    """Merge the agent rows into the report in ``out`` (or start one); a problem as one line."""
+    """Merge the agent rows into the report in ``out`` (or start one); a problem as one line.
+
+    A shard's rows start a report of their own (``shard`` in its header, so that
+    ``stream-harness merge`` combines the shards); a shard is never merged into a folder
+    that holds a report, whose rows it would mix with a part of a run.
+    """
     rows = agent_rows(results, versions)
     now = datetime.now(UTC).replace(microsecond=0)
     existing = out / "report.jsonl"
     try:
+        if shard is not None and existing.exists():
+            return (
+                f"--out: {existing} holds a report already; write each shard to a folder of its "
+                "own (--out shard-K) and `stream-harness merge` them"
+            )
         if existing.exists():
             previous = load_report(existing)
             ran = {r.agent for r in rows}
@@ -261,6 +337,7 @@ def write_agent_report(
                 cases=(),
                 environment=default_environment(),
                 agent_results=rows,
+                shard=shard,
             )
         write_report(report, out)
     except ReportError as exc:

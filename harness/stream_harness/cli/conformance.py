@@ -399,7 +399,7 @@ def merge_command(args: argparse.Namespace) -> int:
     except (CommandError, ReportError, ConfigError, ExpectationsError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
-    if not report.results:
+    if not report.results and not report.agent_results:  # agent shards hold agent rows only
         print(
             f"stream-harness: nothing was checked: the {len(paths)} shard(s) hold no results",
             file=sys.stderr,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import shlex
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import yaml
 
@@ -27,9 +27,16 @@ from stream_harness.agents.protocol import (
     AgentTask,
     AgentTool,
 )
-from stream_harness.agents.render import Served
+from stream_harness.agents.render import PROTOCOLS, Served
 from stream_harness.agents.scenario import AgentScenario
-from stream_harness.conformance.agent_checks import CHECKS, AgentRun, judge
+from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, judge
+from stream_harness.conformance.expectations import (
+    adapter_from_file_name,
+    expectation_file_name,
+    unclaimed_files,
+)
+from stream_harness.conformance.shard import Shard
+from stream_harness.contract.facts import agent_expectations_dir, bundled_cassettes
 from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
 
 ResultStatus = Literal["passed", "failed", "skipped", "known_failure", "fixed"]
@@ -81,8 +88,14 @@ class AgentExpectation:
         )
 
 
-def load_agent_expectations(path: Path) -> list[AgentExpectation]:
-    """``{agent: [{scenario, check, protocol?, reason}]}``: known failures, each with why."""
+def load_agent_expectations(path: Path, *, agent: str | None = None) -> list[AgentExpectation]:
+    """``{agent: [{scenario, check, protocol?, reason}]}``: known failures, each with why.
+
+    With ``agent`` (the file is ``<agent>.yaml`` of a folder), the file may name no other
+    agent: an entry under another name would silently apply to nothing. A check or
+    protocol that does not exist is an error too (a typo would turn a known failure into a
+    new one, or, worse, an entry that can never match and never goes stale).
+    """
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -90,20 +103,113 @@ def load_agent_expectations(path: Path) -> list[AgentExpectation]:
     if not isinstance(raw, dict):
         raise ExpectationError(f"{path}: a mapping of agent name -> list of known failures")
     out: list[AgentExpectation] = []
-    for agent, entries in raw.items():
+    for name, entries in raw.items():
+        if agent is not None and str(name) != agent:
+            raise ExpectationError(
+                f"{path}: names agent {name!r}, but is the file of {agent!r} "
+                f"(one <agent>.yaml per agent)"
+            )
+        if not isinstance(entries, list | None):
+            raise ExpectationError(f"{path}: {name}: a list of known failures")
         for i, e in enumerate(entries or []):
             if not isinstance(e, dict) or not {"scenario", "check", "reason"} <= set(e):
-                raise ExpectationError(f"{path}: {agent}.{i}: needs scenario, check and reason")
+                raise ExpectationError(f"{path}: {name}.{i}: needs scenario, check and reason")
+            extra = sorted(set(map(str, e)) - _ENTRY_KEYS)
+            if extra:
+                raise ExpectationError(
+                    f"{path}: {name}.{i}: unknown field {extra[0]!r} "
+                    f"(known: {', '.join(sorted(_ENTRY_KEYS))})"
+                )
+            if str(e["check"]) not in CHECK_IDS:
+                raise ExpectationError(
+                    f"{path}: {name}.{i}: unknown check {e['check']!r} (known: {', '.join(CHECK_IDS)})"
+                )
+            protocol = e.get("protocol")
+            if protocol is not None and protocol not in PROTOCOLS:
+                raise ExpectationError(
+                    f"{path}: {name}.{i}: unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})"
+                )
             out.append(
                 AgentExpectation(
-                    str(agent),
+                    str(name),
                     str(e["scenario"]),
                     str(e["check"]),
-                    e.get("protocol"),
+                    protocol,
                     str(e["reason"]),
                 )
             )
     return out
+
+
+_ENTRY_KEYS: Final = frozenset({"scenario", "check", "protocol", "reason"})
+
+
+def agent_expectation_files(agents: Iterable[str], user: Path | None) -> dict[str, Path]:
+    """Each agent's expectations file: the user's folder's ``<agent>.yaml`` when it has one,
+    else the bundled one (``specs/agent-expectations/``), as for the stream rows."""
+    found: dict[str, Path] = {}
+    for agent in agents:
+        name = expectation_file_name(agent)
+        for folder in (user, agent_expectations_dir()):
+            if folder is not None and folder.is_dir() and (folder / name).is_file():
+                found[agent] = folder / name
+                break
+    return found
+
+
+def expectations_for_agents(
+    agents: Sequence[str], user: Path | None, scenarios: Collection[str]
+) -> tuple[list[AgentExpectation], list[str]]:
+    """The known failures of ``agents`` (the ones that run) and warnings, one line each.
+
+    ``user`` is ``--expect`` (or the project's ``agent_expectations``): a folder of
+    ``<agent>.yaml`` files, each replacing the bundled file of its agent, or one file
+    ``{agent: [...]}`` whose agents' entries replace those agents' bundled files. Entries
+    that can apply to nothing are warned about, not fatal: an agent that did not run (a
+    file of a folder named for none of them), or a scenario that is neither in this run nor
+    bundled (a misspelt or renamed scenario).
+    """
+    warnings: list[str] = []
+    user_dir = user if user is not None and user.is_dir() else None
+    if user is not None and user_dir is None and not user.is_file():
+        raise ExpectationError(f"{user}: no such expectations file or folder")
+    given: dict[str, list[AgentExpectation]] = {}
+    if user is not None and user_dir is None:
+        for e in load_agent_expectations(user):
+            given.setdefault(e.agent, []).append(e)
+        for name in given:
+            if name not in agents:
+                warnings.append(
+                    f"{user}: no agent of this run is named {name!r}; its known failures apply "
+                    f"to nothing (ran: {', '.join(agents)})"
+                )
+    if user_dir is not None:
+        for path in unclaimed_files(user_dir, agents):
+            warnings.append(
+                f"{path}: no agent of this run is named {adapter_from_file_name(path.name)!r}; "
+                f"its known failures apply to nothing (ran: {', '.join(agents)})"
+            )
+    files = agent_expectation_files([a for a in agents if a not in given], user_dir)
+    out: list[AgentExpectation] = []
+    for agent in agents:
+        if agent in given:
+            out += given[agent]
+        elif agent in files:
+            out += load_agent_expectations(files[agent], agent=agent)
+    known = set(scenarios) | bundled_scenario_names()
+    for e in out:
+        if e.scenario not in known:
+            warnings.append(
+                f"known failure of {e.agent} names scenario {e.scenario!r}, which is neither "
+                f"in this run nor bundled: it applies to nothing"
+            )
+    return out, warnings
+
+
+def bundled_scenario_names() -> set[str]:
+    """The names of the bundled agent scenarios (their file names: none sets ``name``)."""
+    folder = bundled_cassettes() / "agent-scenarios"
+    return {p.stem for p in folder.glob("*.yaml")} if folder.is_dir() else set()
 
 
 def task_for(
@@ -198,6 +304,30 @@ def reproduce(agent_spec: str, scenario: AgentScenario, protocol: str, check: st
     )
 
 
+def planned_units(
+    adapters: Sequence[tuple[str, AgentAdapter]],
+    scenarios: Sequence[AgentScenario],
+    protocols: Sequence[str] | None,
+) -> list[tuple[str, AgentAdapter, AgentScenario, str]]:
+    """The (agent spec, adapter, scenario, protocol) runs a whole (unsharded) run makes:
+    each scenario in each of its protocols the agent speaks (and ``protocols`` keeps)."""
+    return [
+        (spec, adapter, scenario, protocol)
+        for spec, adapter in adapters
+        for scenario in scenarios
+        for protocol in scenario.protocols
+        if (not protocols or protocol in protocols) and protocol in adapter.protocols
+    ]
+
+
+def agent_unit_key(agent: str, scenario: str, protocol: str) -> tuple[str, str]:
+    """The (name, case) pair :func:`stream_harness.conformance.shard.shard_of` hashes for
+    one agent run: the agent's row name and ``<protocol>/<scenario>``, the run's keys in
+    the report. One run is the unit (every check of a run is judged from the one
+    observation), as the (adapter, case) pair is for the stream checks."""
+    return agent, f"{protocol}/{scenario}"
+
+
 def run_agent_checks(
     adapters: Sequence[tuple[str, AgentAdapter]],
     scenarios: Sequence[AgentScenario],
@@ -206,53 +336,53 @@ def run_agent_checks(
     checks: Sequence[str] | None = None,
     expectations: Sequence[AgentExpectation] = (),
     limits: AgentLimits | None = None,
+    shard: Shard | None = None,
 ) -> list[AgentResult]:
-    """Every (agent spec + adapter, scenario, protocol) run and judged, in that order."""
+    """Every (agent spec + adapter, scenario, protocol) run and judged, in that order;
+    with ``shard``, only the runs that fall to it (:func:`agent_unit_key`)."""
     titles = {c.id: c.title for c in CHECKS}
     results: list[AgentResult] = []
-    for spec, adapter in adapters:
-        for scenario in scenarios:
-            for protocol in scenario.protocols:
-                if protocols and protocol not in protocols:
-                    continue
-                if protocol not in adapter.protocols:
-                    continue
-                run = observe(adapter, scenario, protocol, limits)
-                for verdict in judge(run):
-                    if checks and verdict.check not in checks:
-                        continue
-                    status: ResultStatus = verdict.status
-                    reason = ""
-                    known = next(
-                        (
-                            e
-                            for e in expectations
-                            if e.matches(adapter.name, scenario.name, protocol, verdict.check)
-                        ),
-                        None,
-                    )
-                    if known is not None:
-                        reason = known.reason
-                        if status == "failed":
-                            status = "known_failure"
-                        elif status == "passed":
-                            status = "fixed"  # a stale expectation fails, so the file stays true
-                    results.append(
-                        AgentResult(
-                            agent=adapter.name,
-                            scenario=scenario.name,
-                            path=str(scenario.path),
-                            protocol=protocol,
-                            check=verdict.check,
-                            title=titles[verdict.check],
-                            status=status,
-                            message=verdict.message,
-                            command=reproduce(spec, scenario, protocol, verdict.check),
-                            faults=tuple(scenario.faults),
-                            conventions=dict(adapter.conventions),
-                            settings=adapter.settings,
-                            elapsed=run.elapsed,
-                            reason=reason,
-                        )
-                    )
+    for spec, adapter, scenario, protocol in planned_units(adapters, scenarios, protocols):
+        if shard is not None and not shard.owns(
+            *agent_unit_key(adapter.name, scenario.name, protocol)
+        ):
+            continue
+        run = observe(adapter, scenario, protocol, limits)
+        for verdict in judge(run):
+            if checks and verdict.check not in checks:
+                continue
+            status: ResultStatus = verdict.status
+            reason = ""
+            known = next(
+                (
+                    e
+                    for e in expectations
+                    if e.matches(adapter.name, scenario.name, protocol, verdict.check)
+                ),
+                None,
+            )
+            if known is not None:
+                reason = known.reason
+                if status == "failed":
+                    status = "known_failure"
+                elif status == "passed":
+                    status = "fixed"  # a stale expectation fails, so the file stays true
+            results.append(
+                AgentResult(
+                    agent=adapter.name,
+                    scenario=scenario.name,
+                    path=str(scenario.path),
+                    protocol=protocol,
+                    check=verdict.check,
+                    title=titles[verdict.check],
+                    status=status,
+                    message=verdict.message,
+                    command=reproduce(spec, scenario, protocol, verdict.check),
+                    faults=tuple(scenario.faults),
+                    conventions=dict(adapter.conventions),
+                    settings=adapter.settings,
+                    elapsed=run.elapsed,
+                    reason=reason,
+                )
+            )
     return results

@@ -52,6 +52,9 @@ class Config:
     cassettes: tuple[Path, ...] = ()
     adapters: tuple[str, ...] = ()
     expectations: Path | None = None
+    # ``stream-harness agents``' known failures: a folder of <agent>.yaml files (or one file)
+    # replacing the bundled ones of the same agents (specs/agent-expectations/).
+    agent_expectations: Path | None = None
     examples: int = DEFAULT_EXAMPLES
     single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT
     seed: int = 0
@@ -70,7 +73,7 @@ class Config:
                 value = tuple(Path(p) for p in value)
             elif name in ("adapters", "checks"):
                 value = tuple(value)
-            elif name in ("out", "expectations"):
+            elif name in ("out", "expectations", "agent_expectations"):
                 value = Path(value)
             changes[name] = value
         return replace(self, **changes)
@@ -80,6 +83,7 @@ _KEYS: Mapping[str, str] = {
     "cassettes": "a list of folders or files",
     "adapters": "a list of adapter specs (built-in name, entry-point name or module:object)",
     "expectations": "a folder of <adapter>.yaml known-failure files",
+    "agent_expectations": "a folder of <agent>.yaml known-failure files (or one file)",
     "examples": f"a whole number from 0 to {MAX_EXAMPLES}",
     "single_cut_limit": "a whole number >= 0 (bytes)",
     "seed": "a whole number",
@@ -196,6 +200,8 @@ def parse_table(table: object, path: Path) -> Config:
         changes["checks"] = strings("checks")
     if "expectations" in table:
         changes["expectations"] = folder("expectations")
+    if "agent_expectations" in table:
+        changes["agent_expectations"] = folder("agent_expectations")
     if "out" in table:
         changes["out"] = folder("out")
     if "examples" in table:

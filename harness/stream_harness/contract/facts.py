@@ -79,6 +79,12 @@ def bundled_js() -> Path:
     return _package_dir(JS_PACKAGE)
 
 
+def agent_expectations_dir() -> Path:
+    """``specs/agent-expectations/``: the bundled known failures of the agent rows, one
+    ``<agent>.yaml`` each. The folder may hold no file (no known failure) or be absent."""
+    return specs_dir() / "agent-expectations"
+
+
 def spec_path(name: str) -> Path:
     """``specs/<name>``; callers that read a file we ship use this, never a path of their own."""
     return specs_dir() / name

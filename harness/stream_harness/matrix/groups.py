@@ -7,7 +7,9 @@ third-party-adapters.md, section 1), so the matrix is built per group from
 editable, and exactly the group's pins. ``stream-harness report`` runs inside each, into
 a scratch folder, and the per-group reports are merged with
 :func:`stream_harness.reporting.merge_reports` into one report whose header lists each group's
-pins, build and run times; every adapter row carries the library version that ran.
+pins, build and run times; every adapter row carries the library version that ran. The
+agent frameworks' groups (an ``agents`` list) are built the same way and run
+``stream-harness agents`` after the stream groups; their agent rows join the same report.
 
 Everything that touches processes goes through a :class:`Runner` (``subprocess.run`` by
 default), so the logic (what is built where, what runs with which arguments, how results
@@ -51,6 +53,7 @@ from stream_harness.reporting import Report, load_report, merge_reports, reclass
 from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.progress import Heartbeat, progress_every
+from stream_harness.reporting.report import ReportError
 from stream_harness.reporting.shards import replaces_whole_report
 
 PINS_NAME: Final = "matrix.toml"
@@ -74,7 +77,7 @@ class Group:
     npm: str | None = None
     # Agent adapters (harness/stream_harness/agents/frameworks) this environment holds: the agent
     # frameworks' groups have these and no stream adapters; `stream-harness matrix` runs
-    # only groups with stream adapters.
+    # `stream-harness agents` on them after the stream groups.
     agents: tuple[str, ...] = ()
 
     def key(self, project: Sequence[str]) -> str:
@@ -368,6 +371,17 @@ class SuiteOptions:
             argv.append("--skip-unusable")
         return argv
 
+    def agent_argv(self, env: Env, group: Group, out: Path) -> list[str]:
+        """``stream-harness agents`` on the group's agents over the bundled agent scenarios,
+        with the bundled known failures (and the project's, as any run here reads them).
+        The stream settings (cassettes, checks, splits) mean nothing to an agent run."""
+        argv = [str(env.cli), "agents", "--out", str(out)]
+        for name in group.agents:
+            argv += ["--agent", name]
+        if self.shard is not None:
+            argv += ["--shard", self.shard, "--allow-empty-shard"]
+        return argv
+
 
 @dataclass
 class GroupRun:
@@ -379,6 +393,14 @@ class GroupRun:
     # CPU (user + system) of the group's run and every process it waited for: its workers,
     # Node adapters, gateways. None where the platform cannot tell (no os.wait4).
     cpu_seconds: float | None = None
+    # The run of the group's agents (``stream-harness agents``) rather than its stream adapters.
+    agents: bool = False
+
+    @property
+    def label(self) -> str:
+        """The group's name in the header; a group with both kinds has two runs."""
+        both = self.group.adapters and self.group.agents
+        return f"{self.group.name} (agents)" if self.agents and both else self.group.name
 
 
 @dataclass
@@ -392,21 +414,31 @@ class MatrixRun:
 
 
 def run_group(
-    group: Group, env: Env, options: SuiteOptions, scratch: Path, runner: Runner
+    group: Group,
+    env: Env,
+    options: SuiteOptions,
+    scratch: Path,
+    runner: Runner,
+    *,
+    agents: bool = False,
 ) -> GroupRun:
-    out = scratch / group.name
+    out = scratch / (f"{group.name}.agents" if agents else group.name)
+    argv = options.agent_argv(env, group, out) if agents else options.argv(env, group, out)
     started = time.monotonic()
-    done = runner(options.argv(env, group, out))
+    done = runner(argv)
     seconds = time.monotonic() - started
     cpu = getattr(done, "cpu_seconds", None)
-    # `report` exits 1 when it found new failures: that is a result, not a broken run.
+    # `report` and `agents` exit 1 when they found new failures: a result, not a broken run.
     if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
         return GroupRun(
             group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}",
-            cpu_seconds=cpu,
+            cpu_seconds=cpu, agents=agents,
         )  # fmt: skip
-    return GroupRun(group, env, load_report(out / "report.jsonl"), seconds=seconds, cpu_seconds=cpu)
+    return GroupRun(
+        group, env, load_report(out / "report.jsonl"), seconds=seconds, cpu_seconds=cpu,
+        agents=agents,
+    )  # fmt: skip
 
 
 def describe(run: GroupRun) -> str:
@@ -425,17 +457,43 @@ def describe(run: GroupRun) -> str:
 def merge_runs(
     runs: Sequence[GroupRun], expectations: Callable[[str], Expectations] = expectations_for
 ) -> Report:
-    """The groups' reports as one, with each group's pins and timings in the header."""
-    reports = [r.report for r in runs if r.report is not None]
-    if not reports:
+    """The groups' reports as one, with each group's pins and timings in the header.
+
+    The agent groups' reports hold agent rows only, under a header of their own (no seed,
+    splits or cases: an agent run has none), which :func:`merge_reports` would refuse to
+    put beside the stream reports; their rows join the stream groups' merged report (or,
+    when no stream group ran, the first agent report's header). Under ``--shard`` their
+    runs add to the shard's units, so ``stream-harness merge`` counts the whole.
+    """
+    stream = [r.report for r in runs if r.report is not None and not r.agents]
+    agent = [r.report for r in runs if r.report is not None and r.agents]
+    if not stream and not agent:
         raise MatrixError(
-            "no group produced a report: " + "; ".join(f"{r.group.name}: {r.error}" for r in runs)
+            "no group produced a report: " + "; ".join(f"{r.label}: {r.error}" for r in runs)
         )
     # The known/failed split follows the expectation files as they are at merge time.
-    merged = reclassify(merge_reports(reports), expectations)
+    merged = reclassify(merge_reports(stream), expectations) if stream else agent[0]
+    rest = agent if stream else agent[1:]
+    if rest:
+        rows = merged.agent_results + tuple(a for r in rest for a in r.agent_results)
+        shard = merged.shard
+        if shard is not None:
+            shard = shard.model_copy(
+                update={
+                    "pairs": shard.pairs + sum(r.shard.pairs for r in rest if r.shard),
+                    "total_pairs": shard.total_pairs
+                    + sum(r.shard.total_pairs for r in rest if r.shard),
+                }
+            )
+        try:  # the report's own check: one row per (agent, scenario, protocol, check)
+            merged = Report.model_validate(
+                {**dict(merged), "agent_results": rows, "shard": shard}
+            )
+        except ValueError as exc:
+            raise MatrixError(f"cannot merge the agent groups' rows: {exc}") from None
     environment = {k: v for k, v in merged.environment.items()}
     for run in runs:
-        environment[f"group {run.group.name}"] = describe(run)
+        environment[f"group {run.label}"] = describe(run)
     return merged.model_copy(update={"environment": dict(sorted(environment.items()))})
 
 
@@ -463,16 +521,17 @@ def run_matrix(
     _ENDING.clear()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
 
-        def one(group: Group) -> GroupRun:
+        def one(group: Group, agents: bool = False) -> GroupRun:
             progress(f"{group.name}: environment")
             try:
                 env = ensure_env(
                     group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
                 )
             except MatrixError as exc:
-                return GroupRun(group, error=str(exc))
-            progress(f"{group.name}: running {', '.join(group.adapters)}")
-            done = run_group(group, env, options, Path(tmp), runner)
+                return GroupRun(group, error=str(exc), agents=agents)
+            names = group.agents if agents else group.adapters
+            progress(f"{group.name}: running {'agents ' if agents else ''}{', '.join(names)}")
+            done = run_group(group, env, options, Path(tmp), runner, agents=agents)
             progress(f"{group.name}: {describe(done)}")
             return done
 
@@ -480,11 +539,22 @@ def run_matrix(
         # the longest first (as the last run timed them), so that the end of the run is
         # short groups side by side, not one long group alone on a core. Results keep the
         # pins file's order whatever finishes first.
+        # The agent groups run after the stream groups (same pool, submitted last).
         timings = load_timings(cache)
+        stream_groups = [g for g in groups if g.adapters]
+        agent_groups = [g for g in groups if g.agents]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {g.name: pool.submit(one, g) for g in longest_first(groups, timings)}
+            futures = {g.name: pool.submit(one, g) for g in longest_first(stream_groups, timings)}
+            futures.update(
+                {
+                    f"{g.name}\0agents": pool.submit(one, g, True)
+                    for g in longest_first(agent_groups, timings)
+                }
+            )
             try:
-                matrix.runs = [futures[g.name].result() for g in groups]
+                matrix.runs = [futures[g.name].result() for g in stream_groups] + [
+                    futures[f"{g.name}\0agents"].result() for g in agent_groups
+                ]
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as the CLI raises it
                 # The groups' processes would run to their end while the pool's exit waits
                 # for them: no group starts now, and the running ones are ended.
@@ -516,7 +586,7 @@ def load_timings(cache: Path) -> dict[str, float]:
 
 def save_timings(cache: Path, runs: Sequence[GroupRun]) -> None:
     timings = load_timings(cache)
-    timings.update({r.group.name: round(r.seconds, 1) for r in runs if r.error is None})
+    timings.update({r.label: round(r.seconds, 1) for r in runs if r.error is None})
     try:
         cache.mkdir(parents=True, exist_ok=True)
         (cache / TIMINGS).write_text(json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8")
@@ -691,19 +761,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
-    # The agent frameworks' groups hold agent adapters only: the stream suite has nothing
-    # to run there.
-    agent_only = [g.name for g in groups if not g.adapters]
-    groups = [g for g in groups if g.adapters]
-    if not groups:
-        print(
-            f"stream-harness: group(s) {', '.join(agent_only)} hold agent adapters only, no stream adapter to run",
-            file=sys.stderr,
-        )
-        return 2
     if args.list:
         for g in groups:
-            print(f"{g.name}: {', '.join(g.adapters)}  [{', '.join(g.requirements)}]")
+            names = ", ".join([*g.adapters, *(f"agent {a}" for a in g.agents)])
+            print(f"{g.name}: {names}  [{', '.join(g.requirements)}]")
         return 0
     for flag, value in (("--examples", args.examples), ("--single-cut-limit", args.single_cut_limit)):
         if value is not None and value < 0:
@@ -778,7 +839,12 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     )
     for line in skipped_lines(report.skipped):
         print(f"matrix: {line}", file=sys.stderr)
-    if report.shard is not None and not report.results and not result.failed_groups:
+    if (
+        report.shard is not None
+        and not report.results
+        and not report.agent_results
+        and not result.failed_groups
+    ):
         # Each group may have nothing in a shard (--allow-empty-shard); the matrix may not.
         print(
             f"stream-harness: nothing to check in shard {report.shard.label}: none of the matrix's "
@@ -787,7 +853,14 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         )
         return 2
     # A shard's folder holds exactly its part of the run (`merge` keeps other rows instead).
-    if not args.fresh and report.shard is None:
+    if not args.fresh and report.shard is None and not any(g.adapters for g in groups):
+        # Agent groups alone (`--group agent-langgraph`): their rows replace those agents'
+        # in the report there, whose stream rows and header stay as they were (as
+        # `stream-harness agents --out` does); a stream header of no run would keep nothing.
+        report, note = _onto_previous(report, config.out)
+        if note:
+            print(f"matrix: {note}", file=sys.stderr)
+    elif not args.fresh and report.shard is None:
         report, notes = keep_previous(
             report, config.out, lambda name: expectations_for_adapter(name, config.expectations)
         )
@@ -796,16 +869,42 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     written = write_report(report, config.out)
     seconds = (datetime.now(UTC) - started).total_seconds()
     for run in result.runs:
-        print(f"{run.group.name}: {describe(run)}")
+        print(f"{run.label}: {describe(run)}")
     render(report, choose_format(args.format))
     print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
     if result.failed_groups:
         # The verdict above covers the groups that ran; the last word must agree with the
         # exit status, so it says the matrix is incomplete.
-        names = ", ".join(run.group.name for run in result.failed_groups)
+        names = ", ".join(run.label for run in result.failed_groups)
         print(f"verdict: ERROR: group(s) {names} did not run; the rows above are the other groups'")
         return 2
     return 1 if report.did_fail else 0
+
+
+def _onto_previous(report: Report, out: Path) -> tuple[Report, str | None]:
+    """``report``'s agent rows in place of those agents' rows of ``out``'s report, whose
+    other rows and header are kept; ``report`` itself when there is none to keep."""
+    path = out / "report.jsonl"
+    if not path.is_file():
+        return report, None
+    try:
+        previous = load_report(path)
+    except (ReportError, ValueError, OSError) as exc:
+        return report, f"not keeping the rows of {path}: {exc}"
+    if previous.shard is not None:
+        return report, None
+    ran = {a.agent for a in report.agent_results}
+    kept = tuple(a for a in previous.agent_results if a.agent not in ran)
+    environment = {**previous.environment}
+    environment.update({k: v for k, v in report.environment.items() if k.startswith("group ")})
+    merged = previous.model_copy(
+        update={
+            "agent_results": kept + report.agent_results,
+            "finished": report.finished,
+            "environment": dict(sorted(environment.items())),
+        }
+    )
+    return merged, f"kept the stream rows and other agents' rows of {path} (--fresh drops them)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,9 @@ the same run: the same harness version, seed, splits, checks, adapters (and thei
 versions), cases (by bytes and expected events), skipped inputs and N, and when they are
 exactly shards 1..N, each once. Anything else is refused in one line naming the shard and
 the setting, because a merged report that quietly lacks a shard, or mixes two runs, would
-read as a complete, greener one.
+read as a complete, greener one. Agent shards (``stream-harness agents --shard``) combine
+the same way, their unit being the (agent, scenario, protocol) run and ``pairs`` counting
+those runs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from stream_harness.conformance.agent_runner import agent_unit_key
 from stream_harness.conformance.shard import shard_of
 from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import Report, ReportError, merge_reports
@@ -114,6 +117,16 @@ def merge_shards(named: Sequence[tuple[str, Report]]) -> Report:
                 raise ReportError(
                     f"{name}: the result for ({row.adapter}, {row.case}, {row.check}) belongs to "
                     f"shard {home}/{count}, not {report.shard.label} (edited, or split another way)"
+                )
+        for agent_row in report.agent_results:
+            home = shard_of(
+                *agent_unit_key(agent_row.agent, agent_row.scenario, agent_row.protocol), count
+            )
+            if home != report.shard.index:
+                raise ReportError(
+                    f"{name}: the agent result for ({agent_row.agent}, {agent_row.scenario}, "
+                    f"{agent_row.protocol}, {agent_row.check}) belongs to shard {home}/{count}, "
+                    f"not {report.shard.label} (edited, or split another way)"
                 )
     if pairs != first.shard.total_pairs:
         raise ReportError(
