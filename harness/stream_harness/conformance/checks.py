@@ -1094,7 +1094,7 @@ def check_previous_response_recovery(ctx: CheckContext) -> list[Failure]:
     problems = _sent_differences(plan, server_side, range(len(plan.logs)))
     for i, recorded in enumerate(plan.answered_by):
         if recorded - 1 in plan.refused and i < len(results) and results[i].terminal != "done":
-            problems.append(f"turn {i}: after the resend the client ended in {results[i].terminal}, the recorded resend completes")
+            problems.append(f"turn {i} ended in {results[i].terminal}; the recorded resend completes")
     if not problems:
         return []
     return [differing("; ".join(problems), {"sent": list(plan.creates)}, {"sent": server_side.sent}, command=ctx.command("previous-response-recovery"))]
