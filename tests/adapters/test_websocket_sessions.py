@@ -10,10 +10,26 @@ from collections.abc import Sequence
 import pytest
 
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult, ReferenceAdapter
+from stream_harness.adapters.protocol import (
+    Adapter,
+    AdapterLoadError,
+    AdapterResult,
+    ReferenceAdapter,
+)
 from stream_harness.adapters.registry import adapter_spec
-from stream_harness.adapters.ws_session import ChainState, SessionTurn, reference_session, session_plan
-from stream_harness.conformance import CHECKS_BY_ID, RunConfig, bundled_cassettes, load_cases, run_adapter
+from stream_harness.adapters.ws_session import (
+    ChainState,
+    SessionTurn,
+    reference_session,
+    session_plan,
+)
+from stream_harness.conformance import (
+    CHECKS_BY_ID,
+    RunConfig,
+    bundled_cassettes,
+    load_cases,
+    run_adapter,
+)
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.server.loopback import LoopbackServer
 from stream_harness.server.ws_session import CheckedSession, create_differences, parse_create
@@ -134,7 +150,7 @@ def test_the_openai_sdk_row_across_turns(check: str) -> None:
     if check == "previous-response-recovery":
         # The SDK leaves the resend to its user (its lib/responses_websocket/README.md):
         # a declared convention, so the check does not apply to the row.
-        assert getattr(sdk, "recovers_previous_response") is False and found == {}
+        assert sdk.recovers_previous_response is False and found == {}
         return
     assert found and {o for o, _ in found.values()} == {"passed"}, found
 

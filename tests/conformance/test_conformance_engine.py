@@ -46,8 +46,8 @@ from stream_harness.contract.events import (
     TextEndEvent,
     ToolCallDeltaEvent,
 )
-from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 from stream_harness.providers.registry import get_normalizer
+from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 from stream_harness.recordings.resume import response_id, stream_events
 from stream_harness.server.websocket import frame_log
 

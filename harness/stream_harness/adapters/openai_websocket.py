@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.openai_sdk import responses_message
 from stream_harness.adapters.protocol import AdapterResult
-from stream_harness.adapters.ws_session import ChainState, SessionTurn
 from stream_harness.adapters.sdk_support import (
     error_message,
     failed_message,
     raised_result,
     require,
 )
+from stream_harness.adapters.ws_session import ChainState, SessionTurn
 from stream_harness.server.loopback import Answer, Hit, LoopbackServer, json_error
 
 WEBSOCKET: Final = "openai-responses-websocket"

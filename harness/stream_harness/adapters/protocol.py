@@ -22,12 +22,12 @@ from typing import Literal, Protocol, runtime_checkable
 
 import httpx
 
+from stream_harness.adapters.ws_session import SessionTurn, reference_session
 from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event
 from stream_harness.contract.facts import origin
 from stream_harness.errors import error_details_from_body
 from stream_harness.providers.reference import normalize
 from stream_harness.providers.registry import get_normalizer, protocol_ids
-from stream_harness.adapters.ws_session import SessionTurn, reference_session
 from stream_harness.recordings.resume import ResumingReader
 
 AdapterLevel = Literal["event", "message"]

@@ -25,7 +25,13 @@ from typing import Any, Final
 from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
-from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult, running_case, safe_run
+from stream_harness.adapters.protocol import (
+    Adapter,
+    AdapterLevel,
+    AdapterResult,
+    running_case,
+    safe_run,
+)
 from stream_harness.adapters.ws_session import SessionPlan, session_plan
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
@@ -47,6 +53,7 @@ from stream_harness.contract.rules import Violation, check_contract
 from stream_harness.providers.registry import get as get_protocol
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.providers.stop_reasons import map_stop_reason
+from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
 from stream_harness.recordings.inputs import display_path
 from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
@@ -57,10 +64,9 @@ from stream_harness.server.loopback import (
     LoopbackServer,
     Pacing,
 )
-from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.server.resume import CutThenResume
-from stream_harness.server.ws_session import CheckedSession, parse_create
 from stream_harness.server.upstream import event_frames
+from stream_harness.server.ws_session import CheckedSession, parse_create
 from stream_harness.wire.websocket import refragment_log
 
 
