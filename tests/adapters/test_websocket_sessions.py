@@ -161,3 +161,31 @@ def test_the_openai_sdk_sends_the_chain_id_it_was_given() -> None:
     assert [s.get("previous_response_id") for s in server_side.sent[1:]] == [
         c["previous_response_id"] for c in _plan("chained_turns").creates[1:]
     ]
+
+
+def _js() -> Adapter:
+    try:
+        return load_adapter(adapter_spec("js-openai-websocket"))
+    except AdapterLoadError as exc:
+        pytest.skip(str(exc))
+
+
+def test_the_node_sdk_row_plays_a_session_over_the_stdio_protocol() -> None:
+    js = _js()
+    try:
+        assert getattr(js, "sessions") is True  # declared in its started reply
+        plan = _plan("chained_turns")
+        server_side = CheckedSession(list(plan.logs), [dict(c) for c in plan.creates])
+        with LoopbackServer(server_side) as server:
+            results = js.run_session("openai-responses-websocket", server.url, plan.turns)  # type: ignore[attr-defined]
+        assert server_side.differences == {} and len(server_side.sent) == 3
+        texts = [
+            "".join(b.content for b in r.message.content if hasattr(b, "content") and isinstance(b.content, str))
+            for r in results
+            if r.message is not None
+        ]
+        assert texts[1:] == ["It is 18 °C and sunny in Lyon.", "Tomorrow looks similar."], results
+        found = _outcomes(js, "session-turns")
+        assert found and {o for o, _ in found.values()} == {"passed"}, found
+    finally:
+        js.close()  # type: ignore[attr-defined]

@@ -44,6 +44,10 @@ class SessionTurn:
     create: Mapping[str, Any]
     chained: bool = False
     context: tuple[Any, ...] = ()
+    # The recorded frame log that answers the turn (the resend's, for a refused one): for
+    # the harness's own reading of a reply (a stdio adapter's message is completed from the
+    # reference's reading of it); never sent to a client, which reads its socket.
+    recorded: bytes = field(default=b"", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -158,8 +162,10 @@ def session_plan(creates: Sequence[Mapping[str, Any]], logs: Sequence[bytes]) ->
             refused.add(i)
         else:
             history.answered(turn, completed_response(messages))
-    if context and turns:
-        turns[0] = SessionTurn(create=turns[0].create, chained=turns[0].chained, context=context)
+    turns = [
+        SessionTurn(t.create, t.chained, context if i == 0 else (), recorded=logs[answered_by[i]])
+        for i, t in enumerate(turns)
+    ]
     return SessionPlan(
         turns=tuple(turns),
         creates=tuple(dict(c) for c in creates),
