@@ -97,7 +97,8 @@ def schema_dir() -> Path:
 
 @functools.cache
 def validator(message: str) -> Any:
-    """The jsonschema validator of one message kind (``start``, ``started``, ``run``, ``result``, ``stop``)."""
+    """The jsonschema validator of one message kind (``start``, ``started``, ``run``, ``result``,
+    ``stop``, ``session``, ``session_result``)."""
     import jsonschema
 
     schema = json.loads((schema_dir() / f"{message}.schema.json").read_text(encoding="utf-8"))
@@ -532,13 +533,16 @@ class StdioAdapter:
                 ],
             },
         }
+        if self.validate:
+            validate("session", request)
         noise: list[str] = []
         try:
             proc = self._process()
             proc.send(request)
             reply = proc.receive(self.timeout * max(1, len(turns)), noise)
-            if reply.get("seq") != seq or not isinstance(reply.get("results"), list):
-                raise ProtocolError(f"malformed reply: no results for session {seq}")
+            validate("session_result", reply)
+            if reply["seq"] != seq:
+                raise ProtocolError(f"malformed reply: seq {reply['seq']} answers session {seq}")
             for r in reply["results"]:
                 validate("result", {"seq": seq, **r})
         except (OSError, _Hung, _Exited, ProtocolError) as exc:
