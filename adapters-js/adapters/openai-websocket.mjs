@@ -93,6 +93,52 @@ async function turn(chunks) {
   }
 }
 
+// --- several turns on one connection (the session checks) ---------------------------------
+// The user's part, which the SDK leaves to its user: chain a continuing turn with the id of
+// the response the previous turn ended with (harness/stream_harness/adapters/ws_session.py,
+// ChainState.request); previous_response_not_found is not answered (a convention, as for the
+// Python SDK row).
+async function session(protocol, baseUrl, turns) {
+  const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+  const rws = new ResponsesWS(client);
+  const records = rws.stream(); // one iterator for the connection: nothing is missed between turns
+  const results = [];
+  let lastId = null;
+  try {
+    for (const turn of turns) {
+      const event = { type: 'response.create', ...turn.create };
+      if (turn.chained && lastId !== null) event.previous_response_id = lastId;
+      rws.send(event);
+      const seen = [];
+      let result = null;
+      while (result === null) {
+        const { value: record, done } = await records.next();
+        if (done) { result = { raised: { name: 'IteratorEnded', message: 'the iterator ended without a terminal event' }, raw: { events: seen } }; break; }
+        if (record.type === 'message') {
+          const ev = record.message;
+          seen.push(ev.type);
+          if (TERMINAL.has(ev.type)) {
+            if (ev.type === 'response.completed' && typeof ev.response?.id === 'string') lastId = ev.response.id;
+            result = { message: responsesMessage(ev.response), raw: { events: seen } };
+          } else if (ev.type === 'error') {
+            result = { raised: { name: 'ErrorEvent', message: ev.error?.message ?? ev.message ?? 'error event' }, raw: { events: seen } };
+          }
+        } else if (record.type === 'error') {
+          result = { raised: raisedOf(record.error), raw: { events: seen } };
+        } else if (record.type === 'close') {
+          const note = `the connection closed (code ${record.code ?? 'none'}) before the turn's terminal event`;
+          result = { raised: { name: 'WebSocketClose', message: note }, raw: { events: seen, close: record.code ?? null, surfaced_as: 'close record' } };
+        }
+      }
+      results.push(result);
+      if (result.raw?.close !== undefined || result.raised?.name === 'IteratorEnded') break;
+    }
+  } finally {
+    try { rws.close({ code: 1000, reason: 'done' }); } catch { /* already closed */ }
+  }
+  return results;
+}
+
 await serveProtocol({
   implementation: {
     name: 'js-openai-websocket', version: pkgVersion('openai'), libraries: { openai: pkgVersion('openai'), ws: pkgVersion('ws') },
@@ -100,4 +146,5 @@ await serveProtocol({
   },
   protocols: ['openai-responses-websocket'],
   run: (protocol, chunks) => turn(chunks),
+  session,
 });

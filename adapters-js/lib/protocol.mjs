@@ -136,7 +136,20 @@ export async function serveProtocol(adapter) {
         implementation: { language: 'javascript', runtime: `node ${process.version}`, ...adapter.implementation },
         protocols: adapter.protocols,
         surface: adapter.surface ?? 'message',
+        ...(adapter.session ? { sessions: true } : {}),
       }) + '\n');
+      continue;
+    }
+    if (msg.cmd === 'session' && adapter.session) {
+      // Several WebSocket turns on one connection: one result a turn (specs/adapter-protocol.md).
+      const { protocol, base_url: baseUrl, turns } = msg.session;
+      let reply;
+      try {
+        reply = { results: await adapter.session(protocol, baseUrl, turns) };
+      } catch (err) {
+        reply = { results: [{ errored: { message: `${err?.name ?? 'Error'}: ${err?.message ?? err}`, traceback: String(err?.stack ?? '') } }] };
+      }
+      writeOut(dumps({ seq: msg.seq, ...reply }) + '\n');
       continue;
     }
     if (msg.cmd !== 'run') continue;

@@ -298,6 +298,38 @@ def previous_response_not_found() -> list[Interaction]:
     ]
 
 
+def recovery_after_chained_turn() -> list[Interaction]:
+    """A completed turn, a turn chained to it refused with previous_response_not_found (the
+    server lost the connection-local state: store=false), then the same turn resent as a new
+    chain: the first turn's input, its output items as returned, the new input, no id."""
+    first = text_turn("ws_recover_1", ["Nice to meet", " you, Grace."])
+    missing = first.response["id"]
+    refused = connection_error(
+        400,
+        "previous_response_not_found",
+        f"Previous response with id '{missing}' not found.",
+        "previous_response_id",
+    )
+    again = text_turn("ws_recover_resent", ["Your name", " is Grace."])
+    completed = first.events[-1]["response"]
+    history = [*user("My name is Grace."), *completed["output"], *user("What is my name?")]
+    return [
+        turn(0, first.label, create({"model": "gpt-4.1-mini", "input": user("My name is Grace."), "store": False}), messages(first)),
+        turn(
+            1,
+            "ws_recover_refused",
+            create({"model": "gpt-4.1-mini", "previous_response_id": missing, "input": user("What is my name?"), "store": False}),
+            [text_frame(refused)],
+        ),
+        turn(
+            2,
+            again.label,
+            create({"model": "gpt-4.1-mini", "previous_response_id": None, "input": history, "store": False}),
+            messages(again),
+        ),
+    ]
+
+
 def response_already_in_flight() -> list[Interaction]:
     """A second response.create while the first is in flight: the error answers it, and the
     first response goes on to complete (the recorded turn is the second request's)."""
@@ -363,6 +395,7 @@ CASSETTES = {
     "close_abnormal_mid_turn": close_abnormal_mid_turn,
     "close_internal_error_mid_tool_call": close_internal_error_mid_tool_call,
     "previous_response_not_found": previous_response_not_found,
+    "recovery_after_chained_turn": recovery_after_chained_turn,
     "response_already_in_flight": response_already_in_flight,
     "connection_limit_reached": connection_limit_reached,
     "second_turn_fresh_state": second_turn_fresh_state,

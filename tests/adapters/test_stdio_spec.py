@@ -122,6 +122,8 @@ def _examples() -> list[tuple[str, Any]]:
             kind = str(data["cmd"])
         elif "implementation" in data:
             kind = "started"
+        elif "results" in data:
+            kind = "session_result"
         else:
             kind = "result"
         out.append((kind, data))
@@ -131,7 +133,7 @@ def _examples() -> list[tuple[str, Any]]:
 def test_every_example_on_the_page_is_a_valid_message() -> None:
     examples = _examples()
     # Every kind of message is shown, so this test cannot pass on an empty page.
-    assert {kind for kind, _ in examples} == {"start", "started", "run", "result", "stop"}
+    assert {kind for kind, _ in examples} == {"start", "started", "run", "result", "stop", "session", "session_result"}
     for kind, data in examples:
         validate(kind, data)
         # And the harness reads each as the page says it does.
@@ -148,6 +150,10 @@ def test_every_example_on_the_page_is_a_valid_message() -> None:
             ]
         elif kind == "result" and "message" in data:
             assert collected(data["message"]).content
+        elif kind == "session_result":
+            for result in data["results"]:
+                validate("result", {"seq": data["seq"], **result})
+                assert collected(result["message"]).content
 
 
 def test_an_invalid_example_would_be_caught() -> None:

@@ -9,6 +9,7 @@ shows a planted split bug reduced to its single cut point.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,10 +17,20 @@ import httpx
 import pytest
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
+from stream_harness.adapters.ws_session import (
+    ChainState,
+    SessionTurn,
+    completed_response,
+    exchange,
+    reference_session,
+    server_messages,
+    websocket_url,
+)
 from stream_harness.conformance import (
     CHECKS_BY_ID,
     ReferenceAdapter,
     RunConfig,
+    bundled_cassettes,
     load_cases,
     run_adapter,
     run_conformance,
@@ -35,8 +46,10 @@ from stream_harness.contract.events import (
     TextEndEvent,
     ToolCallDeltaEvent,
 )
+from stream_harness.providers.registry import get_normalizer
 from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 from stream_harness.recordings.resume import response_id, stream_events
+from stream_harness.server.websocket import frame_log
 
 URI = "https://api.anthropic.com/v1/messages"
 
@@ -123,6 +136,9 @@ def case_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     websocket = root.parent / "openai-responses-websocket"
     websocket.mkdir()
     dump_cassette([_websocket_turn(websocket_log(responses_events(["Grüße", " ☃"])))], websocket / "turn.yaml")
+    # Sessions of several turns (the session checks): bundled, as generated and reviewed.
+    for name in ("chained_turns", "previous_response_not_found", "recovery_after_chained_turn"):
+        shutil.copy(bundled_cassettes() / "openai-responses-websocket" / f"{name}.yaml", websocket)
     return root.parent
 
 
@@ -250,6 +266,57 @@ class FixedCursor(Mutant):
         return self.run(protocol, [whole_events, rest])
 
 
+class CarriesState(Mutant):
+    """A WebSocket client with one accumulator for the whole connection: the second turn's
+    result is read by the first turn's normalizer, its state never reset."""
+
+    sessions = True
+
+    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+        from websockets.sync.client import connect
+
+        normalizer = get_normalizer(protocol)
+        chain, out, events = ChainState(), [], []
+        with connect(websocket_url(base_url)) as ws:
+            for turn in turns:
+                frames, closed = exchange(ws, chain.request(turn))
+                chain.answered(turn, completed_response(server_messages(frame_log(frames))))
+                events.extend(normalizer.feed(frame_log(frames)))
+                last = next((e for e in reversed(events) if isinstance(e, DoneEvent | ErrorEvent)), None)
+                out.append(AdapterResult(message=getattr(last, "message", None), events=list(events)))
+                if closed:
+                    break
+        return out
+
+
+class _Unchained(ChainState):
+    def request(self, turn: SessionTurn) -> dict[str, object]:
+        event = super().request(turn)
+        event.pop("previous_response_id", None)
+        return event
+
+
+class ForgetsChain(Mutant):
+    """A client that sends every turn as a new conversation: no previous_response_id."""
+
+    sessions = True
+
+    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+        runs = reference_session(protocol, base_url, turns, chain=_Unchained())
+        return [AdapterResult(message=getattr(e[-1], "message", None), events=e) for e in runs]
+
+
+class GivesUpOnLostChain(Mutant):
+    """A client that reports previous_response_not_found and sends nothing more for the turn."""
+
+    sessions = True
+    recovers_previous_response = True
+
+    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+        runs = reference_session(protocol, base_url, turns, recover=False)
+        return [AdapterResult(message=getattr(e[-1], "message", None), events=e) for e in runs]
+
+
 MUTANTS = {
     "contract": DropsStart,
     "split-invariance": DecodesEachChunkAlone,
@@ -261,6 +328,9 @@ MUTANTS = {
     "overflow-classification": Unclassified,
     "message-framing": FramesAreMessages,
     "resumption": FixedCursor,
+    "session-turns": CarriesState,
+    "session-chaining": ForgetsChain,
+    "previous-response-recovery": GivesUpOnLostChain,
 }
 
 
@@ -469,11 +539,13 @@ def test_a_worker_killed_by_the_library_is_that_case_errored_and_the_run_goes_on
         assert died and all(r.outcome == "errored" and "died" in r.failures[0].message for r in died)
         assert died[0].failures[0].command and "--check" in died[0].failures[0].command
         # Every other case settled as the sequential run settles it, in the same order
-        # (the reference also resumes streams, a capability the mutant does not declare).
+        # (the reference also resumes streams and plays sessions, capabilities the mutant
+        # does not declare).
+        declared_by_reference_only = {"resumption", "session-turns", "session-chaining", "previous-response-recovery"}
         assert [(r.case, r.check, r.outcome) for r in others] == [
             (r.case, r.check, r.outcome)
             for r in reference
-            if r.case != "anthropic-messages/overflow.yaml#0" and r.check != "resumption"
+            if r.case != "anthropic-messages/overflow.yaml#0" and r.check not in declared_by_reference_only
         ]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
@@ -28,6 +29,7 @@ from stream_harness.adapters.sdk_support import (
     raised_result,
     require,
 )
+from stream_harness.adapters.ws_session import ChainState, SessionTurn
 from stream_harness.server.loopback import Answer, Hit, LoopbackServer, json_error
 
 WEBSOCKET: Final = "openai-responses-websocket"
@@ -92,24 +94,68 @@ class OpenAISDKWebSocketAdapter(SDKAdapter):
         try:
             with client.responses.connect() as connection:
                 connection.response.create(model="gpt-harness", input="hi")
-                for event in connection:
-                    seen.append(event.type)
-                    if event.type in TERMINAL:
-                        return AdapterResult(
-                            message=responses_message(event.response, WEBSOCKET),
-                            raw={"events": seen, "response": _dump(event.response)},
-                        )
-                    if event.type == "error":
-                        error = getattr(event, "error", None)
-                        text = getattr(error, "message", None) or getattr(event, "message", None)
-                        return AdapterResult(
-                            message=failed_message(None, text or "error event"),
-                            raw={"events": seen, "error_event": _dump(event)},
-                        )
+                return self._read(connection, seen)
         except Exception as exc:
             return raised_result(exc, None, {"events": seen}, message=error_message(exc))
+
+    def _read(self, connection: Any, seen: list[str]) -> AdapterResult:
+        """Iterate the connection to the turn's terminal event, as its user does."""
+        for event in connection:
+            seen.append(event.type)
+            if event.type in TERMINAL:
+                return AdapterResult(
+                    message=responses_message(event.response, WEBSOCKET),
+                    raw={"events": seen, "response": _dump(event.response)},
+                )
+            if event.type == "error":
+                error = getattr(event, "error", None)
+                text = getattr(error, "message", None) or getattr(event, "message", None)
+                return AdapterResult(
+                    message=failed_message(None, text or "error event"),
+                    raw={"events": seen, "error_event": _dump(event)},
+                )
         # The iterator ended (a close frame the SDK takes as the end) before any terminal
         # event: the user holds no response and was told nothing.
         return AdapterResult(
             message=None, raw={"events": seen, "note": "iteration ended without a terminal event"}
         )
+
+    # -- several turns on one connection (the session checks) ---------------------------
+
+    sessions = True
+    # The SDK leaves previous_response_not_found to its user (openai/lib/responses_websocket/
+    # README.md, 3.54.0: "Handle previous_response_not_found ... through the original error
+    # event", "Restore the full retained input and output history as a new chain"): a
+    # convention, not a failure; previous-response-recovery checks the reference.
+    recovers_previous_response = False
+
+    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+        """``with client.responses.connect() as connection``, every turn on it: the turn's
+        ``connection.response.create(...)`` chained (as its user must) with the id of the
+        ``response`` the SDK handed over for the previous turn, then the events to the
+        terminal one. A turn whose connection ended stops the session."""
+        client = self.client(base_url)
+        chain = ChainState(turns[0].context if turns else ())
+        out: list[AdapterResult] = []
+        try:
+            with client.responses.connect() as connection:
+                for turn in turns:
+                    seen: list[str] = []
+                    event = chain.request(turn)
+                    event.pop("type")
+                    try:
+                        connection.response.create(**event)
+                        result = self._read(connection, seen)
+                    except Exception as exc:
+                        out.append(raised_result(exc, None, {"events": seen}, message=error_message(exc)))
+                        break
+                    out.append(result)
+                    response = result.raw.get("response")
+                    chain.answered(turn, response if isinstance(response, dict) else None)
+                    if result.message is None:
+                        break  # the iterator ended: the connection is gone
+        except Exception as exc:
+            out.append(raised_result(exc, None, {}, message=error_message(exc)))
+        finally:
+            client.close()
+        return out

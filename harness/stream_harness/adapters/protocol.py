@@ -22,6 +22,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import httpx
 
+from stream_harness.adapters.ws_session import SessionTurn, reference_session
 from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event
 from stream_harness.contract.facts import origin
 from stream_harness.errors import error_details_from_body
@@ -177,6 +178,23 @@ class ReferenceAdapter:
         last = events[-1] if events else None
         message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
         return AdapterResult(message=message, events=events)
+
+
+    # -- several turns on one WebSocket connection (the session checks) ----------------
+
+    sessions = True
+    recovers_previous_response = True
+
+    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+        """Play ``turns`` on one WebSocket connection to ``base_url``, chained and
+        recovering as a real client does (:mod:`stream_harness.adapters.ws_session`); one
+        result a turn, each from a fresh normalizer."""
+        out = []
+        for events in reference_session(protocol, base_url, turns):
+            last = events[-1] if events else None
+            message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
+            out.append(AdapterResult(message=message, events=events))
+        return out
 
 
 def safe_run(

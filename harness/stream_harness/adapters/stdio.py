@@ -52,6 +52,7 @@ from stream_harness.adapters.protocol import (
     Headers,
 )
 from stream_harness.adapters.sdk_support import failed_message, tool_arguments
+from stream_harness.adapters.ws_session import SessionTurn
 from stream_harness.contract.events import (
     EVENT_ADAPTER,
     AssistantMessage,
@@ -96,7 +97,8 @@ def schema_dir() -> Path:
 
 @functools.cache
 def validator(message: str) -> Any:
-    """The jsonschema validator of one message kind (``start``, ``started``, ``run``, ``result``, ``stop``)."""
+    """The jsonschema validator of one message kind (``start``, ``started``, ``run``, ``result``,
+    ``stop``, ``session``, ``session_result``)."""
     import jsonschema
 
     schema = json.loads((schema_dir() / f"{message}.schema.json").read_text(encoding="utf-8"))
@@ -388,6 +390,8 @@ class StdioAdapter:
         self.name: str = str(impl["name"])
         self.protocols: frozenset[str] = frozenset(started["protocols"])
         self.level: AdapterLevel = "event" if started["surface"] == "events" else "message"
+        # Several WebSocket turns on one connection (the session checks), when declared.
+        self.sessions: bool = started.get("sessions") is True
         # Declared conventions are checked now (a bad declaration is a load error); the
         # bundled table is read at the first message reply, as before (an event-level
         # adapter never needs it).
@@ -509,6 +513,49 @@ class StdioAdapter:
             return AdapterResult(
                 message=None, crashed=f"malformed reply: {exc}"[:500], raw=_noise(noise)
             )
+
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
+        """The ``session`` command: the adapter plays ``turns`` on one WebSocket connection
+        to ``base_url`` and answers one result a turn, each read as a ``run`` reply is."""
+        self._seq += 1
+        seq = self._seq
+        request = {
+            "cmd": "session",
+            "seq": seq,
+            "session": {
+                "protocol": protocol,
+                "base_url": base_url,
+                "turns": [
+                    {"create": dict(t.create), "chained": t.chained, "context": list(t.context)}
+                    for t in turns
+                ],
+            },
+        }
+        if self.validate:
+            validate("session", request)
+        noise: list[str] = []
+        try:
+            proc = self._process()
+            proc.send(request)
+            reply = proc.receive(self.timeout * max(1, len(turns)), noise)
+            validate("session_result", reply)
+            if reply["seq"] != seq:
+                raise ProtocolError(f"malformed reply: seq {reply['seq']} answers session {seq}")
+            for r in reply["results"]:
+                validate("result", {"seq": seq, **r})
+        except (OSError, _Hung, _Exited, ProtocolError) as exc:
+            tail = self._discard(polite=not isinstance(exc, _Hung))
+            crashed = f"{exc}: {tail}" if tail else str(exc)
+            return [AdapterResult(message=None, crashed=crashed, raw=_noise(noise))]
+        out = []
+        for turn, r in zip(turns, reply["results"], strict=False):
+            try:
+                out.append(self._result(protocol, [turn.recorded], 101, None, r, noise))
+            except (ProtocolError, ValueError) as exc:
+                out.append(AdapterResult(message=None, crashed=f"malformed reply: {exc}"[:500]))
+        return out
 
     def _validate_result(self, reply: dict[str, Any]) -> None:
         """:func:`validate` of a ``result``, skipped for a reply seen valid before (but for

@@ -269,7 +269,10 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError, socket.timeout):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         hit.note = "websocket session"
-        session = play_session(self.connection, turns)
+        # A strategy that checks the client's side of each turn sees every message that
+        # opens one (harness/stream_harness/server/ws_session.py).
+        on_turn = getattr(self.loopback.replies, "websocket_message", None)
+        session = play_session(self.connection, turns, on_turn=on_turn)
         hit.note = f"websocket session: {session.turns_played} turn(s), closed by {session.closed_by or 'nobody'}"
 
     def _head(self, status: int, headers: Sequence[tuple[str, str]], reason: str | None = None) -> None:
