@@ -344,3 +344,13 @@ def test_a9_accepts_giving_up_on_a_retry_after_above_the_cap_only_when_declared(
     assert verdict(observe(gives_up, run, PROTOCOL), "A9").status == "passed"
     backs_off = _never(retry_after_cap_s=120, retry_after_over_cap="backoff")
     assert verdict(observe(backs_off, run, PROTOCOL), "A9").status == "failed"
+
+
+def test_a9_accepts_a_status_outside_the_client_s_declared_list() -> None:
+    """google-genai retries 408, 429, 500, 502, 503, 504: a 529 it does not retry is its
+    declared policy; without the list the same run fails A9."""
+    run = scenario("http_529_no_retry_after")
+    listed = _never(retried_statuses=[408, 429, 500, 502, 503, 504])
+    assert verdict(observe(listed, run, PROTOCOL), "A9").status == "passed"
+    with_529 = _never(retried_statuses=[429, 529])
+    assert verdict(observe(with_529, run, PROTOCOL), "A9").status == "failed"

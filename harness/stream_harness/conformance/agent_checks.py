@@ -36,6 +36,7 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "retries_after_partial_output": True,
     "eager_tools": False,
     "retry_after_over_cap": "backoff",
+    "retried_statuses": None,
 }
 """What a row that declares nothing is held to: the Stainless SDKs' two retries
 (research/provider-facts.md 5.6), real time, seed 000's 60 s cap, and a hint above the
@@ -368,7 +369,7 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
         nothing_after = k + 1 >= len(run.requests)
         budget_left = streak < limit
         streak = 0
-        if _gives_up_over_cap(run, s):
+        if _gives_up_over_cap(run, s) or _status_not_retried(run, s):
             continue
         if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
             return (
@@ -376,6 +377,14 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
                 f"though the row declares up to {limit} retries"
             )
     return None
+
+
+def _status_not_retried(run: AgentRun, s: Served) -> bool:
+    """An HTTP status outside the statuses the row's client retries (``retried_statuses``;
+    google-genai retries 408, 429, 500, 502, 503, 504, never Anthropic's 529): a declared
+    policy, not a failure to retry. None: every retryable status (408, 409, 429, >= 500)."""
+    statuses = run.convention("retried_statuses")
+    return statuses is not None and s.status >= 400 and s.status not in set(statuses)
 
 
 def _gives_up_over_cap(run: AgentRun, s: Served) -> bool:
