@@ -354,3 +354,14 @@ def test_a9_accepts_a_status_outside_the_client_s_declared_list() -> None:
     assert verdict(observe(listed, run, PROTOCOL), "A9").status == "passed"
     with_529 = _never(retried_statuses=[429, 529])
     assert verdict(observe(with_529, run, PROTOCOL), "A9").status == "failed"
+
+
+def test_a10_does_not_judge_a_row_that_declares_it_reads_no_hint() -> None:
+    """A client that waits by jittered backoff (google-genai) would pass or fail a 2 s hint
+    by chance: A10 is skipped for it, and still fails the same run when not declared."""
+    hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
+    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0}
+    run = scenario("http_429_retry_after")
+    assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "failed"
+    hasty.conventions = {**hasty.conventions, "retry_after_honoured": False}
+    assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "skipped"

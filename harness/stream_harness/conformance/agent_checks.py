@@ -37,6 +37,7 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "eager_tools": False,
     "retry_after_over_cap": "backoff",
     "retried_statuses": None,
+    "retry_after_honoured": True,
 }
 """What a row that declares nothing is held to: the Stainless SDKs' two retries
 (research/provider-facts.md 5.6), real time, seed 000's 60 s cap, and a hint above the
@@ -423,7 +424,11 @@ def a10_retry_after(run: AgentRun) -> str | None:
 
 
 def _has_retry_after(run: AgentRun) -> bool:
-    return any(s.retry_after is not None for s in run.served)
+    """A10 applies to a hint served to a row whose client reads hints at all: one that
+    declares ``retry_after_honoured: false`` (google-genai waits by jittered backoff, 1 to
+    2 s first) would pass or fail a 2 s hint by the draw of its jitter."""
+    honoured = run.convention("retry_after_honoured") is not False
+    return honoured and any(s.retry_after is not None for s in run.served)
 
 
 # -- A11 text already shown is not shown twice ----------------------------------------------------------
