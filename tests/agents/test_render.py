@@ -157,7 +157,9 @@ def test_each_response_of_a_scenario_has_its_own_ids(protocol: str) -> None:
     """Providers give each response its own id; frameworks key messages by it (LangGraph's
     add_messages replaces a message whose id it has seen), so one id for every response
     made the final answer overwrite the turn that asked for the tool."""
-    scenario = load_agent_scenario(bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml")
+    scenario = load_agent_scenario(
+        bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml"
+    )
     first, second = (b"".join(s.chunks) for s in scenario.served(protocol)[:2])
     ids = {b'"chatcmpl-sh', b'"resp_sh', b'"msg_sh', b'"responseId": "sh', b'"responseId":"sh'}
     marks = [m for m in ids if m in first]
