@@ -309,3 +309,59 @@ def test_a_side_request_gets_the_response_matched_by_content_and_the_checks_foll
     reference = observe(ReferenceAgent(), scenario("side_request_by_content"), PROTOCOL)
     assert reference.answered == [1, 2]
     assert all(v.status != "failed" for v in judge(reference))
+
+
+def _never(**conventions: Any) -> ReferenceAgent:
+    """The reference loop that never retries, declaring ``conventions`` over its own."""
+    agent = ReferenceAgent(retry=RetryPolicy(max_retries=0))
+    agent.conventions = {**agent.conventions, "max_retries": 2, **conventions}
+    return agent
+
+
+def test_a9_reads_the_policy_of_the_run_s_protocol() -> None:
+    """One framework drives a different client per protocol (google-genai never retries):
+    ``by_protocol[protocol]`` decides, and only for that protocol."""
+    run = scenario("http_529_no_retry_after")
+    here = _never(by_protocol={PROTOCOL: {"max_retries": 0}})
+    assert verdict(observe(here, run, PROTOCOL), "A9").status == "passed"
+    elsewhere = _never(by_protocol={"google-generative-ai": {"max_retries": 0}})
+    assert verdict(observe(elsewhere, run, PROTOCOL), "A9").status == "failed"
+
+
+def test_a9_partial_output_is_any_failure_after_the_200_stream_began() -> None:
+    """A cut 60 bytes in delivered no text, yet the SDK clients had handed the stream over:
+    a row declaring no retry after partial output is not failed for it; one declaring
+    retries is."""
+    run = scenario("cut_at_byte")
+    declared = _never(retries_after_partial_output=False)
+    assert verdict(observe(declared, run, PROTOCOL), "A9").status == "passed"
+    assert verdict(observe(_never(), run, PROTOCOL), "A9").status == "failed"
+
+
+def test_a9_accepts_giving_up_on_a_retry_after_above_the_cap_only_when_declared() -> None:
+    run = scenario("retry_after_capped")
+    gives_up = _never(retry_after_cap_s=120, retry_after_over_cap="give_up")
+    assert verdict(observe(gives_up, run, PROTOCOL), "A9").status == "passed"
+    backs_off = _never(retry_after_cap_s=120, retry_after_over_cap="backoff")
+    assert verdict(observe(backs_off, run, PROTOCOL), "A9").status == "failed"
+
+
+def test_a9_accepts_a_status_outside_the_client_s_declared_list() -> None:
+    """google-genai retries 408, 429, 500, 502, 503, 504: a 529 it does not retry is its
+    declared policy; without the list the same run fails A9."""
+    run = scenario("http_529_no_retry_after")
+    listed = _never(retried_statuses=[408, 429, 500, 502, 503, 504])
+    assert verdict(observe(listed, run, PROTOCOL), "A9").status == "passed"
+    with_529 = _never(retried_statuses=[429, 529])
+    assert verdict(observe(with_529, run, PROTOCOL), "A9").status == "failed"
+
+
+def test_a10_does_not_judge_a_row_that_declares_it_reads_no_hint() -> None:
+    """A client that waits by jittered backoff (google-genai) would pass or fail a 2 s hint
+    by chance: A10 is skipped for it, and still fails the same run when not declared."""
+    hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
+    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0}
+    run = scenario("http_429_retry_after")
+    assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "failed"
+    hasty.conventions = {**hasty.conventions, "retry_after_honoured": False}
+    assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "skipped"

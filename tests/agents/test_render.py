@@ -150,3 +150,19 @@ def test_what_a_rendering_says_it_delivered_is_what_our_normalizer_reads(path: P
             assert not any(c.delivered for c in served.calls if c.id not in seen), where
             if served.complete:
                 assert read.text == served.text, where
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_each_response_of_a_scenario_has_its_own_ids(protocol: str) -> None:
+    """Providers give each response its own id; frameworks key messages by it (LangGraph's
+    add_messages replaces a message whose id it has seen), so one id for every response
+    made the final answer overwrite the turn that asked for the tool."""
+    scenario = load_agent_scenario(
+        bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml"
+    )
+    first, second = (b"".join(s.chunks) for s in scenario.served(protocol)[:2])
+    ids = {b'"chatcmpl-sh', b'"resp_sh', b'"msg_sh', b'"responseId": "sh', b'"responseId":"sh'}
+    marks = [m for m in ids if m in first]
+    assert marks, f"{protocol}: no response id found in the rendering"
+    for mark in marks:
+        assert mark + b"0" in first and mark + b"1" in second, (protocol, mark)

@@ -264,10 +264,10 @@ def _args_pieces(arguments: Mapping[str, Any], size: int) -> list[str]:
     return _pieces(raw, max(4, min(size, len(raw) // 2 or 1)))
 
 
-def _openai_completions(script: Script, fault: Fault, model: str) -> _Stream:
+def _openai_completions(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
     s = _Stream()
     base = {
-        "id": "chatcmpl-sh",
+        "id": f"chatcmpl-{ident}",
         "object": "chat.completion.chunk",
         "created": 1767225600,
         "model": model,
@@ -333,11 +333,11 @@ def _openai_completions_error(kind: ErrorKind) -> bytes:
     )
 
 
-def _anthropic(script: Script, fault: Fault, model: str) -> _Stream:
+def _anthropic(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
     s = _Stream()
     usage = {"input_tokens": script.input_tokens, "output_tokens": 1}
     message: dict[str, Any] = {
-        "id": "msg_sh",
+        "id": f"msg_{ident}",
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -474,11 +474,11 @@ def _anthropic_error(kind: ErrorKind) -> bytes:
     return _sse("error", {"type": "error", "error": {"type": etype, "message": message}})
 
 
-def _responses(script: Script, fault: Fault, model: str) -> _Stream:
+def _responses(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
     s = _Stream()
     seq = iter(range(10**6))
     response: dict[str, Any] = {
-        "id": "resp_sh",
+        "id": f"resp_{ident}",
         "object": "response",
         "created_at": 1767225600,
         "status": "in_progress",
@@ -493,7 +493,7 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
     output: list[dict[str, Any]] = []
     if script.text:
         item = {
-            "id": "msg_sh",
+            "id": f"msg_{ident}",
             "type": "message",
             "status": "in_progress",
             "role": "assistant",
@@ -504,7 +504,7 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
         s.add(
             ev(
                 "response.content_part.added",
-                item_id="msg_sh",
+                item_id=f"msg_{ident}",
                 output_index=n,
                 content_index=0,
                 part={"type": "output_text", "text": "", "annotations": []},
@@ -514,7 +514,7 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
             s.add(
                 ev(
                     "response.output_text.delta",
-                    item_id="msg_sh",
+                    item_id=f"msg_{ident}",
                     output_index=n,
                     content_index=0,
                     delta=piece,
@@ -523,7 +523,7 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
         s.add(
             ev(
                 "response.output_text.done",
-                item_id="msg_sh",
+                item_id=f"msg_{ident}",
                 output_index=n,
                 content_index=0,
                 text=script.text,
@@ -533,7 +533,7 @@ def _responses(script: Script, fault: Fault, model: str) -> _Stream:
         s.add(
             ev(
                 "response.content_part.done",
-                item_id="msg_sh",
+                item_id=f"msg_{ident}",
                 output_index=n,
                 content_index=0,
                 part=part,
@@ -617,7 +617,7 @@ def _responses_error(kind: ErrorKind) -> bytes:
     )
 
 
-def _google(script: Script, fault: Fault, model: str) -> _Stream:
+def _google(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
     # Gemini with alt=sse: each data line a whole GenerateContentResponse; a functionCall
     # part comes whole (args as an object, with the id the API sets, PF 2.4), so a cut
     # inside its arguments is a cut inside that chunk; the finishReason is the only end.
@@ -630,7 +630,7 @@ def _google(script: Script, fault: Fault, model: str) -> _Stream:
         data: dict[str, Any] = {
             "candidates": [candidate],
             "modelVersion": model,
-            "responseId": "sh",
+            "responseId": ident,
         }
         if finish:
             data["usageMetadata"] = {
@@ -677,8 +677,16 @@ _STREAMS: Final = {
 }
 
 
-def render(protocol: str, script: Script, fault: Fault, *, model: str = "model") -> Served:
-    """The response ``script`` with ``fault``, as ``protocol`` sends it."""
+def render(
+    protocol: str, script: Script, fault: Fault, *, model: str = "model", ident: str = "sh"
+) -> Served:
+    """The response ``script`` with ``fault``, as ``protocol`` sends it.
+
+    ``ident`` names the response (``chatcmpl-``, ``resp_``, ``msg_`` ids, Gemini's
+    ``responseId``): each response of a scenario gets its own, as the providers give,
+    because frameworks key messages by them (LangGraph's ``add_messages`` replaces a
+    message whose id it has seen: with one id for every response, the final answer
+    overwrote the turn that asked for the tool)."""
     if protocol not in _STREAMS:
         raise ValueError(f"cannot render protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
     if fault.http_status is not None or fault.overflow:
@@ -708,7 +716,7 @@ def render(protocol: str, script: Script, fault: Fault, *, model: str = "model")
             fault.overflow,
         )
     build, error = _STREAMS[protocol]
-    s = build(script, fault, model)
+    s = build(script, fault, model, ident)
     thinking = script.thinking if protocol == "anthropic-messages" else None
     chunks = list(s.chunks)
     cut = False

@@ -229,7 +229,8 @@ class AgentScenario:
                 no_terminal_event=f.no_terminal_event,
                 pace=f.pace,
             )
-            out.extend([render(protocol, script, fault, model=self.spec.model)] * response.repeat)
+            served = render(protocol, script, fault, model=self.spec.model, ident=f"sh{i}")
+            out.extend([served] * response.repeat)
         return out
 
     @property

@@ -35,9 +35,14 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "time_scale": 1.0,
     "retries_after_partial_output": True,
     "eager_tools": False,
+    "retry_after_over_cap": "backoff",
+    "retried_statuses": None,
+    "retry_after_honoured": True,
 }
 """What a row that declares nothing is held to: the Stainless SDKs' two retries
-(research/provider-facts.md 5.6), real time, seed 000's 60 s cap."""
+(research/provider-facts.md 5.6), real time, seed 000's 60 s cap, and a hint above the
+cap replaced by the client's own backoff (``give_up``: the client raises at once, as the
+openai SDK does for a retry-after above two minutes)."""
 
 
 @dataclass
@@ -82,6 +87,14 @@ class AgentRun:
         return any(i not in played for i in range(len(self.served)))
 
     def convention(self, name: str) -> Any:
+        """The row's policy for this run's protocol: one framework drives a different
+        client per protocol (google-genai never retries where the openai client retries
+        twice), so ``by_protocol[protocol]`` comes before the row's top-level value."""
+        by_protocol = self.conventions.get("by_protocol")
+        if isinstance(by_protocol, Mapping):
+            policy = by_protocol.get(self.protocol)
+            if isinstance(policy, Mapping) and name in policy:
+                return policy[name]
         return self.conventions.get(name, DEFAULT_CONVENTIONS[name])
 
     def view(self, k: int) -> RequestView:
@@ -350,10 +363,15 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
             if streak > limit:
                 return f"request {k + 1} is retry {streak} of one request; the row declares at most {limit}"
             continue
-        partial = bool(s.text) and s.status == 200
+        # Partial output: the 200 response had been handed over and began streaming (a
+        # cut, an error event, a missing terminal event), text or not: the SDK clients
+        # retry only before that point, the stream's failure is the caller's.
+        partial = s.status == 200
         nothing_after = k + 1 >= len(run.requests)
         budget_left = streak < limit
         streak = 0
+        if _gives_up_over_cap(run, s) or _status_not_retried(run, s):
+            continue
         if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
             return (
                 f"response {k} failed retryably ({s.fault}) and was not retried, "
@@ -362,12 +380,34 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
     return None
 
 
+def _status_not_retried(run: AgentRun, s: Served) -> bool:
+    """An HTTP status outside the statuses the row's client retries (``retried_statuses``;
+    google-genai retries 408, 429, 500, 502, 503, 504, never Anthropic's 529): a declared
+    policy, not a failure to retry. None: every retryable status (408, 409, 429, >= 500)."""
+    statuses = run.convention("retried_statuses")
+    return statuses is not None and s.status >= 400 and s.status not in set(statuses)
+
+
+def _gives_up_over_cap(run: AgentRun, s: Served) -> bool:
+    """A retry-after above the row's cap, on a row whose client then raises at once
+    (``retry_after_over_cap: give_up``): not retrying is the declared policy (A10, A12
+    still judge the wait and the outcome)."""
+    cap = run.convention("retry_after_cap_s")
+    return (
+        s.retry_after is not None
+        and cap is not None
+        and s.retry_after > float(cap)
+        and run.convention("retry_after_over_cap") == "give_up"
+    )
+
+
 # -- A10 retry-after honoured up to a cap -------------------------------------------------------------
 
 
 def a10_retry_after(run: AgentRun) -> str | None:
     scale = float(run.convention("time_scale"))
-    cap = float(run.convention("retry_after_cap_s"))
+    declared = run.convention("retry_after_cap_s")
+    cap = float("inf") if declared is None else float(declared)  # None: no cap, the hint in full
     for k, s in run.answers():
         if s.retry_after is None or not _resends(run, k):
             continue
@@ -384,7 +424,11 @@ def a10_retry_after(run: AgentRun) -> str | None:
 
 
 def _has_retry_after(run: AgentRun) -> bool:
-    return any(s.retry_after is not None for s in run.served)
+    """A10 applies to a hint served to a row whose client reads hints at all: one that
+    declares ``retry_after_honoured: false`` (google-genai waits by jittered backoff, 1 to
+    2 s first) would pass or fail a 2 s hint by the draw of its jitter."""
+    honoured = run.convention("retry_after_honoured") is not False
+    return honoured and any(s.retry_after is not None for s in run.served)
 
 
 # -- A11 text already shown is not shown twice ----------------------------------------------------------

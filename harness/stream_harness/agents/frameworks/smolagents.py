@@ -10,8 +10,8 @@ replays tool calls and results as text (``Calling tools: [...]`` from the assist
 a user ``Observation:``), not as tool messages paired by id.
 
 Retries: the openai client's defaults, and smolagents' own ``ApiModel(retry=True)`` layer
-for rate-limit errors (``RETRY_MAX_ATTEMPTS = 3``, waits from ``RETRY_WAIT = 60`` s,
-doubling, with jitter). smolagents documents no setting for that delay (only ``retry`` on
+for rate-limit errors (``RETRY_MAX_ATTEMPTS = 3``; ``RETRY_WAIT = 60`` s times 2 times
+1 to 2 of jitter before each sleep: 120 to 240 s first). smolagents documents no setting for that delay (only ``retry`` on
 or off), so nothing is changed: a rate-limited run waits minutes, and the row says so.
 """
 
@@ -40,7 +40,7 @@ class SmolagentsAdapter:
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
-    settings = "none: OpenAIServerModel and ToolCallingAgent(stream_outputs=True) at their defaults (rate-limit waits of 60 s, 120 s stay)"
+    settings = "none: OpenAIServerModel and ToolCallingAgent(stream_outputs=True) at their defaults (its rate-limit waits, 120 to 240 s first, stay)"
 
     def version(self) -> str:
         return version_of("smolagents", "openai")
