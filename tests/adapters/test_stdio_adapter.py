@@ -66,7 +66,9 @@ def run_text(adapter: StdioAdapter, chunks: list[bytes] | None = None) -> object
 
 def test_schemas_are_valid_json_schemas() -> None:
     names = sorted(p.name for p in schema_dir().glob("*.schema.json"))
-    assert names == [f"{n}.schema.json" for n in ("result", "run", "start", "started", "stop")]
+    stream = ("result", "run", "session", "session_result", "start", "started", "stop")
+    agent = ("agent_outcome", "agent_run", "agent_start", "agent_started")
+    assert names == sorted(f"{n}.schema.json" for n in (*stream, *agent))
     for path in schema_dir().glob("*.schema.json"):
         schema = json.loads(path.read_text())
         jsonschema.validators.validator_for(schema).check_schema(schema)
