@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stream_harness.agents.render import (
@@ -31,7 +30,7 @@ from stream_harness.agents.render import (
     render,
     served_from_bytes,
 )
-from stream_harness.loop.scenario import ScenarioError
+from stream_harness.loop.scenario import ScenarioError, find_scenarios, read_scenario_yaml
 from stream_harness.providers.registry import UnknownProtocolError, detect_protocol
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.transport import response_headers
@@ -255,26 +254,13 @@ def _fault_kwargs(f: FaultSpec) -> dict[str, Any]:
 def find_agent_scenarios(root: str | os.PathLike[str]) -> list[Path]:
     """The agent scenario files under ``root`` (a file is itself), sorted."""
     path = Path(root)
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
+    return [path] if path.is_file() else find_scenarios(path)
 
 
 def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
     """Read and validate one file; every problem is a one-line :class:`ScenarioError`."""
     file = Path(path)
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(file, "", exc.strerror or str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(file, "", f"not UTF-8 text (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "yaml"
-        raise ScenarioError(file, where, getattr(exc, "problem", None) or str(exc)) from None
-    except (ValueError, RecursionError) as exc:
-        raise ScenarioError(file, "yaml", str(exc) or type(exc).__name__) from None
+    raw = read_scenario_yaml(file)
     if not isinstance(raw, dict):
         raise ScenarioError(file, "", "an agent scenario is a YAML mapping")
     if raw.get("kind") != "agent":

@@ -405,11 +405,11 @@ def find_scenarios(directory: str | os.PathLike[str]) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read and validate a scenario file; every problem is a one-line :class:`ScenarioError`."""
-    file = Path(path)
+def read_scenario_yaml(file: Path) -> Any:
+    """The parsed YAML of a scenario file (loop or agent scenario alike); an unreadable,
+    non-UTF-8 or malformed file is a one-line :class:`ScenarioError`."""
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        return yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ScenarioError(file, "", exc.strerror or str(exc)) from None
     except UnicodeDecodeError as exc:
@@ -420,6 +420,12 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError(file, where, getattr(exc, "problem", None) or str(exc)) from None
     except (ValueError, RecursionError) as exc:  # e.g. a NUL byte, absurd nesting
         raise ScenarioError(file, "yaml", str(exc) or type(exc).__name__) from None
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read and validate a scenario file; every problem is a one-line :class:`ScenarioError`."""
+    file = Path(path)
+    raw = read_scenario_yaml(file)
     if not isinstance(raw, dict):
         raise ScenarioError(file, "", "a scenario is a YAML mapping")
     try:
