@@ -9,7 +9,8 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const writeOut = process.stdout.write.bind(process.stdout);
+/** The real stdout writer: protocol lines only (everything else printed goes to stderr). */
+export const writeOut = process.stdout.write.bind(process.stdout);
 for (const level of ['log', 'info', 'debug', 'warn', 'trace']) {
   console[level] = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 }
@@ -115,7 +116,7 @@ function safeJson(text) {
 }
 
 /** JSON with no undefined members and no BigInt surprises. */
-function dumps(obj) {
+export function dumps(obj) {
   return JSON.stringify(obj, (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
 }
 

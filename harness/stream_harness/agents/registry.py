@@ -9,10 +9,12 @@ optional, and importing every one to list them would pull in all of them.
 from __future__ import annotations
 
 from stream_harness.agents.frameworks import FRAMEWORKS
+from stream_harness.agents.js import JS_AGENTS
 
 AGENTS: dict[str, str] = {
     "reference": "stream_harness.agents.reference:ReferenceAgent",
     **FRAMEWORKS,
+    **JS_AGENTS,
 }
 
 

@@ -22,14 +22,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
+from stream_harness.adapters.exit_hooks import stop_at_exit
 from stream_harness.adapters.stdio import ProtocolError
 from stream_harness.adapters.stdio import validate as validate_message
 from stream_harness.agents.protocol import AGENT_PROTOCOL_VERSION, AgentOutcome, AgentTask
@@ -79,8 +83,17 @@ def task_message(task: AgentTask, seq: int) -> dict[str, Any]:
     }
 
 
+_LIVE: set[_Process] = set()
+
+
+def _stop_all() -> None:
+    for proc in list(_LIVE):
+        proc.stop()
+
+
 class _Process:
-    def __init__(self, argv: Sequence[str]) -> None:
+    def __init__(self, argv: Sequence[str], cwd: Path | None = None) -> None:
+        self.owner = os.getpid()
         self.popen = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -88,7 +101,13 @@ class _Process:
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
+            cwd=cwd,
+            # Its own process group, as the stream adapters' (adapters/stdio.py): a Ctrl-C
+            # reaches the harness alone, which stops the agent and whatever it started.
+            start_new_session=True,
         )
+        _LIVE.add(self)
+        stop_at_exit(_stop_all)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._read, daemon=True).start()
@@ -129,23 +148,41 @@ class _Process:
             if isinstance(value, dict):
                 return value
 
-    def stop(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self.send({"cmd": "stop"})
-            assert self.popen.stdin is not None
-            self.popen.stdin.close()
+    def stop(self, *, polite: bool = True) -> None:
+        """Ask politely (``stop``, end of stdin), then kill the group: never left running.
+        A hung process is killed at once (``polite=False``): it would not read the stop."""
+        _LIVE.discard(self)
+        if self.owner != os.getpid():
+            return  # a forked copy: the process belongs to the parent
         try:
-            self.popen.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait()
+            with contextlib.suppress(Exception):
+                if polite:
+                    self.send({"cmd": "stop"})
+            with contextlib.suppress(Exception):
+                assert self.popen.stdin is not None
+                self.popen.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=2 if polite else 0.001)
+        finally:
+            killpg = getattr(os, "killpg", None)
+            if killpg is None:  # Windows
+                with contextlib.suppress(OSError):
+                    self.popen.kill()
+            else:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    killpg(self.popen.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                self.popen.wait()
 
 
 class StdioAgent:
     """An agent in another language, as an :class:`~stream_harness.agents.protocol.AgentAdapter`."""
 
-    def __init__(self, command: str | Sequence[str], *, validate: bool = False) -> None:
+    def __init__(
+        self, command: str | Sequence[str], *, validate: bool = False, cwd: Path | None = None
+    ) -> None:
         self.validate = validate
+        self.cwd = cwd
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise StdioAgentError("agent command is empty")
@@ -160,7 +197,7 @@ class StdioAgent:
 
     def _start(self) -> dict[str, Any]:
         try:
-            proc = _Process(self.argv)
+            proc = _Process(self.argv, self.cwd)
         except OSError as exc:
             raise StdioAgentError(
                 f"agent command {shlex.join(self.argv)!r} did not start: {exc}"
@@ -208,17 +245,17 @@ class StdioAgent:
             self._proc.send(request)
             reply = self._proc.receive(task.limits.timeout_s)
         except (StdioAgentError, OSError, ValueError) as exc:
-            self.close()  # out of step or dead: the next run starts a fresh process
+            self.close(polite=False)  # hung, out of step or dead: the next run starts afresh
             raise StdioAgentError(str(exc)) from None
         if reply.get("kind") != "agent_outcome" or reply.get("seq") != self._seq:
-            self.close()
+            self.close(polite=False)
             raise StdioAgentError(
                 f"expected agent_outcome for seq {self._seq}, got {json.dumps(reply)[:120]}"
             )
         try:
             check_message("agent_outcome", reply)
         except StdioAgentError:
-            self.close()
+            self.close(polite=False)
             raise
         raw = reply.get("raw")
         return AgentOutcome(
@@ -228,9 +265,9 @@ class StdioAgent:
             raw=raw if isinstance(raw, dict) else {},
         )
 
-    def close(self) -> None:
+    def close(self, *, polite: bool = True) -> None:
         if self._proc is not None:
-            self._proc.stop()
+            self._proc.stop(polite=polite)
             self._proc = None
 
 

@@ -1,0 +1,71 @@
+"""The JavaScript/TypeScript agent loops of ``adapters-js/agents/``, by name.
+
+Each is a Node script speaking the stdio protocol's agent messages
+(:mod:`stream_harness.agents.stdio`), found and started as the JS stream adapters are
+(:mod:`stream_harness.adapters.js`: ``node`` or ``STREAM_HARNESS_NODE``, the folder's
+``npm ci`` install or ``STREAM_HARNESS_JS``). Without them, loading says in one line what
+is missing, so the CLI exits 2, the matrix skips the row with that line and tests skip.
+
+A row's conventions are sourced data like the Python frameworks'
+(``specs/agent_conventions.yaml``, under its name): the script may declare its own in
+``agent_started``, but the bundled rows keep theirs in the one facts file.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Final
+
+from stream_harness.adapters.js import js_root, missing, node_binary
+from stream_harness.agents.frameworks.support import conventions_for
+from stream_harness.agents.stdio import StdioAgent
+from stream_harness.contract import facts
+
+# agent row name -> script under adapters-js/agents/
+SCRIPTS: Final[dict[str, str]] = {
+    "js-ai-sdk-agent": "ai-sdk-stream-text.mjs",
+    "js-ai-sdk-tool-loop-agent": "ai-sdk-tool-loop-agent.mjs",
+    "js-openai-agents": "openai-agents.mjs",
+    "js-langgraph": "langgraph.mjs",
+    "js-mastra": "mastra.mjs",
+}
+
+
+class JSAgentMissingError(ImportError):
+    """Node, the adapters folder or its install is missing here: one line saying which."""
+
+
+def declared_conventions(name: str) -> dict[str, object] | None:
+    """The row's entry in specs/agent_conventions.yaml, or None when it has none."""
+    if name not in facts.load_yaml("agent_conventions")["frameworks"]:
+        return None
+    return conventions_for(name)
+
+
+def js_agent(name: str) -> StdioAgent:
+    problem = missing()
+    if problem:
+        raise JSAgentMissingError(problem)
+    script = js_root() / "agents" / SCRIPTS[name]
+    if not script.is_file():
+        raise JSAgentMissingError(f"no script {script}")
+    node = node_binary()
+    assert node is not None
+    agent = StdioAgent([node, str(script)], cwd=js_root())
+    conventions = declared_conventions(name)
+    if conventions is not None and not agent.conventions:
+        agent.conventions = conventions
+    return agent
+
+
+# The factories the registry names (``stream_harness.agents.js:<attribute>``), one a script.
+ai_sdk_agent: Final = partial(js_agent, "js-ai-sdk-agent")
+ai_sdk_tool_loop_agent: Final = partial(js_agent, "js-ai-sdk-tool-loop-agent")
+openai_agents: Final = partial(js_agent, "js-openai-agents")
+langgraph: Final = partial(js_agent, "js-langgraph")
+mastra: Final = partial(js_agent, "js-mastra")
+
+JS_AGENTS: Final[dict[str, str]] = {
+    name: f"stream_harness.agents.js:{name.removeprefix('js-').replace('-', '_')}"
+    for name in SCRIPTS
+}
