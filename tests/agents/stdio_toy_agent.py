@@ -2,16 +2,39 @@
 
 Started as a separate process (``cmd:python tests/agents/stdio_toy_agent.py``), so the
 protocol is exercised end to end: the handshake, one ``agent_run`` per run, the tools'
-ledger calls made from the other process. ``--broken`` answers every run out of step.
+ledger calls made from the other process. ``--broken`` answers every run out of step;
+``--hang PIDFILE`` starts a child, writes both pids to PIDFILE and never answers the first
+run; ``--exit`` exits in the middle of the first run (a crashed runtime). Each flag acts
+once per file of state beside PIDFILE / on the first run only, so the restarted process
+behaves.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 from stream_harness.agents.protocol import AgentLimits, AgentTask, AgentTool
 from stream_harness.agents.reference import ReferenceAgent
+
+
+def misbehave() -> None:
+    """The first run of the first process hangs or dies, as --hang / --exit ask."""
+    if "--hang" in sys.argv:
+        pidfile = Path(sys.argv[sys.argv.index("--hang") + 1])
+        if not pidfile.exists():
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+            pidfile.write_text(f"{os.getpid()} {child.pid}")
+            time.sleep(300)
+    if "--exit" in sys.argv:
+        marker = Path(sys.argv[sys.argv.index("--exit") + 1])
+        if not marker.exists():
+            marker.write_text("exited")
+            os._exit(3)
 
 
 def main() -> None:
@@ -30,6 +53,7 @@ def main() -> None:
                 "settings": agent.settings,
             }
         elif message["cmd"] == "agent_run":
+            misbehave()
             t = message["task"]
             task = AgentTask(
                 scenario=t["scenario"],

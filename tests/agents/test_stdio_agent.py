@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from stream_harness.agents.loading import AgentLoadError, load_agent
+from stream_harness.agents.protocol import AgentLimits
 from stream_harness.agents.scenario import load_agent_scenario
 from stream_harness.agents.stdio import StdioAgent
 from stream_harness.conformance.agent_checks import judge
@@ -54,3 +56,49 @@ def test_an_out_of_step_reply_is_a_crash_of_that_run() -> None:
 def test_a_command_that_does_not_speak_the_protocol_is_one_line() -> None:
     with pytest.raises(AgentLoadError, match="did not start"):
         load_agent("cmd:" + shlex.join([sys.executable, "-c", "pass"]))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie still answers signal 0: it is gone when its parent (not us) reaped it or it
+    # is waiting to be; read its state where /proc exists.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] == "Z"
+
+
+def test_a_hung_agent_is_one_crashed_run_its_process_group_killed_and_the_next_run_restarts(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pids"
+    agent = load_agent(command("--hang", str(pidfile)))
+    assert isinstance(agent, StdioAgent)
+    try:
+        scenario = load_agent_scenario(PAYMENT)
+        run = observe(agent, scenario, "openai-completions", AgentLimits(timeout_s=2))
+        assert run.crash is not None and "no reply within 2 s" in run.crash
+        assert next(v for v in judge(run) if v.check == "A12").status == "failed"
+        agent_pid, child_pid = map(int, pidfile.read_text().split())
+        assert _gone(agent_pid) and _gone(child_pid)  # the child the agent started too
+        again = observe(agent, scenario, "openai-completions")  # a fresh process
+        assert again.crash is None and again.outcome is not None
+        assert again.outcome.output == "Done: receipt r-1001."
+    finally:
+        agent.close()
+
+
+def test_an_agent_that_dies_mid_run_is_one_crashed_run_and_the_next_run_restarts(
+    tmp_path: Path,
+) -> None:
+    agent = load_agent(command("--exit", str(tmp_path / "exited")))
+    assert isinstance(agent, StdioAgent)
+    try:
+        scenario = load_agent_scenario(PAYMENT)
+        run = observe(agent, scenario, "anthropic-messages")
+        assert run.crash is not None and "the process exited" in run.crash
+        again = observe(agent, scenario, "anthropic-messages")
+        assert again.crash is None and again.outcome is not None
+    finally:
+        agent.close()
