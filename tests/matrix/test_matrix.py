@@ -272,6 +272,31 @@ def test_a_group_that_cannot_build_is_reported_and_the_others_still_run(
     assert "FAILED" in result.report.environment["group two"]
 
 
+def test_a_js_group_on_a_machine_without_node_is_skipped_in_one_line_and_the_others_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pins = tmp_path / "matrix.toml"
+    pins.write_text(
+        PINS + '\n[groups.js]\nrequirements = []\nnpm = "adapters-js"\nadapters = ["js-openai"]\n'
+    )
+    monkeypatch.delenv("STREAM_HARNESS_NODE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    runner = FakeRunner({"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")})
+    result = _run_matrix(tmp_path, pins, runner)
+    assert result.failed_groups == []  # a skip, not a broken matrix
+    (js,) = [r for r in result.runs if r.group.name == "js"]
+    assert js.skipped is not None and "node is not on PATH" in js.skipped
+    assert not any("npm" in argv for argv in runner.calls)  # nothing was built for it
+    assert result.report is not None
+    assert [a.name for a in result.report.adapters] == ["one", "two"]
+    assert result.report.environment["group js"] == f"SKIPPED ({js.skipped})"
+    # Only JS groups: nothing was checked, which is an error, never a pass.
+    only = tmp_path / "only-js.toml"
+    only.write_text('[groups.js]\nrequirements = []\nnpm = "adapters-js"\nadapters = ["js-openai"]\n')
+    with pytest.raises(MatrixError, match="no group produced a report: js: node is not on PATH"):
+        _run_matrix(tmp_path, only, runner)
+
+
 def test_reports_that_disagree_on_the_seed_do_not_merge(tmp_path: Path, pins: Path) -> None:
     other = _report("two", "2.0", "passed").model_copy(update={"seed": 9})
     runner = FakeRunner({"one": _report("one", "1.0", "passed"), "two": other})
@@ -334,15 +359,22 @@ def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path, 
     (project / "adapters-js" / "package.json").write_text("{}")
     (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3}')
     (project / "adapters-js" / "adapters" / "x.mjs").write_text("")
+    (project / "adapters-js" / "agents").mkdir()
+    (project / "adapters-js" / "agents" / "y.mjs").write_text("")
     group = Group("js", (), ("js-openai",), npm="adapters-js")
     runner = FakeRunner({})
     env = ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None)
     npm = runner.calls[-1]
     assert npm[:4] == ["npm", "ci", "--prefix", str(env.path / "js")]
     assert (env.path / "js" / "adapters" / "x.mjs").is_file()
+    assert (env.path / "js" / "agents" / "y.mjs").is_file()
     assert env.installer == "venv+pip+npm ci"
     argv = SuiteOptions().argv(env, group, tmp_path / "out")
     assert argv[:2] == ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"]
+    # The JS agent rows too: their scripts are found in the environment's copy.
+    agents = Group("agent-js", (), (), npm="adapters-js", agents=("js-langgraph",))
+    argv = SuiteOptions().agent_argv(env, agents, tmp_path / "out")
+    assert argv[:2] == ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] and "js-langgraph" in argv
     # A new lock file is a new environment.
     (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}')
     assert ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None).path != env.path

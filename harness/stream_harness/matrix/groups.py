@@ -284,7 +284,7 @@ def ensure_env(
 
 
 JS_FILES: Final = ("package.json", "package-lock.json")
-JS_DIRS: Final = ("lib", "adapters")
+JS_DIRS: Final = ("lib", "adapters", "agents")
 
 
 def js_source(name: str) -> Path:
@@ -296,6 +296,15 @@ def js_source(name: str) -> Path:
     if sub != name and ".." not in Path(sub).parts and (bundled_js() / sub / "package.json").is_file():
         return bundled_js() / sub
     raise MatrixError(f"npm folder {name!r}: not adapters-js nor a folder of it with a package.json")
+
+
+def node_missing() -> str | None:
+    """Why a JS group cannot run here (no node, or no npm to install its lock file), or None."""
+    if not (os.environ.get("STREAM_HARNESS_NODE") or shutil.which("node")):
+        return "node is not on PATH (Node >= 20; or set STREAM_HARNESS_NODE)"
+    if shutil.which("npm") is None:
+        return "npm is not on PATH (it installs the group's lock file)"
+    return None
 
 
 def _npm_ci(group: Group, path: Path, runner: Runner) -> None:
@@ -375,7 +384,8 @@ class SuiteOptions:
         """``stream-harness agents`` on the group's agents over the bundled agent scenarios,
         with the bundled known failures (and the project's, as any run here reads them).
         The stream settings (cassettes, checks, splits) mean nothing to an agent run."""
-        argv = [str(env.cli), "agents", "--out", str(out)]
+        prefix = ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] if group.npm else []
+        argv = [*prefix, str(env.cli), "agents", "--out", str(out)]
         for name in group.agents:
             argv += ["--agent", name]
         if self.shard is not None:
@@ -390,6 +400,9 @@ class GroupRun:
     report: Report | None = None
     seconds: float = 0.0
     error: str | None = None
+    # Why the group did not run on this machine at all (a JS group without node or npm):
+    # a skip, said in one line, not a failure of the matrix.
+    skipped: str | None = None
     # CPU (user + system) of the group's run and every process it waited for: its workers,
     # Node adapters, gateways. None where the platform cannot tell (no os.wait4).
     cpu_seconds: float | None = None
@@ -450,6 +463,8 @@ def describe(run: GroupRun) -> str:
         else ("cached" if env.cached else f"built in {env.seconds:.0f} s with {env.installer}")
     )
     cpu = f", {run.cpu_seconds:.0f} s of CPU" if run.cpu_seconds is not None else ""
+    if run.skipped:
+        return f"SKIPPED ({run.skipped})"
     status = f"FAILED ({run.error})" if run.error else f"ran in {run.seconds:.0f} s{cpu}"
     return f"{', '.join(run.group.requirements) or 'no pins'}; env {build}; {status}"
 
@@ -469,7 +484,8 @@ def merge_runs(
     agent = [r.report for r in runs if r.report is not None and r.agents]
     if not stream and not agent:
         raise MatrixError(
-            "no group produced a report: " + "; ".join(f"{r.label}: {r.error}" for r in runs)
+            "no group produced a report: "
+            + "; ".join(f"{r.label}: {r.error or r.skipped}" for r in runs)
         )
     # The known/failed split follows the expectation files as they are at merge time.
     merged = reclassify(merge_reports(stream), expectations) if stream else agent[0]
@@ -522,6 +538,10 @@ def run_matrix(
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
 
         def one(group: Group, agents: bool = False) -> GroupRun:
+            unusable = node_missing() if group.npm else None
+            if unusable:
+                progress(f"{group.name}: skipped, {unusable}")
+                return GroupRun(group, skipped=unusable, agents=agents)
             progress(f"{group.name}: environment")
             try:
                 env = ensure_env(
@@ -586,7 +606,9 @@ def load_timings(cache: Path) -> dict[str, float]:
 
 def save_timings(cache: Path, runs: Sequence[GroupRun]) -> None:
     timings = load_timings(cache)
-    timings.update({r.label: round(r.seconds, 1) for r in runs if r.error is None})
+    timings.update(
+        {r.label: round(r.seconds, 1) for r in runs if r.error is None and r.skipped is None}
+    )
     try:
         cache.mkdir(parents=True, exist_ok=True)
         (cache / TIMINGS).write_text(json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8")
