@@ -4,7 +4,7 @@ Started as a separate process (``cmd:python tests/agents/stdio_toy_agent.py``), 
 protocol is exercised end to end: the handshake, one ``agent_run`` per run, the tools'
 ledger calls made from the other process. ``--broken`` answers every run out of step;
 ``--hang PIDFILE`` starts a child, writes both pids to PIDFILE and never answers the first
-run; ``--exit`` exits in the middle of the first run (a crashed runtime). Each flag acts
+run; ``--pids FILE`` appends each process's pid; ``--exit`` exits in the middle of the first run (a crashed runtime). Each flag acts
 once per file of state beside PIDFILE / on the first run only, so the restarted process
 behaves.
 """
@@ -39,6 +39,9 @@ def misbehave() -> None:
 
 def main() -> None:
     broken = "--broken" in sys.argv
+    if "--pids" in sys.argv:  # each process started appends its pid: jobs are counted
+        with open(sys.argv[sys.argv.index("--pids") + 1], "a") as pids:
+            pids.write(f"{os.getpid()}\n")
     agent = ReferenceAgent()
     for line in sys.stdin:
         message = json.loads(line)

@@ -1,10 +1,12 @@
-"""The Python agent-framework adapters, each run against fixed, valid streaming bodies.
+"""The agent-framework adapters, Python and JS, each run against fixed, valid streaming bodies.
 
 The loopback stub (tests/framework_stub_server.py) answers the first request with a
 bundled ``get_weather`` tool call and the second with a bundled final text, in each
 protocol's real SSE bytes, and keeps a ledger of tool executions. A framework that is not
 installed here skips with the reason (each has its own pinned environment, specs/matrix.toml;
-the test extra holds none of them); the registry's shape is checked everywhere.
+the test extra holds none of them); the registry's shape is checked everywhere. The JS
+rows (adapters-js/agents/, one long-lived Node process each for the whole module) run
+wherever Node and the folder's ``npm ci`` install are, and skip with the reason elsewhere.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from framework_stub_server import (
     stub_server,
     tool_results,
 )
+from stream_harness.adapters.js import missing as js_missing
 from stream_harness.agents.frameworks import FRAMEWORKS
 from stream_harness.agents.js import JS_AGENTS
+from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
 from stream_harness.agents.registry import AGENTS
 from stream_harness.contract.facts import load_yaml, spec_path
@@ -46,12 +50,29 @@ WEATHER_SCHEMA: dict[str, Any] = {
 }
 
 
+_STARTED: dict[str, Any] = {}
+
+
 def load(name: str) -> Any:
+    """The adapter named ``name``; a JS row's process is started once and kept (it is
+    stopped at exit with every stdio process)."""
+    if name in JS_AGENTS:
+        problem = js_missing()
+        if problem:
+            pytest.skip(f"{name}: {problem}")
+        if name not in _STARTED:
+            _STARTED[name] = load_agent(name)
+        return _STARTED[name]
     module, _, cls = AGENTS[name].partition(":")
     return getattr(importlib.import_module(module), cls)()
 
 
-@pytest.mark.parametrize("name", sorted(FRAMEWORKS))
+def speaks(adapter: Any, protocol: str) -> None:
+    if protocol not in adapter.protocols:
+        pytest.skip(f"{adapter.name} does not speak {protocol}")
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS) + sorted(JS_AGENTS))
 def test_each_registered_adapter_loads_without_its_framework_and_declares_itself(name: str) -> None:
     adapter = load(name)
     assert isinstance(adapter, AgentAdapter)
@@ -140,10 +161,12 @@ FINDINGS: dict[tuple[str, str], str] = {
 
 
 def _cases() -> list[Any]:
+    """(row, protocol) pairs: a Python row's own protocols (known without its framework);
+    every protocol for a JS row, whose protocols its process declares (``speaks`` skips)."""
     cases = []
-    for name in sorted(FRAMEWORKS):
-        adapter = load(name)
-        for protocol in sorted(adapter.protocols):
+    for name in sorted(FRAMEWORKS) + sorted(JS_AGENTS):
+        protocols = sorted(KNOWN_PROTOCOLS) if name in JS_AGENTS else sorted(load(name).protocols)
+        for protocol in protocols:
             finding = FINDINGS.get((name, protocol))
             marks = [pytest.mark.xfail(reason=finding, strict=True)] if finding else []
             cases.append(pytest.param(name, protocol, id=f"{name}-{protocol}", marks=marks))
@@ -153,6 +176,7 @@ def _cases() -> list[Any]:
 @pytest.mark.parametrize(("name", "protocol"), _cases())
 def test_a_tool_call_then_a_final_text(name: str, protocol: str) -> None:
     adapter = load(name)
+    speaks(adapter, protocol)
     # An agent whose runs end only through a final_answer tool gets one as its last turn.
     final_tool = adapter.conventions.get("ends_only_through_final_answer_tool", False)
     served = final_answer_script(protocol) if final_tool else script(protocol)
@@ -198,6 +222,7 @@ def test_a_400_before_any_output_ends_the_run_as_the_frameworks_raise(
     name: str, protocol: str
 ) -> None:
     adapter = load(name)
+    speaks(adapter, protocol)
     refusal = served(protocol, REFUSALS[protocol])
     assert refusal.status == 400
     try:
@@ -218,6 +243,7 @@ def test_a_failing_tool_is_handled_as_the_adapters_conventions_say(
     name: str, protocol: str
 ) -> None:
     adapter = load(name)
+    speaks(adapter, protocol)
     policy = adapter.conventions.get("tool_failure")
     if policy is None:
         pytest.skip(f"{name} declares no tool_failure convention")
@@ -239,3 +265,15 @@ def test_a_failing_tool_is_handled_as_the_adapters_conventions_say(
         assert not outcome.raised, f"{outcome.error_type}: {outcome.error_message}"
         assert len(server.model_requests) == 2
         assert outcome.output == responses[1].text
+
+
+@pytest.mark.parametrize("name", sorted(JS_AGENTS))
+def test_a_js_row_without_node_is_one_line_naming_what_is_missing(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STREAM_HARNESS_NODE", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(AgentLoadError) as caught:
+        load_agent(name)
+    message = str(caught.value)
+    assert "\n" not in message and "node is not on PATH" in message and name in message

@@ -188,3 +188,31 @@ def test_out_merges_agent_rows_beside_what_the_report_holds(
     assert main(lazy) == 1  # a re-run replaces its own rows, keeps the others
     again = load_report(out / "report.jsonl")
     assert len(again.agent_results) == len(report.agent_results)
+
+
+TOY = Path(__file__).parents[1] / "agents" / "stdio_toy_agent.py"
+
+
+def test_jobs_give_the_verdicts_of_one_job_in_the_same_order_one_process_per_job(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = str(bundled_cassettes() / "agent-scenarios")
+    toy = "cmd:" + " ".join([sys.executable, str(TOY), "--pids", str(tmp_path / "pids")])
+    verdicts = {}
+    for jobs in ("1", "3"):
+        out = tmp_path / f"jobs{jobs}"
+        code = main(
+            ["agents", "--agent", toy, "--scenarios", folder, "--protocol", "anthropic-messages",
+             "--jobs", jobs, "--out", str(out)]
+        )  # fmt: skip
+        assert code == 0, capsys.readouterr()
+        rows = load_report(out / "report.jsonl").agent_results
+        verdicts[jobs] = [(r.scenario, r.check, r.outcome) for r in rows]
+    assert verdicts["1"] == verdicts["3"] and len(verdicts["1"]) > 100
+    # One process for the single job, then three for the three jobs (their handshakes).
+    assert len((tmp_path / "pids").read_text().split()) == 1 + 3
+
+
+def test_jobs_below_one_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["agents", "--agent", "reference", "--jobs", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "stream-harness: --jobs must be >= 1, got 0"

@@ -375,6 +375,9 @@ def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path, 
     agents = Group("agent-js", (), (), npm="adapters-js", agents=("js-langgraph",))
     argv = SuiteOptions().agent_argv(env, agents, tmp_path / "out")
     assert argv[:2] == ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] and "js-langgraph" in argv
+    assert "--jobs" not in argv  # one job unless asked (--agent-jobs)
+    argv = SuiteOptions(agent_jobs=4).agent_argv(env, agents, tmp_path / "out")
+    assert argv[argv.index("--jobs") + 1] == "4"
     # A new lock file is a new environment.
     (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}')
     assert ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None).path != env.path

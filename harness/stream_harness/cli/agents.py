@@ -115,6 +115,13 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
     p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="runs at once (default 1), each job with its own adapters (a stdio agent: one "
+        "process per job); agent runs mostly wait, so more jobs than cores pays",
+    )
+    p.add_argument(
         "--max-turns", type=int, default=10, help="turns per run asked of the agent (default 10)"
     )
     p.add_argument(
@@ -148,6 +155,8 @@ def agents_command(args: argparse.Namespace) -> int:
         )
     if args.timeout <= 0 or args.max_turns < 1:
         return _error("--timeout must be > 0 and --max-turns >= 1")
+    if args.jobs < 1:
+        return _error(f"--jobs must be >= 1, got {args.jobs}")
     roots = [Path(r) for r in args.scenarios] if args.scenarios else [bundled_agent_scenarios()]
     files: list[Path] = []
     for root in roots:
@@ -218,6 +227,8 @@ def _run(
         expectations=expectations,
         limits=limits,
         shard=shard,
+        jobs=args.jobs,
+        spawn=lambda spec: load_agent(spec, Path(args.project)),
     )
 
 

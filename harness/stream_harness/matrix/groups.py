@@ -347,6 +347,7 @@ class SuiteOptions:
     # shard; the matrix's own merge then counts the shard as a whole.
     shard: str | None = None
     run_timeout: float | None = None  # --run-timeout: each group's in-process adapters alike
+    agent_jobs: int = 1  # --agent-jobs: `stream-harness agents --jobs` in each agent group
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
@@ -390,6 +391,8 @@ class SuiteOptions:
             argv += ["--agent", name]
         if self.shard is not None:
             argv += ["--shard", self.shard, "--allow-empty-shard"]
+        if self.agent_jobs > 1:
+            argv += ["--jobs", str(self.agent_jobs)]
         return argv
 
 
@@ -755,6 +758,13 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="groups run at once (default 1; each run is one process)",
     )
     p.add_argument(
+        "--agent-jobs",
+        type=int,
+        default=4,
+        help="agent runs at once inside each agent group (`stream-harness agents --jobs`; "
+        "default 4: an agent run mostly waits on retry delays and timeouts)",
+    )
+    p.add_argument(
         "--skip-unusable",
         action="store_true",
         help="passed to every group: skip cassettes that do not load or hold nothing to check, each listed with its reason (skipping all is still an error)",
@@ -792,6 +802,9 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         if value is not None and value < 0:
             print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
             return 2
+    if args.agent_jobs < 1:
+        print(f"stream-harness: --agent-jobs must be >= 1, got {args.agent_jobs}", file=sys.stderr)
+        return 2
     try:
         check_numbers(examples=None, single_cut_limit=None, run_timeout=args.run_timeout)
     except ConfigError as exc:
@@ -827,6 +840,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         shard=str(shard) if shard is not None else None,
         skip_unusable=args.skip_unusable,
         run_timeout=args.run_timeout,
+        agent_jobs=args.agent_jobs,
     )
     try:
         every = progress_every()
