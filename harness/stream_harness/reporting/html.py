@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from stream_harness.reporting.conventions import conventions_lines
 from stream_harness.reporting.report import (
     AgentSummary,
     Cell,
@@ -189,8 +190,14 @@ def _agents(agents: list[AgentSummary]) -> str:
                 cells.append(f'<td class="{cls}">{n.passed}/{n.total}</td>')
         body.append(f'<tr><th scope="row">{_e(a.agent)} {_e(a.version)}</th>{"".join(cells)}</tr>')
     notes = "".join(
-        f"<li><code>{_e(a.agent)}</code>: settings {_e(a.settings or 'none')}; conventions "
-        f"<code>{_e(a.conventions)}</code></li>"
+        f"<li><code>{_e(a.agent)}</code>: settings {_e(a.settings or 'none')}; conventions: "
+        + "<br>".join(_e(line) for line in conventions_lines(a.conventions))
+        + "<details><summary>sources</summary><ul>"
+        + "".join(
+            f"<li><code>{_e(k)}</code>: {_e(v)}</li>"
+            for k, v in sorted((a.conventions.get("sources") or {}).items())
+        )
+        + "</ul></details></li>"
         for a in agents
     )
     problems_ = "".join(

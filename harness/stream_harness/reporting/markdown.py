@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from stream_harness.contract.diff import short_diff_of_texts
+from stream_harness.reporting.conventions import conventions_lines
 from stream_harness.reporting.report import (
     AgentSummary,
     Cell,
@@ -163,8 +164,10 @@ def _agents(agents: list[AgentSummary]) -> list[str]:
         lines.append(f"| {text(a.agent)} | {text(a.version)} | " + " | ".join(cells) + " |")
     lines.append("")
     for a in agents:
+        first, *rest = conventions_lines(a.conventions)
         lines.append(
-            f"- {text(a.agent)}: settings {text(a.settings or 'none')}; conventions {code(str(a.conventions))}"
+            f"- {text(a.agent)}: settings {text(a.settings or 'none')}; conventions: {text(first)}"
+            + "".join(f"; {text(r)}" for r in rest)
         )
     for a in agents:
         for r in a.problems:
