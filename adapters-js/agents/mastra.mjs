@@ -65,7 +65,8 @@ async function run(task) {
   for await (const _chunk of stream.fullStream) { /* consumed */ }
   const output = await stream.getFullOutput();
   if (stream.error) throw stream.error;
-  return output.text;
+  // The finish reason is what tells a Mastra user that a successful run was cut short.
+  return { output: output.text, raw: { finish_reason: output.finishReason ?? null, step_finish_reasons: (output.steps ?? []).map((s) => s.finishReason ?? null) } };
 }
 
 await serveAgent({
@@ -73,10 +74,10 @@ await serveAgent({
   framework: { '@mastra/core': '@mastra/core' },
   protocols: Object.keys(MODELS),
   settings: [
-    'OpenAI protocols through the model router\'s {providerId, modelId, url, apiKey, api} config',
+    'OpenAI protocols through the model router\'s {providerId, modelId, url, apiKey, api} config (its bundled OpenAI-compatible chat and OpenAI Responses models)',
     `Anthropic and Gemini as AI SDK models (@ai-sdk/anthropic ${pkgVersion('@ai-sdk/anthropic')}, @ai-sdk/google ${pkgVersion('@ai-sdk/google')})`,
     'MASTRA_TELEMETRY_DISABLED=1, MASTRA_OFFLINE=true, MASTRA_AUTO_REFRESH_PROVIDERS=false',
-    'retries at Mastra defaults',
+    'retries and eager tool execution at Mastra defaults (Agent maxRetries 0)',
   ].join('; '),
   run,
 });
