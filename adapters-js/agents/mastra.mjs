@@ -56,17 +56,20 @@ async function run(task) {
     model: MODELS[task.protocol](task),
     tools: Object.fromEntries(task.tools.map((t) => [t.name, toolOf(t)])),
   });
-  const stream = await agent.stream(task.prompt, {
-    maxSteps: task.limits.max_turns,
-    abortSignal: AbortSignal.timeout(task.limits.timeout_s * 1000),
-  });
-  // Read to the end as a streaming user does; Mastra reports a failed run as an `error`
-  // chunk and in `stream.error` (its documented check), not by rejecting the stream.
+  // The time limit is the harness's (the stdio side stops waiting and ends this process).
+  const stream = await agent.stream(task.prompt, { maxSteps: task.limits.max_turns });
+  // Read to the end as a streaming user does, then Mastra's documented checks for a failed
+  // run (dist/docs MastraModelOutput, "Error handling"): getFullOutput raises the run's
+  // error in 1.71, and `stream.error` is the check its docs give for when it does not.
   for await (const _chunk of stream.fullStream) { /* consumed */ }
   const output = await stream.getFullOutput();
   if (stream.error) throw stream.error;
   // The finish reason is what tells a Mastra user that a successful run was cut short.
-  return { output: output.text, raw: { finish_reason: output.finishReason ?? null, step_finish_reasons: (output.steps ?? []).map((s) => s.finishReason ?? null) } };
+  const raw = {
+    finish_reason: output.finishReason ?? null,
+    step_finish_reasons: (output.steps ?? []).map((s) => s.finishReason ?? null),
+  };
+  return { output: output.text, raw };
 }
 
 await serveAgent({
