@@ -2,7 +2,10 @@
 
 Issue 25's target: the whole agent matrix (every agent row on every bundled agent scenario
 in every protocol) within 10 minutes on 2 cores. Run: ``python benchmarks/bench_agents.py
-[AGENT ...]`` (default: the reference row); writes ``benchmarks/results/agents.json``.
+[--jobs N] [AGENT ...]`` (default: the reference row, one job); writes
+``benchmarks/results/agents.json``. ``--jobs`` is ``stream-harness agents --jobs``: runs at
+once, each job with its own adapter (a JS row: its own Node process, whose CPU is counted
+with the children's).
 Each run starts its own scenario server, so the figure includes the HTTP round trips, the
 ledger calls and the scaled retry sleeps (pacing faults sleep for real: slow_pacing costs
 about a second whatever the agent). CPU time is reported next to wall time because a shared
@@ -28,25 +31,39 @@ BUDGET_S = 600.0
 
 
 def cpu_seconds() -> float:
+    """This process and its reaped children (a stdio agent's processes once closed)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
-    specs = sys.argv[1:] or ["reference"]
+    args = sys.argv[1:]
+    jobs = 1
+    if "--jobs" in args:
+        at = args.index("--jobs")
+        jobs = int(args[at + 1])
+        del args[at : at + 2]
+    specs = args or ["reference"]
     scenarios = [
         load_agent_scenario(p)
         for p in find_agent_scenarios(bundled_cassettes() / "agent-scenarios")
     ]
     rows: dict[str, dict[str, float | int]] = {}
     for spec in specs:
-        agent = load_agent(spec)
         cpu0, wall0 = cpu_seconds(), time.perf_counter()
-        results = run_agent_checks([(spec, agent)], scenarios)
+        agent = load_agent(spec)
+        results = run_agent_checks(
+            [(spec, agent)], scenarios, jobs=jobs, spawn=lambda s: load_agent(s)
+        )
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
         wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
         runs = len({(r.scenario, r.protocol) for r in results})
         failed = sum(r.failing for r in results)
         rows[spec] = {
+            "jobs": jobs,
             "runs": runs,
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2),
