@@ -220,7 +220,9 @@ def test_a9_catches_more_retries_than_declared_and_none_at_all() -> None:
 
 def test_a10_catches_retry_after_ignored() -> None:
     hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
-    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0}
+    # Declared in real time (it waits nothing at all): the wait owed is the hint's full
+    # seconds, far above any delay a loaded machine adds, so the verdict cannot flake.
+    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0, "time_scale": 1.0}
     bad = observe(hasty, scenario("http_429_retry_after"), PROTOCOL)
     assert verdict(bad, "A10").status == "failed"
     good = observe(ReferenceAgent(), scenario("http_429_retry_after"), PROTOCOL)
@@ -360,7 +362,9 @@ def test_a10_does_not_judge_a_row_that_declares_it_reads_no_hint() -> None:
     """A client that waits by jittered backoff (google-genai) would pass or fail a 2 s hint
     by chance: A10 is skipped for it, and still fails the same run when not declared."""
     hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
-    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0}
+    # Declared in real time (it waits nothing at all): the wait owed is the hint's full
+    # seconds, far above any delay a loaded machine adds, so the verdict cannot flake.
+    hasty.conventions = {**hasty.conventions, "retry_after_cap_s": 60.0, "time_scale": 1.0}
     run = scenario("http_429_retry_after")
     assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "failed"
     hasty.conventions = {**hasty.conventions, "retry_after_honoured": False}
