@@ -10,6 +10,7 @@ must catch it, and that the same scenario passes that check for the reference.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -227,6 +228,53 @@ def test_a10_catches_retry_after_ignored() -> None:
     assert verdict(good, "A10").status == "passed"
 
 
+def _declaring(run: AgentRun, **policy: Any) -> AgentRun:
+    """The same observed run judged under a row that declares ``policy`` for its protocol."""
+    return dataclasses.replace(run, conventions={"by_protocol": {run.protocol: policy}})
+
+
+def test_conventions_are_read_for_the_runs_protocol() -> None:
+    never = observe(
+        ReferenceAgent(retry=RetryPolicy(max_retries=0)), scenario("http_529_no_retry_after"), PROTOCOL
+    )
+    top_level = dataclasses.replace(never, conventions={"max_retries": 2})
+    assert verdict(top_level, "A9").status == "failed"
+    # The same framework drives another client on this protocol, one that never retries.
+    per_protocol = dataclasses.replace(
+        never, conventions={"max_retries": 2, "by_protocol": {PROTOCOL: {"max_retries": 0}}}
+    )
+    assert verdict(per_protocol, "A9").status == "passed"
+
+
+def test_a9_excuses_a_failed_stream_only_for_a_row_whose_client_never_resends_one() -> None:
+    agent = ReferenceAgent(retry=RetryPolicy(max_retries=0))
+    dropped = observe(agent, scenario("cut_at_byte"), PROTOCOL)
+    assert verdict(_declaring(dropped, max_retries=2), "A9").status == "failed"
+    excused = _declaring(dropped, max_retries=2, retries_failed_streams=False)
+    assert verdict(excused, "A9").status == "passed"
+    # An HTTP 529 is not a failed stream: the same declaration still owes its retry.
+    status = observe(agent, scenario("http_529_no_retry_after"), PROTOCOL)
+    declared = _declaring(status, max_retries=2, retries_failed_streams=False)
+    assert verdict(declared, "A9").status == "failed"
+
+
+def test_a9_and_a10_read_what_the_row_does_with_a_hint_above_its_cap() -> None:
+    never = observe(
+        ReferenceAgent(retry=RetryPolicy(max_retries=0)), scenario("retry_after_capped"), PROTOCOL
+    )
+    for policy, status in (("gives_up", "passed"), ("capped", "failed"), ("ignored", "failed")):
+        run = _declaring(never, retry_after_cap_s=120, retry_after_over_cap=policy)
+        assert verdict(run, "A9").status == status, policy
+    hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
+    quick = observe(hasty, scenario("retry_after_capped"), PROTOCOL)
+    for policy, status in (("ignored", "passed"), ("capped", "failed")):
+        run = _declaring(quick, retry_after_cap_s=60, retry_after_over_cap=policy)
+        assert verdict(run, "A10").status == status, policy
+    # A declared null cap is no cap (anthropic 2.x sleeps any hint): the hour is owed.
+    uncapped = _declaring(quick, retry_after_cap_s=None, retry_after_over_cap="ignored")
+    assert verdict(uncapped, "A10").status == "failed"
+
+
 def test_a11_catches_text_shown_twice_after_a_retry() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
@@ -309,3 +357,13 @@ def test_a_side_request_gets_the_response_matched_by_content_and_the_checks_foll
     reference = observe(ReferenceAgent(), scenario("side_request_by_content"), PROTOCOL)
     assert reference.answered == [1, 2]
     assert all(v.status != "failed" for v in judge(reference))
+
+
+def test_declared_over_cap_policies_are_ones_the_checks_read() -> None:
+    from stream_harness.conformance.agent_checks import OVER_CAP_POLICIES
+    from stream_harness.contract import facts
+
+    clients = facts.load_yaml("agent_conventions")["clients"]
+    declared = {c.get("retry_after_over_cap", "capped") for c in clients.values()}
+    assert declared <= OVER_CAP_POLICIES
+    assert "gives_up" in declared  # the openai client's, read by A9

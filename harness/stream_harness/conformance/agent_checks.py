@@ -34,10 +34,18 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "retry_after_cap_s": 60.0,
     "time_scale": 1.0,
     "retries_after_partial_output": True,
+    "retries_failed_streams": True,
+    "retry_after_over_cap": "capped",
     "eager_tools": False,
 }
 """What a row that declares nothing is held to: the Stainless SDKs' two retries
-(research/provider-facts.md 5.6), real time, seed 000's 60 s cap."""
+(research/provider-facts.md 5.6), real time, seed 000's 60 s cap (a longer hint waited
+up to the cap), and a stream that failed once handed over resent like any other failure."""
+
+OVER_CAP_POLICIES: Final = frozenset({"capped", "ignored", "gives_up"})
+"""What a row does with a retry-after above its cap: waits the cap (seed 000's
+``Math.min``), ignores the hint and backs off as without one (anthropic 0.x), or does not
+retry at all (openai 2.x/3.x ``_should_retry``)."""
 
 
 @dataclass
@@ -82,7 +90,19 @@ class AgentRun:
         return any(i not in played for i in range(len(self.served)))
 
     def convention(self, name: str) -> Any:
+        """The row's policy on this run's protocol: a framework drives a different client
+        per protocol (``by_protocol``, specs/agent_conventions.yaml), then the row's
+        top-level value, then the default."""
+        by_protocol = self.conventions.get("by_protocol") or {}
+        here = by_protocol.get(self.protocol) or {}
+        if name in here:
+            return here[name]
         return self.conventions.get(name, DEFAULT_CONVENTIONS[name])
+
+    def retry_after_cap(self) -> float:
+        """The row's retry-after cap in seconds; a declared ``null`` is no cap at all."""
+        cap = self.convention("retry_after_cap_s")
+        return float("inf") if cap is None else float(cap)
 
     def view(self, k: int) -> RequestView:
         return read_request(self.protocol, _json(self.requests[k].body))
@@ -337,6 +357,9 @@ def a8_no_retry_of_permanent(run: AgentRun) -> str | None:
 def a9_bounded_retry(run: AgentRun) -> str | None:
     limit = int(run.convention("max_retries"))
     partial_ok = bool(run.convention("retries_after_partial_output"))
+    streams_ok = bool(run.convention("retries_failed_streams"))
+    gives_up = run.convention("retry_after_over_cap") == "gives_up"
+    cap = run.retry_after_cap()
     streak = 0
     for k in range(len(run.requests)):
         s = run.answer(k)
@@ -351,10 +374,17 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
                 return f"request {k + 1} is retry {streak} of one request; the row declares at most {limit}"
             continue
         partial = bool(s.text) and s.status == 200
+        handed_over = s.status == 200  # the stream failed while read, not the request
+        over_cap = s.retry_after is not None and s.retry_after > cap
         nothing_after = k + 1 >= len(run.requests)
         budget_left = streak < limit
         streak = 0
-        if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
+        excused = (
+            (partial and not partial_ok)
+            or (handed_over and not streams_ok)
+            or (over_cap and gives_up)
+        )
+        if nothing_after and budget_left and not excused and run.unplayed_after(k):
             return (
                 f"response {k} failed retryably ({s.fault}) and was not retried, "
                 f"though the row declares up to {limit} retries"
@@ -367,10 +397,13 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
 
 def a10_retry_after(run: AgentRun) -> str | None:
     scale = float(run.convention("time_scale"))
-    cap = float(run.convention("retry_after_cap_s"))
+    cap = run.retry_after_cap()
+    capped = run.convention("retry_after_over_cap") == "capped"
     for k, s in run.answers():
         if s.retry_after is None or not _resends(run, k):
             continue
+        if s.retry_after > cap and not capped:
+            continue  # the row's policy ignores a hint above its cap: no wait owed
         finished = run.requests[k].finished or run.requests[k].arrived
         waited = run.requests[k + 1].arrived - finished
         expected = min(s.retry_after, cap) * scale
