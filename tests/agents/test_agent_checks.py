@@ -235,7 +235,9 @@ def _declaring(run: AgentRun, **policy: Any) -> AgentRun:
 
 def test_conventions_are_read_for_the_runs_protocol() -> None:
     never = observe(
-        ReferenceAgent(retry=RetryPolicy(max_retries=0)), scenario("http_529_no_retry_after"), PROTOCOL
+        ReferenceAgent(retry=RetryPolicy(max_retries=0)),
+        scenario("http_529_no_retry_after"),
+        PROTOCOL,
     )
     top_level = dataclasses.replace(never, conventions={"max_retries": 2})
     assert verdict(top_level, "A9").status == "failed"
