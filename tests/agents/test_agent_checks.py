@@ -369,3 +369,11 @@ def test_declared_over_cap_policies_are_ones_the_checks_read() -> None:
     declared = {c.get("retry_after_over_cap", "capped") for c in clients.values()}
     assert declared <= OVER_CAP_POLICIES
     assert "gives_up" in declared  # the openai client's, read by A9
+
+
+def test_a12_takes_retries_past_the_script_within_the_declared_budget_for_no_loop() -> None:
+    persistent = ReferenceAgent(retry=RetryPolicy(max_retries=10, base=0.0))
+    run = observe(persistent, scenario("retries_exhausted"), PROTOCOL)
+    assert run.past_script() > 0  # 8 scripted 529s, then the ninth request
+    assert verdict(_declaring(run, max_retries=10), "A12").status == "passed"
+    assert verdict(_declaring(run, max_retries=2), "A12").status == "failed"

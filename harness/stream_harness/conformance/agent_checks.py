@@ -445,15 +445,33 @@ def a11_text_once(run: AgentRun) -> str | None:
 # -- A12 the run ends, with an outcome that says what happened -------------------------------------------
 
 
+def _declared_retry(run: AgentRun, k: int) -> bool:
+    """Request ``k`` resends a retryable failure within the row's declared retries: a
+    scenario whose failures outlast the script (retries_exhausted's 8) is not a loop for a
+    row that declares more retries (llamaindex's Anthropic client: 10); A9 bounds them."""
+    j = k
+    while j > 0 and _resends(run, j - 1):
+        j -= 1
+    failed = [run.answer(i) for i in range(j, k)]
+    return 0 < k - j <= int(run.convention("max_retries")) and all(
+        s is not None and s.retryable for s in failed
+    )
+
+
 def a12_outcome(run: AgentRun) -> str | None:
     if run.crash is not None:
         return f"the adapter did not return an outcome: {run.crash}"
     assert run.outcome is not None
-    if run.past_script():
+    looping = [k for k in range(len(run.requests)) if run.index(k) is None]
+    if any(not _declared_retry(run, k) for k in looping):
         return (
             f"{len(run.requests)} model requests for {len(run.served)} scripted responses "
             f"({run.past_script()} past the script): the loop did not stop"
         )
+    if looping:  # retries that outlasted the script: the run ends on its refusal
+        if not run.outcome.raised:
+            return "the run reported success after its retries ran past the script"
+        return None
     k, last = _last_answered(run)
     if last is None:
         return "the agent sent no model request"
