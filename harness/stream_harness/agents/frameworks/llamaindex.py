@@ -122,7 +122,7 @@ def _described(cls: Any) -> Any:
     not by a lookup of the model name (which fails for a name LlamaIndex does not know)."""
     (llms,) = load(NAME, "llama-index-core", "llama_index.core.llms")
 
-    class Described(cls):  # type: ignore[misc,valid-type]
+    class Described(cls):  # type: ignore[misc]
         @property
         def metadata(self) -> Any:
             return llms.LLMMetadata(
