@@ -10,9 +10,11 @@ is answered as the ``@tool`` decorator answers by default (an ``error`` result,
 Retries: Strands' ``ModelRetryStrategy`` retries a throttled model call (6 attempts, waits
 4, 8, 16, 32, 64 s by default: over two minutes a run). The count stays; only the delays
 are shortened, through the strategy's own ``initial_delay`` / ``max_delay`` (0.5 s each:
-well under the scenarios' shortest retry-after, 1.5 s, so that a row which ignores the
-hint fails A10 every time rather than when the machine is slow; at the default 4 s the
-short hints would be met by coincidence). The SDK clients keep their defaults.
+well under the scenarios' shortest retry-after, 1.5 s, so the observed wait is plainly
+Strands' own and never a hint met by coincidence, as the default 4 s would meet the short
+ones; on Gemini it is the only retry layer and reads no hint, declared
+``retry_after_honoured: false``, so A10 shows it rather than judges it). The SDK clients
+keep their defaults.
 """
 
 from __future__ import annotations
