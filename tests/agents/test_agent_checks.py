@@ -10,6 +10,7 @@ must catch it, and that the same scenario passes that check for the reference.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,7 +22,12 @@ import pytest
 from stream_harness.agents.protocol import AgentOutcome, AgentTask
 from stream_harness.agents.reference import ReferenceAgent
 from stream_harness.agents.scenario import AgentScenario, load_agent_scenario
-from stream_harness.conformance.agent_checks import AgentRun, CheckOutcome, judge
+from stream_harness.conformance.agent_checks import (
+    DEFAULT_CONVENTIONS,
+    AgentRun,
+    CheckOutcome,
+    judge,
+)
 from stream_harness.conformance.agent_runner import observe
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.loop.retry import RetryPolicy
@@ -313,6 +319,11 @@ def test_a_side_request_gets_the_response_matched_by_content_and_the_checks_foll
     assert all(v.status != "failed" for v in judge(reference))
 
 
+def _declaring(run: AgentRun, **policy: Any) -> AgentRun:
+    """The same observed run judged under a row that declares ``policy`` for its protocol."""
+    return dataclasses.replace(run, conventions={"by_protocol": {run.protocol: policy}})
+
+
 def _never(**conventions: Any) -> ReferenceAgent:
     """The reference loop that never retries, declaring ``conventions`` over its own."""
     agent = ReferenceAgent(retry=RetryPolicy(max_retries=0))
@@ -338,14 +349,32 @@ def test_a9_partial_output_is_any_failure_after_the_200_stream_began() -> None:
     declared = _never(retries_after_partial_output=False)
     assert verdict(observe(declared, run, PROTOCOL), "A9").status == "passed"
     assert verdict(observe(_never(), run, PROTOCOL), "A9").status == "failed"
+    # An HTTP 529 is no stream handed over: the same declaration still owes its retry.
+    status = observe(declared, scenario("http_529_no_retry_after"), PROTOCOL)
+    assert verdict(status, "A9").status == "failed"
 
 
-def test_a9_accepts_giving_up_on_a_retry_after_above_the_cap_only_when_declared() -> None:
-    run = scenario("retry_after_capped")
-    gives_up = _never(retry_after_cap_s=120, retry_after_over_cap="give_up")
-    assert verdict(observe(gives_up, run, PROTOCOL), "A9").status == "passed"
-    backs_off = _never(retry_after_cap_s=120, retry_after_over_cap="backoff")
-    assert verdict(observe(backs_off, run, PROTOCOL), "A9").status == "failed"
+def test_a9_and_a10_read_what_the_row_does_with_a_hint_above_its_cap() -> None:
+    """``retry_after_over_cap``: ``give_up`` (the openai SDK raises on a hint above 120 s)
+    alone excuses not retrying; ``backoff`` (anthropic 0.x) owes no wait above the cap;
+    ``capped``, the default (seed 000's ``Math.min``), owes the cap."""
+    assert DEFAULT_CONVENTIONS["retry_after_over_cap"] == "capped"
+    never = observe(
+        ReferenceAgent(retry=RetryPolicy(max_retries=0)), scenario("retry_after_capped"), PROTOCOL
+    )
+    for policy, status in (("give_up", "passed"), ("capped", "failed"), ("backoff", "failed")):
+        run = _declaring(never, max_retries=2, retry_after_cap_s=120, retry_after_over_cap=policy)
+        assert verdict(run, "A9").status == status, policy
+    hasty = ReferenceAgent(time_scale=0.01, retry=RetryPolicy(base=0.0, cap=0.0))
+    quick = observe(hasty, scenario("retry_after_capped"), PROTOCOL)
+    for policy, status in (("backoff", "passed"), ("give_up", "passed"), ("capped", "failed")):
+        run = _declaring(quick, retry_after_cap_s=60, retry_after_over_cap=policy)
+        assert verdict(run, "A10").status == status, policy
+    # A row that declares nothing is held to the cap.
+    assert verdict(_declaring(quick), "A10").status == "failed"
+    # A declared null cap is no cap (anthropic 2.x sleeps any hint): the hour is owed.
+    uncapped = _declaring(quick, retry_after_cap_s=None, retry_after_over_cap="backoff")
+    assert verdict(uncapped, "A10").status == "failed"
 
 
 def test_a9_accepts_a_status_outside_the_client_s_declared_list() -> None:
@@ -369,3 +398,11 @@ def test_a10_does_not_judge_a_row_that_declares_it_reads_no_hint() -> None:
     assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "failed"
     hasty.conventions = {**hasty.conventions, "retry_after_honoured": False}
     assert verdict(observe(hasty, run, PROTOCOL), "A10").status == "skipped"
+
+
+def test_a12_takes_retries_past_the_script_within_the_declared_budget_for_no_loop() -> None:
+    persistent = ReferenceAgent(retry=RetryPolicy(max_retries=10, base=0.0))
+    run = observe(persistent, scenario("retries_exhausted"), PROTOCOL)
+    assert run.past_script() > 0  # 8 scripted 529s, then the ninth request
+    assert verdict(_declaring(run, max_retries=10), "A12").status == "passed"
+    assert verdict(_declaring(run, max_retries=2), "A12").status == "failed"

@@ -11,6 +11,7 @@ wherever Node and the folder's ``npm ci`` install are, and skip with the reason 
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import tomllib
@@ -29,7 +30,8 @@ from framework_stub_server import (
     tool_results,
 )
 from stream_harness.adapters.js import missing as js_missing
-from stream_harness.agents.frameworks import FRAMEWORKS
+from stream_harness.agents.frameworks import FRAMEWORKS, support
+from stream_harness.agents.frameworks.support import conventions_for
 from stream_harness.agents.js import JS_AGENTS
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits, AgentTask, AgentTool
@@ -119,6 +121,36 @@ def test_the_conventions_table_covers_each_adapters_protocols_with_the_clients_i
             assert set(override) - {"sources"} <= set(override.get("sources", {})), (name, protocol)
 
 
+@pytest.mark.parametrize(
+    "where",
+    ["clients", "conventions", "protocols"],
+)
+def test_an_unknown_retry_after_over_cap_is_one_line_naming_the_file_and_key(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """wt-fwb's old ``ignored`` / ``gives_up`` would read as "not capped" and change A9 and
+    A10 verdicts silently: the file is refused instead, wherever the value is declared."""
+    table = copy.deepcopy(load_yaml("agent_conventions"))
+    assert conventions_for("strands")  # the bundled file is accepted as it is
+    strands = table["frameworks"]["strands"]
+    if where == "clients":
+        table["clients"]["anthropic-0"]["retry_after_over_cap"] = "ignored"
+        key = "clients.anthropic-0.retry_after_over_cap"
+    elif where == "conventions":
+        strands["conventions"]["retry_after_over_cap"] = "gives_up"
+        key = "frameworks.strands.conventions.retry_after_over_cap"
+    else:
+        strands["protocols"]["google-generative-ai"]["retry_after_over_cap"] = "gives_up"
+        key = "frameworks.strands.protocols.google-generative-ai.retry_after_over_cap"
+    monkeypatch.setattr(support.facts, "load_yaml", lambda name: table)
+    with pytest.raises(support.ConventionsError) as raised:
+        conventions_for("agno")  # any row: the whole file is refused
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith(f"specs/agent_conventions.yaml: {key} is ")
+    assert "backoff, capped, give_up" in message
+
+
 def test_every_registered_adapter_has_one_pinned_matrix_group_and_back() -> None:
     data = tomllib.loads(spec_path("matrix.toml").read_text(encoding="utf-8"))
     owners: dict[str, str] = {}
@@ -129,7 +161,9 @@ def test_every_registered_adapter_has_one_pinned_matrix_group_and_back() -> None
             if entry.get("npm"):  # pinned by the npm folder's package.json and lock file
                 assert entry["requirements"] == [], group
             else:
-                assert entry["requirements"] and all("==" in r for r in entry["requirements"]), group
+                assert entry["requirements"] and all("==" in r for r in entry["requirements"]), (
+                    group
+                )
     assert set(owners) == set(FRAMEWORKS) | set(JS_AGENTS)
 
 

@@ -35,14 +35,19 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "time_scale": 1.0,
     "retries_after_partial_output": True,
     "eager_tools": False,
-    "retry_after_over_cap": "backoff",
+    "retry_after_over_cap": "capped",
     "retried_statuses": None,
     "retry_after_honoured": True,
 }
 """What a row that declares nothing is held to: the Stainless SDKs' two retries
-(research/provider-facts.md 5.6), real time, seed 000's 60 s cap, and a hint above the
-cap replaced by the client's own backoff (``give_up``: the client raises at once, as the
-openai SDK does for a retry-after above two minutes)."""
+(research/provider-facts.md 5.6), real time, and seed 000's ``Math.min(retryAfter, 60 s)``:
+a hint above the cap is waited up to the cap, then retried (``capped``)."""
+
+OVER_CAP_POLICIES: Final = frozenset({"capped", "backoff", "give_up"})
+"""What a row does with a retry-after above its cap (``retry_after_over_cap``): waits the
+cap, then retries (seed 000's ``Math.min``); retries after its own backoff as if there
+were no hint (anthropic 0.x); or raises at once (openai 2.x/3.x ``_should_retry``).
+specs/agent_conventions.yaml is checked against it when read."""
 
 
 @dataclass
@@ -96,6 +101,11 @@ class AgentRun:
             if isinstance(policy, Mapping) and name in policy:
                 return policy[name]
         return self.conventions.get(name, DEFAULT_CONVENTIONS[name])
+
+    def retry_after_cap(self) -> float:
+        """The row's retry-after cap in seconds; a declared ``null`` is no cap at all."""
+        cap = self.convention("retry_after_cap_s")
+        return float("inf") if cap is None else float(cap)
 
     def view(self, k: int) -> RequestView:
         return read_request(self.protocol, _json(self.requests[k].body))
@@ -388,17 +398,16 @@ def _status_not_retried(run: AgentRun, s: Served) -> bool:
     return statuses is not None and s.status >= 400 and s.status not in set(statuses)
 
 
+def _over_cap(run: AgentRun, s: Served) -> bool:
+    """The response carries a retry-after above the row's cap (a ``null`` cap: none is)."""
+    return s.retry_after is not None and s.retry_after > run.retry_after_cap()
+
+
 def _gives_up_over_cap(run: AgentRun, s: Served) -> bool:
     """A retry-after above the row's cap, on a row whose client then raises at once
-    (``retry_after_over_cap: give_up``): not retrying is the declared policy (A10, A12
-    still judge the wait and the outcome)."""
-    cap = run.convention("retry_after_cap_s")
-    return (
-        s.retry_after is not None
-        and cap is not None
-        and s.retry_after > float(cap)
-        and run.convention("retry_after_over_cap") == "give_up"
-    )
+    (``retry_after_over_cap: give_up``): not retrying is the declared policy (A12 still
+    judges the outcome)."""
+    return _over_cap(run, s) and run.convention("retry_after_over_cap") == "give_up"
 
 
 # -- A10 retry-after honoured up to a cap -------------------------------------------------------------
@@ -406,10 +415,14 @@ def _gives_up_over_cap(run: AgentRun, s: Served) -> bool:
 
 def a10_retry_after(run: AgentRun) -> str | None:
     scale = float(run.convention("time_scale"))
-    declared = run.convention("retry_after_cap_s")
-    cap = float("inf") if declared is None else float(declared)  # None: no cap, the hint in full
+    cap = run.retry_after_cap()
+    capped = run.convention("retry_after_over_cap") == "capped"
     for k, s in run.answers():
         if s.retry_after is None or not _resends(run, k):
+            continue
+        if _over_cap(run, s) and not capped:
+            # backoff: the client waits as if there were no hint; give_up: the client
+            # raised, so a resend is a framework's retry of an error, not of the hint.
             continue
         finished = run.requests[k].finished or run.requests[k].arrived
         waited = run.requests[k + 1].arrived - finished
@@ -456,15 +469,33 @@ def a11_text_once(run: AgentRun) -> str | None:
 # -- A12 the run ends, with an outcome that says what happened -------------------------------------------
 
 
+def _declared_retry(run: AgentRun, k: int) -> bool:
+    """Request ``k`` resends a retryable failure within the row's declared retries: a
+    scenario whose failures outlast the script (retries_exhausted's 8) is not a loop for a
+    row that declares more retries (llamaindex's Anthropic client: 10); A9 bounds them."""
+    j = k
+    while j > 0 and _resends(run, j - 1):
+        j -= 1
+    failed = [run.answer(i) for i in range(j, k)]
+    return 0 < k - j <= int(run.convention("max_retries")) and all(
+        s is not None and s.retryable for s in failed
+    )
+
+
 def a12_outcome(run: AgentRun) -> str | None:
     if run.crash is not None:
         return f"the adapter did not return an outcome: {run.crash}"
     assert run.outcome is not None
-    if run.past_script():
+    looping = [k for k in range(len(run.requests)) if run.index(k) is None]
+    if any(not _declared_retry(run, k) for k in looping):
         return (
             f"{len(run.requests)} model requests for {len(run.served)} scripted responses "
             f"({run.past_script()} past the script): the loop did not stop"
         )
+    if looping:  # retries that outlasted the script: the run ends on its refusal
+        if not run.outcome.raised:
+            return "the run reported success after its retries ran past the script"
+        return None
     k, last = _last_answered(run)
     if last is None:
         return "the agent sent no model request"

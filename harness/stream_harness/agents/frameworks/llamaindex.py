@@ -12,6 +12,14 @@ client's own: ``OpenAI(max_retries=3)`` goes both to the openai client and to
 ``llm_retry_decorator`` (random exponential 1 to 20 s, stopping after 60 s),
 ``Anthropic(max_retries=10)`` to the anthropic client, ``GoogleGenAI(max_retries=3)``.
 Nothing is changed.
+
+Model description: LlamaIndex looks its model up by name (context window, chat or not,
+function calling), and the scenarios' model name is no real one: ``OpenAI`` raises
+``Unknown model``, ``Anthropic`` and ``OpenAIResponses`` call it no function-calling model
+(``FunctionAgent`` then refuses it), and ``GoogleGenAI`` sends ``GET models/<name>`` when
+built, unless given ``context_window`` and ``max_tokens``. So each LLM is described as a
+function-calling chat model of ``CONTEXT_WINDOW`` tokens (a subclass whose ``metadata``
+says so, what ``OpenAILike`` does from its fields), and GoogleGenAI gets both values.
 """
 
 from __future__ import annotations
@@ -35,13 +43,20 @@ NAME: Final = "llamaindex"
 PROTOCOLS: Final = frozenset(
     {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
 )
+CONTEXT_WINDOW: Final = 200_000
+MAX_TOKENS: Final = 4096  # GoogleGenAI skips its model lookup only when given this too
 
 
 class LlamaIndexAdapter:
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
-    settings = "none: LLM integrations and FunctionAgent (streaming=True) at their defaults"
+    settings = (
+        "retries and delays at their defaults; the LLM described as a function-calling chat "
+        f"model of {CONTEXT_WINDOW} tokens (the scenarios' model name is none LlamaIndex "
+        f"knows); GoogleGenAI given context_window and max_tokens={MAX_TOKENS} (else it "
+        "looks the model up when built)"
+    )
 
     def version(self) -> str:
         return version_of(
@@ -79,10 +94,12 @@ def _llm(task: AgentTask) -> Any:
     if task.protocol in ("openai-completions", "openai-responses"):
         (mod,) = load(NAME, "llama-index-llms-openai", "llama_index.llms.openai")
         cls = mod.OpenAI if task.protocol == "openai-completions" else mod.OpenAIResponses
-        return cls(model=task.model, api_base=openai_url(task), api_key=task.api_key)
+        return _described(cls)(model=task.model, api_base=openai_url(task), api_key=task.api_key)
     if task.protocol == "anthropic-messages":
         (mod,) = load(NAME, "llama-index-llms-anthropic", "llama_index.llms.anthropic")
-        return mod.Anthropic(model=task.model, base_url=root_url(task), api_key=task.api_key)
+        return _described(mod.Anthropic)(
+            model=task.model, base_url=root_url(task), api_key=task.api_key
+        )
     if task.protocol == "google-generative-ai":
         mod, types = load(
             NAME,
@@ -94,8 +111,29 @@ def _llm(task: AgentTask) -> Any:
             model=task.model,
             api_key=task.api_key,
             http_options=types.HttpOptions(base_url=root_url(task)),
+            context_window=CONTEXT_WINDOW,
+            max_tokens=MAX_TOKENS,
         )
     raise unsupported(NAME, task, PROTOCOLS)
+
+
+def _described(cls: Any) -> Any:
+    """``cls`` whose ``metadata`` describes a function-calling chat model by our values,
+    not by a lookup of the model name (which fails for a name LlamaIndex does not know)."""
+    (llms,) = load(NAME, "llama-index-core", "llama_index.core.llms")
+
+    class Described(cls):  # type: ignore[misc]
+        @property
+        def metadata(self) -> Any:
+            return llms.LLMMetadata(
+                context_window=CONTEXT_WINDOW,
+                num_output=-1,
+                is_chat_model=True,
+                is_function_calling_model=True,
+                model_name=self.model,
+            )
+
+    return Described
 
 
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:

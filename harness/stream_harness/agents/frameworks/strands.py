@@ -9,8 +9,12 @@ is answered as the ``@tool`` decorator answers by default (an ``error`` result,
 
 Retries: Strands' ``ModelRetryStrategy`` retries a throttled model call (6 attempts, waits
 4, 8, 16, 32, 64 s by default: over two minutes a run). The count stays; only the delays
-are shortened, through the strategy's own ``initial_delay`` / ``max_delay`` (1 s each).
-The SDK clients keep their defaults.
+are shortened, through the strategy's own ``initial_delay`` / ``max_delay`` (0.5 s each:
+well under the scenarios' shortest retry-after, 1.5 s, so the observed wait is plainly
+Strands' own and never a hint met by coincidence, as the default 4 s would meet the short
+ones; on Gemini it is the only retry layer and reads no hint, declared
+``retry_after_honoured: false``, so A10 shows it rather than judges it). The SDK clients
+keep their defaults.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "strands"
 PROTOCOLS: Final = frozenset({"openai-completions", "anthropic-messages", "google-generative-ai"})
-RETRY_DELAY_S: Final = 1
+RETRY_DELAY_S: Final = 0.5
 
 
 class StrandsAdapter:

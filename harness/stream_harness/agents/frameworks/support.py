@@ -14,12 +14,13 @@ import asyncio
 import copy
 import importlib
 import importlib.metadata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from stream_harness.adapters.library import LibraryMissingError
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+from stream_harness.conformance.agent_checks import OVER_CAP_POLICIES
 from stream_harness.contract import facts
 
 T = TypeVar("T")
@@ -36,6 +37,7 @@ def conventions_for(name: str) -> dict[str, Any]:
     overrides, because one framework on Anthropic and on Gemini retries differently.
     """
     table = facts.load_yaml(CONVENTIONS)
+    _check_values(table)
     entry = table["frameworks"][name]
     by_protocol: dict[str, dict[str, Any]] = {}
     for protocol, client in sorted(entry["clients"].items()):
@@ -54,6 +56,29 @@ def conventions_for(name: str) -> dict[str, Any]:
         "sources": {**first["sources"], **entry["sources"]},
         "by_protocol": by_protocol,
     }
+
+
+class ConventionsError(ValueError):
+    """``specs/agent_conventions.yaml`` declares a value no check reads; ``str()`` is one line."""
+
+
+def _check_values(table: Mapping[str, Any]) -> None:
+    """Refuse a ``retry_after_over_cap`` the checks do not know: a misspelt policy would
+    otherwise be read as "not capped" or "not give_up" and change verdicts silently."""
+    places: list[tuple[str, Mapping[str, Any]]] = [
+        (f"clients.{client}", policy) for client, policy in table["clients"].items()
+    ]
+    for framework, entry in table["frameworks"].items():
+        places.append((f"frameworks.{framework}.conventions", entry.get("conventions") or {}))
+        for protocol, override in (entry.get("protocols") or {}).items():
+            places.append((f"frameworks.{framework}.protocols.{protocol}", override))
+    for where, policy in places:
+        value = policy.get("retry_after_over_cap", "capped")
+        if value not in OVER_CAP_POLICIES:
+            raise ConventionsError(
+                f"specs/{CONVENTIONS}.yaml: {where}.retry_after_over_cap is {value!r}, not one "
+                f"of {', '.join(sorted(OVER_CAP_POLICIES))}"
+            )
 
 
 class FrameworkMissingError(LibraryMissingError):
