@@ -78,7 +78,7 @@ def test_a_hung_agent_is_one_crashed_run_its_process_group_killed_and_the_next_r
     try:
         scenario = load_agent_scenario(PAYMENT)
         run = observe(agent, scenario, "openai-completions", AgentLimits(timeout_s=2))
-        assert run.crash is not None and "no reply within 2 s" in run.crash
+        assert run.crash is not None and "no reply within 5 s" in run.crash  # 2 s + the grace
         assert next(v for v in judge(run) if v.check == "A12").status == "failed"
         agent_pid, child_pid = map(int, pidfile.read_text().split())
         assert _gone(agent_pid) and _gone(child_pid)  # the child the agent started too

@@ -40,6 +40,10 @@ from stream_harness.agents.protocol import AGENT_PROTOCOL_VERSION, AgentOutcome,
 
 COMMAND_PREFIX: Final = "cmd:"
 START_TIMEOUT_S: Final = 30.0
+# Seconds past the task's own timeout before a silent process counts as hung: an agent that
+# stops itself at timeout_s (as the task asks) still gets to say how it ended. Less than the
+# runner's own grace (conformance/agent_runner.py GRACE_S), so the process is killed first.
+REPLY_GRACE_S: Final = 3.0
 
 
 class StdioAgentError(RuntimeError):
@@ -243,7 +247,7 @@ class StdioAgent:
             check_message("agent_run", request)
         try:
             self._proc.send(request)
-            reply = self._proc.receive(task.limits.timeout_s)
+            reply = self._proc.receive(task.limits.timeout_s + REPLY_GRACE_S)
         except (StdioAgentError, OSError, ValueError) as exc:
             self.close(polite=False)  # hung, out of step or dead: the next run starts afresh
             raise StdioAgentError(str(exc)) from None
