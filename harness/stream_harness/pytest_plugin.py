@@ -407,6 +407,11 @@ class AgentCheckItem(pytest.Item):
         run = self.cache.get(self.agent, self.scenario, self.protocol)
         verdict = next(v for v in judge(run) if v.check == self.check.id)
         if verdict.status == "skipped":
+            if self.get_closest_marker("xfail") is not None:
+                # Listed as a known failure, yet no longer judged: returning makes the
+                # strict xfail an XPASS, a failure, as a known failure that passes is; the
+                # expectations file stays true.
+                return
             pytest.skip(verdict.message)
         if verdict.status == "failed":
             command = reproduce(self.spec, self.scenario, self.protocol, self.check.id)

@@ -97,6 +97,7 @@ def test_known_agent_failures_are_strict_xfails(
         "lazy:\n"
         "  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"
         "  - {scenario: weather_tool_call, check: A1, reason: stale on purpose}\n"
+        "  - {scenario: weather_tool_call, check: A10, reason: not judged any more}\n"
     )
     config = pytester.makepyprojecttoml('[tool.stream-harness]\nagent_expectations = "known"\n')
     monkeypatch.setenv("STREAM_HARNESS_CONFIG", str(config))
@@ -108,8 +109,10 @@ def test_known_agent_failures_are_strict_xfails(
         str(ONE),
     ]
     result = pytester.runpytest(
-        *argv, "-p", "no:cacheprovider", "-k", "agents and (A12 or A1[)", "-rxX"
+        *argv, "-p", "no:cacheprovider", "-k", "agents and (A12 or A1[ or A10)", "-rxX"
     )
     result.stdout.fnmatch_lines(["*XFAIL*A12*known failure: it never asks the model*"])
     result.stdout.fnmatch_lines(["*A1 :: weather_tool_call*", "*XPASS(strict)*stale on purpose*"])
+    # A check the run no longer judges (no retry-after served) is as stale as a pass.
+    result.stdout.fnmatch_lines(["*XPASS(strict)*not judged any more*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED

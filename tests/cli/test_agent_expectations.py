@@ -105,6 +105,19 @@ def test_an_expectation_that_cannot_apply_is_named(
     assert "no such expectations file or folder" in capsys.readouterr().err
 
 
+def test_an_expectation_whose_check_is_no_longer_judged_is_stale_and_fails(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # weather_tool_call serves no retry-after: A10 is skipped on it, so a known failure
+    # listed there describes nothing the run judged.
+    stale = project / "stale.yaml"
+    stale.write_text(KNOWN + "  - {scenario: weather_tool_call, check: A10, reason: was slow}\n")
+    assert run(project, "--expect", str(stale)) == 1
+    out = capsys.readouterr().out
+    assert "FAIL lazy weather_tool_call [openai-completions] A10" in out
+    assert "not judged (" in out and "but is listed as a known failure" in out
+
+
 def test_every_bundled_agent_expectation_names_a_real_agent_scenario_and_check() -> None:
     folder = agent_expectations_dir()
     assert folder.name == "agent-expectations" and folder.is_dir()

@@ -282,7 +282,13 @@ def _print(results: list[AgentResult]) -> None:
         print(f"{agent}: {row}")
     for r in results:
         if r.failing:
-            what = "passed, but is listed as a known failure" if r.status == "fixed" else r.message
+            what = r.message
+            if r.status == "fixed":  # a passed check carries no message; a skipped one says why
+                what = (
+                    f"not judged ({r.message}), but is listed as a known failure"
+                    if r.message
+                    else "passed, but is listed as a known failure"
+                )
             print(f"  FAIL {r.agent} {r.scenario} [{r.protocol}] {r.check} {r.title}: {what}")
             print(f"    reproduce: {r.command}")
 
