@@ -78,9 +78,12 @@ def test_the_conventions_table_covers_each_adapters_protocols_with_the_clients_i
         for g in groups.values()
         for agent in g.get("agents", [])
     }
-    assert set(table["frameworks"]) == set(FRAMEWORKS)
+    # Every Python row has an entry; a JS row (adapters-js/agents/) has one once its script
+    # is written, and its protocols are those of its handshake (the JS registry's test).
+    assert set(FRAMEWORKS) <= set(table["frameworks"]) <= set(FRAMEWORKS) | set(JS_AGENTS)
     for name, entry in table["frameworks"].items():
-        assert set(entry["clients"]) == set(load(name).protocols), name
+        if name in FRAMEWORKS:
+            assert set(entry["clients"]) == set(load(name).protocols), name
         # Every value of the framework's own has its source line.
         assert set(entry.get("conventions", {})) <= set(entry["sources"]), name
         for client in entry["clients"].values():
