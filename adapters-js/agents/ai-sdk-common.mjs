@@ -49,15 +49,22 @@ export function toolsFor(task) {
 export const stopWhen = (task) => isStepCount(task.limits.max_turns);
 
 /**
- * Read a `streamText` result as a user shows it (its `textStream`, every step's text
- * deltas, to the end) and return the final text: `result.text`, the last step's text,
- * which is what the run answered. A failure the SDK reports comes out of one of the two
- * as the error it raised.
+ * Start the run with `start(onError)`, read its text stream as a user shows it (every
+ * step's text deltas, to the end) and return the final text: `result.text`, the last
+ * step's text. The SDK does not throw a failure to a reader of `textStream` or `text`: an
+ * error that ends a step (an HTTP error once retries are spent, an error event in the
+ * stream) becomes an `error` part, which `textStream` filters out, and `text` still
+ * resolves (vercel/ai#17974; the docs point to `onError` or the full stream). So the
+ * error the SDK hands `onError` is raised once the stream has ended, the first one, as the
+ * SDK built it.
  */
-export async function finalText(result) {
+export async function finalText(start) {
+  const errors = [];
+  const result = await start(({ error }) => { errors.push(error); });
   for await (const _delta of result.textStream) {
     // shown to the user as it arrives; the run's answer is the last step's text
   }
+  if (errors.length > 0) throw errors[0];
   return await result.text;
 }
 
@@ -70,7 +77,7 @@ export function serveAiSdkAgent({ name, how, run }) {
     name,
     framework: { ai: 'ai' },
     protocols: PROTOCOLS,
-    settings: `none: ${how}, stopWhen isStepCount(max_turns), maxRetries and retry-after handling at the SDK's defaults (${providers})`,
+    settings: `none: ${how}, errors read from onError (textStream does not carry them), stopWhen isStepCount(max_turns), maxRetries and retry-after handling at the SDK's defaults (${providers})`,
     run,
   });
 }

@@ -8,11 +8,12 @@ const { streamText } = await import('ai');
 await serveAiSdkAgent({
   name: 'js-ai-sdk-agent',
   how: 'streamText with tools',
-  run: (task) => finalText(streamText({
+  run: (task) => finalText((onError) => streamText({
     model: modelFor(task),
     system: task.system ?? undefined,
     prompt: task.prompt,
     tools: toolsFor(task),
     stopWhen: stopWhen(task),
+    onError,
   })),
 });

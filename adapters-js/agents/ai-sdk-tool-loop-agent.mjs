@@ -9,13 +9,11 @@ const { ToolLoopAgent } = await import('ai');
 await serveAiSdkAgent({
   name: 'js-ai-sdk-tool-loop-agent',
   how: 'ToolLoopAgent.stream()',
-  run: async (task) => {
-    const agent = new ToolLoopAgent({
-      model: modelFor(task),
-      instructions: task.system ?? undefined,
-      tools: toolsFor(task),
-      stopWhen: stopWhen(task),
-    });
-    return finalText(await agent.stream({ prompt: task.prompt }));
-  },
+  run: (task) => finalText((onError) => new ToolLoopAgent({
+    model: modelFor(task),
+    instructions: task.system ?? undefined,
+    tools: toolsFor(task),
+    stopWhen: stopWhen(task),
+    onError,
+  }).stream({ prompt: task.prompt })),
 });
