@@ -10,7 +10,7 @@ await serveAiSdkAgent({
   how: 'streamText with tools',
   run: (task) => finalText((onError) => streamText({
     model: modelFor(task),
-    system: task.system ?? undefined,
+    instructions: task.system ?? undefined,
     prompt: task.prompt,
     tools: toolsFor(task),
     stopWhen: stopWhen(task),
