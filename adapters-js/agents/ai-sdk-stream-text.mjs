@@ -1,0 +1,19 @@
+// Row js-ai-sdk-agent: the Vercel AI SDK's own loop, `streamText` with tools and
+// `stopWhen: isStepCount(max_turns)` (the SDK executes the tools and starts the next step),
+// its text stream read to the end as a user reads it; the answer is the final step's text.
+import { finalText, modelFor, serveAiSdkAgent, stopWhen, toolsFor } from './ai-sdk-common.mjs';
+
+const { streamText } = await import('ai');
+
+await serveAiSdkAgent({
+  name: 'js-ai-sdk-agent',
+  how: 'streamText with tools',
+  run: (task) => finalText((onError) => streamText({
+    model: modelFor(task),
+    instructions: task.system ?? undefined,
+    prompt: task.prompt,
+    tools: toolsFor(task),
+    stopWhen: stopWhen(task),
+    onError,
+  })),
+});
