@@ -230,3 +230,46 @@ def test_an_interrupted_recording_writes_nothing_and_says_which_signal(tmp_path:
 
     assert write_failure(KeyboardInterrupt(), str(tmp_path / "x.yaml")) == 130
     assert write_failure(Terminated(), str(tmp_path / "x.yaml")) == 143
+
+
+@pytest.mark.skipif(
+    js_missing() is not None, reason=f"JS agent rows not runnable here: {js_missing()}"
+)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_js_agent_run_with_one_node_process_per_job(
+    tmp_path: Path, signum: int
+) -> None:
+    # retries_exhausted keeps LangGraph.js retrying for its whole 60 s: the runs are busy
+    # and read no stop request, so the processes must be killed, not waited for.
+    env = {**os.environ, "STREAM_HARNESS_CONFIG": ""}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stream_harness.cli.main", "agents", "--agent", "js-langgraph",
+         "--jobs", "2", "--scenarios",
+         str(bundled_cassettes() / "agent-scenarios" / "retries_exhausted.yaml")],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        nodes: set[int] = set()
+
+        def two_nodes() -> bool:
+            nodes.update(p for p in descendants(proc.pid) if "node" in _cmdline(p))
+            return len(nodes) >= 2 or proc.poll() is not None
+
+        wait_for(two_nodes, "the two node processes did not start")
+        assert proc.poll() is None, proc.communicate()[1]
+        time.sleep(1.0)  # into the runs
+        if signum == signal.SIGINT:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+        _, err = proc.communicate(timeout=ENDED_WITHIN)
+        assert proc.returncode == 128 + signum, err
+        assert "Traceback" not in err, err
+        (line,) = [x for x in err.splitlines() if "interrupted" in x]
+        assert f"interrupted ({'SIGTERM' if signum == signal.SIGTERM else 'Ctrl-C'})" in line
+        wait_for(lambda: not any(alive(p) for p in nodes), still_running(nodes))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

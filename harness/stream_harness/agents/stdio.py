@@ -28,6 +28,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -90,9 +91,19 @@ def task_message(task: AgentTask, seq: int) -> dict[str, Any]:
 _LIVE: set[_Process] = set()
 
 
-def _stop_all() -> None:
-    for proc in list(_LIVE):
-        proc.stop()
+def stop_all() -> None:
+    """Every agent process asked to stop at once, then given 2 s between them (not 2 s
+    each: a process busy in a run reads no stop, and one per job would add up), then the
+    groups killed."""
+    procs = list(_LIVE)
+    for proc in procs:
+        proc.ask_to_stop()
+    deadline = time.monotonic() + 2.0
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        proc.stop(polite=False)
 
 
 class _Process:
@@ -111,7 +122,7 @@ class _Process:
             start_new_session=True,
         )
         _LIVE.add(self)
-        stop_at_exit(_stop_all)
+        stop_at_exit(stop_all)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._read, daemon=True).start()
@@ -151,6 +162,16 @@ class _Process:
                 raise StdioAgentError(f"a malformed reply: {line.strip()[:120]}") from None
             if isinstance(value, dict):
                 return value
+
+    def ask_to_stop(self) -> None:
+        """``stop`` and the end of stdin, without waiting."""
+        if self.owner != os.getpid():
+            return
+        with contextlib.suppress(Exception):
+            self.send({"cmd": "stop"})
+        with contextlib.suppress(Exception):
+            assert self.popen.stdin is not None
+            self.popen.stdin.close()
 
     def stop(self, *, polite: bool = True) -> None:
         """Ask politely (``stop``, end of stdin), then kill the group: never left running.

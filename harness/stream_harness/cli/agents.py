@@ -30,6 +30,7 @@ from stream_harness.agents.scenario import (
     find_agent_scenarios,
     load_agent_scenario,
 )
+from stream_harness.agents.stdio import stop_all as stop_all_agent_processes
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import (
     AgentExpectation,
@@ -198,6 +199,11 @@ def agents_command(args: argparse.Namespace) -> int:
     units = planned_units(adapters, scenarios, args.protocol)
     try:
         results = _run(adapters, scenarios, args, expectations, limits, shard)
+    except BaseException:
+        # Interrupted: every agent process (one a job) asked to stop at once and killed
+        # 2 s later, rather than 2 s each while their runs ignore the request.
+        stop_all_agent_processes()
+        raise
     finally:
         for _, adapter in adapters:
             close = getattr(adapter, "close", None)

@@ -373,6 +373,7 @@ def observe_in_jobs(
     ]
     asyncio_log = logging.getLogger("asyncio")
     asyncio_log.addFilter(_unclosed_generators)
+    interrupted = False
     try:
         for t in threads:
             t.start()
@@ -383,9 +384,12 @@ def observe_in_jobs(
             i = work.get_nowait()
             _, adapter, scenario, protocol = units[i]
             runs[i] = observe(adapter, scenario, protocol, limits)
+    except BaseException:  # Ctrl-C, SIGTERM: the caller stops every process at once
+        interrupted = True
+        raise
     finally:
         asyncio_log.removeFilter(_unclosed_generators)
-        for adapter in spawned:
+        for adapter in [] if interrupted else spawned:
             close = getattr(adapter, "close", None)
             if callable(close):
                 with contextlib.suppress(Exception):
