@@ -18,13 +18,10 @@ process.env.MASTRA_OFFLINE = 'true';
 
 import { callLedger, openaiBase, serveAgent } from '../lib/agent-protocol.mjs';
 import { pkgVersion } from '../lib/protocol.mjs';
+import { modelFor } from './ai-sdk-common.mjs';
 
 const { Agent } = await import('@mastra/core/agent');
 const { createTool } = await import('@mastra/core/tools');
-const { createAnthropic } = await import('@ai-sdk/anthropic');
-const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
-
-const root = (task) => task.base_url.replace(/\/$/, '');
 
 const MODELS = {
   'openai-completions': (task) => ({
@@ -33,9 +30,9 @@ const MODELS = {
   'openai-responses': (task) => ({
     providerId: 'harness', modelId: task.model, url: openaiBase(task), apiKey: task.api_key, api: 'responses',
   }),
-  'anthropic-messages': (task) => createAnthropic({ baseURL: `${root(task)}/v1`, apiKey: task.api_key })(task.model),
-  'google-generative-ai': (task) =>
-    createGoogleGenerativeAI({ baseURL: `${root(task)}/v1beta`, apiKey: task.api_key })(task.model),
+  // The AI SDK rows' own provider models (one place says how each is pointed at the server).
+  'anthropic-messages': modelFor,
+  'google-generative-ai': modelFor,
 };
 
 /** A task tool as a Mastra tool: its JSON schema as given (createTool accepts JSON Schema). */
