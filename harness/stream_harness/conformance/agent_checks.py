@@ -43,11 +43,6 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
 (research/provider-facts.md 5.6), real time, and seed 000's ``Math.min(retryAfter, 60 s)``:
 a hint above the cap is waited up to the cap, then retried (``capped``)."""
 
-OVER_CAP_POLICIES: Final = frozenset({"capped", "backoff", "give_up"})
-"""What a row does with a retry-after above its cap (``retry_after_over_cap``): waits the
-cap, then retries (seed 000's ``Math.min``); retries after its own backoff as if there
-were no hint (anthropic 0.x); or raises at once (openai 2.x/3.x ``_should_retry``).
-specs/agent_conventions.yaml is checked against it when read."""
 
 
 @dataclass

@@ -19,8 +19,7 @@ from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from stream_harness.adapters.library import LibraryMissingError
-from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
-from stream_harness.conformance.agent_checks import OVER_CAP_POLICIES
+from stream_harness.agents.protocol import OVER_CAP_POLICIES, AgentOutcome, AgentTask, AgentTool
 from stream_harness.contract import facts
 
 T = TypeVar("T")
