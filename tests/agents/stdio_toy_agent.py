@@ -52,7 +52,15 @@ def main() -> None:
                 "name": "toy-stdio",
                 "framework_version": "0.1",
                 "protocols": sorted(agent.protocols),
-                "conventions": dict(agent.conventions),
+                "conventions": {
+                    **agent.conventions,
+                    # --over-cap VALUE: a declared policy, valid or not (the harness checks it)
+                    **(
+                        {"retry_after_over_cap": sys.argv[sys.argv.index("--over-cap") + 1]}
+                        if "--over-cap" in sys.argv
+                        else {}
+                    ),
+                },
                 "settings": agent.settings,
             }
         elif message["cmd"] == "agent_run":

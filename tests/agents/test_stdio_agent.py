@@ -102,3 +102,17 @@ def test_an_agent_that_dies_mid_run_is_one_crashed_run_and_the_next_run_restarts
         assert again.crash is None and again.outcome is not None
     finally:
         agent.close()
+
+
+def test_a_declared_policy_the_checks_do_not_know_is_refused_in_one_line() -> None:
+    with pytest.raises(AgentLoadError) as caught:
+        load_agent(command("--over-cap", "ignored"))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "conventions.retry_after_over_cap is 'ignored', not one of backoff, capped, give_up" in message
+    agent = load_agent(command("--over-cap", "backoff"))  # a known value loads
+    try:
+        assert agent.conventions["retry_after_over_cap"] == "backoff"
+    finally:
+        if isinstance(agent, StdioAgent):
+            agent.close()

@@ -29,6 +29,17 @@ A convention of the AgentAdapter protocol, so it lives with it: the checks read 
 and specs/agent_conventions.yaml is checked against it when read."""
 
 
+def over_cap_problem(policy: Mapping[str, Any], where: str) -> str | None:
+    """Why ``policy``'s ``retry_after_over_cap`` is not one the checks read (``where``
+    names it in the message), or None. A misspelt policy would otherwise be read as "not
+    capped" or "not give_up" and change verdicts silently; the bundled conventions file and
+    a stdio agent's own declaration are held to it alike."""
+    value = policy.get("retry_after_over_cap", "capped")
+    if value in OVER_CAP_POLICIES:
+        return None
+    return f"{where}.retry_after_over_cap is {value!r}, not one of {', '.join(sorted(OVER_CAP_POLICIES))}"
+
+
 class ToolFailed(Exception):
     """The scripted tool raised: frameworks see an ordinary exception from the tool."""
 

@@ -37,7 +37,12 @@ from typing import Any, Final
 from stream_harness.adapters.exit_hooks import stop_at_exit
 from stream_harness.adapters.stdio import ProtocolError
 from stream_harness.adapters.stdio import validate as validate_message
-from stream_harness.agents.protocol import AGENT_PROTOCOL_VERSION, AgentOutcome, AgentTask
+from stream_harness.agents.protocol import (
+    AGENT_PROTOCOL_VERSION,
+    AgentOutcome,
+    AgentTask,
+    over_cap_problem,
+)
 
 COMMAND_PREFIX: Final = "cmd:"
 START_TIMEOUT_S: Final = 30.0
@@ -217,6 +222,18 @@ class StdioAgent:
         self.name: str = str(started.get("name") or self.argv[0])
         self.protocols: frozenset[str] = frozenset(started.get("protocols") or ())
         self.conventions: Mapping[str, Any] = dict(started.get("conventions") or {})
+        for where, policy in [
+            ("conventions", self.conventions),
+            *(
+                (f"conventions.by_protocol.{p}", v)
+                for p, v in (self.conventions.get("by_protocol") or {}).items()
+                if isinstance(v, Mapping)
+            ),
+        ]:
+            problem = over_cap_problem(policy, where)
+            if problem:
+                self.close()
+                raise StdioAgentError(f"agent command {shlex.join(self.argv)!r}: {problem}")
         self.settings: str = str(started.get("settings") or "")
         self._version = str(started.get("framework_version") or "unknown")
 

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from stream_harness.adapters.library import LibraryMissingError
-from stream_harness.agents.protocol import OVER_CAP_POLICIES, AgentOutcome, AgentTask, AgentTool
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool, over_cap_problem
 from stream_harness.contract import facts
 
 T = TypeVar("T")
@@ -62,8 +62,7 @@ class ConventionsError(ValueError):
 
 
 def _check_values(table: Mapping[str, Any]) -> None:
-    """Refuse a ``retry_after_over_cap`` the checks do not know: a misspelt policy would
-    otherwise be read as "not capped" or "not give_up" and change verdicts silently."""
+    """Refuse a ``retry_after_over_cap`` the checks do not know, wherever the file sets one."""
     places: list[tuple[str, Mapping[str, Any]]] = [
         (f"clients.{client}", policy) for client, policy in table["clients"].items()
     ]
@@ -72,12 +71,9 @@ def _check_values(table: Mapping[str, Any]) -> None:
         for protocol, override in (entry.get("protocols") or {}).items():
             places.append((f"frameworks.{framework}.protocols.{protocol}", override))
     for where, policy in places:
-        value = policy.get("retry_after_over_cap", "capped")
-        if value not in OVER_CAP_POLICIES:
-            raise ConventionsError(
-                f"specs/{CONVENTIONS}.yaml: {where}.retry_after_over_cap is {value!r}, not one "
-                f"of {', '.join(sorted(OVER_CAP_POLICIES))}"
-            )
+        problem = over_cap_problem(policy, where)
+        if problem:
+            raise ConventionsError(f"specs/{CONVENTIONS}.yaml: {problem}")
 
 
 class FrameworkMissingError(LibraryMissingError):
