@@ -312,8 +312,11 @@ class AgentsCollector(pytest.Collector):
 
     def collect(self) -> Iterator[pytest.Item]:
         from stream_harness.agents.loading import load_agent
-        from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
-        from stream_harness.cli.agents import bundled_agent_scenarios
+        from stream_harness.agents.scenario import (
+            bundled_agent_scenarios,
+            find_agent_scenarios,
+            load_agent_scenario,
+        )
         from stream_harness.conformance.agent_checks import CHECKS
 
         given = self.config.getoption("--harness-agent-scenarios")

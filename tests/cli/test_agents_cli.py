@@ -216,3 +216,27 @@ def test_jobs_give_the_verdicts_of_one_job_in_the_same_order_one_process_per_job
 def test_jobs_below_one_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["agents", "--agent", "reference", "--jobs", "0"]) == 2
     assert capsys.readouterr().err.strip() == "stream-harness: --jobs must be >= 1, got 0"
+
+
+def test_a_bundled_scenario_is_named_by_its_name_where_its_path_is_not_under_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stream_harness.agents.scenario import load_agent_scenario, scenario_argument
+
+    bundled = bundled_cassettes() / "agent-scenarios" / "no_terminal_event.yaml"
+    monkeypatch.chdir(tmp_path)  # a user's project: the bundled files are elsewhere
+    assert scenario_argument(bundled) == "no_terminal_event"
+    mine = tmp_path / "my-scenarios" / "x.yaml"
+    assert scenario_argument(mine) == "my-scenarios/x.yaml"  # theirs: relative, as typed
+    monkeypatch.chdir(bundled.parent.parent.parent)  # a checkout: a relative path works
+    assert scenario_argument(bundled) == "cassettes/agent-scenarios/no_terminal_event.yaml"
+    monkeypatch.chdir(tmp_path)
+    # The name is accepted back: the reproduce command of a failure runs from anywhere.
+    assert main(["agents", "--agent", "reference", "--scenarios", "no_terminal_event"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("OK: 4 agent runs")
+    assert load_agent_scenario(bundled).name == "no_terminal_event"
+    assert main(["agents", "--agent", "reference", "--scenarios", "no_such_scenario"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "stream-harness: --scenarios: no_such_scenario: no such file or folder, "
+        "nor a bundled agent scenario"
+    )

@@ -30,9 +30,11 @@ from stream_harness.agents.render import (
     render,
     served_from_bytes,
 )
+from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.loop.scenario import ScenarioError, find_scenarios, read_scenario_yaml
 from stream_harness.providers.registry import UnknownProtocolError, detect_protocol
 from stream_harness.recordings.cassette import CassetteError, load_cassette
+from stream_harness.recordings.inputs import display_path
 from stream_harness.recordings.transport import response_headers
 
 __all__ = [
@@ -361,3 +363,31 @@ def canonical(arguments: Any) -> str:
 
 def tool_names(tools: Sequence[ToolScript]) -> list[str]:
     return [t.name for t in tools]
+
+
+def bundled_agent_scenarios() -> Path:
+    """The agent scenarios that ship with stream-harness."""
+    return bundled_cassettes() / "agent-scenarios"
+
+
+def resolve_scenarios_argument(value: str) -> Path | None:
+    """``--scenarios VALUE``: a file or folder, else the name of a bundled scenario
+    (``no_terminal_event``), so that a reproduce command works on any machine; None when
+    it is neither."""
+    path = Path(value)
+    if path.exists():
+        return path
+    bundled = bundled_agent_scenarios() / f"{value}.yaml"
+    if "/" not in value and bundled.is_file():
+        return bundled
+    return None
+
+
+def scenario_argument(path: Path) -> str:
+    """How a reproduce command names a scenario file: relative to the working directory
+    when under it (as cassette paths are), by name when it is a bundled one elsewhere (a
+    wheel's site-packages path means nothing on the next machine), else as it is."""
+    shown = display_path(path)
+    if Path(shown).is_absolute() and path.parent.resolve() == bundled_agent_scenarios().resolve():
+        return path.stem
+    return shown

@@ -27,8 +27,10 @@ from stream_harness.agents.render import PROTOCOLS
 from stream_harness.agents.scenario import (
     AgentScenario,
     ScenarioError,
+    bundled_agent_scenarios,
     find_agent_scenarios,
     load_agent_scenario,
+    resolve_scenarios_argument,
 )
 from stream_harness.agents.stdio import stop_all as stop_all_agent_processes
 from stream_harness.conformance.agent_checks import CHECK_IDS
@@ -46,7 +48,6 @@ from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import ExpectationsError
 from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.contract import facts
-from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.reporting.files import write_report
 from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import (
@@ -57,11 +58,6 @@ from stream_harness.reporting.report import (
     default_environment,
 )
 from stream_harness.server.agent import AgentServer, LedgerTool
-
-
-def bundled_agent_scenarios() -> Path:
-    """The agent scenarios that ship with stream-harness."""
-    return bundled_cassettes() / "agent-scenarios"
 
 
 def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -78,7 +74,7 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--scenarios",
         action="append",
-        help="an agent scenario file or folder; repeatable (default: the bundled ones)",
+        help="an agent scenario file or folder, or a bundled scenario's name (no_terminal_event); repeatable (default: the bundled ones)",
     )
     p.add_argument(
         "--protocol", action="append", choices=PROTOCOLS, help="only this protocol; repeatable"
@@ -158,11 +154,17 @@ def agents_command(args: argparse.Namespace) -> int:
         return _error("--timeout must be > 0 and --max-turns >= 1")
     if args.jobs < 1:
         return _error(f"--jobs must be >= 1, got {args.jobs}")
-    roots = [Path(r) for r in args.scenarios] if args.scenarios else [bundled_agent_scenarios()]
+    roots: list[Path] = []
+    for given in args.scenarios or ():
+        found_root = resolve_scenarios_argument(given)
+        if found_root is None:
+            return _error(
+                f"--scenarios: {given}: no such file or folder, nor a bundled agent scenario"
+            )
+        roots.append(found_root)
+    roots = roots or [bundled_agent_scenarios()]
     files: list[Path] = []
     for root in roots:
-        if not root.exists():
-            return _error(f"--scenarios: {root}: no such file or folder")
         found = find_agent_scenarios(root)
         if not found:
             return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")

@@ -31,7 +31,11 @@ from stream_harness.agents.protocol import (
     AgentTool,
 )
 from stream_harness.agents.render import PROTOCOLS, Served
-from stream_harness.agents.scenario import AgentScenario
+from stream_harness.agents.scenario import (
+    AgentScenario,
+    bundled_agent_scenarios,
+    scenario_argument,
+)
 from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, judge
 from stream_harness.conformance.expectations import (
     adapter_from_file_name,
@@ -39,7 +43,8 @@ from stream_harness.conformance.expectations import (
     unclaimed_files,
 )
 from stream_harness.conformance.shard import Shard
-from stream_harness.contract.facts import agent_expectations_dir, bundled_cassettes
+from stream_harness.contract.facts import agent_expectations_dir
+from stream_harness.recordings.inputs import display_path
 from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
 
 ResultStatus = Literal["passed", "failed", "skipped", "known_failure", "fixed"]
@@ -211,7 +216,7 @@ def expectations_for_agents(
 
 def bundled_scenario_names() -> set[str]:
     """The names of the bundled agent scenarios (their file names: none sets ``name``)."""
-    folder = bundled_cassettes() / "agent-scenarios"
+    folder = bundled_agent_scenarios()
     return {p.stem for p in folder.glob("*.yaml")} if folder.is_dir() else set()
 
 
@@ -298,7 +303,7 @@ def reproduce(agent_spec: str, scenario: AgentScenario, protocol: str, check: st
             "--agent",
             agent_spec,
             "--scenarios",
-            str(scenario.path),
+            scenario_argument(scenario.path),
             "--protocol",
             protocol,
             "--check",
@@ -481,7 +486,7 @@ def run_agent_checks(
                 AgentResult(
                     agent=adapter.name,
                     scenario=scenario.name,
-                    path=str(scenario.path),
+                    path=display_path(scenario.path),
                     protocol=protocol,
                     check=verdict.check,
                     title=titles[verdict.check],
