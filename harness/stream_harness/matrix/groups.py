@@ -581,9 +581,11 @@ def run_matrix(
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as the CLI raises it
                 # The groups' processes would run to their end while the pool's exit waits
                 # for them: no group starts now, and the running ones are ended.
+                # Counted before the running groups are ended: a group killed now returns
+                # at once, and would read as finished.
+                finished = sum(1 for f in futures.values() if f.done() and not f.cancelled())
                 pool.shutdown(wait=False, cancel_futures=True)
                 end_running()
-                finished = sum(1 for f in futures.values() if f.done() and not f.cancelled())
                 exc.add_note(f"{finished} of {len(groups)} group(s) finished")
                 raise
         if options.shard is None:  # a shard's times are a part's: they would mislead the order
