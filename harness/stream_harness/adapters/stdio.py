@@ -29,6 +29,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -202,15 +203,25 @@ def start_timeout_setting() -> float:
 # One process
 # ---------------------------------------------------------------------------------------
 
-_LIVE: set[_Process] = set()
+_LIVE: set[StdioProcess] = set()
 
 
-def _stop_all() -> None:
-    for proc in list(_LIVE):
-        proc.stop()
+def stop_all() -> None:
+    """Every live stdio process (stream adapters and agents alike) asked to stop at once,
+    given 2 s between them (not 2 s each: a process busy in a run reads no stop, and one
+    per job would add up), then their groups killed. Run at exit and on an interrupt."""
+    procs = list(_LIVE)
+    for proc in procs:
+        proc.ask_to_stop()
+    deadline = time.monotonic() + 2.0
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        proc.stop(polite=False)
 
 
-class _Process:
+class StdioProcess:
     """A started adapter process: its stdout lines on a queue, the tail of its stderr kept."""
 
     def __init__(
@@ -235,7 +246,7 @@ class _Process:
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
         _LIVE.add(self)
-        stop_at_exit(_stop_all)
+        stop_at_exit(stop_all)
 
     def _read_stdout(self) -> None:
         assert self.popen.stdout is not None
@@ -259,8 +270,8 @@ class _Process:
             try:
                 code = self.popen.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                raise _Exited("adapter process closed its standard input") from None
-            raise _Exited(f"adapter process exited (code {code})") from None
+                raise ProcessExited("adapter process closed its standard input") from None
+            raise ProcessExited(f"adapter process exited (code {code})") from None
 
     def receive(self, timeout: float, noise: list[str]) -> dict[str, Any]:
         """The next protocol line; whole stray lines (not starting with ``{``) go to ``noise``."""
@@ -268,10 +279,10 @@ class _Process:
             try:
                 line = self.lines.get(timeout=timeout)
             except queue.Empty:
-                raise _Hung(f"no reply within {timeout:.0f} s") from None
+                raise ProcessHung(f"no reply within {timeout:.0f} s") from None
             if line is None:
                 code = self.popen.wait()
-                raise _Exited(f"adapter process exited (code {code})")
+                raise ProcessExited(f"adapter process exited (code {code})")
             text = line.decode("utf-8", "replace").strip()
             if not text:
                 continue
@@ -291,6 +302,22 @@ class _Process:
             self._stderr_reader.join(timeout=1.0)  # an exited process: its last words too
         return " / ".join(list(self.stderr)[-5:])
 
+    def ask_to_stop(self, *, polite: bool = True) -> None:
+        """``stop`` (when polite) and the end of stdin, without waiting.
+
+        Anything may fail here, and must not keep a kill that follows from happening:
+        called from a signal handler (an interrupted worker), the write can land inside
+        another write to the same pipe (RuntimeError: reentrant call).
+        """
+        if self.owner != os.getpid():
+            return  # a forked copy: the process belongs to the parent
+        with contextlib.suppress(Exception):
+            if polite:
+                self.send({"cmd": "stop"})
+        with contextlib.suppress(Exception):
+            assert self.popen.stdin is not None
+            self.popen.stdin.close()
+
     def stop(self, *, polite: bool = True) -> None:
         """Ask politely (``stop``, end of stdin), then kill: never left running.
 
@@ -299,16 +326,8 @@ class _Process:
         _LIVE.discard(self)
         if self.owner != os.getpid():
             return  # a forked copy: the process belongs to the parent
-        # Anything may fail here, and must not keep the group kill from happening: called
-        # from a signal handler (an interrupted worker), the write can land inside another
-        # write to the same pipe (RuntimeError: reentrant call).
         try:
-            with contextlib.suppress(Exception):
-                if polite:
-                    self.send({"cmd": "stop"})
-            with contextlib.suppress(Exception):
-                assert self.popen.stdin is not None
-                self.popen.stdin.close()
+            self.ask_to_stop(polite=polite)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=2 if polite else 0.001)
         finally:
@@ -328,11 +347,11 @@ def _kill_group(popen: subprocess.Popen[bytes]) -> None:
         killpg(popen.pid, signal.SIGKILL)
 
 
-class _Hung(Exception):
+class ProcessHung(Exception):
     pass
 
 
-class _Exited(Exception):
+class ProcessExited(Exception):
     pass
 
 
@@ -373,7 +392,7 @@ class StdioAdapter:
         self.timeout = timeout
         self.start_timeout = start_timeout if start_timeout is not None else start_timeout_setting()
         self.validate = validate
-        self._proc: _Process | None = None
+        self._proc: StdioProcess | None = None
         self._seq = 0
         self._failed_starts = 0
         # Replies already found valid, by their text without seq: most splits of a case get
@@ -381,7 +400,7 @@ class StdioAdapter:
         self._valid: set[str] = set()
         try:
             started = self._start()
-        except (OSError, _Hung, _Exited, ProtocolError) as exc:
+        except (OSError, ProcessHung, ProcessExited, ProtocolError) as exc:
             raise AdapterLoadError(
                 f"adapter command {shlex.join(self.argv)!r} did not start: {exc}"
             ) from None
@@ -415,7 +434,7 @@ class StdioAdapter:
     def _start(self) -> dict[str, Any]:
         """Start the process and do the handshake; the process is kept only if it answered."""
         try:
-            proc = _Process(self.argv, self.cwd, self.env)
+            proc = StdioProcess(self.argv, self.cwd, self.env)
         except OSError:
             self._failed_starts += 1
             raise
@@ -426,15 +445,15 @@ class StdioAdapter:
             proc.send(request)
             try:
                 reply = proc.receive(self.start_timeout, [])
-            except _Hung:
-                raise _Hung(
+            except ProcessHung:
+                raise ProcessHung(
                     f"no started reply within {self.start_timeout:g} s (the start timeout)"
                 ) from None
             # Declared conventions are checked apart, so that their error names the adapter.
             validate("started", {k: v for k, v in reply.items() if k != "conventions"})
-        except (OSError, _Hung, _Exited, ProtocolError) as exc:
+        except (OSError, ProcessHung, ProcessExited, ProtocolError) as exc:
             tail = proc.tail()
-            proc.stop(polite=not isinstance(exc, _Hung))  # a silent process reads no stop
+            proc.stop(polite=not isinstance(exc, ProcessHung))  # a silent process reads no stop
             self._failed_starts += 1
             message = f"{exc}: {tail}" if tail else str(exc)
             raise type(exc)(message) from None
@@ -442,12 +461,12 @@ class StdioAdapter:
         self._failed_starts = 0
         return reply
 
-    def _process(self) -> _Process:
+    def _process(self) -> StdioProcess:
         if self._proc is not None and self._proc.owner != os.getpid():
             self._proc = None  # forked into a worker: start our own
         if self._proc is None:
             if self._failed_starts >= MAX_FAILED_STARTS:
-                raise _Exited(f"given up after {MAX_FAILED_STARTS} failed starts")
+                raise ProcessExited(f"given up after {MAX_FAILED_STARTS} failed starts")
             started = self._start()
             if started["implementation"].get("name") != self.name:
                 raise ProtocolError("malformed reply: the restarted adapter has another name")
@@ -501,8 +520,8 @@ class StdioAdapter:
             self._validate_result(reply)
             if reply["seq"] != seq:
                 raise ProtocolError(f"malformed reply: seq {reply['seq']} answers run {seq}")
-        except (OSError, _Hung, _Exited, ProtocolError) as exc:
-            tail = self._discard(polite=not isinstance(exc, _Hung))
+        except (OSError, ProcessHung, ProcessExited, ProtocolError) as exc:
+            tail = self._discard(polite=not isinstance(exc, ProcessHung))
             crashed = f"{exc}: {tail}" if tail else str(exc)
             return AdapterResult(message=None, crashed=crashed, raw=_noise(noise))
         try:
@@ -545,8 +564,8 @@ class StdioAdapter:
                 raise ProtocolError(f"malformed reply: seq {reply['seq']} answers session {seq}")
             for r in reply["results"]:
                 validate("result", {"seq": seq, **r})
-        except (OSError, _Hung, _Exited, ProtocolError) as exc:
-            tail = self._discard(polite=not isinstance(exc, _Hung))
+        except (OSError, ProcessHung, ProcessExited, ProtocolError) as exc:
+            tail = self._discard(polite=not isinstance(exc, ProcessHung))
             crashed = f"{exc}: {tail}" if tail else str(exc)
             return [AdapterResult(message=None, crashed=crashed, raw=_noise(noise))]
         out = []

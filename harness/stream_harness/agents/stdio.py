@@ -20,22 +20,18 @@ rather than an outcome silently read as empty; the harness's own requests with
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import queue
 import shlex
-import signal
-import subprocess
-import threading
-import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.exit_hooks import stop_at_exit
-from stream_harness.adapters.stdio import ProtocolError
+from stream_harness.adapters.stdio import (
+    ProcessExited,
+    ProcessHung,
+    ProtocolError,
+    StdioProcess,
+)
 from stream_harness.adapters.stdio import validate as validate_message
 from stream_harness.agents.protocol import (
     AGENT_PROTOCOL_VERSION,
@@ -93,116 +89,24 @@ def task_message(task: AgentTask, seq: int) -> dict[str, Any]:
     }
 
 
-_LIVE: set[_Process] = set()
+def _receive(proc: StdioProcess, timeout: float) -> dict[str, Any]:
+    """The next protocol line of an agent process, any failure as one :class:`StdioAgentError`
+    (stray stdout lines, a framework's console noise, are skipped)."""
+    try:
+        return proc.receive(timeout, [])
+    except ProcessHung as exc:
+        raise StdioAgentError(str(exc)) from None
+    except ProcessExited:
+        raise StdioAgentError(f"the process exited ({proc.tail() or 'no stderr'})") from None
+    except ProtocolError as exc:
+        raise StdioAgentError(f"a {exc}") from None
 
 
-def stop_all() -> None:
-    """Every agent process asked to stop at once, then given 2 s between them (not 2 s
-    each: a process busy in a run reads no stop, and one per job would add up), then the
-    groups killed."""
-    procs = list(_LIVE)
-    for proc in procs:
-        proc.ask_to_stop()
-    deadline = time.monotonic() + 2.0
-    for proc in procs:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
-    for proc in procs:
-        proc.stop(polite=False)
-
-
-class _Process:
-    def __init__(self, argv: Sequence[str], cwd: Path | None = None) -> None:
-        self.owner = os.getpid()
-        self.popen = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            cwd=cwd,
-            # Its own process group, as the stream adapters' (adapters/stdio.py): a Ctrl-C
-            # reaches the harness alone, which stops the agent and whatever it started.
-            start_new_session=True,
-        )
-        _LIVE.add(self)
-        stop_at_exit(stop_all)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.stderr: deque[str] = deque(maxlen=20)
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _drain(self) -> None:
-        assert self.popen.stderr is not None
-        for line in self.popen.stderr:
-            self.stderr.append(line.rstrip())
-
-    def send(self, message: Mapping[str, Any]) -> None:
-        assert self.popen.stdin is not None
-        self.popen.stdin.write(json.dumps(message) + "\n")
-        self.popen.stdin.flush()
-
-    def receive(self, timeout: float) -> dict[str, Any]:
-        """The next JSON object line; other lines (console noise) are skipped."""
-        while True:
-            try:
-                line = self.lines.get(timeout=timeout)
-            except queue.Empty:
-                raise StdioAgentError(f"no reply within {timeout:g} s") from None
-            if line is None:
-                tail = " / ".join(list(self.stderr)[-3:])
-                raise StdioAgentError(f"the process exited ({tail or 'no stderr'})")
-            if not line.lstrip().startswith("{"):
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                raise StdioAgentError(f"a malformed reply: {line.strip()[:120]}") from None
-            if isinstance(value, dict):
-                return value
-
-    def ask_to_stop(self) -> None:
-        """``stop`` and the end of stdin, without waiting."""
-        if self.owner != os.getpid():
-            return
-        with contextlib.suppress(Exception):
-            self.send({"cmd": "stop"})
-        with contextlib.suppress(Exception):
-            assert self.popen.stdin is not None
-            self.popen.stdin.close()
-
-    def stop(self, *, polite: bool = True) -> None:
-        """Ask politely (``stop``, end of stdin), then kill the group: never left running.
-        A hung process is killed at once (``polite=False``): it would not read the stop."""
-        _LIVE.discard(self)
-        if self.owner != os.getpid():
-            return  # a forked copy: the process belongs to the parent
-        try:
-            with contextlib.suppress(Exception):
-                if polite:
-                    self.send({"cmd": "stop"})
-            with contextlib.suppress(Exception):
-                assert self.popen.stdin is not None
-                self.popen.stdin.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.popen.wait(timeout=2 if polite else 0.001)
-        finally:
-            killpg = getattr(os, "killpg", None)
-            if killpg is None:  # Windows
-                with contextlib.suppress(OSError):
-                    self.popen.kill()
-            else:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    killpg(self.popen.pid, signal.SIGKILL)
-            with contextlib.suppress(Exception):
-                self.popen.wait()
+def _send(proc: StdioProcess, message: Mapping[str, Any]) -> None:
+    try:
+        proc.send(message)
+    except ProcessExited as exc:
+        raise StdioAgentError(str(exc)) from None
 
 
 class StdioAgent:
@@ -216,7 +120,7 @@ class StdioAgent:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise StdioAgentError("agent command is empty")
-        self._proc: _Process | None = None
+        self._proc: StdioProcess | None = None
         self._seq = 0
         started = self._start()
         self.name: str = str(started.get("name") or self.argv[0])
@@ -239,7 +143,7 @@ class StdioAgent:
 
     def _start(self) -> dict[str, Any]:
         try:
-            proc = _Process(self.argv, self.cwd)
+            proc = StdioProcess(self.argv, self.cwd, None)
         except OSError as exc:
             raise StdioAgentError(
                 f"agent command {shlex.join(self.argv)!r} did not start: {exc}"
@@ -247,9 +151,9 @@ class StdioAgent:
         request = {"cmd": "agent_start", "version": AGENT_PROTOCOL_VERSION}
         if self.validate:
             check_message("agent_start", request)
-        proc.send(request)
         try:
-            started = proc.receive(START_TIMEOUT_S)
+            _send(proc, request)
+            started = _receive(proc, START_TIMEOUT_S)
         except StdioAgentError as exc:
             proc.stop()
             raise StdioAgentError(
@@ -284,8 +188,8 @@ class StdioAgent:
         if self.validate:
             check_message("agent_run", request)
         try:
-            self._proc.send(request)
-            reply = self._proc.receive(task.limits.timeout_s + REPLY_GRACE_S)
+            _send(self._proc, request)
+            reply = _receive(self._proc, task.limits.timeout_s + REPLY_GRACE_S)
         except (StdioAgentError, OSError, ValueError) as exc:
             self.close(polite=False)  # hung, out of step or dead: the next run starts afresh
             raise StdioAgentError(str(exc)) from None

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from stream_harness.adapters.stdio import stop_all as stop_all_stdio_processes
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
 from stream_harness.agents.render import PROTOCOLS
@@ -32,7 +33,6 @@ from stream_harness.agents.scenario import (
     load_agent_scenario,
     resolve_scenarios_argument,
 )
-from stream_harness.agents.stdio import stop_all as stop_all_agent_processes
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import (
     AgentExpectation,
@@ -204,7 +204,7 @@ def agents_command(args: argparse.Namespace) -> int:
     except BaseException:
         # Interrupted: every agent process (one a job) asked to stop at once and killed
         # 2 s later, rather than 2 s each while their runs ignore the request.
-        stop_all_agent_processes()
+        stop_all_stdio_processes()
         raise
     finally:
         for _, adapter in adapters:
