@@ -46,6 +46,7 @@ from stream_harness.reporting import (
 )
 from stream_harness.reporting.console import (
     FORMATS,
+    Format,
     choose_format,
     is_terminal,
     render,
@@ -357,13 +358,19 @@ def report_command(args: argparse.Namespace) -> int:
         )  # fmt: skip
         for note in notes:
             print(note, file=sys.stderr)
+    return _publish(report, out, form, f"{seconds:.0f} s")
+
+
+def _publish(report: Report, out: Path, form: Format, how: str) -> int:
+    """Write the report's files, show it, say where: the exit status of `report` and
+    `merge` (2 when the folder cannot be written, else the verdict's)."""
     try:
         written = write_report(report, out)
     except OSError as exc:
         print(f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
         return 2
     render(report, form)
-    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
+    print(f"wrote {', '.join(str(p) for p in written)} ({how})")
     return 1 if report.did_fail else 0
 
 
@@ -412,11 +419,4 @@ def merge_command(args: argparse.Namespace) -> int:
         )  # fmt: skip
         for note in notes:
             print(note, file=sys.stderr)
-    try:
-        written = write_report(report, out)
-    except OSError as exc:
-        print(f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    render(report, form)
-    print(f"wrote {', '.join(str(p) for p in written)} (merged {len(paths)} shards)")
-    return 1 if report.did_fail else 0
+    return _publish(report, out, form, f"merged {len(paths)} shards")
