@@ -4,27 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from agent_sources import lazy_agent_source
 from stream_harness.contract.facts import bundled_cassettes
 
 pytest_plugins = ["pytester"]
 
 ONE = bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml"
-LAZY = """
-from stream_harness.agents.protocol import AgentOutcome
-
-
-class Lazy:
-    name = "lazy"
-    protocols = frozenset({"anthropic-messages"})
-    conventions = {}
-    settings = ""
-
-    def version(self):
-        return "0"
-
-    def run_agent(self, task):
-        return AgentOutcome(output="made up")
-"""
+LAZY = lazy_agent_source("anthropic-messages")
 
 
 def test_agent_items_pass_for_the_reference_and_fail_with_a_reproduce_command(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_sources import lazy_agent_source
 from stream_harness.agents.registry import AGENTS
 from stream_harness.cli.main import main
 from stream_harness.conformance import agent_runner
@@ -22,16 +23,7 @@ from stream_harness.reporting.jsonl import load_report
 
 SCENARIOS = bundled_cassettes() / "agent-scenarios"
 ONE = str(SCENARIOS / "weather_tool_call.yaml")
-LAZY = (
-    "from stream_harness.agents.protocol import AgentOutcome\n"
-    "class Lazy:\n"
-    "    name = 'lazy'\n"
-    "    protocols = frozenset({'openai-completions'})\n"
-    "    conventions = {}\n"
-    "    settings = ''\n"
-    "    def version(self): return '0'\n"
-    "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
-)
+LAZY = lazy_agent_source()
 KNOWN = "lazy:\n  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_sources import lazy_agent_source
 from stream_harness.cli.main import main
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.reporting.jsonl import load_report
@@ -37,16 +38,7 @@ def test_the_reference_passes_and_writes_its_report(
 def test_a_failing_agent_exits_1_with_a_reproduce_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "lazy_agent.py").write_text(
-        "from stream_harness.agents.protocol import AgentOutcome\n"
-        "class Lazy:\n"
-        "    name = 'lazy'\n"
-        "    protocols = frozenset({'openai-completions'})\n"
-        "    conventions = {}\n"
-        "    settings = ''\n"
-        "    def version(self): return '0'\n"
-        "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
-    )
+    (tmp_path / "lazy_agent.py").write_text(lazy_agent_source())
     code = main(
         ["agents", "--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", ONE]
     )
@@ -141,16 +133,7 @@ def test_serve_answers_an_agent_by_hand_and_prints_what_it_saw() -> None:
 def test_out_merges_agent_rows_beside_what_the_report_holds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "lazy_agent.py").write_text(
-        "from stream_harness.agents.protocol import AgentOutcome\n"
-        "class Lazy:\n"
-        "    name = 'lazy'\n"
-        "    protocols = frozenset({'openai-completions'})\n"
-        "    conventions = {}\n"
-        "    settings = ''\n"
-        "    def version(self): return '0'\n"
-        "    def run_agent(self, task): return AgentOutcome(output='made up')\n"
-    )
+    (tmp_path / "lazy_agent.py").write_text(lazy_agent_source())
     out = tmp_path / "report"
     assert (
         main(
