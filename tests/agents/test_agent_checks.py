@@ -95,6 +95,12 @@ def result(call_id: str, content: str) -> dict[str, Any]:
 CHARGE = ("call_c1", "charge_card", {"amount_cents": 4200, "customer": "cus_ada_lovelace"})
 
 
+def weather_history(task: AgentTask) -> list[Any]:
+    """The weather tool run once through the ledger, and the history a correct loop then
+    sends: the prompt, the call as served (call_w1), its result paired to it."""
+    out = task.tools[0].call({"city": "Paris"})
+    return [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
+
 def test_a1_catches_a_tool_run_on_truncated_arguments() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])  # cut inside the arguments
@@ -157,10 +163,7 @@ def test_a3_catches_a_result_paired_to_the_wrong_id() -> None:
 def test_a5_catches_a_stream_without_terminal_event_taken_as_the_answer() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
-        out = task.tools[0].call({"city": "Paris"})
-        post(
-            [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
-        )
+        post(weather_history(task))
         return AgentOutcome(output="It is 18 C and cloudy in Paris.")
 
     bad = observe(Scripted(steps), scenario("no_terminal_event"), PROTOCOL)
@@ -184,12 +187,7 @@ def test_a6_catches_a_length_stopped_call_that_runs() -> None:
 def test_a7_catches_an_overflow_retried_as_transient() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
-        out = task.tools[0].call({"city": "Paris"})
-        history = [
-            USER,
-            assistant(("call_w1", "get_weather", {"city": "Paris"})),
-            result("call_w1", out),
-        ]
+        history = weather_history(task)
         post(history)  # the overflow ...
         post(history)  # ... resent unchanged, as a rate limit would be
         return AgentOutcome(output="Summary.")
@@ -238,12 +236,7 @@ def test_a10_catches_retry_after_ignored() -> None:
 def test_a11_catches_text_shown_twice_after_a_retry() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])
-        out = task.tools[0].call({"city": "Paris"})
-        history = [
-            USER,
-            assistant(("call_w1", "get_weather", {"city": "Paris"})),
-            result("call_w1", out),
-        ]
+        history = weather_history(task)
         post(history)
         post(history)
         return AgentOutcome(output="It is 18 C and It is 18 C and cloudy in Paris.")
@@ -305,10 +298,7 @@ def test_a_side_request_gets_the_response_matched_by_content_and_the_checks_foll
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])  # the conversation: response 1 (the call), not the title
         post([{"role": "user", "content": "Generate a short title for: x"}])  # response 0
-        out = task.tools[0].call({"city": "Paris"})
-        post(
-            [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
-        )
+        post(weather_history(task))
         return AgentOutcome(output="It is 18 C and cloudy in Paris.")
 
     run = observe(Scripted(steps), scenario("side_request_by_content"), PROTOCOL)
