@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from stream_harness.adapters.js import node_binary
 from stream_harness.conformance.config import ConfigError, check_numbers, load_config
 from stream_harness.conformance.expectations import (
     Expectations,
@@ -300,7 +301,7 @@ def js_source(name: str) -> Path:
 
 def node_missing() -> str | None:
     """Why a JS group cannot run here (no node, or no npm to install its lock file), or None."""
-    if not (os.environ.get("STREAM_HARNESS_NODE") or shutil.which("node")):
+    if node_binary() is None:
         return "node is not on PATH (Node >= 20; or set STREAM_HARNESS_NODE)"
     if shutil.which("npm") is None:
         return "npm is not on PATH (it installs the group's lock file)"
