@@ -58,16 +58,27 @@ def missing() -> str | None:
     return None
 
 
-def js_adapter(name: str) -> StdioAdapter:
+def node_argv(relative: str) -> list[str]:
+    """``node <script>`` for a script of the JS folder (``adapters/openai.mjs``,
+    ``agents/mastra.mjs``): the stream adapters and the agent rows start the same way.
+    Raises ValueError with the one line that says what is missing here."""
     problem = missing()
     if problem:
-        raise AdapterLoadError(f"adapter {name!r}: {problem}")
-    script = js_root() / "adapters" / SCRIPTS[name]
+        raise ValueError(problem)
+    script = js_root() / relative
     if not script.is_file():
-        raise AdapterLoadError(f"adapter {name!r}: no script {script}")
+        raise ValueError(f"no script {script}")
     node = node_binary()
     assert node is not None
-    return StdioAdapter([node, str(script)], cwd=js_root())
+    return [node, str(script)]
+
+
+def js_adapter(name: str) -> StdioAdapter:
+    try:
+        argv = node_argv(f"adapters/{SCRIPTS[name]}")
+    except ValueError as exc:
+        raise AdapterLoadError(f"adapter {name!r}: {exc}") from None
+    return StdioAdapter(argv, cwd=js_root())
 
 
 # The factories ``stream_harness.adapters.registry`` names, one a script: the loader calls

@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Final
 
-from stream_harness.adapters.js import js_root, missing, node_binary
+from stream_harness.adapters.js import js_root, node_argv
 from stream_harness.agents.frameworks.support import conventions_for
 from stream_harness.agents.stdio import StdioAgent
 from stream_harness.contract import facts
@@ -43,15 +43,11 @@ def declared_conventions(name: str) -> dict[str, object] | None:
 
 
 def js_agent(name: str) -> StdioAgent:
-    problem = missing()
-    if problem:
-        raise JSAgentMissingError(problem)
-    script = js_root() / "agents" / SCRIPTS[name]
-    if not script.is_file():
-        raise JSAgentMissingError(f"no script {script}")
-    node = node_binary()
-    assert node is not None
-    agent = StdioAgent([node, str(script)], cwd=js_root())
+    try:
+        argv = node_argv(f"agents/{SCRIPTS[name]}")
+    except ValueError as exc:
+        raise JSAgentMissingError(str(exc)) from None
+    agent = StdioAgent(argv, cwd=js_root())
     conventions = declared_conventions(name)
     if conventions is not None and not agent.conventions:
         agent.conventions = conventions
