@@ -15,10 +15,8 @@ adapter maps them; an iteration that ends without either, or raises, is what it 
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.openai_sdk import responses_message
@@ -30,33 +28,13 @@ from stream_harness.adapters.sdk_support import (
     require,
 )
 from stream_harness.adapters.ws_session import ChainState, SessionTurn
-from stream_harness.server.loopback import Answer, Hit, LoopbackServer, json_error
+from stream_harness.server.loopback import LoopbackServer
+from stream_harness.server.ws_session import OneSession
 
 WEBSOCKET: Final = "openai-responses-websocket"
 TERMINAL: Final = frozenset(
     {"response.completed", "response.incomplete", "response.failed", "response.cancelled"}
 )
-
-
-@dataclass
-class OneSession:
-    """A loopback strategy holding one WebSocket session: ``turns`` (frame logs) played on
-    the first upgrade; anything else is a 404."""
-
-    turns: list[bytes]
-    methods: ClassVar[tuple[str, ...]] = ("GET",)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _played: bool = False
-
-    def websocket_turns(self, hit: Hit) -> list[bytes] | None:
-        with self._lock:
-            if self._played:
-                return None
-            self._played = True
-        return self.turns
-
-    def respond(self, hit: Hit) -> Answer:
-        return json_error(404, "not_found", f"no session for {hit.method} {hit.target}")
 
 
 def _dump(obj: Any) -> Any:

@@ -97,6 +97,27 @@ def parse_create(text: str | bytes) -> dict[str, Any]:
 
 
 @dataclass
+class OneSession:
+    """A loopback strategy holding one WebSocket session: ``turns`` (frame logs) played on
+    the first upgrade; anything else is a 404."""
+
+    turns: list[bytes]
+    methods: ClassVar[tuple[str, ...]] = ("GET",)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _played: bool = False
+
+    def websocket_turns(self, hit: Hit) -> list[bytes] | None:
+        with self._lock:
+            if self._played:
+                return None
+            self._played = True
+        return self.turns
+
+    def respond(self, hit: Hit) -> Answer:
+        return json_error(404, "not_found", f"no session for {hit.method} {hit.target}")
+
+
+@dataclass
 class CheckedSession:
     """One WebSocket session (``logs``, the turns' frame logs) played on the first upgrade,
     each client message that opens turn i compared with ``creates[i]``, the recorded one:
@@ -107,15 +128,13 @@ class CheckedSession:
     methods: ClassVar[tuple[str, ...]] = ("GET",)
     sent: list[dict[str, Any]] = field(default_factory=list)
     differences: dict[int, list[str]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _played: bool = False
+    _session: OneSession = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._session = OneSession(self.logs)
 
     def websocket_turns(self, hit: Hit) -> list[bytes] | None:
-        with self._lock:
-            if self._played:
-                return None
-            self._played = True
-        return self.logs
+        return self._session.websocket_turns(hit)
 
     def websocket_message(self, index: int, message: str) -> None:
         sent = parse_create(message)
@@ -125,7 +144,7 @@ class CheckedSession:
             self.differences[index] = found
 
     def respond(self, hit: Hit) -> Answer:
-        return json_error(404, "not_found", f"no session for {hit.method} {hit.target}")
+        return self._session.respond(hit)
 
 
 def recorded_creates(bodies: Sequence[bytes]) -> list[dict[str, Any]]:
