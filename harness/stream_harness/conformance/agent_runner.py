@@ -348,11 +348,14 @@ def observe_in_jobs(
     spawned: list[AgentAdapter] = []
     lock = threading.Lock()
     finished = threading.Semaphore(0)
+    # Set on an interrupt: a job whose run just failed (its process killed) takes no next
+    # unit, which would start a fresh process for the exit hooks to wait on and kill.
+    stopping = threading.Event()
 
     def job(first: bool) -> None:
         own: dict[str, AgentAdapter] = {}
         try:
-            while True:
+            while not stopping.is_set():
                 try:
                     i = work.get_nowait()
                 except queue.Empty:
@@ -391,6 +394,7 @@ def observe_in_jobs(
             runs[i] = observe(adapter, scenario, protocol, limits)
     except BaseException:  # Ctrl-C, SIGTERM: the caller stops every process at once
         interrupted = True
+        stopping.set()
         raise
     finally:
         asyncio_log.removeFilter(_unclosed_generators)
