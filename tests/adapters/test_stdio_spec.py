@@ -557,6 +557,7 @@ def test_a_failing_result_shows_the_adapters_stray_stdout(
     failures = [f for line in lines if line["kind"] == "result" for f in line["failures"]]
     assert failures and all(f["stdout_noise"] == noise for f in failures)
     assert f'<pre class="noise">{noise}</pre>' in (out / "report.html").read_text()
+    assert f"  - stdout besides the protocol: `{noise}`" in (out / "README.md").read_text()
 
 
 def test_a_quiet_adapters_failures_quote_nothing(tmp_path: Path) -> None:

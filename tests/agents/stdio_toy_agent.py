@@ -60,6 +60,12 @@ def main() -> None:
                         if "--over-cap" in sys.argv
                         else {}
                     ),
+                    # --conventions JSON: any declared keys, known or not
+                    **(
+                        json.loads(sys.argv[sys.argv.index("--conventions") + 1])
+                        if "--conventions" in sys.argv
+                        else {}
+                    ),
                 },
                 "settings": agent.settings,
             }

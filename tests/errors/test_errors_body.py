@@ -379,3 +379,27 @@ def test_bedrock_type_from_headers() -> None:
         }
     )
     assert (frame.provider_type, frame.kind) == ("InternalFailure", "overflow")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param('{"error": {"message": "Quota exceeded",}}', "Quota exceeded", id="trailing-comma-object"),
+        pytest.param('[{"error": {"message": "Quota exceeded"}},\n]', "Quota exceeded", id="trailing-comma-array"),
+        pytest.param('{"error": {"message": "a, ] b, }",}}', "a, ] b, }", id="comma-bracket-inside-a-string-kept"),
+        pytest.param('[{"error": {"code": 503, "message": "The model is overloaded"', "The model is overloaded", id="cut-off"),
+        pytest.param("[", "[", id="a-bracket-alone-is-text"),
+        pytest.param("[not json, ]", "[not json, ]", id="not-json-is-text"),
+    ],
+)
+def test_an_almost_json_body_keeps_its_message(body: str, message: str) -> None:
+    """Before, any body json.loads refused fell back to its first line (``[``)."""
+    assert error_details_from_body(body.encode()).message == message
+
+
+def test_only_a_small_body_is_repaired() -> None:
+    """Repair is bounded (a hostile megabyte of quotes took 22 s to parse partially): past
+    the bound a body that is not strict JSON is read as text, as before."""
+    padding = " " * (1 << 14)
+    body = '{"error": {"message": "Quota exceeded",' + padding + "}}"
+    assert error_details_from_body(body.encode()).message == '{"error": {"message": "Quota exceeded", }}'

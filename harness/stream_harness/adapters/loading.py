@@ -24,6 +24,7 @@ from stream_harness.adapters.gateways.catalog import GATEWAYS
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.adapters.stdio import command_adapter
+from stream_harness.contract.names import known_names
 
 ENTRY_POINT_GROUP = "stream_harness.adapters"
 
@@ -149,8 +150,11 @@ def load_adapter(spec: str, *, project: Path | None = None) -> Adapter:
         target = target or spec
     module_name, _, attr = target.partition(":")
     if not attr:
-        known = ", ".join(sorted({*BUILTIN, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))}))
-        raise AdapterLoadError(f"unknown adapter {spec!r} (known: {known}; or give module:object)")
+        raise AdapterLoadError(
+            f"unknown adapter {spec!r} ({known_names(spec, known_adapter_names())}; or give "
+            f"module:object, cmd:COMMAND or a gateway row GATEWAY[UPSTREAM->CLIENT] of "
+            f"{', '.join(sorted(GATEWAYS))})"
+        )
     module = _import(module_name, spec, project if project is not None else Path.cwd())
     try:
         obj = getattr(module, attr)
@@ -176,6 +180,12 @@ def available_adapters() -> list[str]:
             continue
         names.append(name)
     return names
+
+
+def known_adapter_names() -> list[str]:
+    """Every name ``--adapter`` takes as it is: built-in, third-party (installed here or
+    not: each names its package when it cannot start) and entry points, sorted."""
+    return sorted({*BUILTIN, *THIRD_PARTY, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))})
 
 
 def is_known_name(name: str) -> bool:

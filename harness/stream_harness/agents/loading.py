@@ -13,9 +13,12 @@ import importlib
 from pathlib import Path
 
 from stream_harness.adapters.loading import _one_line, _project_on_path
+from stream_harness.agents.conventions import conventions_problem
+from stream_harness.agents.frameworks.support import missing_framework
 from stream_harness.agents.protocol import AgentAdapter
 from stream_harness.agents.registry import AGENTS
 from stream_harness.agents.stdio import COMMAND_PREFIX, StdioAgent, StdioAgentError
+from stream_harness.contract.names import known_names
 
 
 class AgentLoadError(ValueError):
@@ -31,8 +34,10 @@ def load_agent(spec: str, project: Path | None = None) -> AgentAdapter:
             raise AgentLoadError(f"agent {spec!r}: {exc}") from None
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
-        known = ", ".join(sorted(AGENTS))
-        raise AgentLoadError(f"agent {spec!r}: not a known name ({known}) nor module:object")
+        raise AgentLoadError(
+            f"agent {spec!r}: not a known name ({known_names(spec, sorted(AGENTS))}) "
+            "nor module:object nor cmd:COMMAND"
+        )
     try:
         with _project_on_path(project):
             module = importlib.import_module(module_name)
@@ -62,4 +67,10 @@ def load_agent(spec: str, project: Path | None = None) -> AgentAdapter:
             f"agent {spec!r} is not an AgentAdapter (needs name, protocols, conventions, "
             "settings, version(), run_agent())"
         )
+    missing = missing_framework(candidate.name)
+    if missing is not None:
+        raise AgentLoadError(str(missing))
+    problem = conventions_problem(candidate.conventions)
+    if problem is not None:
+        raise AgentLoadError(f"agent {spec!r}: {problem}")
     return candidate

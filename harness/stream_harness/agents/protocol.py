@@ -14,30 +14,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 # Versioned like the stdio stream protocol: an adapter in another language states which
 # version it speaks, and a harness refuses one it does not know.
 AGENT_PROTOCOL_VERSION = 1
-
-
-OVER_CAP_POLICIES: Final[frozenset[str]] = frozenset({"capped", "backoff", "give_up"})
-"""What a row does with a retry-after above its cap (``retry_after_over_cap``): waits the
-cap, then retries (seed 000's ``Math.min``); retries after its own backoff as if there
-were no hint (anthropic 0.x); or raises at once (openai 2.x/3.x ``_should_retry``).
-A convention of the AgentAdapter protocol, so it lives with it: the checks read it,
-and specs/agent_conventions.yaml is checked against it when read."""
-
-
-def over_cap_problem(policy: Mapping[str, Any], where: str) -> str | None:
-    """Why ``policy``'s ``retry_after_over_cap`` is not one the checks read (``where``
-    names it in the message), or None. A misspelt policy would otherwise be read as "not
-    capped" or "not give_up" and change verdicts silently; the bundled conventions file and
-    a stdio agent's own declaration are held to it alike."""
-    value = policy.get("retry_after_over_cap", "capped")
-    if value in OVER_CAP_POLICIES:
-        return None
-    return f"{where}.retry_after_over_cap is {value!r}, not one of {', '.join(sorted(OVER_CAP_POLICIES))}"
 
 
 class ToolFailed(Exception):

@@ -32,6 +32,7 @@ from stream_harness.agents.render import (
 )
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.loop.scenario import ScenarioError, find_scenarios, read_scenario_yaml
+from stream_harness.loop.spec_errors import validation_problem
 from stream_harness.providers.registry import UnknownProtocolError, detect_protocol
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.recordings.inputs import display_path
@@ -270,10 +271,7 @@ def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
     try:
         spec = AgentScenarioSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "root"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ScenarioError(file, where, first["msg"] + more) from None
+        raise ScenarioError(file, *validation_problem(exc, AgentScenarioSpec)) from None
     tools: list[ToolScript] = []
     for name, tool in spec.tools.items():
         try:

@@ -33,11 +33,11 @@ from stream_harness.adapters.stdio import (
     StdioProcess,
 )
 from stream_harness.adapters.stdio import validate as validate_message
+from stream_harness.agents.conventions import conventions_problem
 from stream_harness.agents.protocol import (
     AGENT_PROTOCOL_VERSION,
     AgentOutcome,
     AgentTask,
-    over_cap_problem,
 )
 
 COMMAND_PREFIX: Final = "cmd:"
@@ -126,18 +126,10 @@ class StdioAgent:
         self.name: str = str(started.get("name") or self.argv[0])
         self.protocols: frozenset[str] = frozenset(started.get("protocols") or ())
         self.conventions: Mapping[str, Any] = dict(started.get("conventions") or {})
-        for where, policy in [
-            ("conventions", self.conventions),
-            *(
-                (f"conventions.by_protocol.{p}", v)
-                for p, v in (self.conventions.get("by_protocol") or {}).items()
-                if isinstance(v, Mapping)
-            ),
-        ]:
-            problem = over_cap_problem(policy, where)
-            if problem:
-                self.close()
-                raise StdioAgentError(f"agent command {shlex.join(self.argv)!r}: {problem}")
+        problem = conventions_problem(self.conventions)
+        if problem:
+            self.close()
+            raise StdioAgentError(f"agent command {shlex.join(self.argv)!r}: {problem}")
         self.settings: str = str(started.get("settings") or "")
         self._version = str(started.get("framework_version") or "unknown")
 

@@ -33,6 +33,7 @@ from stream_harness.agents.scenario import (
     load_agent_scenario,
     resolve_scenarios_argument,
 )
+from stream_harness.cli.agent_options import import_root, with_project
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import (
     AgentExpectation,
@@ -48,6 +49,9 @@ from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import ExpectationsError
 from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.contract import facts
+from stream_harness.contract.names import known_names
+from stream_harness.reporting.agent_console import render_agent_results
+from stream_harness.reporting.console import FORMATS, choose_format
 from stream_harness.reporting.files import write_report
 from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import (
@@ -96,8 +100,9 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--project",
-        default=".",
-        help="folder put on the import path for module:object (default: .)",
+        help="folder put on the import path for module:object (default: the folder of the "
+        "pyproject.toml that configures the run, as `check` imports adapters, else .); "
+        "repeated in every reproduce command",
     )
     p.add_argument(
         "--out",
@@ -110,6 +115,10 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="with --shard: a shard with no run is written and passes (a driver that merges "
         "the shards counts the whole)",
     )
+    p.add_argument(
+        "--format", choices=FORMATS, default="auto",
+        help="console output: a table on a terminal, plain lines in logs, github annotations (default: auto)",
+    )  # fmt: skip
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
     p.add_argument(
         "--jobs",
@@ -135,8 +144,8 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> int:
+    """Bad input: one line on stderr, as `check` says it (never twice, on both streams)."""
     print(f"stream-harness: {message}", file=sys.stderr)
-    print(f"ERROR: {message}")
     return 2
 
 
@@ -147,9 +156,7 @@ def agents_command(args: argparse.Namespace) -> int:
         return _error("--agent: name at least one agent (reference, module:object or cmd:COMMAND)")
     unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
     if unknown:
-        return _error(
-            f"--check: unknown check(s) {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})"
-        )
+        return _error(f"--check: unknown check(s) {', '.join(unknown)} ({known_names(unknown[0], CHECK_IDS)})")
     if args.timeout <= 0 or args.max_turns < 1:
         return _error("--timeout must be > 0 and --max-turns >= 1")
     if args.jobs < 1:
@@ -175,19 +182,20 @@ def agents_command(args: argparse.Namespace) -> int:
             scenarios.append(load_agent_scenario(file))
         except ScenarioError as exc:
             return _error(str(exc))
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        return _error(str(exc))
+    args.import_root = import_root(args.project, config.source)
     adapters: list[tuple[str, AgentAdapter]] = []
     for spec in args.agent:
         try:
-            adapters.append((spec, load_agent(spec, Path(args.project))))
+            adapters.append((spec, load_agent(spec, args.import_root)))
         except AgentLoadError as exc:
             return _error(str(exc))
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ShardError as exc:
-        return _error(str(exc))
-    try:
-        config = load_config()
-    except ConfigError as exc:
         return _error(str(exc))
     user = Path(args.expect) if args.expect else config.agent_expectations
     names = list(dict.fromkeys(adapter.name for _, adapter in adapters))
@@ -211,6 +219,7 @@ def agents_command(args: argparse.Namespace) -> int:
             close = getattr(adapter, "close", None)
             if callable(close):
                 close()  # a stdio agent's process
+    results = with_project(results, args.project)
     versions = {adapter.name: _version(adapter) for _, adapter in adapters}
     info = None
     if shard is not None:
@@ -236,7 +245,7 @@ def _run(
         limits=limits,
         shard=shard,
         jobs=args.jobs,
-        spawn=lambda spec: load_agent(spec, Path(args.project)),
+        spawn=lambda spec: load_agent(spec, args.import_root),
     )
 
 
@@ -266,7 +275,7 @@ def _finish(
             "nothing was checked (no scenario in a protocol the agents support, or every check "
             f"skipped){where}"
         )
-    _print(results)
+    render_agent_results(results, choose_format(args.format))
     if args.out:
         problem = write_agent_report(Path(args.out), results, versions, shard)
         if problem is not None:
@@ -279,26 +288,6 @@ def _finish(
         return 1
     print(f"OK: {runs} agent runs, {summary}")
     return 0
-
-
-def _print(results: list[AgentResult]) -> None:
-    by_agent: dict[str, Counter[str]] = {}
-    for r in results:
-        by_agent.setdefault(r.agent, Counter())[r.status] += 1
-    for agent, counts in by_agent.items():
-        row = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
-        print(f"{agent}: {row}")
-    for r in results:
-        if r.failing:
-            what = r.message
-            if r.status == "fixed":  # a passed check carries no message; a skipped one says why
-                what = (
-                    f"not judged ({r.message}), but is listed as a known failure"
-                    if r.message
-                    else "passed, but is listed as a known failure"
-                )
-            print(f"  FAIL {r.agent} {r.scenario} [{r.protocol}] {r.check} {r.title}: {what}")
-            print(f"    reproduce: {r.command}")
 
 
 def agent_rows(results: list[AgentResult], versions: dict[str, str]) -> tuple[AgentRow, ...]:

@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stream_harness.adapters.loading import DEFAULT_ADAPTERS, is_known_name, load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
+from stream_harness.conformance.agent_runner import ExpectationError, expectations_for_agents
 from stream_harness.conformance.config import (
     MAX_EXAMPLES,
     Config,
@@ -44,6 +45,7 @@ from stream_harness.reporting import (
     reclassify,
     write_report,
 )
+from stream_harness.reporting.agent_triage import reclassify_agents
 from stream_harness.reporting.console import (
     FORMATS,
     Format,
@@ -137,6 +139,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--expectations",
         help="folder of <adapter>.yaml known-failure files the outcomes are recomputed from (default: [tool.stream-harness] expectations, then the bundled ones)",
+    )
+    p.add_argument(
+        "--agent-expectations",
+        help="agent shards: known failures the agent rows' outcomes are recomputed from, as `agents --expect` takes them (default: [tool.stream-harness] agent_expectations, then the bundled ones)",
     )
     p.add_argument(
         "--fresh", action="store_true",
@@ -383,6 +389,22 @@ def _shard_report_path(given: str) -> Path:
     raise CommandError(f"{given}: no such shard report folder or report.jsonl")
 
 
+def _reclassify_agent_rows(report: Report, given: str | None, config: Config) -> Report:
+    """The agent rows' known failures from the agent expectation files as they are here."""
+    if not report.agent_results:
+        return report
+    user = Path(given) if given else config.agent_expectations
+    agents = list(dict.fromkeys(row.agent for row in report.agent_results))
+    scenarios = {row.scenario for row in report.agent_results}
+    try:
+        expectations, warnings = expectations_for_agents(agents, user, scenarios)
+    except ExpectationError as exc:
+        raise CommandError(f"--agent-expectations: {exc}" if given else str(exc)) from None
+    for warning in warnings:
+        print(f"stream-harness: warning: {warning}", file=sys.stderr)
+    return reclassify_agents(report, expectations)
+
+
 def merge_command(args: argparse.Namespace) -> int:
     """Shards 1..N of one run in, the report a single run writes out; exit as `report` does."""
     form = choose_format(args.format)
@@ -403,7 +425,8 @@ def merge_command(args: argparse.Namespace) -> int:
         report = reclassify(
             merged, lambda name: expectations_for_adapter(name, config.expectations)
         ).model_copy(update={"expectations": shown_expectations(config)})
-    except (CommandError, ReportError, ConfigError, ExpectationsError) as exc:
+        report = _reclassify_agent_rows(report, args.agent_expectations, config)
+    except (CommandError, ReportError, ConfigError, ExpectationsError, ExpectationError) as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     if not report.results and not report.agent_results:  # agent shards hold agent rows only

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT
+from stream_harness.contract.names import known_names
 
 CONFIG_ENV = "STREAM_HARNESS_CONFIG"
 TABLE = "stream-harness"
@@ -160,9 +161,7 @@ def parse_table(table: object, path: Path) -> Config:
         raise ConfigError(f"{where} must be a table")
     unknown = sorted(set(table) - set(_KEYS))
     if unknown:
-        close = difflib.get_close_matches(unknown[0], list(_KEYS), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} ({hint}known: {', '.join(_KEYS)})")
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} ({known_names(unknown[0], _KEYS)})")
     base = path.parent
 
     def paths(key: str) -> tuple[Path, ...]:

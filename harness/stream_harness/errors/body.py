@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from stream_harness.contract.partial_json import parse_partial
+
 # Plain-text and HTML bodies are reduced to one line of at most this many characters: enough
 # to identify a proxy's error page, short enough to put in an error message.
 MAX_TEXT_LINE = 300
@@ -100,6 +102,31 @@ def _loads(text: str) -> object:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
+
+
+# Bodies larger than this are not repaired when not strict JSON: a real error body is a few
+# hundred bytes, and partial parsing of a hostile megabyte (1 MB of quotes) took 22 s.
+_MAX_LENIENT = 1 << 14
+# A JSON string, or a comma with only whitespace before a closing bracket: the strings are
+# matched first so that a ", ]" inside a message is left alone.
+_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[\]}])')
+
+
+def _loads_body(text: str) -> object:
+    """A whole error body that is JSON or almost JSON: strict first, then without trailing
+    commas (``[{"error": {...}},\n]``, as recorded from a Vertex AI endpoint), then
+    completed where it was cut off (a JSON array stream that ended early). Otherwise the
+    reader would fall back to the body's first line, ``[``, and the message would be lost.
+    """
+    value = _loads(text)
+    if value is not None or len(text) > _MAX_LENIENT:
+        return value
+    relaxed = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
+    value = _loads(relaxed) if relaxed != text else None
+    if value is not None:
+        return value
+    partial = parse_partial(relaxed)
+    return partial if partial not in ({}, [], None) else None
 
 
 def _merge(outer: ErrorDetails, inner: ErrorDetails) -> ErrorDetails:
@@ -354,7 +381,7 @@ def error_details_from_body(body: bytes | str | Mapping[str, object] | object) -
         return _EMPTY
     if len(value) <= _MAX_SCAN:
         if _looks_like_json(value):
-            parsed = _from_json(_loads(value))
+            parsed = _from_json(_loads_body(value))
             if parsed is not None:
                 return parsed
         if "data:" in value:

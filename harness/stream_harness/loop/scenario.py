@@ -41,6 +41,7 @@ from stream_harness.loop.scheduler import (
     SimulationResult,
     ToolPlan,
 )
+from stream_harness.loop.spec_errors import validation_problem
 from stream_harness.loop.state import AgentLoop, LoopConfig
 from stream_harness.loop.tools import (
     AppendTo,
@@ -431,10 +432,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     try:
         spec = ScenarioSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "root"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ScenarioError(file, where, first["msg"] + more) from None
+        raise ScenarioError(file, *validation_problem(exc, ScenarioSpec)) from None
     tools: list[ToolSpec] = []
     for name, tool in spec.tools.items():
         try:
@@ -507,9 +505,8 @@ def _compile_response(
             try:
                 events.append(EVENT_ADAPTER.validate_python(raw))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"])
-                raise ScenarioError(file, f"{where}.events.{n}", f"{loc}: {first['msg']}") from None
+                loc, problem = validation_problem(exc, None)
+                raise ScenarioError(file, f"{where}.events.{n}", f"{loc}: {problem}") from None
         return ModelResponse(events=events, **timing)
     if r.script is not None:
         return ModelResponse(events=script_events(r.script), **timing)

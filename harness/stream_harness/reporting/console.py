@@ -150,13 +150,13 @@ def annotation(report: Report, r: Result) -> str:
     first = r.failures[0] if r.failures else None
     body = "\n".join(reported_failure_lines(r)[1:] or [r.outcome])
     message = f"{first.message if first else r.outcome}\n{body}"
-    where = f"file={_prop(case.cassette)}," if case is not None else ""
-    return f"::error {where}title={_prop(f'{r.check} [{r.adapter}] {r.case}')}::{_data(message)}"
+    where = f"file={workflow_property(case.cassette)}," if case is not None else ""
+    return f"::error {where}title={workflow_property(f'{r.check} [{r.adapter}] {r.case}')}::{workflow_data(message)}"
 
 
-def _data(text: str) -> str:
+def workflow_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _prop(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+def workflow_property(text: str) -> str:
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")

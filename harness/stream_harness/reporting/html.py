@@ -140,13 +140,16 @@ def _details(report: Report, links: dict[tuple[str, str], str]) -> str:
 def _metadata(report: Report) -> str:
     verdict = report.verdict
     adapters = ", ".join(f"{_e(a.name)} {_e(a.version)} ({a.level} level)" for a in report.adapters)
-    rows = [
-        ("tool", f"stream-harness {_e(report.tool_version)}"),
-        ("run", f"{timestamp(report.started)} to {timestamp(report.finished)}"),
+    stream = [  # no row for the stream settings of a report that ran no stream check
         ("seed", str(report.seed)),
         ("random splits per check", str(report.examples)),
         ("every single cut of bodies up to", f"{report.single_cut_limit} bytes"),
         ("adapters", adapters or "none"),
+    ]
+    rows = [
+        ("tool", f"stream-harness {_e(report.tool_version)}"),
+        ("run", f"{timestamp(report.started)} to {timestamp(report.finished)}"),
+        *([] if report.agent_only else stream),
         ("checked", f"{_e(report.scope)} (skipped inputs: {len(report.skipped)})"),
         *((_e(k), _e(v)) for k, v in report.environment.items()),
         ("verdict", _e(verdict)),

@@ -66,11 +66,14 @@ def _metadata(report: Report) -> list[str]:
         f"{text(a.name)} {text(a.version)} ({a.level} level)" for a in report.adapters
     )
     env = ", ".join(f"{text(k)} {text(v)}" for k, v in report.environment.items())
+    stream = [  # no line for the stream settings of a report that ran no stream check
+        f"- Seed: {report.seed}; random splits per check: {report.examples}; every single cut of bodies up to {report.single_cut_limit} bytes",
+        f"- Adapters: {adapters or 'none'}",
+    ]
     return [
         f"- Tool: stream-harness {text(report.tool_version)}",
         f"- Run: {timestamp(report.started)} to {timestamp(report.finished)}",
-        f"- Seed: {report.seed}; random splits per check: {report.examples}; every single cut of bodies up to {report.single_cut_limit} bytes",
-        f"- Adapters: {adapters or 'none'}",
+        *([] if report.agent_only else stream),
         f"- Checked: {text(report.scope)}; skipped inputs: {len(report.skipped)}",
         f"- Environment: {env or 'not recorded'}",
         f"- Verdict: {verdict}",
@@ -130,6 +133,8 @@ def _result(r: Result) -> list[str]:
         lines.append(f"  - {text(diff)}")
     if first and first.command:
         lines.append(f"  - reproduce: {code(first.command)}")
+    if first and first.stdout_noise:  # quoted as the console and report.html quote it
+        lines.append(f"  - stdout besides the protocol: {code(_clip(first.stdout_noise))}")
     if r.issue:
         lines.append(f"  - issue: {_link(r.issue)}")
     return lines

@@ -289,6 +289,12 @@ class Report(ReportModel):
         )
 
     @property
+    def agent_only(self) -> bool:
+        """A report of agent rows alone (``agents --out``, their shards merged): its
+        header's stream settings (seed, splits, single-cut limit) describe no run."""
+        return bool(self.agent_results) and not self.cases and not self.adapters and not self.results
+
+    @property
     def scope(self) -> str:
         """How much was checked: a verdict means nothing without it."""
         cassettes = len({c.cassette for c in self.cases})
@@ -296,7 +302,16 @@ class Report(ReportModel):
         if self.agent_results:
             runs = {(a.agent, a.scenario, a.protocol) for a in self.agent_results}
             names = {a.agent for a in self.agent_results}
-            agents = f"; {len(runs)} agent run(s) of {len(names)} agent(s)"
+            scenarios = {a.scenario for a in self.agent_results}
+            agents = f"{len(runs)} agent run(s) of {len(names)} agent(s) on {len(scenarios)} scenario(s)"
+        if self.agent_only:
+            return agents + (
+                f"; shard {self.shard.label}: {self.shard.pairs} of the run's "
+                f"{self.shard.total_pairs} (agent, scenario, protocol) runs (`stream-harness merge` combines the shards)"
+                if self.shard is not None
+                else ""
+            )
+        agents = f"; {agents}" if agents else ""
         return (
             f"{cassettes} cassette(s), {len(self.cases)} case(s), {len(self.checks)} check(s), "
             f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "

@@ -130,7 +130,7 @@ def merge_shards(named: Sequence[tuple[str, Report]]) -> Report:
                 )
     if pairs != first.shard.total_pairs:
         raise ReportError(
-            f"the shards ran {pairs} (adapter, case) pairs between them where the run has "
+            f"the shards ran {pairs} {_unit(first)} between them where the run has "
             f"{first.shard.total_pairs}"
         )
     # In shard order, so that environment values that differ are joined in the same order
@@ -139,13 +139,18 @@ def merge_shards(named: Sequence[tuple[str, Report]]) -> Report:
     return merge_reports([reports[k].model_copy(update={"shard": None}) for k in sorted(reports)])
 
 
+def _unit(report: Report) -> str:
+    """What a shard's ``pairs`` count: an agent shard's unit is one agent run."""
+    return "(agent, scenario, protocol) runs" if report.agent_only or not report.cases else "(adapter, case) pairs"
+
+
 def _setting_difference(ours: Report, theirs: Report) -> str | None:
     for label, attr in _SETTINGS:
         if getattr(ours, attr) != getattr(theirs, attr):
             return f"{label} {getattr(theirs, attr)!r} here, {getattr(ours, attr)!r} there"
     assert ours.shard is not None and theirs.shard is not None
     if ours.shard.total_pairs != theirs.shard.total_pairs:
-        return f"the run has {theirs.shard.total_pairs} (adapter, case) pairs here, {ours.shard.total_pairs} there"
+        return f"the run has {theirs.shard.total_pairs} {_unit(ours)} here, {ours.shard.total_pairs} there"
     for kind, key, a, b in (
         ("check", "id", ours.checks, theirs.checks),
         ("adapter", "name", ours.adapters, theirs.adapters),

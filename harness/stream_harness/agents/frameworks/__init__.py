@@ -25,3 +25,20 @@ FRAMEWORKS: Final[dict[str, str]] = {
     "google-adk": "stream_harness.agents.frameworks.google_adk:GoogleADKAdapter",
 }
 
+
+# What each row cannot run without: (the distribution to install, a module it provides),
+# looked up (never imported) when the row is named, so that a framework that is not
+# installed is one line and exit 2 before any run, not a failure of every run (which reads
+# in CI as "fails the contract"). A protocol's own extra (langchain-anthropic) is still
+# found missing when that protocol runs.
+REQUIRES: Final[dict[str, tuple[str, str]]] = {
+    "pydantic-ai-agent": ("pydantic-ai-slim", "pydantic_ai"),
+    "openai-agents": ("openai-agents", "agents"),
+    "langgraph": ("langchain", "langchain.agents"),
+    "smolagents": ("smolagents", "smolagents"),
+    "llamaindex": ("llama-index-core", "llama_index.core"),
+    "autogen": ("autogen-agentchat", "autogen_agentchat"),
+    "agno": ("agno", "agno"),
+    "strands": ("strands-agents", "strands"),
+    "google-adk": ("google-adk", "google.adk"),
+}

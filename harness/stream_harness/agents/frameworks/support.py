@@ -14,12 +14,15 @@ import asyncio
 import copy
 import importlib
 import importlib.metadata
+import importlib.util
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from stream_harness.adapters.library import LibraryMissingError
-from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool, over_cap_problem
+from stream_harness.agents.conventions import policy_problem
+from stream_harness.agents.frameworks import REQUIRES
+from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 from stream_harness.contract import facts
 
 T = TypeVar("T")
@@ -62,16 +65,18 @@ class ConventionsError(ValueError):
 
 
 def _check_values(table: Mapping[str, Any]) -> None:
-    """Refuse a ``retry_after_over_cap`` the checks do not know, wherever the file sets one."""
-    places: list[tuple[str, Mapping[str, Any]]] = [
-        (f"clients.{client}", policy) for client, policy in table["clients"].items()
+    """Refuse a key or value outside the vocabulary (``vocabulary`` in the same file),
+    wherever the file declares a policy: a misspelt key would read as absent."""
+    places: list[tuple[str, Mapping[str, Any], tuple[str, ...]]] = [
+        (f"clients.{client}", policy, ("sources",)) for client, policy in table["clients"].items()
     ]
     for framework, entry in table["frameworks"].items():
-        places.append((f"frameworks.{framework}.conventions", entry.get("conventions") or {}))
+        places.append((f"frameworks.{framework}", entry, ("clients", "conventions", "protocols", "sources")))
+        places.append((f"frameworks.{framework}.conventions", entry.get("conventions") or {}, ()))
         for protocol, override in (entry.get("protocols") or {}).items():
-            places.append((f"frameworks.{framework}.protocols.{protocol}", override))
-    for where, policy in places:
-        problem = over_cap_problem(policy, where)
+            places.append((f"frameworks.{framework}.protocols.{protocol}", override, ("sources",)))
+    for where, policy, extra in places:
+        problem = policy_problem(policy, where, extra=extra)
         if problem:
             raise ConventionsError(f"specs/{CONVENTIONS}.yaml: {problem}")
 
@@ -85,6 +90,21 @@ class FrameworkMissingError(LibraryMissingError):
             f"agent adapter {adapter!r} needs the {distribution} package (missing module "
             f"{module}); its pins are the specs/matrix.toml group whose agents list names it",
         )
+
+
+def missing_framework(adapter: str) -> FrameworkMissingError | None:
+    """The one line for a built-in row whose framework is not installed here, else None
+    (a row that is not a built-in framework, or one that is installed)."""
+    if adapter not in REQUIRES:
+        return None
+    distribution, module = REQUIRES[adapter]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:  # a dotted name whose parent package is missing
+        found = False
+    except Exception:  # a parent package that is there but raises at import: the run says how
+        found = True
+    return None if found else FrameworkMissingError(adapter, module, distribution)
 
 
 def load(adapter: str, distribution: str, *modules: str) -> list[ModuleType]:

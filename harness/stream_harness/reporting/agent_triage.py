@@ -1,0 +1,60 @@
+"""Agent rows' known failures recomputed from the expectation files, as stream rows' are.
+
+``stream-harness merge`` recomputes a stream row's outcome from the expectation files as
+they are where the merge runs (:func:`stream_harness.reporting.report.reclassify`): the
+shards' results are their verdicts, the triage is the merge's. Agent rows kept each
+shard's triage instead, so an entry added (or removed) between the shards' runs and the
+merge, or a shard run with another ``--expect``, left the merged report disagreeing with
+the files. The same rule the runner applies (:func:`run_agent_checks`) is applied here to
+what each row observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from stream_harness.conformance.agent_runner import AgentExpectation
+from stream_harness.reporting.report import AgentRow, Outcome, Report
+
+__all__ = ["reclassify_agents"]
+
+Observed = Literal["passed", "failed", "skipped", "errored"]
+
+
+def reclassify_agents(report: Report, expectations: Sequence[AgentExpectation]) -> Report:
+    """The report with every agent row's outcome and issue following ``expectations``."""
+    rows: list[AgentRow] = []
+    for row in report.agent_results:
+        observed = _observed(row)
+        known = next(
+            (e for e in expectations if e.matches(row.agent, row.scenario, row.protocol, row.check)),
+            None,
+        )
+        if observed == "errored":
+            rows.append(row)
+            continue
+        outcome: Outcome
+        if known is None:
+            if observed == "skipped":
+                continue  # a check that did not apply is no row, unless an entry names it
+            outcome = observed
+        else:
+            outcome = "known_failure" if observed == "failed" else "fixed"
+        rows.append(
+            row.model_copy(update={"outcome": outcome, "issue": (known.reason or None) if known else None})
+        )
+    return report.model_copy(update={"agent_results": tuple(rows)})
+
+
+def _observed(row: AgentRow) -> Observed:
+    """What the run showed, before any expectation: a known failure failed; a fixed row
+    passed, or (with a message saying why) was not judged; the runner writes a passed
+    check with no message."""
+    if row.outcome in ("failed", "known_failure"):
+        return "failed"
+    if row.outcome == "fixed":
+        return "skipped" if row.message else "passed"
+    if row.outcome == "errored":
+        return "errored"
+    return "passed"
