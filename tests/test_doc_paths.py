@@ -23,6 +23,7 @@ USER_FILES = (
     "cassettes/scenarios/x.yaml",
     "cassettes/openai-completions/broken.yaml",
     "tests/test_stream_harness.py",
+    "tests/test_agent.py",  # what `init --agent` writes
     "specs/expected/anthropic-messages/weather_tool_call",
     "cassettes/anthropic-messages/weather_tool_call",
     "benchmarks/results/",

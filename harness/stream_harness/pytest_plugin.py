@@ -91,6 +91,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "harness_cassettes(*paths, protocol=None, splits=20): parametrize the test over the streaming interactions "
         "of these cassette files/folders (fixture harness_cassette)",
     )
+    config.addinivalue_line(
+        "markers",
+        "agent_scenarios(*scenarios, protocols=('openai-completions',), tools={}): parametrize the test "
+        "over these agent scenarios (bundled names, files, folders or stream_harness.agents.fault_builders "
+        "builders; none: every bundled one) and protocols (fixture agent_scenario)",
+    )
     _take_selected_ids(config)
     suite_only = [
         option for field, option in OPTION_FIELDS.items() if field not in MARKER_FIELDS and config.getoption(option) is not None
@@ -487,6 +493,13 @@ DEFAULT_MARKER_SPLITS = 20
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "agent_scenario" in metafunc.fixturenames:
+        from stream_harness.conformance.agent_fixture import MARKER, choices
+
+        marker = metafunc.definition.get_closest_marker(MARKER)
+        beside = Path(str(metafunc.definition.path)).parent
+        chosen = choices(marker.args, marker.kwargs, beside) if marker else choices((), {})
+        metafunc.parametrize("agent_scenario", chosen, ids=[c.id for c in chosen], indirect=True)
     if "harness_cassette" not in metafunc.fixturenames:
         return
     found = _marker_interactions(metafunc.definition)
@@ -571,3 +584,13 @@ def harness_replay_server() -> Iterator[Callable[..., ReplayServer]]:
             return stack.enter_context(replay_server(cassettes, **options))
 
         yield start
+
+
+@pytest.fixture
+def agent_scenario(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """One agent scenario in one protocol (the agent_scenarios marker; default: every
+    bundled one on openai-completions): ``agent_scenario.run(your_agent)`` runs it with
+    each SDK pointed at the scenario server, ``agent_scenario.assert_conformant()`` judges."""
+    from stream_harness.conformance.agent_fixture import make_fixture
+
+    return make_fixture(request.param, tmp_path)

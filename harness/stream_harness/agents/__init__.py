@@ -4,4 +4,11 @@ The stream adapters are judged by the message a library assembles; agent adapter
 judged one step later, by what the agent then does: which tools ran (observed through the
 scenario server's ledger, whatever the language of the agent), which requests it sent,
 and how the run ended. The reference loop (:mod:`stream_harness.loop`) is the oracle.
+
+An agent's own tools report their runs with :func:`record_tool_run` or :func:`side_effect`
+(no-ops outside a run), which is all app mode and the pytest fixture ask of its code.
 """
+
+from stream_harness.agents.tool_runs import record_tool_run, side_effect
+
+__all__ = ["record_tool_run", "side_effect"]

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from stream_harness.adapters.stdio import stop_all as stop_all_stdio_processes
+from stream_harness.agents.app import AppError
+from stream_harness.agents.binding import BindingError
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
 from stream_harness.agents.render import PROTOCOLS
@@ -34,6 +36,7 @@ from stream_harness.agents.scenario import (
     resolve_scenarios_argument,
 )
 from stream_harness.cli.agent_options import import_root, with_project
+from stream_harness.cli.app_mode import add_app_arguments, app_adapter, app_reproduce, spawn_app
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import (
     AgentExpectation,
@@ -139,6 +142,7 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--port", type=int, default=0, help="with --serve: the port (default: a free one, printed)"
     )
+    add_app_arguments(p)
     p.set_defaults(func=agents_command)
     return p
 
@@ -152,8 +156,12 @@ def _error(message: str) -> int:
 def agents_command(args: argparse.Namespace) -> int:
     if args.serve:
         return serve_scenario(args)
-    if not args.agent:
-        return _error("--agent: name at least one agent (reference, module:object or cmd:COMMAND)")
+    if not args.agent and not args.app:
+        return _error(
+            "--agent: name at least one agent (reference, module:object or cmd:COMMAND), or --app CMD"
+        )
+    if args.tool and not args.app:
+        return _error("--tool: binds tools for --app only (an adapter wires task.tools itself)")
     unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
     if unknown:
         return _error(f"--check: unknown check(s) {', '.join(unknown)} ({known_names(unknown[0], CHECK_IDS)})")
@@ -188,10 +196,15 @@ def agents_command(args: argparse.Namespace) -> int:
         return _error(str(exc))
     args.import_root = import_root(args.project, config.source)
     adapters: list[tuple[str, AgentAdapter]] = []
-    for spec in args.agent:
+    for spec in args.agent or ():
         try:
             adapters.append((spec, load_agent(spec, args.import_root)))
         except AgentLoadError as exc:
+            return _error(str(exc))
+    if args.app:
+        try:
+            adapters.append(app_adapter(args, scenarios))
+        except (AppError, BindingError) as exc:
             return _error(str(exc))
     try:
         shard = parse_shard(args.shard) if args.shard else None
@@ -208,7 +221,7 @@ def agents_command(args: argparse.Namespace) -> int:
     limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
     units = planned_units(adapters, scenarios, args.protocol)
     try:
-        results = _run(adapters, scenarios, args, expectations, limits, shard)
+        results = app_reproduce(_run(adapters, scenarios, args, expectations, limits, shard), args)
     except BaseException:
         # Interrupted: every agent process (one a job) asked to stop at once and killed
         # 2 s later, rather than 2 s each while their runs ignore the request.
@@ -245,7 +258,7 @@ def _run(
         limits=limits,
         shard=shard,
         jobs=args.jobs,
-        spawn=lambda spec: load_agent(spec, args.import_root),
+        spawn=lambda spec: spawn_app(adapters, spec) or load_agent(spec, args.import_root),
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 
 import yaml
 
+from stream_harness.agents.binding import Binder, binding_of
 from stream_harness.agents.protocol import (
     AgentAdapter,
     AgentLimits,
@@ -259,8 +260,11 @@ def observe(
     served, answers = scripted_answers(scenario, protocol)
     ledger_tools = [LedgerTool(t.name, t.default, t.runs) for t in scenario.tools]
     box: dict[str, Any] = {}
+    binding = binding_of(adapter)  # app mode: bind the calls to the agent's own tools
+    binder = Binder(scenario, protocol, binding) if binding is not None else None
+    rebind = binder.hook(scripted_answers) if binder is not None else None
 
-    with AgentServer(answers, ledger_tools) as server:
+    with AgentServer(answers, ledger_tools, rebind=rebind, any_tool=binder is not None) as server:
         task = task_for(scenario, protocol, server, limits)
 
         def target() -> None:
@@ -280,6 +284,9 @@ def observe(
         if outcome is not None and not isinstance(outcome, AgentOutcome):
             box["crash"] = f"run_agent returned {type(outcome).__name__}, not an AgentOutcome"
             outcome = None
+        if binder is not None and binder.bound:
+            scenario, served = binder.scenario, binder.served
+            box.setdefault("crash", binder.wiring_problem(server.ledger, len(server.requests)))
         return AgentRun(
             agent=adapter.name,
             scenario=scenario,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Final
 
@@ -81,6 +81,12 @@ class AgentReplies:
     requests: list[Hit] = field(default_factory=list)
     ledger: list[Execution] = field(default_factory=list)
     answered: list[int | None] = field(default_factory=list)  # the answer each request got
+    # Called with the first model request's body, before it is answered: the answers and
+    # tools to serve instead (agents/binding.py binds the scenario's calls to the tools
+    # the request offers). With ``any_tool`` the ledger records a tool it was not told of
+    # (a user's own tool; A1 then says no call carried it) instead of refusing it.
+    rebind: Callable[[bytes], tuple[Sequence[ScriptedAnswer], Mapping[str, LedgerTool]]] | None = None
+    any_tool: bool = False
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -90,6 +96,8 @@ class AgentReplies:
             return self._ledger(hit)
         with self._lock:
             self.requests.append(hit)
+            if self.rebind is not None and len(self.requests) == 1:
+                self.answers, self.tools = self.rebind(hit.body)
             k = self._choose(hit.body)
             self.answered.append(k)
         if k is None:
@@ -130,6 +138,8 @@ class AgentReplies:
         except (ValueError, KeyError, TypeError):
             return _json(400, {"error": 'the ledger takes {"tool": NAME, "arguments": {...}}'})
         tool = self.tools.get(name)
+        if tool is None and self.any_tool and isinstance(name, str):
+            tool = LedgerTool(name)
         if tool is None:
             return _json(404, {"error": f"no tool {name!r} in this scenario"})
         with self._lock:
@@ -178,9 +188,18 @@ class AgentServer(LoopbackServer):
     poll_interval: ClassVar[float] = 0.02  # one server per run: stopping must not cost 0.5 s
 
     def __init__(
-        self, answers: Sequence[ScriptedAnswer], tools: Sequence[LedgerTool], *, port: int = 0
+        self,
+        answers: Sequence[ScriptedAnswer],
+        tools: Sequence[LedgerTool],
+        *,
+        port: int = 0,
+        rebind: Callable[[bytes], tuple[Sequence[ScriptedAnswer], Mapping[str, LedgerTool]]]
+        | None = None,
+        any_tool: bool = False,
     ) -> None:
-        self.replies_: AgentReplies = AgentReplies(answers, {t.name: t for t in tools})
+        self.replies_: AgentReplies = AgentReplies(
+            answers, {t.name: t for t in tools}, rebind=rebind, any_tool=any_tool
+        )
         super().__init__(self.replies_, port=port)
 
     @property

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.recordings.golden import expected_path
+from stream_harness.workflow.init_agent import init_agent
 
 EXAMPLE = ("openai-completions", "tool_call_single")
 
@@ -123,6 +124,12 @@ def _discovers_packages(pyproject: str) -> bool:
 def add_init_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="scaffold stream-harness in your project: config, a cassette, an adapter stub, a test")
     p.add_argument("--dir", default=".", help="the project folder (default: the current one)")
+    p.add_argument(
+        "--agent",
+        action="store_true",
+        help="scaffold an agent test instead: a small openai-client agent (agent_app.py) and "
+        "tests/test_agent.py running it on the bundled agent scenarios (needs `pip install openai`)",
+    )
     p.set_defaults(func=init_command)
 
 
@@ -131,6 +138,13 @@ def init_command(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"stream-harness: {root}: no such folder", file=sys.stderr)
         return 2
+    if args.agent:
+        _write(init_agent(root))
+        print(
+            "next: `pytest tests/test_agent.py` judges agent_app.py (put your agent's import there); "
+            '`stream-harness agents --app "python agent_app.py"` runs it as a program'
+        )
+        return 0
     protocol, stem = EXAMPLE
     source = bundled_cassettes() / protocol / f"{stem}.yaml"
     cassette = root / "cassettes" / protocol / "example_tool_call.yaml"
@@ -141,13 +155,7 @@ def init_command(args: argparse.Namespace) -> int:
         (root / "tests" / "test_stream_harness.py", TEST),
         (root / "stream_expectations" / "README.txt", EXPECTATIONS_README),
     ]
-    for path, text in files:
-        if path.exists():
-            print(f"left alone (exists): {path}")
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        print(f"created: {path}")
+    _write(files)
     pyproject = root / "pyproject.toml"
     current = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else None
     if current is not None and "[tool.stream-harness]" in current:
@@ -165,3 +173,13 @@ def init_command(args: argparse.Namespace) -> int:
             )
     print("next: `pytest` runs tests/test_stream_harness.py; `stream-harness check` runs the suite from the shell")
     return 0
+
+
+def _write(files: list[tuple[Path, str]]) -> None:
+    for path, text in files:
+        if path.exists():
+            print(f"left alone (exists): {path}")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"created: {path}")
