@@ -129,13 +129,23 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"stream-harness: {missing[0]}: no such cassette folder or file")
 
 
-def _config(config: pytest.Config) -> Config:
-    """[tool.stream-harness] with the --harness-* options laid over it."""
-    from stream_harness.conformance.config import load_config
+def _config(config: pytest.Config, test_file: Path | None = None) -> Config:
+    """[tool.stream-harness] with the --harness-* options laid over it: the table of the
+    project holding ``test_file`` (a marker's test), else of the paths pytest was given
+    (the suite's items), never the current folder's: ``pytest proj/tests --harness`` run
+    from a monorepo's root reads proj/pyproject.toml."""
+    from stream_harness.conformance.config import config_for_paths, load_config
 
-    return load_config(config.rootpath).with_overrides(
-        **{field: config.getoption(option) for field, option in OPTION_FIELDS.items()}
-    )
+    table = load_config(test_file) if test_file is not None else config_for_paths(_given_paths(config))
+    return table.with_overrides(**{field: config.getoption(option) for field, option in OPTION_FIELDS.items()})
+
+
+def _given_paths(config: pytest.Config) -> list[Path]:
+    """The files and folders on pytest's command line (node ids cut to their file), else
+    the rootdir: where the tests of this run live."""
+    base = config.invocation_params.dir
+    paths = [base / arg.split("::")[0] for arg in config.args]
+    return [p for p in paths if p.exists()] or [config.rootpath]
 
 
 # -- the suite as items ----------------------------------------------------------------
@@ -453,7 +463,7 @@ def _marker_interactions(item: pytest.Function) -> list[tuple[str, Interaction]]
     from stream_harness.providers.reference import detect_protocol
     from stream_harness.recordings.cassette import NotACassette, load_cassette
 
-    paths = [_marker_path(item, p) for p in marker.args] or list(cassette_roots(_config(item.config)))
+    paths = [_marker_path(item, p) for p in marker.args] or list(cassette_roots(_config(item.config, item.path)))
     protocol = marker.kwargs.get("protocol")
     found: list[tuple[str, Interaction]] = []
     for root in paths:

@@ -14,7 +14,6 @@ every kind of adapter, and every kind of adapter imports this module.
 from __future__ import annotations
 
 import contextlib
-import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import httpx
 
+from stream_harness.adapters.crash import crash_text
 from stream_harness.adapters.ws_session import SessionTurn, reference_session
 from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event
 from stream_harness.contract.facts import origin
@@ -212,8 +212,8 @@ def safe_run(
         with running_case(case):
             return adapter.run(protocol, chunks, status=status, headers=headers)
     except Exception as exc:
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return AdapterResult(message=None, crashed=tb)
+        # With the file and line of the user's code it happened in (adapters/crash.py).
+        return AdapterResult(message=None, crashed=crash_text(exc))
 
 
 class AdapterLoadError(ValueError):

@@ -110,7 +110,7 @@ def add_parsers(sub: Any) -> None:
     add_run_options(p)
     _add_output_options(p)
     p.add_argument("--interaction", type=int, help="only this interaction of each cassette (reproduce commands use it)")
-    p.add_argument("--split", help="replay only this split (cuts:A,B,... or whole) in split-sensitive checks")
+    p.add_argument("--split", help="replay only this split in split-sensitive checks: whole, cuts:A,B,... (A-B: every offset from A to B) or plan:K (the K-th split of the plan --seed, --examples and --single-cut-limit draw)")
     p.add_argument("--truncate", type=int, help="replay only the body cut after this many bytes in the truncation check")
     p.set_defaults(func=check_command)
 
@@ -255,9 +255,14 @@ def _replay_options(args: argparse.Namespace, config: Config) -> dict[str, Any]:
     if len(config.cassettes) != 1 or not config.cassettes[0].is_file() or args.interaction is None or len(config.checks) != 1:
         raise CommandError("--split and --truncate replay one case: give one --cassettes FILE, --interaction N and one --check")
     only_cuts: tuple[int, ...] | None = None
+    if args.split is not None and args.split.startswith("plan:"):
+        index = args.split[len("plan:") :]
+        if not index.isdigit():
+            raise CommandError(f"bad --split {args.split!r}: plan:K takes the split's place in the plan, a whole number")
+        return {"interaction": args.interaction, "only_plan": int(index), "only_truncate": args.truncate}
     if args.split is not None:
         if args.split != "whole" and not args.split.startswith("cuts:"):
-            raise CommandError(f"bad --split {args.split!r}: a replay takes whole or cuts:A,B,...")
+            raise CommandError(f"bad --split {args.split!r}: a replay takes whole, cuts:A,B,... or plan:K")
         only_cuts = ()
         if args.split.startswith("cuts:"):
             try:

@@ -34,7 +34,7 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     out = sys.stdout
     if args.adapter and args.adapter != "reference":
-        return _run_adapter(args.adapter, body.protocol, chunks, body.status, body.headers)
+        return _run_adapter(args.adapter, body.protocol, chunks, body.status, body.headers, args.run_timeout)
     warnings: list[str] = []
     for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers, warnings=warnings):
         out.write(event_to_json(event) + "\n")
@@ -43,21 +43,37 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_adapter(name: str, protocol: str, chunks: list[bytes], status: int, headers: dict[str, list[str]]) -> int:
-    """Replay through an adapter under test: its events, or its final message as one line."""
+def _run_adapter(
+    name: str, protocol: str, chunks: list[bytes], status: int, headers: dict[str, list[str]], run_timeout: float | None
+) -> int:
+    """Replay through an adapter under test: its events, or its final message as one line.
+    Bounded by the run timeout as `check` bounds it: a hang is one line and exit 1, not a
+    terminal that waits for ever."""
     import json
 
+    from stream_harness.adapters.deadline import RunTimedOut, run_within
     from stream_harness.adapters.loading import load_adapter
-    from stream_harness.adapters.protocol import AdapterLoadError, safe_run
+    from stream_harness.adapters.protocol import AdapterLoadError
+    from stream_harness.conformance.config import ConfigError, check_numbers, load_config
     from stream_harness.contract.events import event_to_json
 
     try:
-        adapter = load_adapter(name)
+        check_numbers(examples=None, single_cut_limit=None, run_timeout=run_timeout)
+        config = load_config().with_overrides(run_timeout=run_timeout)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        # A module:object of the project is imported from its folder, as `check` imports it.
+        adapter = load_adapter(name, project=config.source.parent if config.source is not None else None)
     except AdapterLoadError as exc:
         raise UsageError(str(exc)) from None
     if protocol not in adapter.protocols:
         raise UsageError(f"adapter {name!r} does not handle {protocol} (it handles {', '.join(sorted(adapter.protocols))})")
-    result = safe_run(adapter, protocol, chunks, status=status, headers=headers)
+    try:
+        result = run_within(adapter, config.run_timeout, protocol, chunks, status=status, headers=headers)
+    except RunTimedOut as exc:
+        print(f"stream-harness: {exc}", file=sys.stderr)
+        return 1
     if result.events is not None:
         for event in result.events:
             sys.stdout.write(event_to_json(event) + "\n")
@@ -100,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interaction", type=int, help="interaction index in the cassette (default: the first streaming one)")
     p.add_argument("--split", default="whole", help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...")
     p.add_argument("--adapter", help="replay through this adapter instead of the reference (as conformance failures name it)")
+    p.add_argument(
+        "--run-timeout", type=float, metavar="SECONDS",
+        help="with --adapter: seconds its run may take (default: [tool.stream-harness] run_timeout, else 30)",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_normalize)
 
     p = sub.add_parser("summary", help="one line per cassette interaction: what the reference normalizer makes of it")

@@ -11,6 +11,7 @@ provider conformance test::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from stream_harness.adapters.protocol import (
 )
 from stream_harness.conformance.cases import Case, CaseLoadError, load_cases
 from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check, Failure
-from stream_harness.conformance.config import Config, load_config
+from stream_harness.conformance.config import Config, ConfigError, load_config, load_project_config
 from stream_harness.conformance.expectations import Expectations, expectations_for
 from stream_harness.conformance.failure_text import failure_lines
 from stream_harness.conformance.runner import AdapterRun, CaseResult, RunConfig, run_adapter
@@ -42,17 +43,30 @@ def run_conformance(
     expectations: str | Path | None = None,
     config: Config | None = None,
     run_timeout: float | None = None,
+    project: str | Path | None = None,
 ) -> AdapterRun:
     """Run every applicable check on every case; raise AssertionError on new failures.
 
-    Arguments left out come from ``[tool.stream-harness]`` in the nearest pyproject.toml
-    (``config`` replaces that lookup), then the defaults: the bundled cassettes, the whole
-    catalogue, 100 random splits. ``adapter`` is an adapter object or a spec string
-    (``module:object``). Raises :class:`SuiteError` when nothing would be checked (no
-    cassettes, none loads, no check applies) and AssertionError listing every new
-    failure with its difference and reproduce command.
+    Arguments left out come from ``[tool.stream-harness]`` in the project's pyproject.toml,
+    then the defaults: the bundled cassettes, the whole catalogue, 100 random splits. The
+    project is ``project`` (its root folder, or the TOML file itself) when given, else the
+    one holding the file that calls this (the nearest pyproject.toml above it), never the
+    current directory's: ``pytest proj/tests`` from a monorepo's root must check proj's
+    cassettes, not pass on the bundled ones. ``config`` replaces the lookup altogether.
+    ``adapter`` is an adapter object or a spec string (``module:object``, imported from the
+    project's folder). Raises :class:`SuiteError` when nothing would be checked (no
+    cassettes, none loads, no check applies) or the configuration is bad, and
+    AssertionError listing every new failure with its difference and reproduce command.
     """
-    base = config if config is not None else load_config()
+    try:
+        if config is not None:
+            base = config
+        elif project is not None:
+            base = load_project_config(Path(project))
+        else:
+            base = load_config(_caller_file())
+    except ConfigError as exc:
+        raise SuiteError(str(exc)) from None
     merged = base.with_overrides(
         cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations,
         single_cut_limit=single_cut_limit, run_timeout=run_timeout,
@@ -69,6 +83,14 @@ def run_conformance(
             lines.append(f"... and {len(bad) - 50} more")
         raise AssertionError("\n".join(lines))
     return run
+
+
+def _caller_file() -> Path | None:
+    """The file of the code that called :func:`run_conformance` (a test module, a script),
+    or None when there is none on disk (a REPL, ``python -c``): then the current directory."""
+    frame = sys._getframe(2)
+    path = Path(frame.f_code.co_filename)
+    return path if path.is_file() else None
 
 
 __all__ = [

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
-import shlex
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -43,6 +42,7 @@ from stream_harness.conformance.expectations import (
     expectation_file_name,
     unclaimed_files,
 )
+from stream_harness.conformance.reproduce import agents_command
 from stream_harness.conformance.shard import Shard
 from stream_harness.contract.facts import agent_expectations_dir
 from stream_harness.recordings.inputs import display_path
@@ -302,20 +302,12 @@ def observe(
         )
 
 
-def reproduce(agent_spec: str, scenario: AgentScenario, protocol: str, check: str) -> str:
-    return shlex.join(
-        [
-            "stream-harness",
-            "agents",
-            "--agent",
-            agent_spec,
-            "--scenarios",
-            scenario_argument(scenario.path),
-            "--protocol",
-            protocol,
-            "--check",
-            check,
-        ]
+def reproduce(
+    agent_spec: str, scenario: AgentScenario, protocol: str, check: str, limits: AgentLimits | None = None
+) -> str:
+    """The command that replays one agent check, with the run's bounds (conformance/reproduce.py)."""
+    return agents_command(
+        agent=agent_spec, scenarios=scenario_argument(scenario.path), protocol=protocol, check=check, limits=limits
     )
 
 
@@ -503,7 +495,7 @@ def run_agent_checks(
                     title=titles[verdict.check],
                     status=status,
                     message=verdict.message,
-                    command=reproduce(spec, scenario, protocol, verdict.check),
+                    command=reproduce(spec, scenario, protocol, verdict.check, limits),
                     faults=tuple(scenario.faults),
                     conventions=dict(adapter.conventions),
                     settings=adapter.settings,

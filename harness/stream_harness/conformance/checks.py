@@ -17,9 +17,9 @@ import functools
 import itertools
 import json
 import random
-import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
@@ -35,6 +35,12 @@ from stream_harness.adapters.protocol import (
 from stream_harness.adapters.ws_session import SessionPlan, session_plan
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
+from stream_harness.conformance.reproduce import (
+    SPLIT_TEXT_LIMIT,
+    ReplayOptions,
+    check_command,
+    split_text,
+)
 from stream_harness.contract.diff import (
     comparable_block,
     first_difference,
@@ -54,7 +60,13 @@ from stream_harness.providers.registry import get as get_protocol
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.providers.stop_reasons import map_stop_reason
 from stream_harness.recordings.cassette import CassetteError, load_cassette
-from stream_harness.recordings.chunking import format_cuts, split_at, trouble_spots
+from stream_harness.recordings.chunking import (
+    SplitSpecError,
+    cuts_of,
+    format_cuts,
+    split_at,
+    trouble_spots,
+)
 from stream_harness.recordings.inputs import display_path
 from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
 from stream_harness.server.loopback import (
@@ -135,8 +147,12 @@ class CheckContext:
     # A reproduce command pins the one split (or truncation offset) that failed.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
+    only_plan: int | None = None  # ``--split plan:K``: only the K-th split of the plan
     # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
     run_timeout: float | None = DEFAULT_RUN_TIMEOUT
+    # What else a reproduce command must carry: the run's expectations folder and table.
+    expectations: Path | None = None
+    config_file: Path | None = None
     _runs: dict[tuple[int, ...], AdapterResult] = field(default_factory=dict)
     _expected: list[Event] | None = None
     # Distinct stray stdout lines of every run of this case (bounded), and how many more.
@@ -202,18 +218,31 @@ class CheckContext:
         return last.message  # type: ignore[union-attr]
 
     def command(self, check: str, cuts: Sequence[int] = (), *, truncate: int | None = None) -> str:
-        """The line that replays one check on this case, as the user can paste it back."""
+        """The line that replays one check on this case, as the user can paste it back
+        (:mod:`stream_harness.conformance.reproduce` says which options it carries)."""
         c = self.case
-        parts = ["stream-harness", "check"]
-        # Always named: a configured adapter list would otherwise replace the one that failed.
-        parts += ["--adapter", self.adapter_spec or self.adapter.name]
-        parts += ["--cassettes", self.cassette_arg or display_path(c.cassette), "--interaction", str(c.interaction)]
-        parts += ["--check", check]
-        if cuts:
-            parts += ["--split", format_cuts(split_at(c.body, cuts))]
-        if truncate is not None:
-            parts += ["--truncate", str(truncate)]
-        return " ".join(shlex.quote(p) for p in parts)
+        shown = cuts_of(split_at(c.body, cuts)) if cuts else []
+        options = ReplayOptions(
+            examples=self.examples, seed=self.seed, single_cut_limit=self.single_cut_limit,
+            run_timeout=self.run_timeout, expectations=self.expectations, config_file=self.config_file,
+        )  # fmt: skip
+        long = shown and len(split_text(shown)) > SPLIT_TEXT_LIMIT
+        return check_command(
+            options,
+            # Always named: a configured adapter list would otherwise replace the one that failed.
+            adapter=self.adapter_spec or self.adapter.name,
+            cassette=self.cassette_arg or display_path(c.cassette), interaction=c.interaction, check=check,
+            cuts=shown, plan_index=self.plan_index(shown) if long else None, truncate=truncate,
+        )  # fmt: skip
+
+    def plan_index(self, cuts: Sequence[int]) -> int | None:
+        """Where ``cuts`` is in this case's split plan (``--split plan:K``), if it is there."""
+        if self.only_plan is not None:
+            return self.only_plan
+        if self.only_cuts is not None:
+            return None
+        wanted = list(cuts)
+        return next((i for i, split in enumerate(self.iter_splits()) if split == wanted), None)
 
     def splits(self) -> list[list[int]]:
         """:meth:`iter_splits` as a list (small runs and tests; checks iterate)."""
@@ -225,6 +254,26 @@ class CheckContext:
         if self.only_cuts is not None:
             yield list(self.only_cuts)
             return
+        if self.only_plan is not None:
+            # ``--split plan:K``: the K-th split of the plan below, drawn as the failing run drew it.
+            picked = list(itertools.islice(self._plan(), self.only_plan, self.only_plan + 1))
+            if not picked:
+                # Never a pass on nothing: a K past the plan (other --examples, an edited
+                # cassette) replays no split at all.
+                raise SplitSpecError(
+                    f"--split plan:{self.only_plan}: the plan of {self.case.id} with these --seed, --examples "
+                    f"and --single-cut-limit has {sum(1 for _ in self._plan())} split(s)"
+                )
+            yield from picked
+            return
+        yield from self._plan()
+
+    @property
+    def replaying(self) -> bool:
+        """Whether one split is pinned (a reproduce command): nothing is drawn or shrunk."""
+        return self.only_cuts is not None or self.only_plan is not None
+
+    def _plan(self) -> Iterator[list[int]]:
         # An adapter whose every run is costly (a gateway process: a request each) says how
         # many drawn splits it affords; it gets no exhaustive single cuts then.
         budget = getattr(self.adapter, "split_budget", None)
@@ -415,7 +464,7 @@ def check_split_invariance(ctx: CheckContext) -> list[Failure]:
 
     for cuts in ctx.iter_splits():
         if fails(cuts):
-            small = cuts if ctx.only_cuts is not None else shrink_cuts(cuts, fails)
+            small = cuts if ctx.replaying else shrink_cuts(cuts, fails)
             observed = ctx.run_cuts(small)
             return [
                 differing(
@@ -872,7 +921,7 @@ def check_message_framing(ctx: CheckContext) -> list[Failure]:
     if whole.crashed:
         return [differing(f"the adapter crashed on the recorded turn: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
     baseline = _message_key(whole)
-    rounds = 1 if ctx.only_cuts is not None else max(1, min(ctx.examples, 20))
+    rounds = 1 if ctx.replaying else max(1, min(ctx.examples, 20))
     for r in range(rounds):
         body = refragment_log(ctx.case.body, functools.partial(message_cuts, f"frames:{ctx.seed}:{ctx.case.id}:{r}"))
         result = ctx.run_body(body)

@@ -7,9 +7,13 @@ project states its cassette folders, adapters, expectations and output folder on
 Relative paths in the table are relative to the ``pyproject.toml`` that holds it (so a
 test run from a sub-folder finds the same cassettes); relative paths given on the command
 line or to the API are relative to the current directory, and are kept as the user typed
-them so that reproduce commands can be pasted back. The table is found by walking up from
-the current directory to the first ``pyproject.toml``; ``STREAM_HARNESS_CONFIG`` names a
-file instead (any TOML file with that table), and ``STREAM_HARNESS_CONFIG=`` (empty)
+them so that reproduce commands can be pasted back. The table is found by walking up to
+the first ``pyproject.toml`` from where the run is about: the shell commands start from the
+current directory, but the pytest plugin and ``run_conformance`` start from the test's own
+file (or the paths pytest was given), so that a monorepo's ``pytest proj/tests`` reads
+``proj/pyproject.toml`` and never the parent folder's table, or none and the bundled
+cassettes (a run green on data that is not the project's). ``STREAM_HARNESS_CONFIG`` names
+a file instead (any TOML file with that table), and ``STREAM_HARNESS_CONFIG=`` (empty)
 turns the lookup off.
 """
 
@@ -19,7 +23,7 @@ import difflib
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -62,7 +66,9 @@ class Config:
     checks: tuple[str, ...] = ()
     out: Path = DEFAULT_OUT
     run_timeout: float = DEFAULT_RUN_TIMEOUT  # seconds one run of an in-process adapter may take
-    source: Path | None = field(default=None, compare=False)  # the file the table came from
+    # The pyproject.toml (or $STREAM_HARNESS_CONFIG file) in force, table or not: the
+    # project's own modules are imported from its folder.
+    source: Path | None = field(default=None, compare=False)
 
     def with_overrides(self, **given: Any) -> Config:
         """Flags over the table: a value of None (flag not given) keeps the table's."""
@@ -110,11 +116,14 @@ def check_numbers(
 
 
 def find_config_file(start: Path | None = None) -> Path | None:
-    """The file the table is read from: ``$STREAM_HARNESS_CONFIG``, else the nearest pyproject.toml."""
+    """The file the table is read from: ``$STREAM_HARNESS_CONFIG``, else the pyproject.toml
+    nearest to ``start`` (a folder, or a file: its folder; default the current directory)."""
     named = os.environ.get(CONFIG_ENV)
     if named is not None:
         return Path(named) if named else None
     here = (start or Path.cwd()).resolve()
+    if not here.is_dir():
+        here = here.parent
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -123,8 +132,38 @@ def find_config_file(start: Path | None = None) -> Path | None:
 
 
 def load_config(start: Path | None = None) -> Config:
-    """The configuration in force here; defaults when there is no table."""
-    path = find_config_file(start)
+    """The configuration in force at ``start`` (see :func:`find_config_file`); defaults
+    when there is no table, with the pyproject.toml found kept as ``source``: it still
+    says which project a ``module:object`` adapter is imported from."""
+    return read_config_file(find_config_file(start))
+
+
+def load_project_config(project: Path) -> Config:
+    """The configuration of the project rooted at ``project``: its own pyproject.toml (or
+    the TOML file given), no walk up, no environment: the caller said which project."""
+    path = project / "pyproject.toml" if project.is_dir() else project
+    if not path.is_file():
+        what = "no pyproject.toml in it" if project.is_dir() else "no such folder or file"
+        raise ConfigError(f"{project}: {what} (the project root is the folder of its pyproject.toml)")
+    return read_config_file(path)
+
+
+def config_for_paths(paths: Sequence[Path]) -> Config:
+    """The one configuration a run over ``paths`` (a pytest command line's files and
+    folders) is about: that of the project holding them. Paths of two projects, each with
+    its own pyproject.toml, are an error: one run, one table."""
+    found = {find_config_file(p) for p in paths} if paths else {find_config_file()}
+    if len(found) > 1:
+        named = sorted(str(f) if f is not None else "one with no pyproject.toml" for f in found)
+        raise ConfigError(
+            f"the paths given belong to {len(found)} projects ({', '.join(named)}): "
+            "run one project's tests at a time, or name one table with $" + CONFIG_ENV
+        )
+    return read_config_file(found.pop())
+
+
+def read_config_file(path: Path | None) -> Config:
+    """The table in ``path``; defaults when there is none."""
     if path is None:
         return Config()
     try:
@@ -140,7 +179,7 @@ def load_config(start: Path | None = None) -> Config:
         if near is not None:
             # Never a silent fallback to the bundled cassettes: the run would pass unchecked.
             raise ConfigError(f"{path}: [tool.{near}] is not read: did you mean [tool.{TABLE}]?")
-        return Config()
+        return Config(source=path)
     return parse_table(table, path)
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stream_harness.adapters.deadline import RunTimedOut, run_within
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import ConfigError, load_config
@@ -64,6 +65,10 @@ class FuzzInputError(Exception):
 
 class Hang(Exception):
     """A run took longer than its time budget."""
+
+
+class AdapterCrashed(Exception):
+    """An adapter's run raised; the message is its crash line (adapters/crash.py)."""
 
 
 # -- one run ----------------------------------------------------------------------------------
@@ -156,6 +161,8 @@ def problems(
         events = runner(protocol, chunks)
     except Hang:
         raise
+    except AdapterCrashed as exc:  # already one line, with where in the adapter's code
+        return [f"raised {str(exc)[:300]}"]
     except Exception as exc:
         summary = " ".join(traceback.format_exception_only(type(exc), exc)[-1].split())
         return [f"raised {summary[:300]}"]
@@ -337,7 +344,7 @@ def fuzz_protocol(
     return result
 
 
-def _write_reproducers(results: list[ProtocolResult], out: Path, adapter: str) -> None:
+def _write_reproducers(results: list[ProtocolResult], out: Path, adapter: str, timeout: float) -> None:
     """Each shrunk mutant as a raw body beside the results, with the command replaying it."""
     folder = out.parent / (out.stem + "-findings")
     for res in results:
@@ -350,6 +357,8 @@ def _write_reproducers(results: list[ProtocolResult], out: Path, adapter: str) -
             finding.command = (
                 f"stream-harness normalize {body_file} --protocol {res.protocol} --split {split}"
                 + (f" --adapter {adapter}" if adapter != "reference" else "")
+                # The bound the finding was made under (a hang pasted at the 30 s default waits 30 s).
+                + (f" --run-timeout {timeout:g}" if adapter != "reference" and timeout > 0 else "")
             )
 
 
@@ -372,7 +381,7 @@ def run_fuzz(
     adapter_name = "reference"
     handled = set(protocol_ids())
     if adapter is not None and adapter != "reference":
-        run, adapter_name, handled = _adapter_runner(adapter)
+        run, adapter_name, handled = _adapter_runner(adapter, timeout)
     selected = [p for p in (protocols or protocol_ids()) if p in handled]
     unknown = [p for p in protocols if p not in protocol_ids()]
     if unknown:
@@ -391,7 +400,7 @@ def run_fuzz(
     if sum(r.mutations for r in results) == 0:
         raise FuzzInputError("no mutation ran")
     if out is not None:
-        _write_reproducers(results, out, adapter or "reference")
+        _write_reproducers(results, out, adapter or "reference", timeout)
     document = {
         "adapter": adapter_name,
         "cassettes": str(cassettes),
@@ -418,16 +427,27 @@ def run_fuzz(
     return document
 
 
-def _adapter_runner(spec: str) -> tuple[Runner, str, set[str]]:
+def _adapter_runner(spec: str, timeout: float) -> tuple[Runner, str, set[str]]:
+    """The adapter's runs, each bounded by ``timeout`` as `check` bounds them (on a thread
+    of its own: the SIGALRM budget reaches only the main thread, and a library's
+    ``except Exception`` swallows it); a run that does not return is a :class:`Hang`."""
     try:
-        adapter = load_adapter(spec)
+        # A module:object of the project is imported from its folder, as `check` imports it.
+        source = load_config().source
+        adapter = load_adapter(spec, project=source.parent if source is not None else None)
     except AdapterLoadError as exc:
         raise FuzzInputError(str(exc)) from None
 
     def run(protocol: str, chunks: Sequence[bytes]) -> list[Event] | None:
-        result = adapter.run(protocol, chunks, status=200, headers={"content-type": ["text/event-stream"]})
+        try:
+            result = run_within(
+                adapter, timeout if timeout > 0 else None, protocol, chunks, status=200,
+                headers={"content-type": ["text/event-stream"]},
+            )  # fmt: skip
+        except RunTimedOut as exc:
+            raise Hang(str(exc)) from None
         if result.crashed:
-            raise RuntimeError(result.crashed)
+            raise AdapterCrashed(result.crashed)
         return list(result.events) if result.events is not None else None
 
     return run, adapter.name, set(adapter.protocols)

@@ -9,6 +9,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
@@ -59,10 +60,26 @@ class RunConfig:
     # A reproduce command replays one split or one truncation offset instead of drawing them.
     only_cuts: tuple[int, ...] | None = None
     only_truncate: int | None = None
+    only_plan: int | None = None  # ``--split plan:K``: the K-th split of each case's plan
     # Seconds one run of an in-process adapter may take (--run-timeout); None: unbounded.
     run_timeout: float | None = DEFAULT_RUN_TIMEOUT
     # Only the (adapter, case) pairs of this shard run (``--shard K/N``).
     shard: Shard | None = None
+    # Carried into reproduce commands (conformance/reproduce.py): the known failures' folder
+    # and the table this run read.
+    expectations: Path | None = None
+    config_file: Path | None = None
+
+    def replayed(self) -> str | None:
+        """What a reproduce run replays instead of drawing splits (``--split``,
+        ``--truncate``), as its summary says it; None for a run that draws them."""
+        if self.only_truncate is not None:
+            return f"1 truncation replayed (at byte {self.only_truncate})"
+        if self.only_plan is not None:
+            return f"1 split replayed (split {self.only_plan} of the plan of seed {self.seed})"
+        if self.only_cuts is not None:
+            return "1 split replayed"
+        return None
 
     def covers(self, adapter: Adapter, case: Case) -> bool:
         """Whether this run checks ``adapter`` on ``case``: its protocol, and its shard."""
@@ -75,7 +92,8 @@ class RunConfig:
         return CheckContext(
             case, adapter, examples=self.examples, seed=self.seed,
             single_cut_limit=self.single_cut_limit, adapter_spec=spec,
-            only_cuts=self.only_cuts, only_truncate=self.only_truncate, run_timeout=self.run_timeout,
+            only_cuts=self.only_cuts, only_truncate=self.only_truncate, only_plan=self.only_plan,
+            run_timeout=self.run_timeout, expectations=self.expectations, config_file=self.config_file,
         )  # fmt: skip
 
 

@@ -58,11 +58,15 @@ class Suite:
     def describe(self) -> str:
         """The one line every summary starts with: how much is about to be checked."""
         cfg = self.run_config
+        # A reproduce command draws nothing: saying "100 random splits" would be false.
+        splits = cfg.replayed() or (
+            f"{cfg.examples} random split(s) per split-sensitive check, every single cut of "
+            f"bodies up to {cfg.single_cut_limit} bytes, seed {cfg.seed}"
+        )
         return (
             f"{self.cassette_count} cassette(s), {len(self.cases)} case(s), "
             f"{len(cfg.checks)} check(s), {len(self.adapters)} adapter(s), {self.planned} check run(s), "
-            f"{cfg.examples} random split(s) per split-sensitive check, every single cut of "
-            f"bodies up to {cfg.single_cut_limit} bytes, seed {cfg.seed}"
+            + splits
             + (f", shard {cfg.shard}" if cfg.shard is not None else "")
         )
 
@@ -88,6 +92,7 @@ def prepare(
     interaction: int | None = None,
     only_cuts: tuple[int, ...] | None = None,
     only_truncate: int | None = None,
+    only_plan: int | None = None,
     skip_unusable: bool = False,
     shard: Shard | None = None,
     allow_empty_shard: bool = False,
@@ -188,7 +193,7 @@ def prepare(
     run_config = RunConfig(
         examples=config.examples, seed=config.seed, checks=checks,
         single_cut_limit=config.single_cut_limit,
-        only_cuts=only_cuts, only_truncate=only_truncate, run_timeout=config.run_timeout,
-        shard=shard,
+        only_cuts=only_cuts, only_truncate=only_truncate, only_plan=only_plan, run_timeout=config.run_timeout,
+        shard=shard, expectations=config.expectations, config_file=config.source,
     )  # fmt: skip
     return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)

@@ -2,7 +2,8 @@
 
 A split is written as a spec string: ``whole``, ``bytes:N`` (chunks of N bytes),
 ``random:SEED`` (cut points from a seeded PRNG, reproducible on every machine) or
-``cuts:A,B,...`` (explicit cut offsets: what a shrunk hypothesis counterexample prints).
+``cuts:A,B,...`` (explicit cut offsets: what a shrunk hypothesis counterexample prints;
+``A-B`` stands for every offset from A to B).
 """
 
 from __future__ import annotations
@@ -66,7 +67,24 @@ def cuts_of(chunks: Iterable[bytes]) -> list[int]:
 def format_cuts(chunks: Iterable[bytes]) -> str:
     """The ``--split`` spec that reproduces these chunks."""
     cuts = cuts_of(chunks)
-    return "cuts:" + ",".join(map(str, cuts)) if cuts else "whole"
+    return "cuts:" + compact_cuts(cuts) if cuts else "whole"
+
+
+def compact_cuts(cuts: Iterable[int]) -> str:
+    """Increasing offsets as ``cuts:`` writes them: each run of three or more consecutive
+    offsets as ``A-B``, so that one byte per chunk of any body is one short item."""
+    items: list[str] = []
+    run: list[int] = []
+    for cut in [*cuts, -1]:
+        if run and cut == run[-1] + 1:
+            run.append(cut)
+            continue
+        if len(run) >= 3:
+            items.append(f"{run[0]}-{run[-1]}")
+        else:
+            items.extend(map(str, run))
+        run = [cut]
+    return ",".join(items)
 
 
 def apply_split(spec: str, body: bytes) -> list[bytes]:
@@ -93,16 +111,26 @@ def apply_split(spec: str, body: bytes) -> list[bytes]:
     )
 
 
+_CUT_ITEM = re.compile(r"[0-9]+(-[0-9]+)?")
+
+
 def parse_cuts(arg: str, size: int) -> list[int]:
-    """The offsets of ``cuts:A,B,...``: at least one, increasing, each inside the body.
+    """The offsets of ``cuts:A,B,...`` (``A-B``: every offset from A to B): at least one,
+    increasing, each inside the body.
 
     A cut outside the body would silently change nothing, so a reproduce command pasted
     against another body (an edited cassette) must say so instead of passing.
     """
     parts = [p.strip() for p in arg.split(",")]
-    if not arg.strip() or any(not p.isdigit() for p in parts):
-        raise SplitSpecError(f"bad --split cuts:{arg}: expected cuts:A,B,... with whole numbers")
-    cuts = [int(p) for p in parts]
+    if not arg.strip() or any(not _CUT_ITEM.fullmatch(p) for p in parts):
+        raise SplitSpecError(f"bad --split cuts:{arg}: expected cuts:A,B,... with whole numbers (A-B: every offset from A to B)")
+    cuts: list[int] = []
+    for p in parts:
+        first, _, last = p.partition("-")
+        a, b = int(first), int(last or first)
+        # Expanded only when its end is inside the body: a typo (1-99999999999) is an
+        # error below, not a list of a hundred billion offsets.
+        cuts.extend(range(a, b + 1) if a < b < size else (a, b) if a != b else (a,))
     for before, after in pairwise(cuts):
         if after <= before:
             raise SplitSpecError(f"bad --split cuts:{arg}: offsets must increase ({before} then {after})")

@@ -45,6 +45,7 @@ class HeaderLine(ReportModel):
     seed: int
     examples: int
     single_cut_limit: int = 1024  # absent from reports written before it was a setting
+    replayed: str | None = None  # a reproduce run's one split or truncation
     checks: tuple[CheckInfo, ...]
     adapters: tuple[AdapterInfo, ...]
     cases: tuple[CaseInfo, ...]
@@ -96,6 +97,7 @@ def render(report: Report) -> str:
         seed=report.seed,
         examples=report.examples,
         single_cut_limit=report.single_cut_limit,
+        replayed=report.replayed,
         checks=report.checks,
         adapters=report.adapters,
         cases=report.cases,
@@ -192,6 +194,7 @@ def parse(text: str, name: str) -> Report:
             seed=header.seed,
             examples=header.examples,
             single_cut_limit=header.single_cut_limit,
+            replayed=header.replayed,
             checks=header.checks,
             adapters=header.adapters,
             cases=header.cases,

@@ -227,6 +227,8 @@ class Report(ReportModel):
     # Reports written before the limit was a setting swept bodies up to 1 KB.
     single_cut_limit: int = 1024
     shard: ShardInfo | None = None  # one shard of a sharded run; None: the whole run
+    # What a reproduce run replayed instead of drawing splits (RunConfig.replayed).
+    replayed: str | None = None
     # Where the known failures were looked up, in order, as the user knows them: the
     # project's expectations folder relative to its root, then the bundled ones (their
     # path in a checkout, BUNDLED_EXPECTATIONS when installed). Empty in older reports.
@@ -314,9 +316,13 @@ class Report(ReportModel):
         agents = f"; {agents}" if agents else ""
         return (
             f"{cassettes} cassette(s), {len(self.cases)} case(s), {len(self.checks)} check(s), "
-            f"{len(self.adapters)} adapter(s), {self.examples} random split(s) per "
-            f"split-sensitive check, every single cut of bodies up to {self.single_cut_limit} "
-            f"bytes, seed {self.seed}{agents}"
+            f"{len(self.adapters)} adapter(s), "
+            + (
+                self.replayed
+                or f"{self.examples} random split(s) per split-sensitive check, every single cut of "
+                f"bodies up to {self.single_cut_limit} bytes, seed {self.seed}"
+            )
+            + agents
             + (
                 f"; shard {self.shard.label}: {self.shard.pairs} of the run's "
                 f"{self.shard.total_pairs} (adapter, case) pairs (`stream-harness merge` combines the shards)"
@@ -460,6 +466,7 @@ def build_report(
         seed=config.seed,
         examples=config.examples,
         single_cut_limit=config.single_cut_limit,
+        replayed=config.replayed(),
         checks=checks,
         adapters=adapters,
         cases=case_infos,

@@ -76,7 +76,8 @@ from stream_harness import normalize, run_conformance
 
 
 def test_my_adapter_conforms() -> None:
-    # Cassettes, examples and expectations come from [tool.stream-harness] in pyproject.toml;
+    # Cassettes, examples and expectations come from [tool.stream-harness] in this project's
+    # pyproject.toml (the one above this file, wherever pytest is started from);
     # the adapter is named as on the command line, so failures print commands to paste.
     run_conformance("stream_adapter:MyAdapter")
 
