@@ -21,6 +21,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from stream_harness.contract.events import (
@@ -33,6 +34,7 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
 )
 from stream_harness.errors import classify
+from stream_harness.errors.durations import parse_http_date, seconds_until
 from stream_harness.providers.registry import get_normalizer
 
 PROTOCOLS: Final = (
@@ -150,6 +152,9 @@ _OPENAI_TYPES: Final = {429: "rate_limit_exceeded", 500: "server_error", 503: "s
 _ANTHROPIC_TYPES: Final = {
     400: "invalid_request_error",
     401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
     529: "overloaded_error",
@@ -225,7 +230,11 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
             try:
                 return float(value)
             except ValueError:
-                return None
+                # An HTTP-date: the seconds until it from now, when the response is served
+                # (a date past is no wait; clients read a far one as a hint above any cap).
+                moment = parse_http_date(value)
+                until = None if moment is None else seconds_until(moment, datetime.now(UTC))
+                return None if until is None else max(until, 0.0)
         if name.lower() == "retry-after-ms":
             try:
                 return float(value) / 1000

@@ -37,6 +37,12 @@ from stream_harness.agents.scenario import (
 )
 from stream_harness.cli.agent_options import import_root, with_project
 from stream_harness.cli.app_mode import add_app_arguments, app_adapter, app_reproduce, spawn_app
+from stream_harness.cli.explore import (
+    add_explore_arguments,
+    explore_bases,
+    explore_problem,
+    run_exploration,
+)
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import (
     AgentExpectation,
@@ -63,6 +69,7 @@ from stream_harness.reporting.report import (
     ReportError,
     ShardInfo,
     default_environment,
+    kept_agent_rows,
 )
 from stream_harness.server.agent import AgentServer, LedgerTool
 
@@ -143,6 +150,7 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--port", type=int, default=0, help="with --serve: the port (default: a free one, printed)"
     )
     add_app_arguments(p)
+    add_explore_arguments(p)
     p.set_defaults(func=agents_command)
     return p
 
@@ -169,6 +177,9 @@ def agents_command(args: argparse.Namespace) -> int:
         return _error("--timeout must be > 0 and --max-turns >= 1")
     if args.jobs < 1:
         return _error(f"--jobs must be >= 1, got {args.jobs}")
+    problem = explore_problem(args)
+    if problem is not None:
+        return _error(problem)
     roots: list[Path] = []
     for given in args.scenarios or ():
         found_root = resolve_scenarios_argument(given)
@@ -219,9 +230,18 @@ def agents_command(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"stream-harness: warning: {warning}", file=sys.stderr)
     limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
+    if args.explore is not None:
+        scenarios, problem = explore_bases(scenarios, bool(args.scenarios))
+        if problem is not None:
+            return _error(problem)
     units = planned_units(adapters, scenarios, args.protocol)
     try:
-        results = app_reproduce(_run(adapters, scenarios, args, expectations, limits, shard), args)
+        if args.explore is not None:
+            spawn = lambda spec: spawn_app(adapters, spec) or load_agent(spec, args.import_root)  # noqa: E731
+            explored = run_exploration(adapters, scenarios, args, expectations, limits, spawn)
+            results = app_reproduce(explored, args)
+        else:
+            results = app_reproduce(_run(adapters, scenarios, args, expectations, limits, shard), args)
     except BaseException:
         # Interrupted: every agent process (one a job) asked to stop at once and killed
         # 2 s later, rather than 2 s each while their runs ignore the request.
@@ -296,10 +316,11 @@ def _finish(
     counts = Counter(r.status for r in results)
     summary = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items()))
     runs = len({(r.agent, r.scenario, r.protocol) for r in results})
+    what = "explored units" if any(r.explored is not None for r in results) else "agent runs"
     if any(r.failing for r in results):
-        print(f"FAILED: {runs} agent runs, {summary}")
+        print(f"FAILED: {runs} {what}, {summary}")
         return 1
-    print(f"OK: {runs} agent runs, {summary}")
+    print(f"OK: {runs} {what}, {summary}")
     return 0
 
 
@@ -320,6 +341,7 @@ def agent_rows(results: list[AgentResult], versions: dict[str, str]) -> tuple[Ag
             conventions=dict(r.conventions),
             settings=r.settings,
             issue=r.reason or None,
+            explored=dict(r.explored) if r.explored is not None else None,
         )
         for r in results
         if r.status != "skipped"
@@ -349,8 +371,7 @@ def write_agent_report(
             )
         if existing.exists():
             previous = load_report(existing)
-            ran = {r.agent for r in rows}
-            kept = tuple(a for a in previous.agent_results if a.agent not in ran)
+            kept = kept_agent_rows(previous.agent_results, rows)
             report = previous.model_copy(update={"agent_results": kept + rows, "finished": now})
         else:
             report = Report(

@@ -70,6 +70,9 @@ class AgentResult:
     settings: str
     elapsed: float
     reason: str = ""  # the expectation's reason, for a known failure
+    # ``--explore``: the schedules drawn and judged, and the shrunk failing one
+    # (harness/stream_harness/conformance/explore.py); None for a scenario run as written.
+    explored: Mapping[str, Any] | None = None
 
     @property
     def failing(self) -> bool:

@@ -54,7 +54,7 @@ from stream_harness.reporting import Report, load_report, merge_reports, reclass
 from stream_harness.reporting.console import FORMATS, choose_format, render, skipped_lines
 from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.progress import Heartbeat, progress_every
-from stream_harness.reporting.report import ReportError
+from stream_harness.reporting.report import ReportError, kept_agent_rows
 from stream_harness.reporting.shards import replaces_whole_report
 
 PINS_NAME: Final = "matrix.toml"
@@ -80,6 +80,9 @@ class Group:
     # frameworks' groups have these and no stream adapters; `stream-harness matrix` runs
     # `stream-harness agents` on them after the stream groups.
     agents: tuple[str, ...] = ()
+    # An agent group's exploration budget: `stream-harness agents --explore N` schedules per
+    # (agent, base scenario, protocol) when the matrix runs with --explore.
+    explore: int | None = None
 
     def key(self, project: Sequence[str]) -> str:
         """What the environment is built from: a change of pins, Python or harness rebuilds it."""
@@ -154,10 +157,17 @@ def load_groups(path: Path) -> list[Group]:
         npm = entry.get("npm")
         if npm is not None and not isinstance(npm, str):
             raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
+        explore = entry.get("explore")
+        if explore is not None and not (
+            agents and isinstance(explore, int) and not isinstance(explore, bool) and explore >= 1
+        ):
+            raise MatrixError(
+                f"{path}: groups.{name}.explore must be a number of schedules >= 1, in an agent group"
+            )
         groups.append(
             Group(
                 name, tuple(reqs), tuple(adapters), str(entry.get("description", "")), npm,
-                tuple(agents),
+                tuple(agents), explore,
             )
         )  # fmt: skip
     return groups
@@ -349,6 +359,10 @@ class SuiteOptions:
     shard: str | None = None
     run_timeout: float | None = None  # --run-timeout: each group's in-process adapters alike
     agent_jobs: int = 1  # --agent-jobs: `stream-harness agents --jobs` in each agent group
+    # --explore: each agent group runs its exploration budget (`agents --explore N`) instead
+    # of the bundled scenarios, the shrunk failures saved into this folder.
+    explore: bool = False
+    save_failures: str | None = None
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
@@ -394,6 +408,10 @@ class SuiteOptions:
             argv += ["--shard", self.shard, "--allow-empty-shard"]
         if self.agent_jobs > 1:
             argv += ["--jobs", str(self.agent_jobs)]
+        if self.explore and group.explore is not None:
+            argv += ["--explore", str(group.explore), "--seed", str(self.seed)]
+            if self.save_failures is not None:
+                argv += ["--save-failures", self.save_failures]
         return argv
 
 
@@ -768,6 +786,14 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "default 4: an agent run mostly waits on retry delays and timeouts)",
     )
     p.add_argument(
+        "--explore",
+        action="store_true",
+        help="the agent groups explore fault schedules (`agents --explore N`, N the group's "
+        "`explore` budget in the pins file) instead of running the bundled scenarios; the "
+        "explored rows join the agents' other rows and the shrunk failures are saved in "
+        "<out>/explored/",
+    )
+    p.add_argument(
         "--skip-unusable",
         action="store_true",
         help="passed to every group: skip cassettes that do not load or hold nothing to check, each listed with its reason (skipping all is still an error)",
@@ -808,6 +834,9 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
     if args.agent_jobs < 1:
         print(f"stream-harness: --agent-jobs must be >= 1, got {args.agent_jobs}", file=sys.stderr)
         return 2
+    if args.explore and args.shard:
+        print("stream-harness: --explore: not with --shard (lower the groups' explore budgets instead)", file=sys.stderr)
+        return 2
     try:
         check_numbers(examples=None, single_cut_limit=None, run_timeout=args.run_timeout)
     except ConfigError as exc:
@@ -844,6 +873,8 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         skip_unusable=args.skip_unusable,
         run_timeout=args.run_timeout,
         agent_jobs=args.agent_jobs,
+        explore=args.explore,
+        save_failures=str(Path(config.out).resolve() / "explored") if args.explore else None,
     )
     try:
         every = progress_every()
@@ -932,8 +963,7 @@ def _onto_previous(report: Report, out: Path) -> tuple[Report, str | None]:
         return report, f"not keeping the rows of {path}: {exc}"
     if previous.shard is not None:
         return report, None
-    ran = {a.agent for a in report.agent_results}
-    kept = tuple(a for a in previous.agent_results if a.agent not in ran)
+    kept = kept_agent_rows(previous.agent_results, report.agent_results)
     environment = {**previous.environment}
     environment.update({k: v for k, v in report.environment.items() if k.startswith("group ")})
     merged = previous.model_copy(

@@ -182,10 +182,22 @@ class AgentRow(ReportModel):
     conventions: dict[str, Any] = Field(default_factory=dict)
     settings: str = ""
     issue: str | None = None
+    # An explored row (``agents --explore``): schedules drawn, judged, failed, the seed,
+    # the shrunk failing schedule and the scenario file saved for it.
+    explored: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.agent, self.scenario, self.protocol, self.check)
+
+
+def kept_agent_rows(previous: Iterable[AgentRow], new: Iterable[AgentRow]) -> tuple[AgentRow, ...]:
+    """The rows of an earlier report a new agent run leaves in place: those of the agents
+    it did not run, and those of the other kind of run of an agent it did (an exploration,
+    ``agents --explore``, replaces that agent's explored rows and keeps its rows of the
+    scenarios as written, and the other way round), so one report carries both."""
+    ran = {(a.agent, a.explored is not None) for a in new}
+    return tuple(a for a in previous if (a.agent, a.explored is not None) not in ran)
 
 
 class Counts(ReportModel):
@@ -658,11 +670,10 @@ def update_report(previous: Report, new: Report) -> Report:
     """
     # Agent rows of agents ``new`` did not run are kept as they were: no stream case
     # decides whether they are stale (their scenarios are rendered, not recorded).
-    ran_agents = {a.agent for a in new.agent_results}
-    kept_agent_rows = tuple(a for a in previous.agent_results if a.agent not in ran_agents)
-    if kept_agent_rows:
-        new = new.model_copy(update={"agent_results": new.agent_results + kept_agent_rows})
-        previous = previous.model_copy(update={"agent_results": kept_agent_rows})
+    kept = kept_agent_rows(previous.agent_results, new.agent_results)
+    if kept:
+        new = new.model_copy(update={"agent_results": new.agent_results + kept})
+        previous = previous.model_copy(update={"agent_results": kept})
     ran = {a.name for a in new.adapters}
     candidates = tuple(a for a in previous.adapters if a.name not in ran)
     if not candidates:

@@ -1,0 +1,293 @@
+"""``agents --explore``: schedules drawn by hypothesis, shrunk in the issue's order, saved
+as scenarios that reproduce alone, and exit codes that agree with the verdict."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+from stream_harness.agents.loading import load_agent
+from stream_harness.agents.reference import ReferenceAgent
+from stream_harness.agents.scenario import (
+    AgentScenario,
+    FaultSpec,
+    bundled_agent_scenarios,
+    load_agent_scenario,
+)
+from stream_harness.cli.main import main
+from stream_harness.conformance.agent_runner import AgentExpectation
+from stream_harness.conformance.explore import (
+    FUTURE_DATE,
+    PAST_DATE,
+    ExploreOptions,
+    Schedule,
+    apply,
+    explorable,
+    explore,
+    fewest_faults,
+    known_failure,
+    retry_after_values,
+    scenario_yaml,
+    schedule_key,
+    schedules,
+)
+from stream_harness.reporting.jsonl import load_report
+
+BASES = sorted(
+    p.stem
+    for p in bundled_agent_scenarios().glob("*.yaml")
+    if not load_agent_scenario(p).faults and explorable(load_agent_scenario(p)) is None
+)
+REFERENCE = dict(ReferenceAgent().conventions)
+
+# A user's agent that never retries but declares the SDKs' two retries: A9 fails on any
+# retryable error, so its shrunk schedule is known exactly.
+NO_RETRY = (
+    "from stream_harness.agents.reference import ReferenceAgent\n"
+    "from stream_harness.loop.retry import RetryPolicy\n"
+    "class NoRetry(ReferenceAgent):\n"
+    "    name = 'no-retry'\n"
+    "    def __init__(self):\n"
+    "        super().__init__(retry=RetryPolicy(max_retries=0))\n"
+    "        self.conventions = {**self.conventions, 'max_retries': 2}\n"
+)
+
+
+def base(name: str = "weather_tool_call") -> AgentScenario:
+    return load_agent_scenario(bundled_agent_scenarios() / f"{name}.yaml")
+
+
+def smallest(predicate: Any, scenario: AgentScenario | None = None) -> Schedule:
+    strategy = schedules(scenario or base(), "openai-completions", REFERENCE)
+    found: Schedule = find(strategy, predicate, settings=settings(database=None, derandomize=True))
+    # the engine's last pass: drop faults that play no part
+    return fewest_faults(found, lambda s: object() if predicate(s) else None)[0]  # type: ignore[return-value]
+
+
+def test_the_bundled_fault_free_scenarios_are_the_default_bases() -> None:
+    assert {"weather_tool_call", "three_tool_turns", "parallel_tool_calls"} <= set(BASES)
+
+
+@pytest.mark.parametrize(
+    ("predicate", "expected"),
+    [
+        # fewest faults, earliest response, simplest kind: an HTTP error, the first status
+        (lambda s: True, ((0, {"status": 500}),)),
+        (lambda s: len(s) >= 2, ((0, {"status": 500}), (0, {"status": 500}))),
+        (lambda s: any(i == 1 for i, _ in s), ((1, {"status": 500}),)),
+        # shortest place: a cut at byte 0, with no pace
+        (lambda s: any("cut_at" in f for _, f in s), ((0, {"cut_at": 0}),)),
+        (lambda s: any("cut_in_tool_args" in f for _, f in s), ((0, {"cut_in_tool_args": 1}),)),
+        (
+            lambda s: any("retry-after" in f.get("headers", {}) for _, f in s),
+            ((0, {"status": 500, "headers": {"retry-after": "1"}}),),
+        ),
+    ],
+)
+def test_a_schedule_shrinks_to_fewest_earliest_simplest_shortest(
+    predicate: Any, expected: Schedule
+) -> None:
+    assert smallest(predicate) == expected
+
+
+def test_a_response_without_calls_draws_no_cut_in_arguments() -> None:
+    # weather_tool_call's last response is text only: a cut in its arguments is no fault.
+    last = len(base().spec.responses) - 1
+    with pytest.raises(Exception, match="No examples found"):
+        smallest(lambda s: any(i == last and "cut_in_tool_args" in f for i, f in s))
+
+
+@pytest.mark.parametrize(
+    ("conventions", "drawn", "not_drawn"),
+    [
+        # the reference: cap 60 s at a 0.01 time scale, every hint is cheap
+        (REFERENCE, {"1", "60", "61", "3600", PAST_DATE, FUTURE_DATE}, set()),
+        # the openai client: cap 120 s, gives up above it, real time
+        (
+            {"retry_after_cap_s": 120, "retry_after_over_cap": "give_up", "time_scale": 1.0},
+            {"1", "121", "3600", PAST_DATE, FUTURE_DATE},
+            {"60", "120"},
+        ),
+        # the anthropic 2.x client: no cap at all, so no long hint can be afforded
+        (
+            {"retry_after_cap_s": None, "time_scale": 1.0},
+            {"1", PAST_DATE},
+            {"3600", FUTURE_DATE},
+        ),
+    ],
+)
+def test_retry_after_values_sit_below_at_and_above_the_rows_cap(
+    conventions: dict[str, Any], drawn: set[str], not_drawn: set[str]
+) -> None:
+    values = retry_after_values(conventions, "openai-completions")
+    seconds = {v for h, v in values if h == "retry-after"}
+    assert drawn <= seconds and not (not_drawn & seconds)
+    assert ("retry-after-ms", "1000") in values
+
+
+@pytest.mark.parametrize("name", BASES)
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_a_schedule_written_as_a_file_loads_back_as_the_same_scenario(
+    name: str, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    scenario = base(name)
+    protocol = data.draw(st.sampled_from(scenario.protocols))
+    schedule = data.draw(schedules(scenario, protocol, REFERENCE))
+    path = tmp_path_factory.mktemp("explored") / "found.yaml"
+    path.write_text(scenario_yaml(scenario, schedule, "why"))
+    loaded = load_agent_scenario(path)
+    assert loaded.spec.responses == apply(scenario, schedule).responses
+    faulted = [r for r in loaded.spec.responses if r.fault not in (FaultSpec(), FaultSpec(pace=r.fault.pace))]
+    assert len(faulted) == sum(1 for _, f in schedule if set(f) != {"pace"})
+    loaded.served(protocol)  # renders in its protocol
+
+
+def test_the_reference_passes_its_explored_schedules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    plain = ["agents", "--agent", "reference", "--scenarios", "three_tool_turns", "--protocol",
+             "anthropic-messages", "--out", str(out)]  # fmt: skip
+    assert main(plain) == 0
+    code = main([*plain, "--explore", "12"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "explored 12 schedules over 1 (agent, base, protocol) units, seed 0" in text
+    assert text.splitlines()[-1].startswith("OK: 1 explored units, ")
+    rows = load_report(out / "report.jsonl").agent_results
+    explored = [r for r in rows if r.explored is not None]
+    assert explored and {r.scenario for r in explored} == {"three_tool_turns~explored"}
+    assert all(r.explored["schedules"] == 12 for r in explored if r.explored)
+    assert {r.outcome for r in explored} == {"passed"}
+    # the rows of the scenario as written stay beside the explored ones
+    assert {r.scenario for r in rows if r.explored is None} == {"three_tool_turns"}
+
+
+def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "no_retry.py").write_text(NO_RETRY)
+    monkeypatch.chdir(tmp_path)
+    argv = ["agents", "--agent", "no_retry:NoRetry", "--scenarios", "weather_tool_call",
+            "--protocol", "openai-completions", "--check", "A9", "--explore", "10",
+            "--save-failures", "found", "--out", "report"]  # fmt: skip
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1].startswith("FAILED:")
+    saved = sorted((tmp_path / "found").glob("*.yaml"))
+    assert len(saved) == 1 and "A9" in saved[0].name
+    # shrunk to one HTTP 500 before the first response: the minimal schedule
+    responses = load_agent_scenario(saved[0]).spec.responses
+    assert [r.fault for r in responses] == [FaultSpec(status=500)] + [FaultSpec()] * len(
+        base().spec.responses
+    )
+    row = next(r for r in load_report(tmp_path / "report" / "report.jsonl").agent_results)
+    assert row.outcome == "failed" and row.explored is not None
+    assert row.explored["schedule"] == [{"response": 0, "fault": {"status": 500}}]
+    command = next(line for line in text.splitlines() if "reproduce:" in line).split("reproduce: ")[1]
+    assert command == row.command and "--explore" not in command
+    assert main(shlex.split(command)[1:]) == 1
+    again = capsys.readouterr().out
+    assert "FAIL no-retry" in again and " A9 " in again
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        (["--explore", "0"], "--explore must be >= 1"),
+        (["--save-failures", "x"], "--save-failures: only with --explore N"),
+        (["--explore", "2", "--shard", "1/2"], "--explore: not with --shard"),
+        (
+            ["--explore", "2", "--scenarios", "ALL_FAULTED"],
+            "cannot be explored: every response carries a fault already",
+        ),
+        (["--explore", "2", "--scenarios", "weather_tool_call", "--check", "A4"], "nothing was checked"),
+    ],
+)
+def test_bad_or_empty_explorations_are_one_line_and_exit_2(
+    extra: list[str], problem: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    faulted = tmp_path / "all_faulted.yaml"
+    faulted.write_text("kind: agent\nresponses:\n  - {script: {}, fault: {status: 500}}\n")
+    extra = [str(faulted) if e == "ALL_FAULTED" else e for e in extra]
+    code = main(["agents", "--agent", "reference", "--protocol", "openai-completions", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and problem in err
+    assert len([line for line in err.splitlines() if "note:" not in line]) == 1
+
+
+@pytest.mark.parametrize(
+    ("schedule", "known"),
+    [
+        (((0, {"no_terminal_event": True}),), True),
+        (((0, {"no_terminal_event": True, "pace": 0.01}), (1, {"pace": 0.01})), True),
+        (((0, {"status": 500}),), False),
+        (((0, {"no_terminal_event": True}), (1, {"status": 500})), False),
+    ],
+)
+def test_a_known_failure_covers_schedules_of_its_scenarios_fault_kinds(
+    schedule: Schedule, known: bool
+) -> None:
+    expectations = [AgentExpectation("fw", "no_terminal_event", "A5", None, "takes it as done")]
+    reason = known_failure(expectations, "fw", "openai-completions")
+    assert bool(reason("A5", schedule)) is known
+    assert reason("A3", schedule) == ""  # another check is never covered
+
+
+def test_units_shrink_side_by_side_in_jobs_to_the_same_schedules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "no_retry.py").write_text(NO_RETRY)
+    monkeypatch.chdir(tmp_path)
+    rows = {}
+    for jobs in ("1", "2"):
+        argv = ["agents", "--agent", "no_retry:NoRetry", "--scenarios", "weather_tool_call",
+                "--protocol", "openai-completions", "--protocol", "anthropic-messages",
+                "--check", "A9", "--explore", "6", "--jobs", jobs, "--out", f"report-{jobs}"]  # fmt: skip
+        assert main(argv) == 1
+        capsys.readouterr()
+        report = load_report(tmp_path / f"report-{jobs}" / "report.jsonl")
+        rows[jobs] = sorted((r.protocol, r.outcome, str(r.explored)) for r in report.agent_results)
+    assert rows["1"] == rows["2"] and len(rows["1"]) == 2
+    assert all("'schedule': [{'response': 0, 'fault': {'status': 500}}]" in r[2] for r in rows["2"])
+
+
+@pytest.mark.parametrize(("date", "at_least", "at_most"), [(FUTURE_DATE, 1e9, float("inf")), (PAST_DATE, 0.0, 0.0)])
+def test_an_http_date_hint_is_served_as_the_seconds_until_it(
+    date: str, at_least: float, at_most: float
+) -> None:
+    # Found exploring pydantic-ai: a far HTTP-date read as no hint at all made A9 owe a retry
+    # that the openai client rightly refuses (the hint is above its 120 s cap).
+    scenario = base()
+    spec = apply(scenario, ((0, {"status": 429, "headers": {"retry-after": date}}),))
+    served = AgentScenario(scenario.path, "x", spec, scenario.tools).served("openai-responses")
+    assert served[0].retry_after is not None and at_least <= served[0].retry_after <= at_most
+
+
+def test_a_shrink_past_its_budget_is_cut_says_so_and_keeps_a_failing_schedule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "no_retry.py").write_text(NO_RETRY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = load_agent("no_retry:NoRetry", tmp_path)
+    options = ExploreOptions(examples=8, shrink_runs=1)
+    units, results = explore([("no_retry:NoRetry", agent)], [base()], options,
+                             protocols=["openai-completions"], checks=["A9"])  # fmt: skip
+    (unit,) = units
+    assert unit.shrink_runs == 1 and unit.shrink_cut is not None
+    assert unit.shrink_cut.startswith("shrink cut after 1 runs")
+    (row,) = results
+    assert row.status == "failed" and row.explored is not None
+    assert row.explored["shrink_cut"] == unit.shrink_cut
+    # what was kept still fails A9 when run again alone
+    (finding,) = unit.findings
+    assert any(
+        v.check == "A9" and v.status == "failed"
+        for v in unit.verdicts[schedule_key(finding.schedule)]
+    )
