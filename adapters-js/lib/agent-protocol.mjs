@@ -7,6 +7,20 @@
 import { createInterface } from 'node:readline';
 import { dumps, pkgVersion, raisedOf, writeOut } from './protocol.mjs';
 
+/**
+ * The error's `cause` chain, as a stack trace shows it: the AI SDK's "Failed to process
+ * successful response" is caused by undici's "terminated" when the connection dropped, and
+ * A12 asks that the outcome say what happened (specs/agent-contract.md).
+ */
+function causesOf(err) {
+  const out = [];
+  for (let c = err?.cause, depth = 0; c && depth < 4; c = c.cause, depth++) {
+    const r = raisedOf(c);
+    out.push(`${r.name}: ${r.message}`);
+  }
+  return out.length ? ` (caused by ${out.join('; caused by ')})` : '';
+}
+
 export const AGENT_PROTOCOL_VERSION = 1;
 
 /** A scripted tool failure, as the framework's tool function sees it: an ordinary Error. */
@@ -92,7 +106,7 @@ export async function serveAgent(agent) {
         };
       } catch (err) {
         const raised = raisedOf(err);
-        reply = { output: null, error_type: raised.name, error_message: raised.message };
+        reply = { output: null, error_type: raised.name, error_message: raised.message + causesOf(err) };
       }
       writeOut(dumps({ kind: 'agent_outcome', seq: msg.seq, ...reply }) + '\n');
     }

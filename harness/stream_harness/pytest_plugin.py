@@ -434,8 +434,10 @@ class AgentCheckItem(pytest.Item):
             pytest.skip(verdict.message)
         if verdict.status == "failed":
             command = reproduce(self.spec, self.scenario, self.protocol, self.check.id)
+            advice = f"\n    advice: {verdict.advice}" if verdict.advice else ""
             raise AgentCheckFailure(
-                f"{self.check.id} {self.check.title}: {verdict.message}\n    reproduce: {command}"
+                f"{self.check.id} {self.check.title}: {verdict.message}{advice}"
+                f"\n    reproduce: {command}"
             )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

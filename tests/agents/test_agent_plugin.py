@@ -35,10 +35,10 @@ def test_agent_items_pass_for_the_reference_and_fail_with_a_reproduce_command(
     ]
     assert (
         sum(" PASSED" in line for line in agent_lines) == 40
-    )  # 12 checks x 4 protocols, 48 items ...
+    )  # 13 checks x 4 protocols, 52 items ...
     assert (
-        sum(" SKIPPED" in line for line in agent_lines) == 8
-    )  # ... but A4 and A10 (no thinking, no hint)
+        sum(" SKIPPED" in line for line in agent_lines) == 12
+    )  # ... but A4, A10 and A13 (no thinking, no hint, no call that was not JSON)
     result.stdout.fnmatch_lines(
         ["*stream-harness-agents::reference::A1?weather_tool_call-anthropic-messages? PASSED*"]
     )
@@ -55,7 +55,10 @@ def test_agent_items_pass_for_the_reference_and_fail_with_a_reproduce_command(
     )
     assert failing.ret == pytest.ExitCode.TESTS_FAILED
     failing.stdout.fnmatch_lines(
-        ["*reproduce: stream-harness agents --agent lazy_agent:Lazy*--check A12"]
+        [
+            "*advice: End every run with the final text or an error*",
+            "*reproduce: stream-harness agents --agent lazy_agent:Lazy*--check A12",
+        ]
     )
 
 

@@ -6,6 +6,7 @@ the renderer itself: a rendering that our normalizer reads differently is a wron
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,8 @@ def test_a_clean_response_is_the_script(protocol: str) -> None:
         "".join(b.content for b in last.message.content if isinstance(b, TextBlock)) == SCRIPT.text
     )
     assert served.complete and served.calls[0].delivered
+    # The argument text as read back, strict JSON (A13 reads these, not the script).
+    assert served.calls[0].strict and json.loads(served.calls[0].raw or "") == CALL.arguments
     thinking = [b for b in last.message.content if isinstance(b, ThinkingBlock)]
     if protocol == "anthropic-messages":
         assert thinking[0].signature == served.thinking_signature
@@ -146,6 +149,8 @@ def test_what_a_rendering_says_it_delivered_is_what_our_normalizer_reads(path: P
                 assert call.name == scripted[call.id].name, where
                 if per_call_end:
                     assert call.delivered == scripted[call.id].delivered, where
+                if call.delivered:
+                    assert call.strict == scripted[call.id].strict, where
             seen = {c.id for c in read.calls}
             assert not any(c.delivered for c in served.calls if c.id not in seen), where
             if served.complete:

@@ -26,7 +26,8 @@ def test_the_reference_passes_and_writes_its_report(
     out = capsys.readouterr().out
     assert code == 0 and out.splitlines()[-1].startswith("OK: 4 agent runs")
     report = load_report(tmp_path / "report.jsonl")
-    # 12 checks in 4 protocols, less A4 and A10 (no thinking, no retry hint): no row.
+    # 13 checks in 4 protocols, less A4, A10 and A13 (no thinking, no retry hint, no
+    # call that was not JSON): no row.
     assert len(report.agent_results) == 40
     assert {r.outcome for r in report.agent_results} == {"passed"}
     assert not report.did_fail and report.agent_results[0].conventions["time_scale"] == 0.01
@@ -45,6 +46,8 @@ def test_a_failing_agent_exits_1_with_a_reproduce_command(
     out = capsys.readouterr().out
     assert code == 1 and out.splitlines()[-1].startswith("FAILED:")
     assert "reproduce: stream-harness agents --agent lazy_agent:Lazy" in out
+    advice = "advice: End every run with the final text or an error"
+    assert f"    {advice}" in out  # under the failure, above its reproduce line
     expect = tmp_path / "expect.yaml"
     expect.write_text(
         "lazy:\n  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"
@@ -63,6 +66,18 @@ def test_a_failing_agent_exits_1_with_a_reproduce_command(
         ]
     )
     assert code == 0 and "1 known failure" in capsys.readouterr().out
+
+
+def test_a_failure_s_advice_goes_into_every_report_format(tmp_path: Path) -> None:
+    (tmp_path / "lazy_agent.py").write_text(lazy_agent_source())
+    out = tmp_path / "out"
+    argv = ["agents", "--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", ONE]
+    assert main([*argv, "--check", "A12", "--out", str(out)]) == 1
+    advice = "End every run with the final text or an error"
+    rows = load_report(out / "report.jsonl").agent_results
+    assert {r.advice.startswith(advice) for r in rows if r.outcome == "failed"} == {True}
+    for name in ("README.md", "report.html", "junit.xml"):
+        assert f"advice: {advice}" in (out / name).read_text(), name
 
 
 @pytest.mark.parametrize(

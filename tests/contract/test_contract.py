@@ -36,7 +36,7 @@ def good() -> list[Event]:
         TextEndEvent(content_index=0, content="Hi!"),
         ToolCallDeltaEvent(content_index=1, delta='{"a": "x', arguments={"a": "x"}),
         ToolCallDeltaEvent(content_index=1, delta='y"}', arguments={"a": "xy"}),
-        ToolCallEndEvent(content_index=1, tool_call=CALL),
+        ToolCallEndEvent(content_index=1, tool_call=CALL, raw_arguments='{"a": "xy"}', strict=True),
         DoneEvent(reason="tool_use", message=MESSAGE),
     ]
 
@@ -65,6 +65,8 @@ MUTANTS: dict[str, list[Event]] = {
     "C5": [e for e in good() if e.type != "toolcall_end"],
     "C6": _replace(5, TextEndEvent(content_index=0, content="Hi?")),
     "C7": _replace(8, ToolCallEndEvent(content_index=1, tool_call=ToolCall(id="c1", name="f", arguments={"a": "x"}))),
+    "C7-raw": _replace(8, ToolCallEndEvent(content_index=1, tool_call=CALL, raw_arguments='{"a": "xz"}', strict=True)),
+    "C7-strict": _replace(8, ToolCallEndEvent(content_index=1, tool_call=CALL, raw_arguments='{"a": "xy"}', strict=False)),
     "C8": _replace(9, DoneEvent(reason="tool_use", message=MESSAGE.model_copy(update={"content": [TextBlock(content="Hi!")]}))),
     "C9": _replace(7, ToolCallDeltaEvent(content_index=1, delta='y"}', arguments={"b": 1})),
     "C10": _replace(3, ToolCallStartEvent(content_index=1, id="other", name="f")),

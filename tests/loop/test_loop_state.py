@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from stream_harness.contract.events import Event, ToolCall
 from stream_harness.loop.clock import VirtualClock
 from stream_harness.loop.commands import (
@@ -23,6 +25,7 @@ from stream_harness.loop.retry import RetryPolicy
 from stream_harness.loop.scenario import ScriptCall, ScriptError, ScriptSpec, script_events
 from stream_harness.loop.state import AgentLoop, LoopConfig, LoopState
 from stream_harness.loop.tools import ToolOutcome, ToolSpec
+from stream_harness.providers.accumulator import Accumulator
 
 READ = ToolSpec(
     "read", {"type": "object", "properties": {"path": {"type": "string"}}}, concurrency_safe=True
@@ -438,3 +441,20 @@ def test_a_tool_mutating_its_inputs_changes_nothing_else() -> None:
     assert h.loop.history[1].content[0].arguments == {"path": "a", "opts": {"deep": [1]}}  # type: ignore[union-attr]
     h.take(h.loop.tool_finished(start.key, ToolOutcome(value=1)))
     assert h.loop.context == {"seen": ["x"]}
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_a_call_whose_arguments_did_not_parse_strictly_never_runs(eager: bool) -> None:
+    # A13: the cascade repairs '{"path": "a' to {"path": "a"} for display (C7); running the
+    # tool on that guess is what the reference loop must not do, in batch or eager mode.
+    h = Harness(LoopConfig(eager_tools=eager))
+    acc = Accumulator("openai-completions")
+    acc.tool_call(0, id="bad", name="read", delta='{"path": "a')
+    acc.tool_call(1, id="good", name="read", delta='{"path": "b"}')
+    acc.finish("tool_use")
+    h.feed(acc.drain())
+    started = [o.call for o in h.outputs if isinstance(o, StartTool)]
+    assert [(c.id, c.arguments) for c in started] == [("good", {"path": "b"})]
+    bad = h.loop.history[2]
+    assert (bad.tool_call_id, bad.kind, bad.is_error) == ("bad", "invalid_arguments", True)  # type: ignore[union-attr]
+    assert '{"path": "a' in bad.content  # type: ignore[union-attr]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -10,6 +12,7 @@ from stream_harness.contract.events import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    ToolCallEndEvent,
 )
 from stream_harness.contract.rules import check_contract
 from stream_harness.providers.accumulator import Accumulator
@@ -177,3 +180,37 @@ def test_error_origin_tells_provider_errors_from_stream_faults() -> None:
     filtered.finish("error", provider_stop_reason="SAFETY", error_message="Provider stopped with: SAFETY")
     e = filtered.drain()[-1]
     assert isinstance(e, ErrorEvent) and e.error is not None and e.error.origin == "provider"
+
+
+@pytest.mark.parametrize(
+    ("fragments", "strict", "arguments"),
+    [
+        (['{"city": "Pa', 'ris"}'], True, {"city": "Paris"}),
+        ([], True, {}),  # no text: a tool without parameters (Anthropic sends no fragment)
+        (['{"city": "Pa'], False, {"city": "Pa"}),  # truncated: the repair is a preview
+        (['{"a": 1}{"b": 2}'], False, {"a": 1, "b": 2}),  # run together
+        (['{"path": "C:\\dir"}'], False, {"path": "C:\\dir"}),  # an invalid escape, repaired
+        (["[1, 2]"], False, {}),  # valid JSON, but not an object
+    ],
+)
+def test_toolcall_end_keeps_the_raw_text_and_whether_it_parsed_strictly(
+    fragments: list[str], strict: bool, arguments: dict[str, object]
+) -> None:
+    acc = Accumulator("openai-completions")
+    acc.tool_call(0, id="call_1", name="f")
+    for fragment in fragments:
+        acc.tool_call(0, delta=fragment)
+    acc.finish("tool_use")
+    events = acc.drain()
+    end = next(e for e in events if isinstance(e, ToolCallEndEvent))
+    assert (end.raw_arguments, end.strict) == ("".join(fragments), strict)
+    assert end.tool_call.arguments == arguments
+    assert check_contract(events) == []
+
+
+def test_a_whole_call_given_parsed_is_strict() -> None:
+    acc = Accumulator("google-generative-ai")
+    acc.whole_tool_call(0, id="c", name="f", arguments={"q": [1, 2]})
+    acc.finish("tool_use")
+    end = next(e for e in acc.drain() if isinstance(e, ToolCallEndEvent))
+    assert (end.raw_arguments, end.strict) == ('{"q":[1,2]}', True)

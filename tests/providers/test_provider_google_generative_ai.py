@@ -304,6 +304,8 @@ def test_seed002_whole_call_is_start_one_delta_end() -> None:
         ToolCallEndEvent(
             content_index=0,
             tool_call=ToolCall(id="fc-1", name="get_capital", arguments={"country": "France"}),
+            raw_arguments='{"country":"France"}',
+            strict=True,
         ),
     ]
 

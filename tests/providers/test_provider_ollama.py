@@ -187,7 +187,9 @@ def test_whole_tool_call_without_id_gets_a_synthetic_one() -> None:
         ToolCallDeltaEvent(
             content_index=0, delta='{"city":"Toronto"}', arguments={"city": "Toronto"}
         ),
-        ToolCallEndEvent(content_index=0, tool_call=expected),
+        ToolCallEndEvent(
+            content_index=0, tool_call=expected, raw_arguments='{"city":"Toronto"}', strict=True
+        ),
     ]
     t = terminal(events)
     assert isinstance(t, DoneEvent)

@@ -427,7 +427,7 @@ def test_case29_function_call_exact_events_and_tool_use() -> None:
         ToolCallStartEvent(content_index=0, id="call_1", name="get_weather"),
         ToolCallDeltaEvent(content_index=0, delta='{"city":', arguments={}),
         ToolCallDeltaEvent(content_index=0, delta='"Paris"}', arguments={"city": "Paris"}),
-        ToolCallEndEvent(content_index=0, tool_call=call),
+        ToolCallEndEvent(content_index=0, tool_call=call, raw_arguments='{"city":"Paris"}', strict=True),
     ]
     t = terminal(events)
     assert isinstance(t, DoneEvent) and t.reason == "tool_use"

@@ -17,6 +17,7 @@ against the script, since a fault changes what the agent could have known.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -101,12 +102,18 @@ class Script:
 
 @dataclass(frozen=True, slots=True)
 class ServedCall:
-    """A tool call as served: ``delivered`` when its whole arguments and its end went out."""
+    """A tool call as served: ``delivered`` when its whole arguments and its end went out.
+
+    ``strict`` is False when the delivered argument text (``raw``) was not valid JSON (its
+    ``toolcall_end.strict``, specs/contract.md C7): ``arguments`` are then only the
+    recovery cascade's guess, which no agent may run (A13)."""
 
     id: str
     name: str
     arguments: Mapping[str, Any]
     delivered: bool
+    strict: bool = True
+    raw: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -754,12 +761,14 @@ def render(
             cut, stop = True, "none"
     sent = sum(len(c) for c in chunks)
     ends = _ends(s.chunks)
+    as_read = _arguments_as_read(protocol, chunks)
     calls = tuple(
         ServedCall(
             c.id,
             c.name,
             c.arguments,
             c.id in s.call_ends and ends[s.call_ends[c.id] - 1] <= sent,
+            *as_read.get(c.id, (True, None)),
         )
         for c in script.tool_calls
         if c.id in s.call_ends or c.id in _started(s, script, c)
@@ -784,6 +793,19 @@ def render(
         stop in ("none", "error"),
         False,
     )
+
+
+def _arguments_as_read(protocol: str, chunks: Sequence[bytes]) -> dict[str, tuple[bool, str]]:
+    """Call id -> (whether its argument text parsed strictly, that text), as our normalizer
+    reads the bytes really sent: a fault that leaves a call's arguments not valid JSON is
+    then known to the checks (A13) however the bytes were made."""
+    normalizer = get_normalizer(protocol)
+    events = normalizer.feed(b"".join(chunks)) + normalizer.close()
+    return {
+        e.tool_call.id: (e.strict is not False, e.raw_arguments or "")
+        for e in events
+        if isinstance(e, ToolCallEndEvent)
+    }
 
 
 def _started(s: _Stream, script: Script, call: ScriptedCall) -> set[str]:
@@ -859,7 +881,8 @@ def served_from_bytes(
     # A call ended by the bytes themselves; the ends close() adds at an early EOF only keep
     # the contract's grammar (specs/contract.md) and deliver nothing.
     ended = {e.tool_call.id: e.tool_call for e in fed if isinstance(e, ToolCallEndEvent)}
-    closed = {e.tool_call.id: e.tool_call for e in events if isinstance(e, ToolCallEndEvent)}
+    ends = {e.tool_call.id: e for e in events if isinstance(e, ToolCallEndEvent)}
+    closed = {k: e.tool_call for k, e in ends.items()}
     started = [e for e in events if isinstance(e, ToolCallStartEvent)]
     last = events[-1] if events else None
     complete = isinstance(last, DoneEvent)
@@ -869,7 +892,14 @@ def served_from_bytes(
     else:
         stop = "none" if cut or (isinstance(last, ErrorEvent) and last.error is None) else "error"
     calls = tuple(
-        ServedCall(c.id, c.name, c.arguments, complete or c.id in ended)
+        ServedCall(
+            c.id,
+            c.name,
+            c.arguments,
+            complete or c.id in ended,
+            c.id not in ends or ends[c.id].strict is not False,
+            ends[c.id].raw_arguments if c.id in ends else None,
+        )
         for c in (
             closed.get(s.id or "") or ToolCall(id=s.id or "", name=s.name or "") for s in started
         )
@@ -877,7 +907,7 @@ def served_from_bytes(
     if stop == "length" and calls:
         # The output limit cut the last call: whatever the normalizer closed, its
         # arguments are not the model's (specs/agent-contract.md, A6).
-        calls = (*calls[:-1], ServedCall(calls[-1].id, calls[-1].name, calls[-1].arguments, False))
+        calls = (*calls[:-1], dataclasses.replace(calls[-1], delivered=False))
     message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
     blocks = list(message.content) if message is not None else []
     text = "".join(b.content for b in blocks if isinstance(b, TextBlock))

@@ -336,6 +336,7 @@ def agent_rows(results: list[AgentResult], versions: dict[str, str]) -> tuple[Ag
             title=r.title,
             outcome=r.status,
             message=r.message,
+            advice=r.advice,
             command=r.command,
             faults=r.faults,
             conventions=dict(r.conventions),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from stream_harness.agents.exchange import RequestView, read_request
+from stream_harness.agents.exchange import RequestView, SentCall, read_request
 from stream_harness.agents.protocol import AgentOutcome
 from stream_harness.agents.render import Served, ServedCall
 from stream_harness.agents.scenario import AgentScenario, canonical
@@ -118,9 +118,23 @@ class AgentRun:
             for call in served.calls:
                 if (
                     call.delivered
+                    and call.strict
                     and call.name == execution.tool
                     and canonical(call.arguments) == wanted
                 ):
+                    return k, call
+        return None
+
+    def malformed_for(self, execution: Execution) -> tuple[int, ServedCall] | None:
+        """The delivered call whose argument text was not valid JSON that an execution no
+        valid call explains carried out: the latest of that tool's name before it (its
+        arguments, repaired, replaced by ``{}`` or defaults or a raw string, need not be
+        the served guess), or None (A13)."""
+        if self.call_for(execution) is not None:
+            return None
+        for k, served in reversed(self.answers(execution.after_request)):
+            for call in served.calls:
+                if call.delivered and not call.strict and call.name == execution.tool:
                     return k, call
         return None
 
@@ -137,6 +151,8 @@ class CheckOutcome:
     check: str
     status: Status
     message: str = ""
+    advice: str = ""
+    """On a failure, the check's one line on what to change in the agent."""
 
 
 CheckFn = Callable[[AgentRun], str | None]
@@ -149,6 +165,9 @@ class AgentCheck:
     title: str
     fn: CheckFn
     applies: Callable[[AgentRun], bool] = lambda run: True
+    advice: str = ""
+    """What to change in the agent when the check fails: one line, shown under each
+    failure (console, pytest, report), kept here beside the check it answers."""
 
 
 def _fmt_args(arguments: Any) -> str:
@@ -161,7 +180,7 @@ def _fmt_args(arguments: Any) -> str:
 
 def a1_complete_arguments(run: AgentRun) -> str | None:
     for e in run.ledger:
-        if run.call_for(e) is None:
+        if run.call_for(e) is None and run.malformed_for(e) is None:  # A13 judges those
             served = [
                 f"{c.name}{_fmt_args(c.arguments)}{'' if c.delivered else ' (not delivered)'}"
                 for _, s in run.answers(e.after_request)
@@ -185,15 +204,46 @@ def a2_effect_once(run: AgentRun) -> str | None:
             key = (e.tool, canonical(e.arguments))
             counts[key] = counts.get(key, 0) + 1
     for (tool, args), n in counts.items():
-        ids = {
-            c.id
-            for _, s in run.answers()
-            for c in s.calls
-            if c.delivered and c.name == tool and canonical(c.arguments) == args
-        }
-        if n > len(ids):
-            return f"side effect {tool}{args} happened {n} times for {len(ids)} call(s) served"
+        distinct = _distinct_calls(run, tool, args)
+        if n > distinct:
+            served = sum(
+                1
+                for _, s in run.answers()
+                for c in s.calls
+                if c.delivered and c.name == tool and canonical(c.arguments) == args
+            )
+            resent = (
+                f" ({served - distinct} of them the same call served again after a restart)"
+                if served > distinct
+                else ""
+            )
+            return f"side effect {tool}{args} happened {n} times for {distinct} call(s) served{resent}"
     return None
+
+
+def _distinct_calls(run: AgentRun, tool: str, args: str) -> int:
+    """How many distinct calls of ``tool`` with ``args`` were delivered. A call served again
+    under a fresh id after a retry restarted the run is the same call: it is distinct only
+    when the request it answered carried an earlier one (the conversation moved past it and
+    the model asked again). Unreadable requests count every id, as before."""
+    seen: list[str] = []
+    distinct = 0
+    for k, s in run.answers():
+        for c in s.calls:
+            if not (c.delivered and c.name == tool and canonical(c.arguments) == args):
+                continue
+            if c.id in seen:
+                continue
+            view = run.view(k)
+            carried = any(
+                x.id in seen
+                or (not x.id and x.name == tool and canonical(x.arguments) == args)
+                for x in view.calls
+            )
+            if not seen or not view.readable or carried:
+                distinct += 1
+            seen.append(c.id)
+    return distinct
 
 
 # -- A3 results back, paired, assistant turn replayed ----------------------------------------
@@ -238,6 +288,72 @@ def a3_results_paired(run: AgentRun) -> str | None:
                 f"request {k} replays call {call.id} as {sent[0].name}{_fmt_args(sent[0].arguments)}, "
                 f"served {call.name}{_fmt_args(call.arguments)}"
             )
+    return _calls_answered(run)
+
+
+def _nth_of_name(calls: Sequence[ServedCall], call: ServedCall) -> int:
+    """The call's place among the response's calls of its name: on a name-paired protocol an
+    id-less replay or result pairs by name and order (Gemini: Paris, then Rome)."""
+    return [c.id for c in calls if c.name == call.name].index(call.id)
+
+
+def _sent(run: AgentRun, view: RequestView, call: ServedCall, nth: int) -> list[SentCall]:
+    """The replays of ``call`` in a request: by id, or on a name-paired protocol the
+    ``nth`` id-less call of that name."""
+    found = [c for c in view.calls if c.id == call.id]
+    if not found and run.protocol in NAME_PAIRED:
+        idless = [c for c in view.calls if not c.id and c.name == call.name]
+        found = idless[nth : nth + 1]
+    return found
+
+
+def _answered(run: AgentRun, view: RequestView, call: ServedCall, nth: int) -> bool:
+    if any(r.id == call.id for r in view.results):
+        return True
+    idless = [r for r in view.results if not r.id and r.name == call.name]
+    return run.protocol in NAME_PAIRED and nth < len(idless)
+
+
+def _calls_answered(run: AgentRun) -> str | None:
+    """Every delivered call of a completed response, run or not, is either answered in the
+    conversation that continues it or dropped with its whole turn (a restart, a retry):
+    a call left out of a turn replayed with others, or replayed without a result, is named;
+    so are arguments sent back other than those delivered."""
+    for k, served in run.answers():
+        if not served.complete or not served.calls or k + 1 >= len(run.requests):
+            continue
+        view = run.view(k + 1)
+        if not view.readable:
+            continue
+        delivered = [c for c in served.calls if c.delivered]
+        nth = {c.id: _nth_of_name(delivered, c) for c in delivered}
+        replayed = {c.id: _sent(run, view, c, nth[c.id]) for c in delivered}
+        if not any(replayed.values()):
+            continue  # the turn was dropped whole: a restart (A2 judges what ran twice)
+        for call in delivered:
+            sent = replayed[call.id]
+            if not sent and not call.strict:
+                continue  # a call that was not valid JSON may be dropped and asked again (A13)
+            if not sent:
+                return (
+                    f"call {call.id} ({call.name}) of response {k} never ran and got no result: "
+                    f"request {k + 1} replays the turn without it"
+                )
+            if not _answered(run, view, call, nth[call.id]):
+                ran = any(run.call_for(e) == (k, call) for e in run.ledger)
+                return (
+                    f"request {k + 1} replays call {call.id} ({call.name}) of response {k} "
+                    f"without a result for it (it {'ran' if ran else 'never ran'})"
+                )
+            if call.strict and (
+                sent[0].name != call.name
+                or canonical(sent[0].arguments) != canonical(call.arguments)
+            ):
+                return (
+                    f"request {k + 1} sends back call {call.id} as "
+                    f"{sent[0].name}{_fmt_args(sent[0].arguments)}, delivered as "
+                    f"{call.name}{_fmt_args(call.arguments)}"
+                )
     return None
 
 
@@ -513,30 +629,195 @@ def a12_outcome(run: AgentRun) -> str | None:
             f"the run raised {run.outcome.error_type}: {run.outcome.error_message} after the "
             "final response completed"
         )
+    elif last.stop in ("http", "error", "none"):
+        return _error_unrelated(run.outcome, k, last)
     return None
 
 
+TRANSPORT_WORDS: Final = (
+    "connection", "connect", "disconnect", "closed", "incomplete", "chunk", "eof", "ended",
+    "end of", "terminat", "premature", "peer", "reset", "protocol", "network", "timeout",
+    "timed out", "stream", "socket", "interrupt", "truncat", "read error", "payload",
+    "transfer", "not enough data",
+)  # fmt: skip
+"""Words by which an exception names a transport fault (a dropped connection, a body that
+ended without its terminal event): httpx's ``RemoteProtocolError: peer closed connection
+without sending complete message body (incomplete chunked read)``, aiohttp's
+``ClientPayloadError: Response payload is not completed`` (``TransferEncodingError: Not
+enough data to satisfy transfer length header``), the SDKs' ``APIConnectionError``, a
+framework's "stream ended".
+A12 asks only that the outcome name the fault, not how."""
+
+_GENERIC_ERROR_WORDS: Final = frozenset({"error", "errors", "none", "null"})
+
+
+def _error_words(served: Served) -> list[str]:
+    """What identifies the error a response served: its HTTP status, and the type, code,
+    status and message of the error object in its body or in its last event (Anthropic's
+    ``overloaded_error``/``Overloaded``, OpenAI's ``server_error``, Gemini's
+    ``UNAVAILABLE``), whichever the framework chose to show."""
+    words = [str(served.status)] if served.status >= 400 else []
+    body = b"".join(served.chunks)
+    candidates: list[Any] = [_json(body)] if served.status >= 400 else []
+    for line in reversed(body.splitlines()):
+        if line.startswith(b"data:"):
+            candidates.append(_json(line[5:].strip()))
+            break
+    for data in candidates:
+        if not isinstance(data, Mapping):
+            continue
+        for obj in (data, data.get("error")):
+            if isinstance(obj, Mapping):
+                for key in ("type", "code", "status", "message"):
+                    value = obj.get(key)
+                    if isinstance(value, str | int) and not isinstance(value, bool):
+                        words.append(str(value))
+    return [w for w in words if _squash(w) and _squash(w) not in _GENERIC_ERROR_WORDS]
+
+
+def _squash(text: str) -> str:
+    """Lower case letters and digits only: ``overloaded_error`` meets ``OverloadedError``."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | None:
+    """None when the run's error names what response ``k`` served (A12), else both texts."""
+    raised = f"{outcome.error_type}: {outcome.error_message or ''}"
+    if served.stop == "none":
+        if any(w in raised.lower() for w in TRANSPORT_WORDS):
+            return None
+        what = f"a transport fault ({served.fault}: the body ended without its terminal event)"
+    else:
+        words = _error_words(served)
+        squashed = _squash(raised)
+        if not words or any(_squash(w) in squashed for w in words):
+            return None
+        kind = "HTTP" if served.stop == "http" else "stream error event"
+        what = f"{kind} " + " ".join(dict.fromkeys(words))
+    return (
+        f"the run raised {_clip(raised)}, which does not say what response {k} served: "
+        f"{_clip(what)}"
+    )
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- A13 no call runs on arguments that were not valid JSON ---------------------------------------
+
+
+def a13_valid_json_arguments(run: AgentRun) -> str | None:
+    for e in run.ledger:
+        found = run.malformed_for(e)
+        if found is not None:
+            k, call = found
+            return (
+                f"ran {e.tool}{_fmt_args(e.arguments)} for call {call.id} of response {k}, whose "
+                f"arguments were not valid JSON ({_clip(call.raw or '', 80)!r}): a repaired or "
+                "replaced guess is not a call"
+            )
+    return None
+
+
+def _has_malformed_call(run: AgentRun) -> bool:
+    return any(c.delivered and not c.strict for s in run.served for c in s.calls)
+
+
 CHECKS: Final[tuple[AgentCheck, ...]] = (
-    AgentCheck("A1", "no tool runs on incomplete arguments", a1_complete_arguments),
-    AgentCheck("A2", "no side effect happens twice for one call", a2_effect_once),
+    AgentCheck(
+        "A1",
+        "no tool runs on incomplete arguments",
+        a1_complete_arguments,
+        advice="Run a tool only from a call whose end arrived (toolcall_end, a closed block); "
+        "never from the live, partial arguments of a stream that was cut.",
+    ),
+    AgentCheck(
+        "A2",
+        "no side effect happens twice for one call",
+        a2_effect_once,
+        advice="On a retry, resend the conversation with the results already obtained instead "
+        "of restarting the run; make side-effect tools idempotent (a key per call).",
+    ),
     AgentCheck(
         "A3",
         "every executed call's result goes back once, paired, with the turn replayed",
         a3_results_paired,
+        advice="Send back the assistant turn as received (its calls, ids and arguments "
+        "unchanged) followed by exactly one result per call id, errors included.",
     ),
     AgentCheck(
-        "A4", "thinking blocks go back with their signatures", a4_thinking_replayed, _has_thinking
+        "A4",
+        "thinking blocks go back with their signatures",
+        a4_thinking_replayed,
+        _has_thinking,
+        advice="Keep thinking blocks in history and send them back byte for byte with their "
+        "signatures on the turn that carries the tool results.",
     ),
     AgentCheck(
-        "A5", "a stream without its terminal event is never a completed turn", a5_terminal_event
+        "A5",
+        "a stream without its terminal event is never a completed turn",
+        a5_terminal_event,
+        advice="Treat a stream that ends without its terminal event (or in an error event) as "
+        "a failed request: retry it or raise, never take its content as the answer.",
     ),
-    AgentCheck("A6", "a length stop inside a tool call is not a call", a6_length_stop),
-    AgentCheck("A7", "an overflow is surfaced, never retried as transient", a7_overflow),
-    AgentCheck("A8", "non-retryable errors are not retried", a8_no_retry_of_permanent),
-    AgentCheck("A9", "retryable errors are retried, a bounded number of times", a9_bounded_retry),
-    AgentCheck("A10", "retry-after is honoured up to a cap", a10_retry_after, _has_retry_after),
-    AgentCheck("A11", "text already shown is not shown twice after a retry", a11_text_once),
-    AgentCheck("A12", "the run ends with an outcome that says what happened", a12_outcome),
+    AgentCheck(
+        "A6",
+        "a length stop inside a tool call is not a call",
+        a6_length_stop,
+        advice="On a length stop (max_tokens, finish_reason length), run none of the response's "
+        "calls; answer them as truncated or raise.",
+    ),
+    AgentCheck(
+        "A7",
+        "an overflow is surfaced, never retried as transient",
+        a7_overflow,
+        advice="Classify the context-overflow error as overflow: compact the conversation or "
+        "raise, never resend the same request.",
+    ),
+    AgentCheck(
+        "A8",
+        "non-retryable errors are not retried",
+        a8_no_retry_of_permanent,
+        advice="Retry only 408, 409, 429, 5xx and broken streams; raise other 4xx at once.",
+    ),
+    AgentCheck(
+        "A9",
+        "retryable errors are retried, a bounded number of times",
+        a9_bounded_retry,
+        advice="Retry retryable failures (also a broken 200 stream) up to the declared "
+        "max_retries, then raise; or declare the policy the agent really has.",
+    ),
+    AgentCheck(
+        "A10",
+        "retry-after is honoured up to a cap",
+        a10_retry_after,
+        _has_retry_after,
+        advice="Wait at least the retry-after (or retry-after-ms) hint, up to the declared cap, "
+        "before resending.",
+    ),
+    AgentCheck(
+        "A11",
+        "text already shown is not shown twice after a retry",
+        a11_text_once,
+        advice="Discard the text of a failed attempt (or mark it replaced) before the retry "
+        "streams its own.",
+    ),
+    AgentCheck(
+        "A12",
+        "the run ends with an outcome that says what happened",
+        a12_outcome,
+        advice="End every run with the final text or an error that carries the provider's "
+        "error as served (status, type, message) or names the transport fault.",
+    ),
+    AgentCheck(
+        "A13",
+        "no call runs on arguments that were not valid JSON",
+        a13_valid_json_arguments,
+        _has_malformed_call,
+        advice="Parse a call's completed arguments strictly before running it; when they are "
+        "not valid JSON, send an error result back (or ask again), never a repaired guess.",
+    ),
 )
 CHECK_IDS: Final = tuple(c.id for c in CHECKS)
 
@@ -552,5 +833,8 @@ def judge(run: AgentRun) -> list[CheckOutcome]:
             out.append(CheckOutcome(check.id, "skipped", "the adapter crashed"))
             continue
         problem = check.fn(run)
-        out.append(CheckOutcome(check.id, "failed" if problem else "passed", problem or ""))
+        if problem:
+            out.append(CheckOutcome(check.id, "failed", problem, check.advice))
+        else:
+            out.append(CheckOutcome(check.id, "passed"))
     return out

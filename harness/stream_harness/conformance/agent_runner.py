@@ -73,6 +73,7 @@ class AgentResult:
     # ``--explore``: the schedules drawn and judged, and the shrunk failing one
     # (harness/stream_harness/conformance/explore.py); None for a scenario run as written.
     explored: Mapping[str, Any] | None = None
+    advice: str = ""  # the check's line on what to change in the agent, on a failure
 
     @property
     def failing(self) -> bool:
@@ -504,6 +505,7 @@ def run_agent_checks(
                     settings=adapter.settings,
                     elapsed=run.elapsed,
                     reason=reason,
+                    advice=verdict.advice,
                 )
             )
     return results

@@ -279,6 +279,13 @@ class ToolCallEndEvent(_Model):
     type: Literal["toolcall_end"] = "toolcall_end"
     content_index: int
     tool_call: ToolCall
+    # The argument text as delivered (the fragments joined) and whether it parsed strictly
+    # as a JSON object (specs/contract.md, C7). ``tool_call.arguments`` is then the
+    # recovery cascade's best value (C7): a preview to show, never arguments to run a tool
+    # on (agent check A13). None: the producer did not say (events built by hand, another
+    # library's adapter).
+    raw_arguments: str | None = None
+    strict: bool | None = None
 
 
 class DoneEvent(_Model):

@@ -324,8 +324,14 @@ class IncrementalJSON:
 
     def close(self) -> Any:
         """The final value: always equal to ``parse_partial(self.text)``."""
+        return self.close_cascade().value
+
+    def close_cascade(self) -> Cascade:
+        """The final value with the cascade step that gave it (``cascade(self.text)``),
+        so a consumer can tell a strict parse from a repaired guess (agent check A13)
+        without a second parse of the text."""
         if self._unread is not None:
-            return self._live  # the strict parse of the whole text (feed_whole)
+            return Cascade(self._live, Step.STRICT)  # the strict parse (feed_whole)
         parser = self._parser
         values = parser.finish()
         if (
@@ -334,8 +340,8 @@ class IncrementalJSON:
             and not parser.repaired
             and parser.max_depth <= _TRUSTED_DEPTH
         ):
-            return values[0]
-        return parse_partial(self.text)
+            return Cascade(values[0], Step.STRICT)
+        return cascade(self.text)
 
 
 # "No parsed value was given" (None is a JSON value).
@@ -411,8 +417,12 @@ class ArgumentsLog:
 
     def close(self) -> Any:
         """The final value: ``parse_partial`` of the whole text."""
+        return self.close_cascade().value
+
+    def close_cascade(self) -> Cascade:
+        """The final value and the cascade step that gave it: ``cascade`` of the whole text."""
         if len(self._parts) == 1 and self._parsed is not _NOTHING:
-            return self._parsed
+            return Cascade(self._parsed, Step.STRICT)
         if self._at == len(self._parts):
-            return self._cursor.close()  # read to the end already: no second parse
-        return parse_partial(self.text)
+            return self._cursor.close_cascade()  # read to the end already: no second parse
+        return cascade(self.text)

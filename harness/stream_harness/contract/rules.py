@@ -179,6 +179,11 @@ def _check_end(
     expected = parsed if isinstance(parsed, dict) else {}
     if e.tool_call.arguments != expected:
         out.append(Violation("C7", f"tool call arguments {_short(e.tool_call.arguments)} != parse of fragments {_short(expected)}", i))
+    if e.raw_arguments is not None and e.raw_arguments != joined:
+        out.append(Violation("C7", f"toolcall_end raw_arguments {_short(e.raw_arguments)} != the fragments {_short(joined)}", i))
+    strict = _is_json(joined) and isinstance(parsed, dict)
+    if e.strict is not None and e.strict != strict:
+        out.append(Violation("C7", f"toolcall_end strict is {e.strict}, but the fragments {'do' if strict else 'do not'} parse strictly as an object", i))
     final = e.tool_call.arguments
     previous: dict[str, Any] = {}
     if not _is_json(joined):

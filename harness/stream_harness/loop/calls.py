@@ -28,6 +28,7 @@ from stream_harness.loop.messages import ToolResult, ToolResultKind, error_resul
 from stream_harness.loop.outbox import Outbox
 from stream_harness.loop.tools import (
     CANCELLED,
+    MALFORMED_ARGUMENTS,
     NOT_EXECUTED,
     TOOL_RAISED,
     TRUNCATED,
@@ -80,12 +81,16 @@ class ToolCalls:
         key = f"{turn.index}.{attempt.number}.{position}"
         turn.keys[key] = position
         turn.calls_by_position[position] = call
-        job = self._prepare(turn, key, call, position)
+        job = self._prepare(turn, key, call, position, attempt.malformed.get(position))
         self.run(turn, turn.executor.add(job))
 
-    def _prepare(self, turn: Turn, key: str, call: ToolCall, position: int) -> Job:
-        """Lookup and schema, in that order (research/seed-systems.md E.2); a call that fails
-        either is answered at once. Every call counts toward doom-loop streaks (in call
+    def _prepare(
+        self, turn: Turn, key: str, call: ToolCall, position: int, malformed: str | None
+    ) -> Job:
+        """Lookup, strict JSON and schema, in that order (research/seed-systems.md E.2); a
+        call that fails one is answered at once: ``malformed`` is the argument text of a
+        call whose ``toolcall_end`` did not parse strictly, whose arguments are only the
+        repair's guess (A13). Every call counts toward doom-loop streaks (in call
         order); the doom-loop question itself is the permission gate's, asked when the call
         would start (seed 000 asks it at ``tool-call``, before the tool runs)."""
         streak = self.doom.observe(call.name, call.arguments)
@@ -93,6 +98,9 @@ class ToolCalls:
         problem: ToolResult | None = None
         if spec is None:
             problem = error_result(call, UNKNOWN_TOOL.format(name=call.name), "unknown_tool")
+        elif malformed is not None:
+            text = MALFORMED_ARGUMENTS.format(name=call.name, raw=malformed)
+            problem = error_result(call, text, "invalid_arguments")
         elif (invalid := spec.validate(call.arguments)) is not None:
             problem = error_result(call, invalid, "invalid_arguments")
         if problem is not None:

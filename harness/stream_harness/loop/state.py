@@ -156,6 +156,9 @@ class AgentLoop:
         attempt.partial.feed(event)
         if isinstance(event, ToolCallStartEvent):
             attempt.tool_indices.append(event.content_index)
+        if isinstance(event, ToolCallEndEvent) and event.strict is False:
+            position = sum(1 for i in attempt.tool_indices if i < event.content_index)
+            attempt.malformed[position] = event.raw_arguments or ""
         if isinstance(event, DoneEvent):
             # Calls still held (eager mode) are queued by _on_done after the commit, like
             # every call in batch mode.
@@ -345,7 +348,7 @@ class AgentLoop:
                 turn, event.message, "not_executed", "error", error=event.error_message
             )
         elif recovery.action == "compact":
-            self._end_turn(turn, "compact", "compact")
+            self._end_turn(turn, "compact", "compact", error=event.error_message)
         elif recovery.action == "fallback":
             self._fall_back(turn)
         else:
@@ -448,7 +451,16 @@ class AgentLoop:
             turn, *turn_ending(turn, end_reason, continue_on_deny=self.config.continue_on_deny)
         )
 
-    def _end_turn(self, turn: Turn, signal: TurnSignal, reason: EndReason | None) -> None:
+    def _end_turn(
+        self,
+        turn: Turn,
+        signal: TurnSignal,
+        reason: EndReason | None,
+        *,
+        error: str | None = None,
+    ) -> None:
+        """``error``: the provider's error that ended the run when no message carries it (an
+        overflow with no compactor): the outcome says what happened (agent check A12)."""
         turn.ended = True
         if turn.compaction is not None:
             self._emit(turn.compaction.model_copy(update={"time": self._now()}))
@@ -478,9 +490,8 @@ class AgentLoop:
                 self._begin_turn()
             return
         assert reason is not None
-        error = (
-            turn.message.error_message if reason == "error" and turn.message is not None else None
-        )
+        if error is None and reason == "error" and turn.message is not None:
+            error = turn.message.error_message
         self._end_agent(reason, error)
 
     def _end_agent(self, reason: EndReason, error: str | None = None) -> None:

@@ -31,6 +31,15 @@ UNKNOWN_TOOL = "No such tool available: {name}"
 INVALID_ARGUMENTS = (
     'Validation failed for tool "{name}":\n{issues}\n\nReceived arguments:\n{arguments}'
 )
+# opencode's `invalid` tool output (research/seed-systems.md A.2: "The arguments provided to
+# the tool are invalid: <error>"), the error ours: a call whose argument text was not valid
+# JSON never runs on the recovery cascade's guess (specs/agent-contract.md, A13; seed-systems
+# E.2 VALIDATING 2: "Unparseable JSON is an immediate error").
+MALFORMED_ARGUMENTS = (
+    'The arguments provided to the tool are invalid: tool "{name}" was not executed, its '
+    "arguments are not valid JSON. Received:\n{raw}\nRe-issue the tool call with its "
+    "arguments as one JSON object."
+)
 # Python's own "Type: message" form; pi keeps only err.message, but Python exceptions often
 # have an empty message and the type is then all there is.
 TOOL_RAISED = "{type}: {message}"

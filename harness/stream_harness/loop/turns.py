@@ -32,6 +32,9 @@ class Attempt:
     tool_indices: list[int] = field(default_factory=list)
     held: dict[int, ToolCall] = field(default_factory=dict)
     released: int = 0
+    malformed: dict[int, str] = field(default_factory=dict)
+    """Call position -> argument text, for calls whose ``toolcall_end`` said the text did not
+    parse strictly: they are answered, never run (A13)."""
     doom_snapshot: DoomLoopTracker = field(default_factory=DoomLoopTracker)
 
 

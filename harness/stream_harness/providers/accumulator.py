@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -50,7 +50,7 @@ from stream_harness.contract.events import (
     Usage,
 )
 from stream_harness.contract.limits import JSON_MAX_DEPTH
-from stream_harness.contract.partial_json import ArgumentsLog
+from stream_harness.contract.partial_json import ArgumentsLog, Step
 from stream_harness.errors.classify import classify
 from stream_harness.providers.stop_reasons import map_stop_reason
 
@@ -79,6 +79,7 @@ class _Block:
     name: str | None = None
     args: ArgumentsLog | None = None
     final: ContentBlock | None = None
+    strict: bool = True  # a closed call's text parsed strictly (C7)
 
     def snapshot(self) -> ContentBlock:
         """The block as it stands; closed blocks return their frozen final form."""
@@ -115,6 +116,11 @@ class _LiveArguments(DeferredArguments):
             self._log = None  # the log may go once every reader has its value
         assert self._value is not None
         return self._value
+
+
+_STRICT_STEPS: Final = frozenset({Step.STRICT, Step.EMPTY})
+"""Cascade steps whose value is the text's own (C7): a strict parse, or no text at all (a
+tool without parameters; Anthropic then streams no fragment)."""
 
 
 def _as_object(value: Any) -> dict[str, Any]:
@@ -429,13 +435,16 @@ class Accumulator:
                     f"tool call {block.id or block.content_index!r}: arguments nested too "
                     f"deep (more than {JSON_MAX_DEPTH} levels; STREAM_HARNESS_JSON_MAX_DEPTH)"
                 )
-            # C7: the final arguments are the cascade's parse of the whole text.
+            # C7: the final arguments are the cascade's parse of the whole text, with the
+            # text and whether that parse was strict.
+            parsed = block.args.close_cascade()
             final: ContentBlock = ToolCall(
                 id=block.id or f"toolcall_{block.content_index}",
                 name=block.name or "",
-                arguments=_as_object(block.args.close()),
+                arguments=_as_object(parsed.value),
                 signature=block.signature,
             )
+            block.strict = parsed.step in _STRICT_STEPS and isinstance(parsed.value, dict)
         else:
             final = block.snapshot()
         block.final = final
@@ -454,7 +463,14 @@ class Accumulator:
                 )
             )
         else:
-            self._out.append(ToolCallEndEvent(content_index=i, tool_call=final))
+            self._out.append(
+                ToolCallEndEvent(
+                    content_index=i,
+                    tool_call=final,
+                    raw_arguments=block.args.text if block.args is not None else "",
+                    strict=block.strict,
+                )
+            )
 
     def end_all(self) -> None:
         for key in self.open_keys():

@@ -67,14 +67,15 @@ def agent_failure_lines(r: AgentResult) -> list[str]:
             if r.message
             else "passed, but is listed as a known failure"
         )
-    return [
-        f"  FAIL {r.agent} {r.scenario} [{r.protocol}] {r.check} {r.title}: {what}",
-        f"    reproduce: {r.command}",
-    ]
+    lines = [f"  FAIL {r.agent} {r.scenario} [{r.protocol}] {r.check} {r.title}: {what}"]
+    if r.advice:
+        lines.append(f"    advice: {r.advice}")
+    return [*lines, f"    reproduce: {r.command}"]
 
 
 def _annotation(r: AgentResult) -> str:
     """A GitHub Actions ``::error`` on the scenario file, titled as the row is named."""
     lines = agent_failure_lines(r)
     title = f"{r.check} [{r.agent}] {r.scenario} [{r.protocol}]"
-    return f"::error file={workflow_property(r.path)},title={workflow_property(title)}::{workflow_data(lines[0].strip())}%0A{workflow_data(lines[1].strip())}"
+    body = "%0A".join(workflow_data(line.strip()) for line in lines)
+    return f"::error file={workflow_property(r.path)},title={workflow_property(title)}::{body}"

@@ -206,7 +206,8 @@ def _agents(agents: list[AgentSummary]) -> str:
     problems_ = "".join(
         f'<article class="result {_e(r.outcome)}"><h4>{_e(r.agent)} {_e(r.scenario)} [{_e(r.protocol)}] '
         f'{_e(r.check)}: {_e(r.outcome)}</h4><pre class="message">{_e(r.message)}</pre>'
-        f"<p>reproduce: <code>{_e(r.command or '')}</code></p></article>"
+        + (f'<p class="advice">advice: {_e(r.advice)}</p>' if r.advice else "")
+        + f"<p>reproduce: <code>{_e(r.command or '')}</code></p></article>"
         for a in agents
         for r in a.problems
     )

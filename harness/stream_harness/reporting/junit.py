@@ -56,7 +56,10 @@ def _agent_testcase(parent: ET.Element, r: AgentRow) -> None:
         classname=xml_safe(f"{r.agent}.{r.check}"),
         name=xml_safe(f"{r.scenario}[{r.protocol}]"),
     )
-    details = xml_safe(f"{r.message}\nreproduce: {r.command}" if r.command else r.message)
+    advice = f"\nadvice: {r.advice}" if r.advice else ""
+    details = xml_safe(
+        f"{r.message}{advice}\nreproduce: {r.command}" if r.command else r.message + advice
+    )
     if r.outcome == "failed":
         ET.SubElement(case, "failure", message=xml_safe(r.message), type="failed").text = details
     elif r.outcome == "known_failure":

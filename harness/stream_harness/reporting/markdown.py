@@ -181,6 +181,8 @@ def _agents(agents: list[AgentSummary]) -> list[str]:
                 f"- {r.outcome} {text(r.agent)} {text(r.scenario)} \\[{text(r.protocol)}\\] "
                 f"{text(r.check)}: {text(_clip(r.message))}{issue}; reproduce: {code(r.command or '')}"
             )
+            if r.advice:
+                lines.append(f"  - advice: {text(r.advice)}")
     return lines
 
 

@@ -177,6 +177,7 @@ class AgentRow(ReportModel):
     title: str
     outcome: Outcome
     message: str = ""
+    advice: str = ""  # a failure's one line on what to change in the agent
     command: str | None = None
     faults: tuple[str, ...] = ()
     conventions: dict[str, Any] = Field(default_factory=dict)

@@ -146,8 +146,19 @@ def unsupported(adapter: str, task: AgentTask, protocols: frozenset[str]) -> Val
 
 
 def raised(exc: BaseException, **raw: Any) -> AgentOutcome:
-    """The framework's raise as the row records it: class name and message."""
-    return AgentOutcome(error_type=type(exc).__name__, error_message=str(exc), raw=raw)
+    """The framework's raise as the row records it: class name and message, with the chain
+    of exceptions that caused it as a traceback shows them (a framework's own error often
+    wraps the client's, which says what was served: A12)."""
+    causes: list[str] = []
+    seen = exc
+    while len(causes) < 4:
+        cause = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+        if cause is None:
+            break
+        causes.append(f"{type(cause).__name__}: {cause}")
+        seen = cause
+    chain = f" (caused by {'; caused by '.join(causes)})" if causes else ""
+    return AgentOutcome(error_type=type(exc).__name__, error_message=f"{exc}{chain}", raw=raw)
 
 
 def finished(output: Any, **raw: Any) -> AgentOutcome:
