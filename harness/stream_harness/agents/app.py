@@ -77,9 +77,20 @@ def _tail(text: str) -> str:
     return text if len(text) <= OUTPUT_LIMIT else text[-OUTPUT_LIMIT:]
 
 
+# The line a runtime prints for an uncaught exception: Python's traceback ends with it, Node's
+# comes before the stack and a closing "Node.js vNN" line, so the last line alone would say
+# nothing of what the program saw (check A12 reads this message for the error served).
+_EXCEPTION_LINE = re.compile(r"^(?:Uncaught )?[\w.$]*(?:Error|Exception|Exit|Interrupt)\b.*\S")
+
+
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    if not lines:
+        return ""
+    raised = [line for line in lines if _EXCEPTION_LINE.match(line)]
+    if raised and raised[-1] != lines[-1]:
+        return f"{raised[-1]} ({lines[-1]})"
+    return lines[-1]
 
 
 def run_program(
