@@ -11,6 +11,7 @@ code under test:
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from stream_harness.conformance import (
 )
 from stream_harness.conformance.cases import Skipped
 from stream_harness.reporting import Report, build_report
+from stream_harness.reporting.jsonl import render as render_jsonl
 
 STARTED = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 FINISHED = datetime(2025, 3, 1, 12, 4, 30, tzinfo=UTC)
@@ -154,3 +156,16 @@ EXPECTED_MATRIX = {
 }
 # Totals over both adapters: 13 results.
 EXPECTED_COUNTS = {"passed": 7, "failed": 2, "errored": 1, "known_failure": 2, "fixed": 1}
+
+
+def v1_text(report: Report) -> str:
+    """``report`` as a version 1 file (what the tool wrote before issue 36), built here
+    so that the conversion is tested against the old layout, not against itself."""
+    lines = [json.loads(line) for line in render_jsonl(report).splitlines()]
+    header = {k: v for k, v in lines[0].items() if k not in ("agents", "agent_checks", "scenarios")}
+    out: list[dict[str, object]] = [{**header, "version": 1}]
+    rows = [("result", r.model_dump(mode="json")) for r in report.results]
+    rows += [("agent_result", a.model_dump(mode="json")) for a in report.agent_results]
+    out += [{"kind": kind, "seq": seq, **row} for seq, (kind, row) in enumerate(rows, start=1)]
+    out.append(lines[-1])
+    return "".join(json.dumps(line) + "\n" for line in out)

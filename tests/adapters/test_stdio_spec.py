@@ -554,7 +554,7 @@ def test_a_failing_result_shows_the_adapters_stray_stdout(
     noise = "toy: a library printing to stdout"
     assert f"stdout besides the protocol: {noise}" in capsys.readouterr().out
     lines = [json.loads(line) for line in (out / "report.jsonl").read_text().splitlines()]
-    failures = [f for line in lines if line["kind"] == "result" for f in line["failures"]]
+    failures = [f for line in lines if line["kind"] == "result" for f in line.get("failures", [])]
     assert failures and all(f["stdout_noise"] == noise for f in failures)
     assert f'<pre class="noise">{noise}</pre>' in (out / "report.html").read_text()
     assert f"  - stdout besides the protocol: `{noise}`" in (out / "README.md").read_text()

@@ -16,6 +16,7 @@ import pytest
 from stream_harness.adapters.js import js_root, node_binary
 from stream_harness.agents.app import app_environment, app_variables
 from stream_harness.cli.main import main
+from stream_harness.reporting import load_report
 
 SHOP = f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).parent / 'apps' / 'shop_agent.py'))}"
 URL = "http://127.0.0.1:9"
@@ -36,9 +37,9 @@ def test_the_clean_agent_passes_with_its_own_tool_names(capsys, monkeypatch, tmp
     assert code == 0, out
     assert out.splitlines()[-1].startswith("OK: 2 agent runs")
     # the row names the client the probe saw, and declares that client's policy
-    report = (tmp_path / "report.jsonl").read_text()
-    assert '"agent_version":"OpenAI/Python ' in report
-    assert '"retry_after_over_cap":"give_up"' in report
+    report = load_report(tmp_path / "report.jsonl")
+    assert {r.agent_version.split(" ")[0] for r in report.agent_results} == {"OpenAI/Python"}
+    assert {r.conventions["retry_after_over_cap"] for r in report.agent_results} == {"give_up"}
 
 
 @pytest.mark.parametrize(

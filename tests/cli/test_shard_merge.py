@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from report_fixtures import v1_text
 from stream_harness.cli.main import main
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.reporting import load_report, write_report
@@ -430,3 +431,23 @@ def test_a_shard_does_not_replace_a_whole_run_report(
     )
     assert "checked" not in captured.out
     assert (in_project / "whole-copy" / "report.jsonl").read_text() == before
+
+
+def test_a_version_1_shard_merges_with_version_2_ones_saying_it_was_converted(
+    in_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Shards written before report format version 2 still merge (issue 36).
+    (in_project / "s2v1").mkdir(exist_ok=True)
+    (in_project / "s2v1" / "report.jsonl").write_text(
+        v1_text(load_report(in_project / "s2" / "report.jsonl")), encoding="utf-8"
+    )
+    capsys.readouterr()
+    assert main(["merge", "merged_v1", "s1", "s2v1", "s3", "--expectations", "expect"]) == 1
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "converted on read" in line] == [
+        f"stream-harness: {Path('s2v1') / 'report.jsonl'}: report format version 1, converted on read "
+        "(what is written from it is version 2)"
+    ]
+    assert _normalised(in_project / "merged_v1" / "report.jsonl") == _normalised(
+        in_project / "whole" / "report.jsonl"
+    )

@@ -30,7 +30,7 @@ from typing import Final, Literal
 import yaml
 
 from stream_harness.contract.facts import ENV_VAR as SPECS_ENV
-from stream_harness.contract.facts import bundle_is_writable, specs_dir
+from stream_harness.contract.facts import YAML_LOADER, bundle_is_writable, specs_dir
 
 
 class ExpectationsError(ValueError):
@@ -88,7 +88,8 @@ def load_expectations(path: Path, adapter: str) -> Expectations:
     if not path.is_file():
         return Expectations(adapter)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        # libyaml when built: `report` reads every adapter's file to reclassify kept rows.
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER) or {}
     except yaml.YAMLError as exc:
         raise ExpectationsError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

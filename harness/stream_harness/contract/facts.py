@@ -34,6 +34,8 @@ JS_PACKAGE = "stream_harness._bundled.adapters_js"
 # libyaml's loader when PyYAML was built with it: the same safe subset, about 10x faster on
 # the larger tables (the pure-Python loader takes seconds on them).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# The same loader for the other readers of YAML data files (the expectation files).
+YAML_LOADER = _LOADER
 
 
 class ResourceError(RuntimeError):

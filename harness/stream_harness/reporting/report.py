@@ -354,7 +354,7 @@ def _first_duplicate(names: Iterable[str]) -> str | None:
     return None
 
 
-def _sorted_results(
+def sorted_results(
     results: Iterable[Result], adapters: Sequence[str], cases: Sequence[str], checks: Sequence[str]
 ) -> tuple[Result, ...]:
     a = {name: i for i, name in enumerate(adapters)}
@@ -486,7 +486,7 @@ def build_report(
         skipped=tuple(SkippedInfo(where=s.where, reason=s.reason) for s in skipped),
         environment=dict(sorted(env.items())),
         expectations=tuple(expectations),
-        results=_sorted_results(
+        results=sorted_results(
             results, [a.name for a in adapters], [c.id for c in case_infos], [c.id for c in checks]
         ),
         shard=shard,
@@ -592,7 +592,7 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         skipped=tuple(skipped),
         environment={k: " | ".join(v) for k, v in sorted(environment.items())},
         expectations=tuple(dict.fromkeys(e for r in reports for e in r.expectations)),
-        results=_sorted_results(
+        results=sorted_results(
             rows.values(),
             [a.name for r in reports for a in r.adapters],
             [c.id for r in reports for c in r.cases],
@@ -711,7 +711,7 @@ def update_report(previous: Report, new: Report) -> Report:
     return merged.model_copy(
         update={
             "adapters": tuple(adapters),
-            "results": _sorted_results(
+            "results": sorted_results(
                 merged.results,
                 [a.name for a in adapters],
                 [c.id for c in merged.cases],
@@ -736,7 +736,9 @@ def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> R
             rows.append(r)
             continue
         outcome, issue = outcome_for(bool(r.failures), files[r.adapter].lookup(r.check, r.case))
-        rows.append(r.model_copy(update={"outcome": outcome, "issue": issue}))
+        # Most rows keep their triage: no copy of 25,000 rows for `report`'s kept matrix.
+        same = outcome == r.outcome and issue == r.issue
+        rows.append(r if same else r.model_copy(update={"outcome": outcome, "issue": issue}))
     return report.model_copy(update={"results": tuple(rows)})
 
 # ---------------------------------------------------------------------------
