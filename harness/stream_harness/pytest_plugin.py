@@ -71,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
     group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
     group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
-    group.addoption("--harness-run-timeout", type=float, default=None, help="seconds one run of an in-process adapter may take before its check is errored (default: [tool.stream-harness] run_timeout, else 30)")
+    group.addoption("--harness-run-timeout", type=float, default=None, help="seconds one run of an in-process adapter may take before its check is recorded as timeout (default: [tool.stream-harness] run_timeout, else 30)")
     group.addoption(
         "--harness-agent",
         action="append",
@@ -170,7 +170,7 @@ class HarnessItem(pytest.Item):
 
         ctx = self.run_config.context(self.case, self.loaded.adapter, self.loaded.spec)
         result = run_one(self.check, ctx, self.loaded.expectations)
-        if result.outcome in ("failed", "errored"):
+        if not result.ok:  # failed, timeout, crashed or errored (conformance/outcomes.py)
             raise HarnessFailure(result)
         if result.outcome == "known_failure":
             pytest.xfail(f"known failure: {result.issue}")
@@ -435,8 +435,10 @@ class AgentCheckItem(pytest.Item):
         if verdict.status == "failed":
             command = reproduce(self.spec, self.scenario, self.protocol, self.check.id)
             advice = f"\n    advice: {verdict.advice}" if verdict.advice else ""
+            # A run that hung or crashed fails under its own label, as in the CLI's rows.
+            label = ("TIMEOUT " if run.hung else "CRASHED ") if run.crash is not None else ""
             raise AgentCheckFailure(
-                f"{self.check.id} {self.check.title}: {verdict.message}{advice}"
+                f"{label}{self.check.id} {self.check.title}: {verdict.message}{advice}"
                 f"\n    reproduce: {command}"
             )
 

@@ -153,6 +153,19 @@ def test_a_hung_implementation_is_killed_and_restarted() -> None:
     assert hung.crashed and not ok.crashed and again == ok  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("fault", "label"), [("hang", "timeout"), ("crash", "crashed")])
+def test_a_run_the_process_did_not_finish_labels_the_checks_that_saw_it(fault: str, label: str) -> None:
+    # Issue 36, point 6: a stdio adapter that hangs or dies is that row's timeout or crash,
+    # as an in-process adapter's is, never a plain failure nor the harness's error.
+    cases, _ = load_cases([OPENAI / "text_plain.yaml"])
+    with toy("--fault", f"{fault}@1", timeout=1.0) as adapter:
+        results = run_adapter(adapter, cases, RunConfig(examples=2)).results
+    outcomes = {r.check: r.outcome for r in results}
+    # The first check ran the first run; the rest judged that run too (the cached whole body).
+    assert set(outcomes.values()) == {label}, outcomes
+    assert not any(r.ok for r in results)
+
+
 def test_stray_console_lines_do_not_corrupt_the_stream() -> None:
     with toy() as clean, toy("--noise") as noisy:
         want, got = run_text(clean), run_text(noisy)

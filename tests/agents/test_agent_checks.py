@@ -28,7 +28,7 @@ from stream_harness.conformance.agent_checks import (
     CheckOutcome,
     judge,
 )
-from stream_harness.conformance.agent_runner import observe
+from stream_harness.conformance.agent_runner import AgentExpectation, observe, run_agent_checks
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.loop.retry import RetryPolicy
 
@@ -262,6 +262,22 @@ def test_a12_catches_a_loop_past_the_script_and_a_crash() -> None:
     crashed = observe(Scripted(crashes), scenario("weather_tool_call"), PROTOCOL)
     assert verdict(crashed, "A12").status == "failed"
     assert "framework bug" in verdict(crashed, "A12").message
+
+
+def test_a_crashed_run_is_its_own_failing_row_unless_listed() -> None:
+    # Issue 36, point 6: the framework's crash is that row's failure with its own label
+    # (never errored, never a plain "failed"), and a listed one is a known failure.
+    def crashes(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        raise RuntimeError("framework bug")
+
+    adapters = [("scripted", Scripted(crashes))]
+    results = run_agent_checks(adapters, [scenario("weather_tool_call")], protocols=[PROTOCOL])  # type: ignore[list-item]
+    a12 = next(r for r in results if r.check == "A12")
+    assert a12.status == "crashed" and a12.failing and "framework bug" in a12.message
+    assert all(r.status in ("skipped", "crashed") for r in results), {r.check: r.status for r in results}
+    listed = [AgentExpectation("broken", "weather_tool_call", "A12", None, "upstream issue")]
+    again = run_agent_checks(adapters, [scenario("weather_tool_call")], protocols=[PROTOCOL], expectations=listed)  # type: ignore[list-item]
+    assert next(r for r in again if r.check == "A12").status == "known_failure"
 
 
 def test_a4_catches_thinking_dropped() -> None:

@@ -79,6 +79,7 @@ def test_a_hung_agent_is_one_crashed_run_its_process_group_killed_and_the_next_r
         scenario = load_agent_scenario(PAYMENT)
         run = observe(agent, scenario, "openai-completions", AgentLimits(timeout_s=2))
         assert run.crash is not None and "no reply within 5 s" in run.crash  # 2 s + the grace
+        assert run.hung  # its rows are labelled timeout, not crashed (issue 36, point 6)
         assert next(v for v in judge(run) if v.check == "A12").status == "failed"
         agent_pid, child_pid = map(int, pidfile.read_text().split())
         assert _gone(agent_pid) and _gone(child_pid)  # the child the agent started too
@@ -98,6 +99,7 @@ def test_an_agent_that_dies_mid_run_is_one_crashed_run_and_the_next_run_restarts
         scenario = load_agent_scenario(PAYMENT)
         run = observe(agent, scenario, "anthropic-messages")
         assert run.crash is not None and "the process exited" in run.crash
+        assert not run.hung
         again = observe(agent, scenario, "anthropic-messages")
         assert again.crash is None and again.outcome is not None
     finally:

@@ -36,6 +36,7 @@ from stream_harness.conformance import (
     run_conformance,
 )
 from stream_harness.conformance.checks import CheckContext, shrink_cuts
+from stream_harness.conformance.expectations import Expectations, KnownFailure
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
@@ -391,8 +392,21 @@ def test_a_crashing_adapter_is_a_result_not_a_crash_of_the_run(case_dir: Path) -
 
     cases, _ = load_cases([case_dir])
     run = run_adapter(Crashes("crashes"), cases, RunConfig(examples=2))
-    assert run.results and all(r.outcome == "failed" for r in run.results)
+    # Its own label (issue 36, point 6): the adapter's failure, told apart from wrong events.
+    assert run.results and all(r.outcome == "crashed" for r in run.results)
     assert any("KeyError" in r.failures[0].message for r in run.results)
+    assert not any(r.ok for r in run.results)
+
+
+def test_a_listed_crash_is_a_known_failure(case_dir: Path) -> None:
+    class Crashes(Mutant):
+        def mutate(self, events: list[Event]) -> list[Event]:
+            raise KeyError("choices")
+
+    cases, _ = load_cases([case_dir])
+    listed = Expectations("crashes", (KnownFailure(check="*", case="*", issue="https://example.org/1"),))
+    run = run_adapter(Crashes("crashes"), cases, RunConfig(examples=2), listed)
+    assert run.results and {r.outcome for r in run.results} == {"known_failure"}
 
 
 def test_message_level_adapters_skip_event_checks(case_dir: Path) -> None:
@@ -526,7 +540,7 @@ class DiesOnOverflow(Mutant):
         return chunks
 
 
-def test_a_worker_killed_by_the_library_is_that_case_errored_and_the_run_goes_on(case_dir: Path) -> None:
+def test_a_worker_killed_by_the_library_is_that_case_crashed_and_the_run_goes_on(case_dir: Path) -> None:
     from stream_harness.conformance.runner import run_adapters
 
     cases, _ = load_cases([case_dir])
@@ -536,7 +550,7 @@ def test_a_worker_killed_by_the_library_is_that_case_errored_and_the_run_goes_on
         run = run_adapters([DiesOnOverflow("dies")], cases, config, [None], jobs=2, slice_size=slice_size)[0]
         died = [r for r in run.results if r.case == "anthropic-messages/overflow.yaml#0"]
         others = [r for r in run.results if r.case != "anthropic-messages/overflow.yaml#0"]
-        assert died and all(r.outcome == "errored" and "died" in r.failures[0].message for r in died)
+        assert died and all(r.outcome == "crashed" and "died" in r.failures[0].message for r in died)
         assert died[0].failures[0].command and "--check" in died[0].failures[0].command
         # Every other case settled as the sequential run settles it, in the same order
         # (the reference also resumes streams and plays sessions, capabilities the mutant

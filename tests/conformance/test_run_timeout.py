@@ -1,5 +1,6 @@
-"""``--run-timeout``: an in-process adapter that hangs is an errored check with its
-reproduce command, and the run goes on (issue 24, point 3).
+"""``--run-timeout``: an in-process adapter that hangs is a ``timeout`` row (its failure,
+not the harness's error) with its reproduce command, and the run goes on (issue 24, point 3;
+issue 36, point 6).
 
 The hanging adapter is a ``module:object`` of the test's own project folder; it hangs on
 an Event the test releases at the end, so no thread outlives the test for long.
@@ -21,6 +22,8 @@ from stream_harness.cli.main import main
 from stream_harness.conformance import SuiteError, run_conformance
 from stream_harness.conformance.config import Config, ConfigError, load_config
 from stream_harness.contract.facts import bundled_cassettes
+
+pytest_plugins = ["pytester"]
 
 HANGING = '''
 import threading
@@ -53,7 +56,7 @@ OPENAI = "openai-completions/text_plain.yaml"
 ANTHROPIC = "anthropic-messages/tool_call.yaml"
 
 
-def test_a_hanging_adapter_is_errored_with_its_reproduce_command_and_the_run_goes_on(
+def test_a_hanging_adapter_is_a_timeout_with_its_reproduce_command_and_the_run_goes_on(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (project / "timeout_hang_adapter.py").write_text(HANGING, encoding="utf-8")
@@ -76,7 +79,7 @@ def test_a_hanging_adapter_is_errored_with_its_reproduce_command_and_the_run_goe
         if "did not return within the run timeout of 0.5 s" in line
     ]
     assert len(timed_out) == 1, out
-    assert lines[timed_out[0]].startswith(f"ERROR [hang] contract :: {OPENAI}#0: ")
+    assert lines[timed_out[0]].startswith(f"TIMEOUT [hang] contract :: {OPENAI}#0: ")
     reproduce = next(line for line in lines[timed_out[0] :] if "reproduce:" in line)
     assert (
         "--adapter timeout_hang_adapter:Hang" in reproduce
@@ -87,7 +90,9 @@ def test_a_hanging_adapter_is_errored_with_its_reproduce_command_and_the_run_goe
     reference = next(line for line in lines if line.startswith("reference "))
     assert "errored" not in reference and "contract 2/2" in reference, reference
     verdict = lines[-1]
-    assert verdict.startswith("verdict: FAILED: 0 new failure(s)") and "errored" in verdict, verdict
+    assert verdict.startswith("verdict: FAILED: 0 new failure(s), ") and " timed out, 0 errored" in verdict, verdict
+    hang = next(line for line in lines if line.startswith("hang "))
+    assert "timeout" in hang and "errored" not in hang, hang
 
 
 class _Blocking:
@@ -236,3 +241,19 @@ def test_the_plugin_checks_its_run_timeout_as_the_cli_does(project: Path) -> Non
         alone.returncode == 4
         and "--harness-run-timeout has no effect without --harness" in alone.stderr
     ), alone.stderr
+
+
+def test_the_pytest_plugin_gives_a_hanging_adapter_the_same_verdict(pytester: pytest.Pytester) -> None:
+    """Issue 36, point 6: the CLI and the pytest items label the same hang alike (the
+    item fails with the line the CLI prints), so neither calls it the harness's error."""
+    # Hangs 5 s at most: the inline run's modules are gone before the test could release it.
+    pytester.makepyfile(timeout_hang_plugin=HANGING.replace("RELEASE.wait(120)", "RELEASE.wait(5)"))
+    pytester.syspathinsert()
+    cassettes = bundled_cassettes()
+    result = pytester.runpytest(
+        "--harness", "--harness-adapter", "timeout_hang_plugin:Hang", "--harness-cassettes", str(cassettes / OPENAI),
+        "--harness-run-timeout", "0.5", "--harness-examples", "2", "-p", "no:randomly", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 1 and "error" not in outcomes and "errors" not in outcomes, outcomes
+    result.stdout.fnmatch_lines([f"TIMEOUT [[]hang[]] contract :: {OPENAI}#0: *did not return within the run timeout of 0.5 s*"])

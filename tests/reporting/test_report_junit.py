@@ -27,8 +27,35 @@ def test_suites_and_counts() -> None:
         assert len(suite.findall("testcase/error")) == int(suite.get("errors", "-1"))
         assert len(suite.findall("testcase/skipped")) == int(suite.get("skipped", "-1"))
     props = {p.get("name"): p.get("value") for p in suites[1].iter("property")}
-    assert props["adapter.version"] == "2.5"
-    assert props["seed"] == "7"
+    assert props == {"adapter.version": "2.5", "adapter.level": "message", "adapter.protocols": "openai-completions"}
+    run = {p.get("name"): p.get("value") for p in root.findall("properties/property")}
+    assert run["seed"] == "7" and run["verdict"].startswith("FAILED")
+
+
+def test_each_fact_is_written_once() -> None:
+    # Issue 36, point 5: the run's facts once on the root, a row's once on its suite; a known
+    # failure carries its message and reproduce command, not the values report.jsonl keeps.
+    root = ET.fromstring(render(make_report()))
+    names = [p.get("name") for p in root.iter("property")]
+    assert names.count("seed") == names.count("verdict") == names.count("tool_version") == 1, names
+    assert names.count("adapter.version") == len(root.findall("testsuite"))
+    skipped = [s.text or "" for s in root.iter("skipped")]
+    assert skipped and all("reproduce:" in t or "[1]" in t for t in skipped)
+    assert not any("expected:" in t or "observed:" in t for t in skipped), skipped
+    failure = next(f.text or "" for f in root.iter("failure") if "C3:" in (f.get("message") or ""))
+    assert "expected:" in failure and "observed:" in failure  # a new failure keeps them all
+
+
+def test_an_adapter_timeout_or_crash_is_a_failure_of_its_kind() -> None:
+    run = beta_run()
+    run.results += [
+        CaseResult("beta", C3, "contract", "timeout", (Failure("did not return within the run timeout of 1 s"),)),
+        CaseResult("beta", C2, "contract", "crashed", (Failure("the process running beta died"),)),
+    ]
+    root = ET.fromstring(render(make_report([run])))
+    kinds = sorted(f.get("type") or "" for f in root.iter("failure"))
+    assert kinds == ["crashed", "failed", "timeout"]
+    assert root.find("error") is None and root.get("errors") == "0" and root.get("failures") == "3"
 
 
 def test_testcase_names_failures_and_known_issues() -> None:

@@ -25,6 +25,8 @@ from report_fixtures import (
 )
 from stream_harness import __version__
 from stream_harness.conformance import CaseResult
+from stream_harness.conformance.checks import Failure
+from stream_harness.conformance.expectations import Expectations, KnownFailure
 from stream_harness.reporting import (
     ReportError,
     build_report,
@@ -327,9 +329,26 @@ def test_changed_expected_events_make_rows_stale_and_only_those_are_dropped() ->
 # --- recomputing outcomes from the expectation files ---------------------------------
 
 
-def test_reclassify_follows_the_expectation_files_as_they_are_now() -> None:
-    from stream_harness.conformance.expectations import Expectations, KnownFailure
+@pytest.mark.parametrize(("label", "said"), [("timeout", "1 timed out"), ("crashed", "1 crashed")])
+def test_an_adapter_timeout_or_crash_is_its_own_failing_outcome(label: str, said: str) -> None:
+    # Issue 36, point 6: the adapter's hang or crash fails the run like a failure, under its
+    # own label in the verdict and the cell; "errored" stays the harness's own.
+    run = alpha_run()
+    run.results = [r for r in run.results if r.outcome == "passed"]
+    run.results.append(CaseResult("alpha", C3, "contract", label, (Failure("it did not finish"),)))  # type: ignore[arg-type]
+    report = make_report([run])
+    assert report.did_fail and report.counts.errored == 0 and getattr(report.counts, label) == 1
+    assert report.verdict.startswith(f"FAILED: 0 new failure(s), {said}, 0 errored"), report.verdict
+    cell = next(c for c in matrix(report)[0] if c.check == "contract")
+    assert cell.status == "fail" and f"1 {label}" in cell.text
+    unlisted = reclassify(report, lambda name: Expectations(name))
+    assert next(r.outcome for r in unlisted.results if r.case == C3) == label
+    listed = reclassify(report, lambda name: Expectations(name, (KnownFailure("contract", C3, "https://x/1"),)))
+    assert next(r.outcome for r in listed.results if r.case == C3) == "known_failure"
+    assert not listed.did_fail
 
+
+def test_reclassify_follows_the_expectation_files_as_they_are_now() -> None:
     report = make_report([alpha_run()])
     before = {(r.case, r.check): r.outcome for r in report.results}
     assert before[(C2, "contract")] == "failed"

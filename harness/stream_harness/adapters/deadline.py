@@ -6,10 +6,11 @@ never released, an endless loop in its parser) would hang the whole report. The 
 were three, and this module takes the first:
 
 - **run the adapter on a thread of its own and stop waiting for it** after the timeout.
-  The run is recorded as errored, with its reproduce command, and the report goes on. The
+  The run is recorded as ``timeout`` (the adapter's failure), with its reproduce command,
+  and the report goes on. The
   thread cannot be killed: it is left to finish (a daemon, so it never keeps the process
   alive), and while it is still stuck the adapter is not called again (it was never meant
-  to be called concurrently), so its remaining checks are errored at once, each saying
+  to be called concurrently), so its remaining checks are ``timeout`` at once, each saying
   why; once the stuck run returns, the adapter is used again. Cheap (one hand-over between
   two threads per run, 30 to 100 µs on a loaded machine against the 1-5 ms a library takes), works in any
   thread, under pytest and in the runner's forked workers alike, and on every platform;
@@ -47,7 +48,7 @@ DEFAULT_RUN_TIMEOUT: Final = 30.0
 class RunTimedOut(Exception):
     """A run exceeded the run timeout, or was not made because an earlier one is still
     stuck; the message is one line. Raised to the caller (a check), never hidden in a
-    result: the runner records it as an errored check, replaying ``cuts`` (the split that
+    result: the runner records it as a ``timeout`` check, replaying ``cuts`` (the split that
     hung, when the caller knows it) in its reproduce command."""
 
     cuts: tuple[int, ...] | None = None

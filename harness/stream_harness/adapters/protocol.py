@@ -67,6 +67,9 @@ class AdapterResult:
     crashed: str | None = None
     # The library's own view, for reports ("what the library returned against the reference").
     raw: Mapping[str, object] = field(default_factory=dict)
+    # The crash was a hang (a stdio adapter's reply did not come within its timeout): the
+    # result is then labelled ``timeout``, not ``crashed`` (conformance/outcomes.py).
+    hung: bool = False
 
     @property
     def terminal(self) -> Literal["done", "error", "raised", "none"]:

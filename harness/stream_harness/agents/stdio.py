@@ -52,6 +52,11 @@ class StdioAgentError(RuntimeError):
     """The process did not answer as the protocol says; one line."""
 
 
+class StdioAgentHung(StdioAgentError):
+    """The agent's reply did not come within its timeout: a run labelled ``timeout``, not
+    ``crashed`` (conformance/outcomes.py)."""
+
+
 def check_message(kind: str, data: Any) -> None:
     """Raise :class:`StdioAgentError` naming the first schema violation of an ``agent_*``
     message (``kind`` is its schema's name: agent_start, agent_started, agent_run,
@@ -95,7 +100,7 @@ def _receive(proc: StdioProcess, timeout: float) -> dict[str, Any]:
     try:
         return proc.receive(timeout, [])
     except ProcessHung as exc:
-        raise StdioAgentError(str(exc)) from None
+        raise StdioAgentHung(str(exc)) from None
     except ProcessExited:
         raise StdioAgentError(f"the process exited ({proc.tail() or 'no stderr'})") from None
     except ProtocolError as exc:
@@ -184,7 +189,7 @@ class StdioAgent:
             reply = _receive(self._proc, task.limits.timeout_s + REPLY_GRACE_S)
         except (StdioAgentError, OSError, ValueError) as exc:
             self.close(polite=False)  # hung, out of step or dead: the next run starts afresh
-            raise StdioAgentError(str(exc)) from None
+            raise (StdioAgentHung if isinstance(exc, StdioAgentHung) else StdioAgentError)(str(exc)) from None
         if reply.get("kind") != "agent_outcome" or reply.get("seq") != self._seq:
             self.close(polite=False)
             raise StdioAgentError(

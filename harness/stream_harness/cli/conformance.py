@@ -1,7 +1,7 @@
 """``stream-harness check``, ``report`` and ``merge``: the conformance suite from the shell.
 
 Exit status, for both: 0 when something was checked and nothing new failed, 1 when there
-are new (untriaged) failures or errored checks (the verdict printed says FAILED), 2 when
+are new (untriaged) failures, timeouts, crashes or errored checks (the verdict says FAILED), 2 when
 the input is bad (a missing folder, a cassette that does not load, an adapter that does
 not import, nothing to check), with one line naming the problem. ``merge`` combines the
 report folders of a sharded ``report`` (``--shard K/N``) into the one a single run writes.
@@ -78,7 +78,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
     p.add_argument(
         "--run-timeout", type=float, metavar="SECONDS",
-        help="seconds one run of an in-process (Python) adapter may take before it is recorded as errored and abandoned (default: [tool.stream-harness] run_timeout, else 30, as a stdio adapter's reply)",
+        help="seconds one run of an in-process (Python) adapter may take before it is recorded as timeout (a failure) and abandoned (default: [tool.stream-harness] run_timeout, else 30, as a stdio adapter's reply)",
     )  # fmt: skip
     p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
     p.add_argument(

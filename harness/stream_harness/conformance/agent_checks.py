@@ -57,6 +57,7 @@ class AgentRun:
     ledger: Sequence[Execution]
     outcome: AgentOutcome | None
     crash: str | None = None  # the adapter raised or ran past its time
+    hung: bool = False  # the crash was a run past its time: labelled timeout, not crashed
     elapsed: float = 0.0
     conventions: Mapping[str, Any] = field(default_factory=dict)
     answered: Sequence[int | None] | None = None

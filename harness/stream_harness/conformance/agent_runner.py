@@ -36,6 +36,7 @@ from stream_harness.agents.scenario import (
     bundled_agent_scenarios,
     scenario_argument,
 )
+from stream_harness.agents.stdio import StdioAgentHung
 from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, judge
 from stream_harness.conformance.expectations import (
     adapter_from_file_name,
@@ -48,7 +49,7 @@ from stream_harness.contract.facts import agent_expectations_dir
 from stream_harness.recordings.inputs import display_path
 from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
 
-ResultStatus = Literal["passed", "failed", "skipped", "known_failure", "fixed"]
+ResultStatus = Literal["passed", "failed", "timeout", "crashed", "skipped", "known_failure", "fixed"]
 GRACE_S = 5.0  # seconds past the task's own timeout before a run counts as hung
 
 
@@ -77,7 +78,7 @@ class AgentResult:
 
     @property
     def failing(self) -> bool:
-        return self.status in ("failed", "fixed")
+        return self.status in ("failed", "timeout", "crashed", "fixed")
 
 
 class ExpectationError(ValueError):
@@ -276,12 +277,14 @@ def observe(
                 box["outcome"] = adapter.run_agent(task)
             except BaseException as exc:  # the adapter's own crash is a result
                 box["crash"] = f"{type(exc).__name__}: {exc}"
+                box["hung"] = isinstance(exc, StdioAgentHung)  # a stdio agent's reply never came
 
         started = time.monotonic()
         worker = threading.Thread(target=target, daemon=True, name=f"agent-{scenario.name}")
         worker.start()
         worker.join(limits.timeout_s + GRACE_S)
         elapsed = time.monotonic() - started
+        hung = worker.is_alive() or bool(box.get("hung"))
         if worker.is_alive():
             box["crash"] = f"no outcome within {limits.timeout_s + GRACE_S:g} s (hung)"
         outcome = box.get("outcome")
@@ -300,6 +303,7 @@ def observe(
             ledger=list(server.ledger),
             outcome=outcome,
             crash=box.get("crash"),
+            hung=hung,
             elapsed=elapsed,
             conventions=dict(adapter.conventions),
             answered=list(server.replies_.answered),
@@ -469,6 +473,8 @@ def run_agent_checks(
             if checks and verdict.check not in checks:
                 continue
             status: ResultStatus = verdict.status
+            if status == "failed" and run.crash is not None:
+                status = "timeout" if run.hung else "crashed"  # the run's own label (conformance/outcomes.py)
             reason = ""
             known = next(
                 (
@@ -480,7 +486,7 @@ def run_agent_checks(
             )
             if known is not None:
                 reason = known.reason
-                if status == "failed":
+                if status in ("failed", "timeout", "crashed"):
                     status = "known_failure"
                 elif status == "passed":
                     status = "fixed"  # a stale expectation fails, so the file stays true

@@ -35,6 +35,7 @@ from stream_harness.adapters.protocol import (
 from stream_harness.adapters.ws_session import SessionPlan, session_plan
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
+from stream_harness.conformance.outcomes import Fault
 from stream_harness.conformance.reproduce import (
     SPLIT_TEXT_LIMIT,
     ReplayOptions,
@@ -124,6 +125,22 @@ NOISE_LINES: Final = 10
 NOISE_CHARS: Final = 1000
 
 
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """How many runs of one case the adapter did not finish so far, by kind: the runner
+    compares two of these around one check to label its failure ``timeout`` or ``crashed``."""
+
+    hung: int = 0
+    crashed: int = 0
+
+    def since(self, before: Faults) -> Fault | None:
+        if self.hung > before.hung:
+            return "timeout"
+        if self.crashed > before.crashed:
+            return "crashed"
+        return None
+
+
 def noise_text(lines: Sequence[str], more: int = 0) -> str:
     """Stray stdout lines as one bounded text: the first distinct lines, and how many more."""
     text = "\n".join(lines)
@@ -158,6 +175,18 @@ class CheckContext:
     # Distinct stray stdout lines of every run of this case (bounded), and how many more.
     _noise: list[str] = field(default_factory=list)
     _more_noise: int = 0
+    _faults: Faults = Faults()
+
+    def faults(self) -> Faults:
+        """The runs of this case so far (cached ones counted each time a check is given
+        them) that the adapter did not finish."""
+        return self._faults
+
+    def _seen(self, result: AdapterResult) -> AdapterResult:
+        if result.crashed:
+            f = self._faults
+            self._faults = Faults(f.hung + 1, f.crashed) if result.hung else Faults(f.hung, f.crashed + 1)
+        return result
 
     def _keep_noise(self, result: AdapterResult) -> AdapterResult:
         lines = result.raw.get("stdout_noise")
@@ -190,13 +219,13 @@ class CheckContext:
             # past the limit nothing more is kept, so memory stays flat in --examples.
             if len(self._runs) < RUN_CACHE_LIMIT:
                 self._runs[key] = result
-        return result
+        return self._seen(result)
 
     def whole(self) -> AdapterResult:
         return self.run_cuts(())
 
     def run_body(self, body: bytes) -> AdapterResult:
-        return self._run([body], f"{self.case.id}, a body of {len(body)} bytes")
+        return self._seen(self._run([body], f"{self.case.id}, a body of {len(body)} bytes"))
 
     def _run(self, chunks: list[bytes], what: str) -> AdapterResult:
         """One run of the adapter, bounded by ``run_timeout`` (raises RunTimedOut)."""

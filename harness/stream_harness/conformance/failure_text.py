@@ -44,10 +44,14 @@ class ShownResult(Protocol):
     def failures(self) -> Sequence[ShownFailure]: ...
 
 
+# How a line names what went wrong: the harness's error, the adapter's hang or crash, a failure.
+_LABELS = {"errored": "ERROR", "timeout": "TIMEOUT", "crashed": "CRASHED"}
+
+
 def failure_lines(r: ShownResult) -> list[str]:
     """A new failure in plain lines: what, where it differs, how to replay it."""
     first = r.failures[0] if r.failures else None
-    label = "ERROR" if r.outcome == "errored" else "FAIL"
+    label = _LABELS.get(r.outcome, "FAIL")
     lines = [f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"]
     if first is not None:
         diff = short_diff_of_texts(first.expected, first.observed, first.path)

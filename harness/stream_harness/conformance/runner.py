@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final
 
 from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
 from stream_harness.adapters.exit_hooks import stop_now
@@ -27,14 +27,12 @@ from stream_harness.conformance.checks import (
 )
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.conformance.outcomes import FAILING, Outcome, fault_outcome
 from stream_harness.conformance.shard import Shard
 from stream_harness.contract.diff import first_difference
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
-
-Outcome = Literal["passed", "failed", "errored", "known_failure", "fixed"]
-
 
 @dataclass(frozen=True, slots=True)
 class CaseResult:
@@ -48,7 +46,7 @@ class CaseResult:
     @property
     def ok(self) -> bool:
         """Passing for CI purposes: a known failure does not break the build, a fix does not either."""
-        return self.outcome in ("passed", "known_failure", "fixed")
+        return self.outcome not in FAILING
 
 
 @dataclass
@@ -138,21 +136,31 @@ def run_adapter(
 def run_one(check: Check, ctx: CheckContext, expectations: Expectations | None) -> CaseResult:
     """One check on one case, its failures made complete, its outcome decided."""
     adapter, case_id = ctx.adapter.name, ctx.case.id
+    known = expectations.lookup(check.id, case_id) if expectations else None
+    faults_before = ctx.faults()
     try:
         failures = tuple(complete(f, check, ctx) for f in check.run(ctx))
     except RunTimedOut as exc:
-        # Errored, not failed: nothing was judged. Both values given, so that completing
-        # the failure does not run the adapter again.
+        # The adapter's timeout, not a harness error: nothing more was judged. Both
+        # values given, so that completing the failure does not run the adapter again.
         failure = Failure(
             str(exc), command=ctx.command(check.id, exc.cuts or ()), path="run",
             expected=as_json({"run": f"returns within {ctx.run_timeout:g} s"}), observed=as_json({"run": exc.outcome}),
         )  # fmt: skip
-        return CaseResult(adapter, case_id, check.id, "errored", (failure,))
+        outcome, issue = fault_outcome("timeout", known)
+        return CaseResult(adapter, case_id, check.id, outcome, (failure,), issue)
     except Exception as exc:
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         failure = complete(Failure(f"the check raised: {tb}"), check, ctx)
         return CaseResult(adapter, case_id, check.id, "errored", (failure,))
-    known = expectations.lookup(check.id, case_id) if expectations else None
+    if failures:
+        # A run of this check that the adapter did not finish (a stdio process that hung,
+        # died or broke the protocol; an in-process adapter raising from its own code)
+        # labels the failure: the check judged a crash, not the library's events.
+        fault = ctx.faults().since(faults_before)
+        if fault is not None:
+            outcome, issue = fault_outcome(fault, known)
+            return CaseResult(adapter, case_id, check.id, outcome, failures, issue)
     outcome, issue = outcome_for(bool(failures), known)
     return CaseResult(adapter, case_id, check.id, outcome, failures, issue)
 
@@ -285,7 +293,7 @@ def _end_workers(pool: ProcessPoolExecutor) -> None:
 def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
     """The results of a case whose process died, alone, however often it was run."""
     assert _FORK_STATE is not None
-    adapters, cases, config, _, specs = _FORK_STATE
+    adapters, cases, config, expectations, specs = _FORK_STATE
     adapter_index, start, stop = key
     adapter = adapters[adapter_index]
     message = (
@@ -300,7 +308,9 @@ def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
         for check in config.checks:
             if check.applicable(adapter, case, ctx.expected):
                 failure = Failure(message, command=ctx.command(check.id))
-                results.append(CaseResult(adapter.name, case.id, check.id, "errored", (failure,)))
+                known = listed.lookup(check.id, case.id) if (listed := expectations[adapter_index]) else None
+                outcome, issue = fault_outcome("crashed", known)
+                results.append(CaseResult(adapter.name, case.id, check.id, outcome, (failure,), issue))
     return results
 
 
@@ -355,7 +365,7 @@ def run_adapters(
         # library's outcome on one case, not the end of the run: the unfinished work is run
         # again case by case on fresh pools; when a pool breaks before finishing anything,
         # the first unfinished case runs alone, and a death there is pinned on that case as
-        # an errored result. Each round settles at least one case, so this ends.
+        # a crashed result. Each round settles at least one case, so this ends.
         def settle(key: tuple[int, int, int], results: list[CaseResult]) -> None:
             by_slice[key] = results
             if progress:

@@ -803,7 +803,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="passed to every group: seconds one run of an in-process adapter may take before its check is errored (default: each group's [tool.stream-harness] run_timeout, else 30)",
+        help="passed to every group: seconds one run of an in-process adapter may take before its check is recorded as timeout (default: each group's [tool.stream-harness] run_timeout, else 30)",
     )
     p.add_argument(
         "--shard",

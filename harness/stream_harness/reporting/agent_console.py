@@ -23,7 +23,7 @@ from stream_harness.reporting.console import Format, console_for, workflow_data,
 
 __all__ = ["agent_failure_lines", "render_agent_results"]
 
-_STYLE = {"passed": "green", "known_failure": "yellow", "failed": "red", "fixed": "red", "skipped": "dim"}
+_STYLE = {"passed": "green", "known_failure": "yellow", "failed": "red", "timeout": "red", "crashed": "red", "fixed": "red", "skipped": "dim"}
 
 
 def render_agent_results(results: Sequence[AgentResult], form: Format, stream: TextIO | None = None) -> None:

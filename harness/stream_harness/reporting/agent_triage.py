@@ -19,7 +19,7 @@ from stream_harness.reporting.report import AgentRow, Outcome, Report
 
 __all__ = ["reclassify_agents"]
 
-Observed = Literal["passed", "failed", "skipped", "errored"]
+Observed = Literal["passed", "failed", "timeout", "crashed", "skipped", "errored"]
 
 
 def reclassify_agents(report: Report, expectations: Sequence[AgentExpectation]) -> Report:
@@ -40,7 +40,7 @@ def reclassify_agents(report: Report, expectations: Sequence[AgentExpectation]) 
                 continue  # a check that did not apply is no row, unless an entry names it
             outcome = observed
         else:
-            outcome = "known_failure" if observed == "failed" else "fixed"
+            outcome = "known_failure" if observed in ("failed", "timeout", "crashed") else "fixed"
         rows.append(
             row.model_copy(update={"outcome": outcome, "issue": (known.reason or None) if known else None})
         )
@@ -55,6 +55,6 @@ def _observed(row: AgentRow) -> Observed:
         return "failed"
     if row.outcome == "fixed":
         return "skipped" if row.message else "passed"
-    if row.outcome == "errored":
-        return "errored"
+    if row.outcome in ("errored", "timeout", "crashed"):
+        return row.outcome
     return "passed"

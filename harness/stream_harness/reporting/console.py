@@ -20,7 +20,7 @@ from rich.text import Text
 
 from stream_harness.conformance.cases import Skipped
 from stream_harness.conformance.failure_text import failure_lines
-from stream_harness.reporting.report import Report, Result, SkippedInfo, matrix
+from stream_harness.reporting.report import FAILING, Report, Result, SkippedInfo, matrix
 
 Format = Literal["rich", "plain", "github"]
 FORMATS: tuple[str, ...] = ("auto", "rich", "plain", "github")
@@ -37,7 +37,7 @@ def choose_format(requested: str, stream: TextIO | None = None) -> Format:
 
 
 def new_failures(report: Report) -> list[Result]:
-    return [r for r in report.results if r.outcome in ("failed", "errored")]
+    return [r for r in report.results if r.outcome in FAILING]
 
 
 def render(report: Report, form: Format, stream: TextIO | None = None) -> None:

@@ -2,8 +2,12 @@
 
 The matrix is ``<table id="matrix">``; each cell carries ``data-adapter``,
 ``data-check`` and ``data-outcome`` (``pass`` all passed, ``known`` known failures only,
-``fail`` new failures or errors, ``na`` not applicable), so tests and a headless browser
-can read it without parsing the cell text. Cells with anything but plain passes link to
+``fail`` new failures, timeouts, crashes or errors, ``na`` not applicable), so tests and a
+headless browser can read it without parsing the cell text. A check that applied to no
+adapter gets no column. The page fits the window down to 800 px wide (issue 36, point 5):
+the prose keeps a reading width, the tables take the window's, cells wrap after their
+slash, and the stream matrix's column heads stand upright; the agent table
+(``<table id="agent-matrix">``) lists its checks in natural order (A2 before A10). Cells with anything but plain passes link to
 the detail section of that adapter and check. Every string from a result goes through
 :func:`html.escape`, and only http(s) URLs become links: messages quote provider bytes
 and library output, and a report must be safe to open.
@@ -15,6 +19,12 @@ import re
 from html import escape
 
 from stream_harness.reporting.conventions import conventions_lines
+from stream_harness.reporting.digest import (
+    agent_check_order,
+    natural_key,
+    short_version,
+    shown_checks,
+)
 from stream_harness.reporting.report import (
     AgentSummary,
     Cell,
@@ -29,22 +39,35 @@ from stream_harness.reporting.report import (
 )
 
 _URL = re.compile(r"https?://[^\s<>\"'`]+")
+# Past this many checks the stream matrix's heads stand upright: side by side they are
+# wider than a 1400 px window (sixteen names of up to 26 characters).
+UPRIGHT_OVER = 6
 
 CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #1b1b1b; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em 1.5em; color: #1b1b1b; }
+body > :not(table) { max-width: 72em; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: .2em 1em; }
-dl.meta dt { font-weight: 600; }
-table#matrix { border-collapse: collapse; }
-#matrix th, #matrix td { border: 1px solid #bbb; padding: .35em .6em; text-align: center; }
-#matrix th[scope=row] { text-align: left; }
-#matrix td a { color: inherit; }
+dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+table.grid { border-collapse: collapse; max-width: 100%; }
+.grid th, .grid td { border: 1px solid #bbb; padding: .3em .45em; text-align: center; }
+.grid thead th { vertical-align: bottom; font-weight: 600; }
+.grid th[scope=row] { text-align: left; font-weight: 600; overflow-wrap: anywhere; min-width: 7em; max-width: 15em; }
+.grid th[scope=row] small { display: block; font-weight: normal; color: #555; }
+.grid td small { display: block; font-size: .85em; }
+.grid td a { color: inherit; } .grid td.na { white-space: nowrap; }
+.upright thead th:not(:first-child) { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; }
+@media (max-width: 1000px) {
+  body { font-size: 12px; margin: 1em .5em; }
+  .grid th, .grid td { padding: .2em .25em; }
+  .grid td small { display: none; }
+}
 .pass { background: #c8efc8; } .known { background: #fde2a6; }
 .fail { background: #f6b5b0; } .na { background: #e4e4e4; color: #666; }
 .legend span { display: inline-block; padding: .1em .6em; margin-right: .5em; border: 1px solid #bbb; }
 section.group { margin: 1.5em 0; }
 article.result { border-left: 4px solid #bbb; padding: .2em .8em; margin: .8em 0; }
-article.failed, article.errored { border-color: #d9534f; }
+article.failed, article.errored, article.timeout, article.crashed { border-color: #d9534f; }
 article.known_failure { border-color: #e8a317; } article.fixed { border-color: #5cb85c; }
 pre { background: #f5f5f5; padding: .5em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 code { background: #f5f5f5; padding: 0 .2em; }
@@ -76,26 +99,48 @@ def anchors(report: Report) -> dict[tuple[str, str], str]:
     return out
 
 
+def _wrapping(text: str) -> str:
+    """A cell's ``passed/total (notes)`` with a break allowed after the slash and the notes
+    on a line of their own: the table narrows to the window instead of overflowing it. The
+    stream matrix's column heads stand upright when there are many (UPRIGHT_OVER)."""
+    head, _, notes = text.partition(" (")
+    body = _e(head).replace("/", "/<wbr>") if head != "n/a" else head
+    return body + (f"<small> ({_e(notes)}</small>" if notes else "")
+
+
 def _cell(cell: Cell, anchor: str | None) -> str:
-    body = f'<a href="#{_e(anchor)}">{_e(cell.text)}</a>' if anchor else _e(cell.text)
+    shown = _wrapping(cell.text)
+    body = f'<a href="#{_e(anchor)}">{shown}</a>' if anchor else shown
     return (
         f'<td class="{cell.status}" data-adapter="{_e(cell.adapter)}" data-check="{_e(cell.check)}"'
-        f' data-outcome="{cell.status}">{body}</td>'
+        f' data-outcome="{cell.status}" title="{_e(cell.text)}">{body}</td>'
+    )
+
+
+def _row_head(name: str, version: str) -> str:
+    return (
+        f'<th scope="row" title="{_e(name)} {_e(version)}">{_e(name)} '
+        f"<small>{_e(short_version(version))}</small></th>"
     )
 
 
 def _matrix(report: Report, links: dict[tuple[str, str], str]) -> str:
-    head = "".join(f'<th scope="col" title="{_e(c.title)}">{_e(c.id)}</th>' for c in report.checks)
+    checks, hidden = shown_checks(report)
+    shown = {c.id for c in checks}
+    head = "".join(f'<th scope="col" title="{_e(c.title)}">{_e(c.id)}</th>' for c in checks)
     rows = []
     for adapter, cells in zip(report.adapters, matrix(report), strict=True):
-        tds = "".join(_cell(c, links.get((c.adapter, c.check))) for c in cells)
-        rows.append(
-            f'<tr><th scope="row">{_e(adapter.name)} <small>{_e(adapter.version)}</small></th>{tds}</tr>'
-        )
+        tds = "".join(_cell(c, links.get((c.adapter, c.check))) for c in cells if c.check in shown)
+        rows.append(f"<tr>{_row_head(adapter.name, adapter.version)}{tds}</tr>")
+    note = (
+        f'<p class="hidden-checks">Not shown, applied to no adapter: {_e(", ".join(c.id for c in hidden))}</p>'
+        if hidden
+        else ""
+    )
     return (
-        f'<table id="matrix">\n<thead><tr><th>adapter</th>{head}</tr></thead>\n<tbody>\n'
+        f'<table id="matrix" class="{"grid upright" if len(checks) > UPRIGHT_OVER else "grid"}">\n<thead><tr><th>adapter</th>{head}</tr></thead>\n<tbody>\n'
         + "\n".join(rows)
-        + "\n</tbody>\n</table>"
+        + f"\n</tbody>\n</table>{note}"
     )
 
 
@@ -144,7 +189,8 @@ def _metadata(report: Report) -> str:
         ("seed", str(report.seed)),
         ("random splits per check", str(report.examples)),
         ("every single cut of bodies up to", f"{report.single_cut_limit} bytes"),
-        ("adapters", adapters or "none"),
+        # Folded: 45 version lines would push the matrix below the first screen.
+        ("adapters", f"<details><summary>{len(report.adapters)} adapter(s)</summary>{adapters}</details>" if adapters else "none"),
     ]
     rows = [
         ("tool", f"stream-harness {_e(report.tool_version)}"),
@@ -171,7 +217,7 @@ def _guide(report: Report) -> str:
         "<p>To reproduce a failure, run the command shown under it: it feeds the same recorded "
         "body, cut into the smallest split that still showed the failure, and prints the events.</p>\n"
         '<p class="legend"><span class="pass">all passed</span><span class="known">known failures only</span>'
-        '<span class="fail">new failures or errors</span><span class="na">not applicable</span></p>'
+        '<span class="fail">new failures, timeouts, crashes or errors</span><span class="na">not applicable</span></p>'
     )
 
 
@@ -179,19 +225,19 @@ def _agents(agents: list[AgentSummary]) -> str:
     """The agent rows beside the stream matrix; nothing when the report has none."""
     if not agents:
         return ""
-    checks = list(dict.fromkeys(c for a in agents for c in a.by_check))
-    head = "".join(f"<th>{_e(c)}</th>" for c in checks)
+    checks = agent_check_order(agents)
+    head = "".join(f'<th scope="col">{_e(c)}</th>' for c in checks)
     body = []
     for a in agents:
         cells = []
         for c in checks:
             n = a.by_check.get(c)
-            if n is None:
-                cells.append('<td class="na">n/a</td>')
-            else:
-                cls = "fail" if n.did_fail else "known" if n.known_failure or n.fixed else "pass"
-                cells.append(f'<td class="{cls}">{n.passed}/{n.total}</td>')
-        body.append(f'<tr><th scope="row">{_e(a.agent)} {_e(a.version)}</th>{"".join(cells)}</tr>')
+            cls = "na" if n is None else "fail" if n.did_fail else "known" if n.known_failure or n.fixed else "pass"
+            text = "n/a" if n is None else f"{n.passed}/<wbr>{n.total}"
+            cells.append(
+                f'<td class="{cls}" data-agent="{_e(a.agent)}" data-check="{_e(c)}" data-outcome="{cls}">{text}</td>'
+            )
+        body.append(f"<tr>{_row_head(a.agent, a.version)}{''.join(cells)}</tr>")
     notes = "".join(
         f"<li><code>{_e(a.agent)}</code>: settings {_e(a.settings or 'none')}; conventions: "
         + "<br>".join(_e(line) for line in conventions_lines(a.conventions))
@@ -209,13 +255,13 @@ def _agents(agents: list[AgentSummary]) -> str:
         + (f'<p class="advice">advice: {_e(r.advice)}</p>' if r.advice else "")
         + f"<p>reproduce: <code>{_e(r.command or '')}</code></p></article>"
         for a in agents
-        for r in a.problems
+        for r in sorted(a.problems, key=lambda r: natural_key(r.check))
     )
     return (
         "<h2>Agent rows</h2>\n<p>Agent loops run on agent scenarios with faults, judged by the "
         "agent contract (<code>specs/agent-contract.md</code>): passed out of checked, per check.</p>\n"
-        f'<table id="agent-matrix" style="border-collapse: collapse">'
-        f"<tr><th>agent</th>{head}</tr>{''.join(body)}</table>\n"
+        f'<table id="agent-matrix" class="grid">'
+        f"<thead><tr><th>agent</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>\n"
         f"<ul>{notes}</ul>\n{problems_ or '<p>No agent failures.</p>'}\n"
     )
 

@@ -1,5 +1,10 @@
 """``README.md``: the report as a person reads it on a code host, next to the committed files.
 
+A summary, not the record (issue 36, point 5): one line per matrix row, new failures in
+full, known failures grouped by finding with a count and one reproduce command each
+(:mod:`stream_harness.reporting.digest`); ``report.html`` and ``report.jsonl`` hold every
+row. A code host stops rendering a Markdown file long before a megabyte.
+
 Everything taken from a result (adapter names, case ids, messages) is escaped: messages
 quote provider bytes and library output, and must not turn into markup, links or
 broken table rows.
@@ -11,7 +16,18 @@ import re
 
 from stream_harness.contract.diff import short_diff_of_texts
 from stream_harness.reporting.conventions import conventions_lines
+from stream_harness.reporting.digest import (
+    Finding,
+    agent_check_order,
+    agent_findings,
+    fixes,
+    natural_key,
+    new_failures,
+    shown_checks,
+    stream_findings,
+)
 from stream_harness.reporting.report import (
+    FAILING,
     AgentSummary,
     Cell,
     Report,
@@ -19,11 +35,14 @@ from stream_harness.reporting.report import (
     agent_summaries,
     matrix,
     outcome_meanings,
-    problems,
     timestamp,
 )
 
 MESSAGE_LIMIT = 500  # README lines stay readable; report.jsonl and report.html keep it all
+FINDING_LIMIT = 200  # a finding's example message: enough to recognise it
+# New failures shown in full; past it, one line per adapter and check (a run gone badly
+# wrong must not make a page nobody can open: report.html has them all).
+NEW_FAILURES_SHOWN = 100
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
 _URL = re.compile(r"https?://[^\s<>`]+")
 
@@ -96,25 +115,31 @@ def _guide(report: Report) -> list[str]:
         "",
         "To reproduce a failure, run the command listed under it: it feeds the same recorded",
         "body, cut into the smallest split that still showed the failure (`--split cuts:...`),",
-        "and prints the events. `report.jsonl` holds every failure in full (expected and",
-        "observed values), `report.html` shows them, `junit.xml` is for CI dashboards.",
+        "and prints the events. This page is a summary: new failures in full, known failures",
+        "grouped by the issue they cite, with one example each. `report.html` shows every",
+        "result, `report.jsonl` holds them in full (expected and observed values), `junit.xml`",
+        "is for CI dashboards.",
     ]
     return lines
 
 
 def _matrix(report: Report) -> list[str]:
-    head = "| adapter | " + " | ".join(text(c.id) for c in report.checks) + " |"
-    rule = "|---|" + "---|" * len(report.checks)
+    checks, hidden = shown_checks(report)
+    shown = {c.id for c in checks}
+    head = "| adapter | " + " | ".join(text(c.id) for c in checks) + " |"
+    rule = "|---|" + "---|" * len(checks)
     rows = [
         f"| {text(adapter.name)} {text(adapter.version)} | "
-        + " | ".join(_cell(c) for c in cells)
+        + " | ".join(_cell(c) for c in cells if c.check in shown)
         + " |"
         for adapter, cells in zip(report.adapters, matrix(report), strict=True)
     ]
     legend = [
         f"- {text(c.id)}: {text(c.title)} (enforces {text(c.enforces)}; {c.level} level)"
-        for c in report.checks
+        for c in checks
     ]
+    if hidden:
+        legend.append(f"- not shown, applied to no adapter: {text(', '.join(c.id for c in hidden))}")
     return [head, rule, *rows, "", "Checks:", "", *legend]
 
 
@@ -140,21 +165,64 @@ def _result(r: Result) -> list[str]:
     return lines
 
 
-def _failures(report: Report) -> list[str]:
-    groups = problems(report)
+def _new_failures(report: Report) -> list[str]:
+    groups = new_failures(report)
     if not groups:
-        return ["None: every applicable check passed."]
+        return ["None: nothing fails the run."]
     lines: list[str] = []
+    shown = 0
+    rest: list[tuple[str, str, list[Result]]] = []
     for adapter, check, results in groups:
+        if shown >= NEW_FAILURES_SHOWN:
+            rest.append((adapter, check, results))
+            continue
         lines += [f"### {text(adapter)} / {text(check)}", ""]
-        for r in results:
+        for r in results[: NEW_FAILURES_SHOWN - shown]:
             lines += _result(r)
+        if len(results) > NEW_FAILURES_SHOWN - shown:
+            rest.append((adapter, check, results[NEW_FAILURES_SHOWN - shown :]))
+        shown += len(results)
+        lines.append("")
+    if rest:
+        lines += [f"### Not shown here: {sum(len(r) for _, _, r in rest)} more (report.html has them all)", ""]
+        lines += [f"- {text(a)} / {text(c)}: {len(r)}" for a, c, r in rest]
         lines.append("")
     return lines[:-1]
 
 
-def _agents(agents: list[AgentSummary]) -> list[str]:
-    checks = list(dict.fromkeys(c for a in agents for c in a.by_check))
+def _finding(f: Finding) -> list[str]:
+    issue = _link(f.issue) if f.issue else "no issue given"
+    what = f"{f.count} result{'s' if f.count != 1 else ''}"
+    lines = [
+        f"- {text(f.row)}: {issue}: {what} ({text(', '.join(f.checks))}); "
+        f"e.g. {code(f.example)}: {text(_clip(f.message)[:FINDING_LIMIT])}"
+    ]
+    if f.command:
+        lines.append(f"  - reproduce: {code(f.command)}")
+    return lines
+
+
+def _known(findings: list[Finding]) -> list[str]:
+    if not findings:
+        return ["None."]
+    total = sum(f.count for f in findings)
+    lines = [f"{total} known failure(s) of {len(findings)} finding(s), per adapter and the issue its expectation entry cites:", ""]
+    for f in findings:
+        lines += _finding(f)
+    return lines
+
+
+def _fixes(report: Report) -> list[str]:
+    rows = fixes(report)
+    return [
+        f"- {text(r.adapter)} / {text(r.check)} {code(r.case)}: passed although listed as known "
+        f"({_link(r.issue) if r.issue else 'no issue given'}): drop the expectation entry"
+        for r in rows
+    ] or ["None."]
+
+
+def _agents(report: Report, agents: list[AgentSummary]) -> list[str]:
+    checks = agent_check_order(agents)
     lines = [
         "| agent | version | " + " | ".join(checks) + " |",
         "|---|---|" + "---|" * len(checks),
@@ -174,15 +242,23 @@ def _agents(agents: list[AgentSummary]) -> list[str]:
             f"- {text(a.agent)}: settings {text(a.settings or 'none')}; conventions: {text(first)}"
             + "".join(f"; {text(r)}" for r in rest)
         )
-    for a in agents:
-        for r in a.problems:
-            issue = f" ({text(r.issue)})" if r.issue else ""
-            lines.append(
-                f"- {r.outcome} {text(r.agent)} {text(r.scenario)} \\[{text(r.protocol)}\\] "
-                f"{text(r.check)}: {text(_clip(r.message))}{issue}; reproduce: {code(r.command or '')}"
-            )
-            if r.advice:
-                lines.append(f"  - advice: {text(r.advice)}")
+    rows = report.agent_results
+    failing = sorted(
+        (r for r in rows if r.outcome in FAILING or r.outcome == "fixed"),
+        key=lambda r: (r.agent, natural_key(r.check)),
+    )
+    lines += ["", "### New agent failures and fixes", ""]
+    for r in failing:
+        issue = f" ({text(r.issue)})" if r.issue else ""
+        lines.append(
+            f"- {r.outcome} {text(r.agent)} {text(r.scenario)} \\[{text(r.protocol)}\\] "
+            f"{text(r.check)}: {text(_clip(r.message))}{issue}; reproduce: {code(r.command or '')}"
+        )
+        if r.advice:
+            lines.append(f"  - advice: {text(r.advice)}")
+    if not failing:
+        lines.append("None.")
+    lines += ["", "### Known agent failures, by finding", "", *_known(agent_findings(rows))]
     return lines
 
 
@@ -195,8 +271,12 @@ def render(report: Report) -> str:
         _guide(report),
         ["## Matrix"],
         _matrix(report),
-        ["## Failures, known failures and fixes"],
-        _failures(report),
+        ["## New failures"],
+        _new_failures(report),
+        ["## Known failures, by finding"],
+        _known(stream_findings(report)),
+        ["## Fixed: listed as known, now passing"],
+        _fixes(report),
         ["## Wire anomalies the reference recovered from"],
         [f"- {code(c.id)}: {text(w)}" for c in report.cases for w in c.warnings] or ["None."],
         ["## Skipped inputs"],
@@ -204,5 +284,5 @@ def render(report: Report) -> str:
     ]
     agents = agent_summaries(report)
     if agents:
-        sections += [["## Agent rows (specs/agent-contract.md)"], _agents(agents)]
+        sections += [["## Agent rows (specs/agent-contract.md)"], _agents(report, agents)]
     return "\n\n".join("\n".join(s) for s in sections) + "\n"

@@ -22,6 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stream_harness.conformance.expectations import BUNDLED_EXPECTATIONS, Expectations, outcome_for
+
+# The outcome vocabulary lives in conformance/outcomes.py; renderers import it from here.
+from stream_harness.conformance.outcomes import FAILING as FAILING
+from stream_harness.conformance.outcomes import OUTCOMES as OUTCOMES
+from stream_harness.conformance.outcomes import Outcome as Outcome
+from stream_harness.conformance.outcomes import fault_outcome
 from stream_harness.contract import facts
 from stream_harness.recordings.inputs import display_path
 
@@ -29,8 +35,6 @@ if TYPE_CHECKING:
     from stream_harness.conformance.cases import Case, Skipped
     from stream_harness.conformance.runner import AdapterRun, RunConfig
 
-Outcome: TypeAlias = Literal["passed", "failed", "errored", "known_failure", "fixed"]
-OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "known_failure", "fixed")
 Level: TypeAlias = Literal["event", "message"]
 
 # What each outcome means, for the guide at the top of README.md and report.html; the
@@ -38,6 +42,8 @@ Level: TypeAlias = Literal["event", "message"]
 OUTCOME_MEANING: dict[Outcome, str] = {
     "passed": "the check found nothing wrong",
     "failed": "a new failure: the check found a violation that is not listed as known (CI fails)",
+    "timeout": "the adapter did not return within the run timeout (--run-timeout): its failure, not listed as known (CI fails)",
+    "crashed": "the adapter crashed (raised out of its own code, its process died, or it broke the protocol): its failure, not listed as known (CI fails)",
     "errored": "the check itself raised: a harness bug, not the adapter's (CI fails)",
     "known_failure": "failed, and the adapter's expectation file lists it with an upstream issue (CI passes)",
     "fixed": "listed as a known failure, but passed: time to drop the expectation entry",
@@ -207,6 +213,8 @@ class Counts(ReportModel):
     errored: int = Field(ge=0)
     known_failure: int = Field(ge=0)
     fixed: int = Field(ge=0)
+    timeout: int = Field(default=0, ge=0)
+    crashed: int = Field(default=0, ge=0)
 
     @classmethod
     def of(cls, results: Iterable[Result | AgentRow]) -> Counts:
@@ -217,12 +225,16 @@ class Counts(ReportModel):
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.errored + self.known_failure + self.fixed
+        return sum(getattr(self, o) for o in OUTCOMES)
 
     @property
     def did_fail(self) -> bool:
         """CI's verdict: known failures and fixes do not break the build (specs/checks.md)."""
-        return self.failed + self.errored > 0
+        return self.failing > 0
+
+    @property
+    def failing(self) -> int:
+        return sum(getattr(self, o) for o in FAILING)
 
 
 class Report(ReportModel):
@@ -297,7 +309,8 @@ class Report(ReportModel):
     def verdict(self) -> str:
         """The one verdict every renderer prints, and the exit status follows (1 iff FAILED)."""
         c = self.counts
-        head = f"FAILED: {c.failed} new failure(s), {c.errored} errored" if c.did_fail else "passed"
+        faults = "".join(f", {n} {label}" for n, label in ((c.timeout, "timed out"), (c.crashed, "crashed")) if n)
+        head = f"FAILED: {c.failed} new failure(s){faults}, {c.errored} errored" if c.did_fail else "passed"
         return (
             f"{head} ({c.total} results: {c.passed} passed, {c.known_failure} known failures, "
             f"{c.fixed} fixed)"
@@ -727,7 +740,8 @@ def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> R
     An outcome is a function of the check's failures and of ``specs/expectations``
     (:func:`stream_harness.conformance.expectations.outcome_for`), so rows kept from an earlier
     run (another environment's, for the matrix) follow the files as they are now, without
-    re-running anything. ``errored`` rows stay as they are.
+    re-running anything. ``errored`` rows stay as they are; a ``timeout`` or ``crashed``
+    row becomes a known failure once listed, and keeps its label otherwise.
     """
     files = {a.name: expectations(a.name) for a in report.adapters}
     rows = []
@@ -735,7 +749,11 @@ def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> R
         if r.outcome == "errored":
             rows.append(r)
             continue
-        outcome, issue = outcome_for(bool(r.failures), files[r.adapter].lookup(r.check, r.case))
+        known = files[r.adapter].lookup(r.check, r.case)
+        if r.outcome in ("timeout", "crashed"):
+            outcome, issue = fault_outcome(r.outcome, known)
+        else:
+            outcome, issue = outcome_for(bool(r.failures), known)
         # Most rows keep their triage: no copy of 25,000 rows for `report`'s kept matrix.
         same = outcome == r.outcome and issue == r.issue
         rows.append(r if same else r.model_copy(update={"outcome": outcome, "issue": issue}))
@@ -761,7 +779,7 @@ class Cell:
         c = self.counts
         if c.total == 0:
             return "na"
-        if c.failed or c.errored:
+        if c.failing:
             return "fail"
         if c.known_failure:
             return "known"
@@ -778,6 +796,8 @@ class Cell:
             for n, label in (
                 (c.known_failure, "known"),
                 (c.failed, "failed"),
+                (c.timeout, "timeout"),
+                (c.crashed, "crashed"),
                 (c.errored, "errored"),
                 (c.fixed, "fixed"),
             )
