@@ -9,17 +9,21 @@ with the children's).
 Each run starts its own scenario server, so the figure includes the HTTP round trips, the
 ledger calls and the scaled retry sleeps (pacing faults sleep for real: slow_pacing costs
 about a second whatever the agent). CPU time is reported next to wall time because a shared
-machine inflates the latter.
+machine inflates the latter, and the load average beside both (compare a before and an
+after only when measured back to back, under the same load). ``--label NAME`` keeps the
+rows under that name beside the others in the results file (``before``/``after``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from stream_harness.agents.loading import load_agent
 from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
@@ -44,13 +48,19 @@ def main() -> None:
         at = args.index("--jobs")
         jobs = int(args[at + 1])
         del args[at : at + 2]
+    label = "latest"
+    if "--label" in args:
+        at = args.index("--label")
+        label = args[at + 1]
+        del args[at : at + 2]
     specs = args or ["reference"]
     scenarios = [
         load_agent_scenario(p)
         for p in find_agent_scenarios(bundled_cassettes() / "agent-scenarios")
     ]
-    rows: dict[str, dict[str, float | int]] = {}
+    rows: dict[str, dict[str, Any]] = {}
     for spec in specs:
+        load0 = os.getloadavg()[0]
         cpu0, wall0 = cpu_seconds(), time.perf_counter()
         agent = load_agent(spec)
         results = run_agent_checks(
@@ -69,24 +79,22 @@ def main() -> None:
             "cpu_s": round(cpu, 2),
             "runs_per_s": round(runs / wall, 2),
             "failed": failed,
+            "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)],
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         print(
-            f"{spec}: {runs} runs in {wall:.1f} s wall ({cpu:.1f} s CPU): {runs / wall:.2f} runs/s, {failed} failed"
+            f"{spec}: {runs} runs in {wall:.1f} s wall ({cpu:.1f} s CPU): {runs / wall:.2f} runs/s, {failed} failed "
+            f"(load average {load0:.1f} -> {os.getloadavg()[0]:.1f})"
         )
     total = sum(float(r["wall_s"]) for r in rows.values())
     print(f"total {total:.1f} s of a {BUDGET_S:.0f} s budget")
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "machine": platform.platform(),
-                "python": platform.python_version(),
-                "rows": rows,
-                "budget_s": BUDGET_S,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    data.update({"machine": platform.platform(), "python": platform.python_version(), "budget_s": BUDGET_S})
+    if label == "latest":
+        data["rows"] = {**data.get("rows", {}), **rows}
+    else:
+        data.setdefault("labels", {}).setdefault(label, {}).update(rows)
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 if __name__ == "__main__":

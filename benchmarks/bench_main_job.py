@@ -1,12 +1,14 @@
 """Where the CPU of the main job goes, and whether it still checks what it checked.
 
-Issue 24, point 9: ``stream-harness report`` (the reference and the ``sdk`` extra's seven
-SDK adapters over the bundled cases) should take under 60 s of wall time on 2 idle cores.
-The machine is shared, so wall time measures the neighbours; CPU time is the stable
-measure, and the wall time on 2 idle cores is projected from it as
-``(CPU - serial) / 2 + serial``, where ``serial`` is the parent's CPU outside the worker
-pool (process start, imports, loading the adapters and cases, planning, building and
-writing the report). One command runs three passes, each in a fresh process:
+Issue 24, point 9 and issue 35, item 0: ``stream-harness report`` (the reference and the
+``sdk`` extra's SDK adapters over the bundled cases) should take under 60 s of wall time on
+2 idle cores. The target is judged on the MEASURED wall time: a projection from CPU time
+hid the waits (a server-shutdown poll and an SSL context per WebSocket run made
+openai-sdk-websocket take 203 s wall for 73 s CPU). The load average is recorded beside
+it, since on a shared machine wall time also measures the neighbours; the projection
+``(CPU - serial) / 2 + serial`` (``serial``: the parent's CPU outside the worker pool) is
+printed too, and a wall time far above it means the job waits somewhere. One command runs
+three passes, each in a fresh process:
 
 1. **the job** as CI runs it (``stream-harness report --examples N --out <scratch>
    --format plain --jobs 2``): wall time, CPU of the process and its workers
@@ -25,8 +27,8 @@ writing the report). One command runs three passes, each in a fresh process:
    library and builtins given to the stages of their callers; the shares are applied to
    the accounting pass's CPU.
 
-Run: ``python benchmarks/bench_main_job.py [--examples 20] [--label after]`` (needs the
-``sdk`` extra). Results go to ``benchmarks/results/main_job.json`` under ``--label``.
+Run: ``python benchmarks/bench_main_job.py [--examples 100] [--label after]`` (needs the
+``sdk`` extra; ``--examples 100``, the default, is the README's command, 20 CI's quick one). Results go to ``benchmarks/results/main_job.json`` under ``--label``.
 ``--skip-profile`` leaves the third pass out. Exit status 1 when an outcome differs from
 the committed report (the job checked something else), else 0, target met or not.
 """
@@ -179,6 +181,7 @@ def gc_timer() -> Iterator[dict[str, float]]:
 def account(examples: int) -> dict[str, Any]:
     """Runs in the child: the main job in-process (``--jobs 1``) with its stages metered."""
     startup = time.process_time()  # interpreter start and this script's own imports
+    from stream_harness.adapters import deadline
     from stream_harness.cli import conformance as cli_conformance
     from stream_harness.cli import main as cli_main
     from stream_harness.conformance import checks, runner
@@ -187,9 +190,12 @@ def account(examples: int) -> dict[str, Any]:
     meter = Meter()
     meter.wrap(runner, "run_adapter", lambda adapter, *a, **k: f"adapter:{adapter.name}")
     meter.wrap(runner, "run_one", lambda check, *a, **k: f"check:{check.id}")
-    meter.wrap(checks, "safe_run", lambda adapter, *a, **k: f"runs:{adapter.name}")
-    # The runs on HTTP error responses apart: small bodies, so every single cut is tried.
-    meter.wrap(checks, "safe_run", lambda adapter, *a, status=200, **k: "error-response runs" if status >= 400 else "stream runs")
+    # The checks' runs go through run_within (adapters/deadline.py), which calls safe_run
+    # in the adapter's own thread: wrapped there, or only a few direct calls are counted.
+    for module in (checks, deadline):
+        meter.wrap(module, "safe_run", lambda adapter, *a, **k: f"runs:{adapter.name}")
+        # The runs on HTTP error responses apart: small bodies, so every single cut is tried.
+        meter.wrap(module, "safe_run", lambda adapter, *a, status=200, **k: "error-response runs" if status >= 400 else "stream runs")
     meter.wrap(cli_conformance, "run_suite", "run_suite")
     meter.wrap(cli_conformance, "_report", "build_report")
     meter.wrap(cli_conformance, "keep_previous", "keep_previous")
@@ -339,7 +345,7 @@ def profile_pass(examples: int, scratch: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    p.add_argument("--examples", type=int, default=20, help="random splits per split-sensitive check (CI's main job: 20)")
+    p.add_argument("--examples", type=int, default=100, help="random splits per split-sensitive check (the README's command: 100; CI's: 20)")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--label", default="latest")
     p.add_argument("--skip-profile", action="store_true")
@@ -390,8 +396,9 @@ def main(argv: list[str] | None = None) -> int:
             if share >= 0.001:
                 print(f"  {stage:58} {100 * share:5.1f} %  ~{share * acc['cpu_s']:6.1f} s")
     print(
-        f"projected wall on 2 idle cores: ({job['cpu_s']:.1f} - {serial:.1f}) / 2 + {serial:.1f} = {projected:.1f} s "
-        f"(target < {TARGET_WALL_S:.0f} s: {'met' if projected < TARGET_WALL_S else 'NOT met'})"
+        f"measured wall: {job['wall_s']:.1f} s at load average {job['load_average_before'][0]:.1f} "
+        f"(target < {TARGET_WALL_S:.0f} s on 2 idle cores: {'met' if job['wall_s'] < TARGET_WALL_S else 'NOT met'}); "
+        f"projected from CPU: ({job['cpu_s']:.1f} - {serial:.1f}) / 2 + {serial:.1f} = {projected:.1f} s"
     )
     if not args.no_write:
         data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
@@ -402,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
             "accounting_jobs_1": acc,
             "profile": prof,
             "projected_wall_2_idle_cores_s": round(projected, 1),
+            "wall_s": job["wall_s"],
             "target_wall_s": TARGET_WALL_S,
+            "target_met_measured": job["wall_s"] < TARGET_WALL_S,
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(terse=True)},
             "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }

@@ -10,6 +10,20 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No property test here is a timing test (speed is benchmarks/' job), so none has a
+# deadline or the too-slow health check: on a machine shared with other jobs hypothesis's
+# 200 ms deadline failed test_partial_json and test_wire_sse on a slow draw (issue 35,
+# item 7). The profile builds on the one hypothesis chose, so under CI=true its ``ci``
+# profile (derandomized: the same examples every run) stays in force.
+settings.register_profile(
+    "stream-harness-tests",
+    parent=settings.default,
+    deadline=None,
+    suppress_health_check=sorted({*settings.default.suppress_health_check, HealthCheck.too_slow}, key=str),
+)
+settings.load_profile("stream-harness-tests")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_ENV = "STREAM_HARNESS_CORPUS"

@@ -16,7 +16,11 @@ whole upstream body, then sends it (wrong in any pacing). ``hold-small-reads[:N]
 decides per transport read: a read of a whole event or more (``SMALL`` bytes) goes out at
 once with whatever was held, a smaller one is held until N bytes (4096 by default) are
 held or the upstream ends. Event by event it streams; byte by byte it holds the stream
-(wrong, and only the byte-paced run shows it).
+(wrong, and only the byte-paced run shows it). ``whole-line`` starts streaming only once a
+single read (here: one upstream chunk, as a gateway reading each write as it comes sees
+it) holds a whole line with content, and holds everything before: a body written in half
+lines never shows one, so it holds the whole stream (wrong; the slow line-straddling run
+shows it even where the byte-paced run's merged reads would let it through).
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         held: list[bytes] = []
+        committed = MODE != "whole-line"
         try:
             while True:
                 piece = resp.read1(65536)
@@ -85,6 +90,15 @@ class Handler(BaseHTTPRequestHandler):
                     if at:
                         self._chunk(data[:at])
                     held = [data[at:]] if data[at:] else []
+                elif not committed:
+                    at_line_start = not held or held[-1].endswith(b"\n")
+                    lines = piece.split(b"\n")[:-1]  # each followed by a newline in this read
+                    whole = lines if at_line_start else lines[1:]
+                    committed = any(line.strip() for line in whole)
+                    held.append(piece)
+                    if committed:
+                        self._chunk(b"".join(held))
+                        held = []
                 elif MODE == "hold-small-reads" and len(piece) < SMALL and sum(map(len, held)) + len(piece) < HOLD_BYTES:
                     held.append(piece)
                 else:

@@ -31,6 +31,7 @@ from stream_harness.adapters.gateways.process import GatewayError, GatewayProces
 from stream_harness.adapters.gateways.rawhttp import RawResponse, Transfer
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
+from stream_harness.conformance import checks as checks_module
 from stream_harness.conformance.cases import Case, load_cases
 from stream_harness.conformance.checks import (
     CHECKS_BY_ID,
@@ -347,10 +348,11 @@ def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(fake_adapt
 
 def test_a_buffering_gateway_fails_the_streaming_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
     ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("buffer"))
-    by_events, by_bytes = check_proxy_streaming(ctx)  # in both pacings
+    by_events, by_bytes, by_lines = check_proxy_streaming(ctx)  # in every pacing
     assert by_events.message.startswith("the gateway buffered: with events 200 ms apart")
     assert by_bytes.message.startswith("the gateway buffered: with 3-7 byte writes 3 ms apart")
-    for failure in (by_events, by_bytes):
+    assert by_lines.message.startswith("the gateway buffered: with the head's lines cut in two")
+    for failure in (by_events, by_bytes, by_lines):
         observed = json.loads(failure.observed or "{}")
         assert observed["ttfb_ratio"] >= 1 and observed["held_events"] == 13
 
@@ -402,6 +404,15 @@ def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_ru
     assert failure.message.startswith("the gateway held the head: with 3-7 byte writes 3 ms apart")
     observed = json.loads(failure.observed or "{}")
     assert observed["held_events"] >= 7 and observed["ttfb_ratio"] < 1  # 8 when the fake is slow to flush
+
+
+def test_a_gateway_that_streams_once_a_read_holds_a_whole_line_fails_the_slow_run(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+    """Issue 35: a gateway that commits to streaming only once one transport read holds a
+    whole line. Reading each upstream write as it comes, it never sees one in the slow
+    run's half lines and buffers the whole stream: the check says so for that run."""
+    case = case_of("anthropic-messages/tool_call.yaml")
+    failures = check_proxy_streaming(CheckContext(case, fake_adapter("whole-line")))
+    assert any(f.message.startswith("the gateway buffered: with the head's lines cut in two") for f in failures), failures
 
 
 def test_a_faithful_pass_through_holds_no_head_in_either_pacing(fake_adapter: Callable[..., ProxyAdapter]) -> None:
@@ -505,6 +516,43 @@ def handmade(case: Case, **changes: Any) -> HandMade:
     made = HandMade(ANTHROPIC, CHAT, output)
     made.clean_on_cut = changes.get("clean_on_cut", False)
     return made
+
+
+class WholeLineReads(HandMade):
+    """The same gateway where reads merge: the upstream's writes that come within its
+    read latency (25 ms) of each other reach it as one read, as a gateway's event loop
+    reads them. Deterministic: the merging follows the upstream's delay, not a clock."""
+
+    LATENCY = 0.025
+
+    def exchange(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None, delay: float = 0.0, cut: str = "none", pacing: str = "chunks", timeout: float | None = None) -> Exchange:
+        ex = super().exchange(protocol, chunks, status=status, headers=headers, delay=delay, cut=cut, pacing=pacing, timeout=timeout)
+        writes = list(Chunked(status, [], chunks, pacing=pacing).writes())  # type: ignore[arg-type]
+        per_read = max(1, int(self.LATENCY // delay)) if delay > 0 else len(writes)
+        seen = b""
+        for first in range(0, len(writes), per_read):
+            piece = b"".join(writes[first : first + per_read])
+            lines = piece.split(b"\n")[:-1]
+            whole = lines if not seen or seen.endswith(b"\n") else lines[1:]
+            seen += piece
+            if any(line.strip() for line in whole):
+                last = min(first + per_read, len(writes)) - 1
+                ex.times = [last * delay + delay / 2]
+                return ex
+        ex.times = [(len(writes) - 1) * delay + delay / 2]
+        return ex
+
+
+def test_only_the_slow_run_catches_a_whole_line_gateway_whose_reads_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the gateway's reads merge the 3 ms writes, the byte-paced run lets it through
+    (a merged read soon holds a whole line); the slow run's 40 ms writes reach it one by
+    one and it holds the stream. Without the slow run the check passed it."""
+    case = case_of(TOOL_CASE)
+    gateway = WholeLineReads(ANTHROPIC, CHAT, handmade(case).output)
+    (failure,) = check_proxy_streaming(CheckContext(case, gateway))
+    assert failure.message.startswith("the gateway buffered: with the head's lines cut in two")
+    monkeypatch.setattr(checks_module, "SLOW_HEAD_WRITES", 0)
+    assert check_proxy_streaming(CheckContext(case, gateway)) == []
 
 
 def failures_of(check: Callable[[CheckContext], list[Any]], adapter: Any, case: Case) -> list[str]:

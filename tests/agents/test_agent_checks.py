@@ -233,6 +233,21 @@ def test_a10_catches_retry_after_ignored() -> None:
     assert verdict(good, "A10").status == "passed"
 
 
+def test_a10_measures_the_wait_from_the_reply_s_last_write_not_its_logging() -> None:
+    """The flake of issue 35 item 7, made deterministic: the server's thread logs
+    ``finished`` after its last write and may wait for the CPU in between, while the client
+    has already read the reply and started its 20 ms (2 s x 0.01) wait. A run whose
+    ``finished`` came late (as if logged just before the retry arrived) still passes: the wait
+    counts from the start of the last write, which no client can precede."""
+    good = observe(ReferenceAgent(), scenario("http_429_retry_after"), PROTOCOL)
+    k = next(k for k, s in good.answers() if s.retry_after is not None)
+    hit = good.requests[k]
+    assert hit.last_write is not None and hit.finished is not None and hit.last_write <= hit.finished
+    late = dataclasses.replace(hit, finished=good.requests[k + 1].arrived - 0.001)
+    requests = [*good.requests[:k], late, *good.requests[k + 1 :]]
+    assert verdict(dataclasses.replace(good, requests=requests), "A10").status == "passed"
+
+
 def test_a11_catches_text_shown_twice_after_a_retry() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])

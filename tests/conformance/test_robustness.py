@@ -9,7 +9,6 @@ and the checks harness/stream_harness/conformance/fuzz.py's, the same ones ``str
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,15 @@ from stream_harness.recordings.chunking import split_at
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 PROTOCOLS = protocols()
-# Deterministic under CI=true (the same examples every run); locally each run explores
-# new ones. The long exploration is `stream-harness fuzz` (benchmarks/bench_fuzz.py).
+# The same examples on every run, here as under CI=true: a local run that drew a failing
+# example once (test_robustness[cohere-v2-chat], issue 35 item 7) could not be reproduced,
+# since a random draw is not stored where the next run looks for it. Exploring new
+# examples is `stream-harness fuzz`'s job (benchmarks/bench_fuzz.py), which takes a
+# --seed and writes its reproducers beside its results.
 EXPLORE = settings(
     deadline=None,
     suppress_health_check=list(HealthCheck),
-    derandomize=os.environ.get("CI") == "true",
+    derandomize=True,
 )
 
 

@@ -11,6 +11,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,6 +21,7 @@ import pytest
 from stream_harness.conformance import bundled_cassettes
 from stream_harness.recordings.chunking import apply_split
 from stream_harness.recordings.transport import response_headers
+from stream_harness.server.loopback import LoopbackServer
 from stream_harness.server.serve import (
     Recorded,
     ReplayServer,
@@ -27,6 +29,7 @@ from stream_harness.server.serve import (
     load_recorded,
     replay_server,
 )
+from stream_harness.server.ws_session import OneSession
 
 RECORDED = load_recorded([bundled_cassettes()])
 
@@ -178,6 +181,21 @@ def test_the_fixture_serves_and_stops(harness_replay_server) -> None:  # type: i
     server.stop()
     with pytest.raises(httpx.ConnectError):
         httpx.post(server.url + target(rec))
+
+
+def test_a_loopback_server_stops_at_once_and_its_wake_up_is_no_hit() -> None:
+    """stop() wakes the blocking accept loop with a connection of its own (no poll interval
+    to wait out, benchmarks/bench_main_job.py): the loop's thread has ended when stop()
+    returns, the port is closed, and the wake-up connection is not in the server's log."""
+    server = LoopbackServer(OneSession([])).start()
+    assert httpx.get(server.url + "/v1/responses").status_code == 404
+    name = f"stream-harness loopback {server.port}"
+    assert any(t.name == name for t in threading.enumerate())
+    server.stop()
+    assert not any(t.name == name and t.is_alive() for t in threading.enumerate())
+    assert [h.path for h in server.log] == ["/v1/responses"]
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(server.url + "/v1/responses")
 
 
 def test_the_context_manager_takes_folders() -> None:

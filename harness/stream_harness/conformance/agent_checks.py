@@ -536,11 +536,12 @@ def a10_retry_after(run: AgentRun) -> str | None:
             # backoff: the client waits as if there were no hint; give_up: the client
             # raised, so a resend is a framework's retry of an error, not of the hint.
             continue
-        finished = run.requests[k].finished or run.requests[k].arrived
-        waited = run.requests[k + 1].arrived - finished
+        answered = run.requests[k]
+        # From the start of the reply's last write (Hit.last_write): the client cannot
+        # have read the reply before it, so a loaded machine only lengthens the wait seen.
+        waited = run.requests[k + 1].arrived - (answered.last_write or answered.finished or answered.arrived)
         expected = min(s.retry_after, cap) * scale
-        # A small allowance: the clock read before the reply's last write, not after it.
-        if waited + 0.005 < expected * 0.9:
+        if waited < expected * 0.9:
             return (
                 f"request {k + 1} came {waited:.3f} s after a retry-after of {s.retry_after:g} s "
                 f"(expected at least {expected:.3f} s with the row's time scale {scale:g})"

@@ -726,6 +726,16 @@ BYTE_PACING = 0.003  # seconds between the 3-7 byte writes of the byte-paced run
 # holds none; at byte pacing its own latency (tens of ms) lets a small event or two more
 # through, while a gateway holding reads until it has "enough" holds many.
 HELD_AFTER_CONTENT = 2
+# The slow run (issue 35): a gateway that starts streaming only once a single transport
+# read holds a whole line passes the byte-paced run, whose 3 ms writes its reads merge,
+# and buffers a whole stream whose reads are small and 20-50 ms apart. So the head of the
+# body, through the first content event and the HELD_AFTER_CONTENT events after it, goes
+# out (one more event for margin) cut in the middle of every line, SLOW_PACING apart: no write holds a whole line, and
+# a gateway that reads every write as it comes sees none. The rest goes out in one write.
+# A head needing more than SLOW_HEAD_WRITES writes is not paced so (the check stays quick:
+# at most 1.6 s a case); a JSON-array stream is re-framed by event upstream, so has none.
+SLOW_PACING = 0.04
+SLOW_HEAD_WRITES = 40
 # A cut run's client read gives up after this long without a byte: a gateway that keeps
 # the client waiting on a dead upstream fails, and a report does not wait a minute on it.
 CUT_TIMEOUT = 15.0
@@ -767,6 +777,28 @@ def first_content_event(protocol: str, body: bytes) -> int:
     return max(len(frames) - 1, 0)
 
 
+def line_straddling_writes(body: bytes, through: int) -> list[bytes] | None:
+    """The slow run's writes: the body's events up to event ``through`` (0-based) cut in the
+    middle of every line with content, so that no write holds a whole line, then the rest
+    in one write; None when that head takes more than SLOW_HEAD_WRITES writes or the body
+    is a JSON array."""
+    if body.lstrip()[:1] == b"[":
+        return None
+    frames = event_frames(body)
+    end = sum(len(f) for f in frames[: through + 1])
+    cuts, at = [0], 0
+    for line in body[:end].splitlines(keepends=True):
+        content = line.rstrip(b"\r\n")
+        if content:
+            cuts.append(at + max(1, len(content) // 2))
+        at += len(line)
+    cuts.append(end)
+    writes = [body[a:b] for a, b in itertools.pairwise(cuts) if b > a]
+    if len(writes) > SLOW_HEAD_WRITES:
+        return None
+    return [*writes, body[end:]] if end < len(body) else writes
+
+
 def _streams(case: Case, expected: list[Event]) -> bool:
     return case.status < 400
 
@@ -776,24 +808,30 @@ def _http_error(case: Case, expected: list[Event]) -> bool:
 
 
 def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
-    """The body paced event by event and byte by byte; the first client byte bounded in
-    time (before the upstream's last write) and in events (the held head)."""
+    """The body paced event by event, byte by byte and slowly in half lines (the head); the
+    first client byte bounded in time (before the upstream's last write) and in events (the
+    held head)."""
     groups = _paced_groups(ctx.case.body)
     if len(groups) < 3:
         return []
     c = ctx.case
     content = first_content_event(c.protocol, c.body)
+    runs: list[tuple[str, str, list[bytes], float, Pacing]] = [
+        ("chunks", _PACINGS["chunks"], groups, PACING, "chunks"),
+        ("bytes", _PACINGS["bytes"], [c.body], BYTE_PACING, "bytes"),
+    ]
+    slow = line_straddling_writes(c.body, content + HELD_AFTER_CONTENT + 1)
+    if slow is not None:
+        how = f"the head's lines cut in two, {len(slow)} writes {SLOW_PACING * 1000:.0f} ms apart"
+        runs.append(("lines", how, slow, SLOW_PACING, "chunks"))
     out = []
-    for pacing, how in _PACINGS.items():
-        if pacing == "chunks":
-            ex: Exchange = ctx.adapter.exchange(c.protocol, groups, status=c.status, headers=c.headers, delay=PACING)  # type: ignore[attr-defined]
-        else:
-            ex = ctx.adapter.exchange(c.protocol, [c.body], status=c.status, headers=c.headers, delay=BYTE_PACING, pacing="bytes")  # type: ignore[attr-defined]
+    for label, how, chunks, delay, pacing in runs:
+        ex: Exchange = ctx.adapter.exchange(c.protocol, chunks, status=c.status, headers=c.headers, delay=delay, pacing=pacing)  # type: ignore[attr-defined]
         result = ex.result
         if result.crashed:
             out.append(differing(f"{how}: the adapter crashed: {result.crashed}", {"crashed": None}, outcome_of(result)))
             continue
-        record_timing(ctx.adapter.name, c.id, ex, PACING if pacing == "chunks" else BYTE_PACING, pacing)
+        record_timing(ctx.adapter.name, c.id, ex, delay, label)
         ratio, held, needed = ex.ttfb_ratio(), ex.held_events(), ex.events_with(content)
         observed = {
             "ttfb_ratio": None if ratio is None else round(ratio, 3),

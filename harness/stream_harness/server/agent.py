@@ -115,6 +115,7 @@ class AgentReplies:
             answer.chunks,
             delay=answer.pace,
             cut="close" if answer.cut else "none",
+            settle=0.0,  # a FIN loses no byte the client has not read: no 50 ms wait a cut
         )
 
     def _choose(self, body: bytes) -> int | None:

@@ -83,6 +83,10 @@ class Hit:
     # at any moment (the held head of a gateway, in events).
     event_ends: list[int] = field(default_factory=list)
     finished: float | None = None
+    # When the reply's last write began: no client can have read the whole reply before
+    # it, while ``finished`` may come long after the client read it (the server's thread
+    # waiting for the CPU). A wait the client owes after a reply is measured from here.
+    last_write: float | None = None
     note: str = ""  # why the strategy answered so, where it is not the obvious reply
     source: str | None = None  # the recording the reply came from, where there is one
     target: str = ""  # the request target as sent: path and query
@@ -163,28 +167,51 @@ class Replies(Protocol):
 
 class _QuietServer(ThreadingHTTPServer):
     """A client that resets its kept-alive connection (an SDK closing its pool) is not an
-    error of the server's: the stdlib would print its traceback to stderr."""
+    error of the server's: the stdlib would print its traceback to stderr.
+
+    It stops without polling: ``serve_forever`` looks for a shutdown every poll interval,
+    and a check that starts and stops a server for every run (the WebSocket adapter's ~1,000
+    runs in the main job) waited half that interval on each stop, 45 ms on average at
+    50 ms. Here the accept loop blocks, and :meth:`stop` wakes it with a connection of its
+    own, which :meth:`verify_request` refuses."""
+
+    stopping = False
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
 
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        return not self.stopping
+
+    def serve(self) -> None:
+        while not self.stopping:
+            try:
+                self.handle_request()  # blocks until a connection arrives (timeout None)
+            except (OSError, ValueError):
+                if self.stopping:
+                    return  # the socket closed under a stop whose wake-up did not connect
+                raise
+
+    def stop(self, thread: threading.Thread) -> None:
+        self.stopping = True
+        with contextlib.suppress(OSError), socket.create_connection((HOST, self.server_address[1]), timeout=1.0):
+            pass
+        thread.join(timeout=1.0)
+        self.server_close()
+
 
 class LoopbackServer:
     """``with LoopbackServer(replies) as server: server.url ... server.log``."""
-
-    poll_interval: ClassVar[float] = 0.05
-    """How often serve_forever looks for a shutdown: the longest ``stop()`` waits. 50 ms
-    instead of socketserver's 0.5 s, since a check may start and stop a server for every
-    case it runs; a server started once per short run lowers it further."""
 
     def __init__(self, replies: Replies, *, port: int = 0) -> None:
         self.replies = replies
         self.port = port
         self.log: list[Hit] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _QuietServer | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> Self:
         answered = {f"do_{m}": _Handler.handle_any for m in self.replies.methods}
@@ -192,15 +219,15 @@ class LoopbackServer:
         self._httpd = _QuietServer((HOST, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        threading.Thread(
-            target=self._httpd.serve_forever, args=(self.poll_interval,), daemon=True
-        ).start()
+        self._thread = threading.Thread(
+            target=self._httpd.serve, name=f"stream-harness loopback {self.port}", daemon=True
+        )
+        self._thread.start()
         return self
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        if self._httpd is not None and self._thread is not None:
+            self._httpd.stop(self._thread)
             self._httpd = None
 
     def __enter__(self) -> Self:
@@ -252,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = self.loopback.replies.respond(hit)
         hit.status = answer.status
         if isinstance(answer, Whole):
-            self._whole(answer)
+            self._whole(answer, hit)
         else:
             self._chunked(answer, hit)
         hit.finished = time.monotonic()
@@ -280,8 +307,9 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers:
             self.send_header(name, value)
 
-    def _whole(self, answer: Whole) -> None:
+    def _whole(self, answer: Whole, hit: Hit) -> None:
         self._head(answer.status, answer.headers)
+        hit.last_write = time.monotonic()
         self.end_headers()
         self.wfile.write(answer.body)
 
@@ -297,6 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             for i, chunk in enumerate(writes):
                 if i and answer.delay:
                     time.sleep(answer.delay)
+                hit.last_write = time.monotonic()
                 if answer.cut == "inside-chunk" and i == len(writes) - 1:
                     # The size of the whole chunk announced, half of it written.
                     part = chunk[: max(1, len(chunk) // 2)]
@@ -310,8 +339,10 @@ class _Handler(BaseHTTPRequestHandler):
                 hit.sent_ends.append(written)
             if answer.cut in TRANSPORT_CUTS:
                 time.sleep(answer.settle)
+                hit.last_write = time.monotonic()
                 self._cut(answer.cut)
             else:
+                hit.last_write = time.monotonic()
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
