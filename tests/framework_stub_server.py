@@ -29,6 +29,7 @@ BODIES: Mapping[str, tuple[str, str]] = {
     "openai-responses": ("function_call", "plain_text"),
     "anthropic-messages": ("tool_call", "plain_text"),
     "google-generative-ai": ("tool_call", "plain_text"),
+    "bedrock-converse-stream": ("tool_call", "plain_text"),
 }
 LEDGER_RESULT = "sunny, 21 C"
 # A 400 (context overflow) in each protocol: not retried by any SDK client.
@@ -37,6 +38,7 @@ REFUSALS: Mapping[str, str] = {
     "openai-responses": "http_400_context_overflow",
     "anthropic-messages": "http_400_context_overflow",
     "google-generative-ai": "http_400_context_overflow",
+    "bedrock-converse-stream": "http_400_context_overflow",
 }
 
 
@@ -206,6 +208,12 @@ def tool_results(protocol: str, request: Any) -> list[tuple[str | None, str, str
             for block in content if isinstance(content, list) else []:
                 if block.get("type") == "tool_result":
                     out.append((block.get("tool_use_id"), "", json.dumps(block.get("content"))))
+    elif protocol == "bedrock-converse-stream":
+        for m in request.get("messages") or []:
+            for block in m.get("content") or []:
+                result = block.get("toolResult")
+                if result:
+                    out.append((result.get("toolUseId"), "", json.dumps(result.get("content"))))
     elif protocol == "google-generative-ai":
         for c in request.get("contents") or []:
             for part in c.get("parts") or []:

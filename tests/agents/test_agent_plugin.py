@@ -34,10 +34,10 @@ def test_agent_items_pass_for_the_reference_and_fail_with_a_reproduce_command(
         line for line in result.stdout.lines if "stream-harness-agents::reference::" in line
     ]
     assert (
-        sum(" PASSED" in line for line in agent_lines) == 40
-    )  # 13 checks x 4 protocols, 52 items ...
+        sum(" PASSED" in line for line in agent_lines) == 50
+    )  # 13 checks x 5 protocols, 65 items ...
     assert (
-        sum(" SKIPPED" in line for line in agent_lines) == 12
+        sum(" SKIPPED" in line for line in agent_lines) == 15
     )  # ... but A4, A10 and A13 (no thinking, no hint, no call that was not JSON)
     result.stdout.fnmatch_lines(
         ["*stream-harness-agents::reference::A1?weather_tool_call-anthropic-messages? PASSED*"]

@@ -24,11 +24,11 @@ def test_the_reference_passes_and_writes_its_report(
 ) -> None:
     code = main(["agents", "--agent", "reference", "--scenarios", ONE, "--out", str(tmp_path)])
     out = capsys.readouterr().out
-    assert code == 0 and out.splitlines()[-1].startswith("OK: 4 agent runs")
+    assert code == 0 and out.splitlines()[-1].startswith("OK: 5 agent runs")
     report = load_report(tmp_path / "report.jsonl")
-    # 13 checks in 4 protocols, less A4, A10 and A13 (no thinking, no retry hint, no
+    # 13 checks in 5 protocols, less A4, A10 and A13 (no thinking, no retry hint, no
     # call that was not JSON): no row.
-    assert len(report.agent_results) == 40
+    assert len(report.agent_results) == 50
     assert {r.outcome for r in report.agent_results} == {"passed"}
     assert not report.did_fail and report.agent_results[0].conventions["time_scale"] == 0.01
     assert "agent:reference" in (tmp_path / "junit.xml").read_text()
@@ -231,7 +231,7 @@ def test_a_bundled_scenario_is_named_by_its_name_where_its_path_is_not_under_the
     monkeypatch.chdir(tmp_path)
     # The name is accepted back: the reproduce command of a failure runs from anywhere.
     assert main(["agents", "--agent", "reference", "--scenarios", "no_terminal_event"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("OK: 4 agent runs")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("OK: 5 agent runs")
     assert load_agent_scenario(bundled).name == "no_terminal_event"
     assert main(["agents", "--agent", "reference", "--scenarios", "no_such_scenario"]) == 2
     assert capsys.readouterr().err.strip() == (

@@ -23,6 +23,7 @@ PATHS: Final = {
     "openai-responses": "/v1/responses",
     "anthropic-messages": "/v1/messages",
     "google-generative-ai": "/v1beta/models/{model}:streamGenerateContent?alt=sse",
+    "bedrock-converse-stream": "/model/{model}/converse-stream",
 }
 
 
@@ -55,6 +56,8 @@ def encode_request(
         return PATHS[protocol], _anthropic(model, messages, tools, system)
     if protocol == "google-generative-ai":
         return PATHS[protocol].format(model=model), _google(messages, tools, system)
+    if protocol == "bedrock-converse-stream":
+        return PATHS[protocol].format(model=model), _bedrock(messages, tools, system)
     raise ValueError(f"no request encoding for protocol {protocol!r}")
 
 
@@ -242,6 +245,58 @@ def _google(
     return body
 
 
+def _bedrock(
+    messages: Sequence[Message], tools: Sequence[ToolSchema], system: str | None
+) -> dict[str, Any]:
+    # Converse JSON (the Bedrock API reference, Converse / ConverseStream): no ``stream``
+    # and no model in the body, the path asks for both; results as toolResult blocks of a
+    # user turn, every result of one turn in one message, as the API pairs them.
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if isinstance(m, UserMessage):
+            out.append({"role": "user", "content": [{"text": m.content}]})
+        elif isinstance(m, ToolResult):
+            block = {
+                "toolResult": {
+                    "toolUseId": m.tool_call_id,
+                    "content": [{"text": _result_text(m)}],
+                    "status": "error" if m.is_error else "success",
+                }
+            }
+            last = out[-1] if out else None
+            if last and last["role"] == "user" and "toolResult" in last["content"][0]:
+                last["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        else:
+            content: list[dict[str, Any]] = []
+            for b in m.content:
+                if isinstance(b, TextBlock) and b.content:
+                    content.append({"text": b.content})
+                elif isinstance(b, ToolCall):
+                    content.append(
+                        {"toolUse": {"toolUseId": b.id, "name": b.name, "input": b.arguments}}
+                    )
+            out.append({"role": "assistant", "content": content})
+    body: dict[str, Any] = {"messages": out, "inferenceConfig": {"maxTokens": 1024}}
+    if system:
+        body["system"] = [{"text": system}]
+    if tools:
+        body["toolConfig"] = {
+            "tools": [
+                {
+                    "toolSpec": {
+                        "name": t.name,
+                        "description": t.description,
+                        "inputSchema": {"json": dict(t.parameters)},
+                    }
+                }
+                for t in tools
+            ]
+        }
+    return body
+
+
 # -- reading requests back -----------------------------------------------------------------
 
 
@@ -346,7 +401,19 @@ def read_request(protocol: str, body: Any) -> RequestView:
         if not isinstance(m, dict):
             continue
         content = m.get("content")
-        if protocol == "openai-completions":
+        if protocol == "bedrock-converse-stream":
+            for b in content if isinstance(content, list) else []:
+                use = b.get("toolUse") if isinstance(b, dict) else None
+                answer = b.get("toolResult") if isinstance(b, dict) else None
+                if isinstance(use, dict):
+                    calls.append(
+                        SentCall(str(use.get("toolUseId")), str(use.get("name")), use.get("input"))
+                    )
+                elif isinstance(answer, dict):
+                    results.append(
+                        SentResult(str(answer.get("toolUseId")), _text(answer.get("content")))
+                    )
+        elif protocol == "openai-completions":
             if m.get("role") == "assistant":
                 for c in m.get("tool_calls") or []:
                     fn = c.get("function") or {}

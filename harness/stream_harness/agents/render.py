@@ -17,14 +17,28 @@ against the script, since a fault changes what the agent could have known.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
+import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
+from stream_harness.agents.faults import (
+    WHOLE_CALLS,
+    ByteAt,
+    Ending,
+    ErrorKind,
+    FaultSpec,
+    InCall,
+    Resolved,
+    compact,
+    normalize,
+    piece_size,
+    place_offset,
+    unexpressible,
+)
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,
@@ -37,17 +51,19 @@ from stream_harness.contract.events import (
 from stream_harness.errors import classify
 from stream_harness.errors.durations import parse_http_date, seconds_until
 from stream_harness.providers.registry import get_normalizer
+from stream_harness.wire.eventstream import encode_message
 
 PROTOCOLS: Final = (
     "openai-completions",
     "openai-responses",
     "anthropic-messages",
     "google-generative-ai",
+    "bedrock-converse-stream",
 )
 """The protocols a scripted response can be rendered in."""
 
-ErrorKind = Literal["overloaded", "rate_limit", "server_error"]
-
+_CONTENT_TYPES: Final = {"bedrock-converse-stream": "application/vnd.amazon.eventstream"}
+"""A 200 stream's content type where it is not ``text/event-stream``."""
 
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
@@ -72,10 +88,33 @@ class Fault:
     length_stop_in_tool_call: bool = False  # the output limit hits inside a call's arguments
     no_terminal_event: bool = False  # the body ends cleanly without the terminal event
     pace: float = 0.0  # seconds between chunks
+    # The model of agents/faults.py: the sugar above maps onto it (faults.normalize).
+    place: ByteAt | InCall | Literal["after_text"] | None = None
+    ending: Ending | None = None
+    error_kind: ErrorKind | None = None
+    label: str | None = None  # the fault's word when the call was served wrong on purpose
+
+    def resolved(self, calls: int) -> Resolved | None:
+        """The stream fault in the new model, for a script of ``calls`` calls."""
+        spec = FaultSpec.model_construct(
+            place=self.place,
+            ending=self.ending,
+            kind=self.error_kind,
+            cut_at=self.cut_at,
+            cut_in_tool_args=self.cut_in_tool_args,
+            error_event_after_200=self.error_event,
+            length_stop_in_tool_call=self.length_stop_in_tool_call,
+            no_terminal_event=self.no_terminal_event,
+        )
+        return normalize(spec, calls)
 
     @property
     def kind(self) -> str:
         """One word for reports and reproduce commands."""
+        if self.ending is not None:
+            return _word(Resolved(self.place, self.ending, self.error_kind))
+        if self.label is not None:
+            return self.label
         if self.overflow:
             return "overflow"
         if self.http_status is not None:
@@ -88,6 +127,17 @@ class Fault:
         if self.error_event is not None:
             return f"error_event_{self.error_event}"
         return "pace" if self.pace else "none"
+
+
+def _word(fault: Resolved) -> str:
+    """``length_in_call_1_last_value``, ``rst_at_byte_120``, ``error_event_overloaded``."""
+    head = f"{fault.ending}_{fault.kind}" if fault.kind else fault.ending
+    place = fault.place
+    if isinstance(place, ByteAt):
+        return f"{head}_at_byte_{place.byte}"
+    if isinstance(place, InCall):
+        return f"{head}_in_call_{place.call}_{place.at}"
+    return f"{head}_after_text" if place == "after_text" else head
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +186,7 @@ class Served:
     fault: str
     retryable: bool  # a correct client may resend this request
     overflow: bool
+    reset: bool = False  # the drop is an RST, not a FIN
 
 
 def _sse(event: str | None, data: Any) -> bytes:
@@ -180,8 +231,37 @@ _GOOGLE_STATUS: Final = {
 }
 
 
+_BEDROCK_EXCEPTIONS: Final = {
+    400: "ValidationException",
+    401: "AccessDeniedException",
+    403: "AccessDeniedException",
+    408: "ModelTimeoutException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+    529: "ServiceUnavailableException",
+}
+
+
+def _bedrock_error_headers(status: int) -> dict[str, str]:
+    """Bedrock names the exception in ``x-amzn-errortype`` (cassettes/_generate/
+    bedrock_converse_stream.py); a status it has no exception for gets none."""
+    name = _BEDROCK_EXCEPTIONS.get(status)
+    return {"x-amzn-errortype": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"} if name else {}
+
+
 def error_body(protocol: str, status: int, *, overflow: bool = False) -> str:
     """The provider's own error body for a status (specs/error_bodies.yaml)."""
+    if protocol == "bedrock-converse-stream":
+        message = (
+            "Input is too long for requested model."
+            if overflow
+            else {
+                429: "Too many requests, please wait before trying again.",
+                503: "Model is getting throttled. Try your request again.",
+            }.get(status, f"HTTP {status} from the scripted server")
+        )
+        return json.dumps({"message": message})
     if protocol == "google-generative-ai":
         message = (
             "The input token count (1048600) exceeds the maximum number of tokens allowed (1048576)."
@@ -258,29 +338,84 @@ class _Stream:
     """Events as they are rendered, with the marks the faults cut at."""
 
     chunks: list[bytes] = field(default_factory=list)
-    first_args: int | None = None  # index of the chunk after the first arguments piece
-    call_args: list[int] = field(default_factory=list)  # the same, per call
+    mark: int | None = None  # chunk count at the place inside a call's arguments
+    started: set[int] = field(default_factory=set)  # calls some of whose arguments went out
     terminal: int | None = None  # index of the first terminal chunk
-    call_ends: dict[str, int] = field(default_factory=dict)  # call id -> chunk count at its end
+    call_ends: dict[int, int] = field(default_factory=dict)  # call -> chunk count at its end
     text_end: int = 0  # chunk count once the text is over
 
     def add(self, chunk: bytes) -> None:
         self.chunks.append(chunk)
 
-    def mark_args(self, call: int) -> None:
-        """A piece of call ``call``'s arguments was just added: remember the first of each."""
-        if self.first_args is None:
-            self.first_args = len(self.chunks)
-        if len(self.call_args) == call:
-            self.call_args.append(len(self.chunks))
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """One call as a renderer streams it: ``raw`` its arguments' text (cut short by a
+    length or finish ending), ``split`` the offset the stream marks (a cut ending's
+    place), ``closed`` whether its end goes out."""
+
+    call: ScriptedCall
+    raw: str
+    size: int
+    split: int | None = None
+    closed: bool = True
+
+    def pieces(self) -> list[tuple[str, bool]]:
+        """The argument pieces, each with whether the place mark follows it."""
+        if self.split is None:
+            return [(p, False) for p in _pieces(self.raw, self.size)]
+        head = _pieces(self.raw[: self.split], self.size)
+        tail = _pieces(self.raw[self.split :], self.size) if self.split < len(self.raw) else []
+        return [(p, i == len(head) - 1) for i, p in enumerate(head)] + [(p, False) for p in tail]
 
 
-def _args_pieces(arguments: Mapping[str, Any], size: int) -> list[str]:
-    raw = json.dumps(dict(arguments), separators=(",", ":"))
-    return _pieces(raw, max(4, min(size, len(raw) // 2 or 1)))
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    calls: tuple[_Planned, ...]
+    length: bool  # the output limit ends the response (length, max_tokens, incomplete)
+    cut_args: int | None = None  # the call (0-based) whose arguments a finish cut short
 
 
-def _openai_completions(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
+def _plan(script: Script, fault: Resolved | None, protocol: str) -> _Plan:
+    """What each renderer streams for ``fault``: the calls in full, or cut at the place."""
+    calls = [
+        _Planned(c, compact(c.arguments), piece_size(compact(c.arguments), script.delta_size))
+        for c in script.tool_calls
+    ]
+    if fault is None:
+        return _Plan(tuple(calls), False)
+    place = fault.place
+    if isinstance(place, ByteAt) and fault.ending in ("length", "finish"):
+        raise ValueError(f"a byte place cannot end in {fault.ending}")
+    if place == "after_text" and fault.ending == "length":
+        return _Plan((), True)  # the limit hits once the text is over: no call at all
+    if not isinstance(place, InCall):
+        return _Plan(tuple(calls), fault.ending == "length" and place is None)
+    n = place.call - 1
+    if n >= len(calls):
+        raise ValueError(f"the response has no tool call {place.call}")
+    at = place_offset(
+        calls[n].call.arguments, place.at, script.delta_size, whole=protocol in WHOLE_CALLS
+    )
+    if at is None:
+        raise ValueError(f"call {place.call}'s arguments have no place {place.at!r}")
+    planned = calls[n]
+    if fault.ending == "length":
+        cut = _Planned(planned.call, planned.raw[:at], planned.size, closed=False)
+        return _Plan((*calls[:n], cut), True)
+    if fault.ending == "finish":
+        cut = _Planned(planned.call, planned.raw[:at], planned.size)
+        return _Plan((*calls[:n], cut), False, cut_args=n)
+    calls[n] = _Planned(planned.call, planned.raw, planned.size, split=at)
+    return _Plan(tuple(calls), False)
+
+
+def _head_id(call: ScriptedCall, key: str) -> dict[str, str]:
+    """The call's id under ``key``, none at all for a call served without one."""
+    return {key: call.id} if call.id else {}
+
+
+def _openai_completions(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     s = _Stream()
     base = {
         "id": f"chatcmpl-{ident}",
@@ -299,30 +434,23 @@ def _openai_completions(script: Script, fault: Fault, model: str, ident: str) ->
     for piece in _pieces(script.text, script.delta_size) if script.text else []:
         s.add(chunk({"content": piece}))
     s.text_end = len(s.chunks)
-    for n, call in enumerate(script.tool_calls):
+    for n, planned in enumerate(plan.calls):
+        call = planned.call
         head = {
             "index": n,
-            "id": call.id,
+            **_head_id(call, "id"),
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
         s.add(chunk({"tool_calls": [head]}))
-        pieces = _args_pieces(call.arguments, script.delta_size)
-        truncated = fault.length_stop_in_tool_call and n == len(script.tool_calls) - 1
-        if truncated:
-            pieces = pieces[: max(1, len(pieces) // 2)]
-        for piece in pieces:
+        for piece, mark in planned.pieces():
             s.add(chunk({"tool_calls": [{"index": n, "function": {"arguments": piece}}]}))
-            s.mark_args(n)
-        if not truncated:
-            s.call_ends[call.id] = len(s.chunks)
-    finish = (
-        "length"
-        if fault.length_stop_in_tool_call
-        else "tool_calls"
-        if script.tool_calls
-        else "stop"
-    )
+            s.started.add(n)
+            if mark:
+                s.mark = len(s.chunks)
+        if planned.closed:
+            s.call_ends[n] = len(s.chunks)
+    finish = "length" if plan.length else "tool_calls" if plan.calls else "stop"
     s.terminal = len(s.chunks)
     # The finish reason, the usage-only chunk (stream_options.include_usage), then [DONE] (PF 2.2).
     s.add(chunk({}, finish))
@@ -349,7 +477,7 @@ def _openai_completions_error(kind: ErrorKind) -> bytes:
     )
 
 
-def _anthropic(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
+def _anthropic(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     s = _Stream()
     usage = {"input_tokens": script.input_tokens, "output_tokens": 1}
     message: dict[str, Any] = {
@@ -423,7 +551,8 @@ def _anthropic(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
         s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     s.text_end = len(s.chunks)
-    for n, call in enumerate(script.tool_calls):
+    for n, planned in enumerate(plan.calls):
+        call = planned.call
         s.add(
             _sse(
                 "content_block_start",
@@ -432,18 +561,14 @@ def _anthropic(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
                     "index": index,
                     "content_block": {
                         "type": "tool_use",
-                        "id": call.id,
+                        **_head_id(call, "id"),
                         "name": call.name,
                         "input": {},
                     },
                 },
             )
         )
-        pieces = _args_pieces(call.arguments, script.delta_size)
-        truncated = fault.length_stop_in_tool_call and n == len(script.tool_calls) - 1
-        if truncated:
-            pieces = pieces[: max(1, len(pieces) // 2)]
-        for piece in pieces:
+        for piece, mark in planned.pieces():
             s.add(
                 _sse(
                     "content_block_delta",
@@ -454,18 +579,14 @@ def _anthropic(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
                     },
                 )
             )
-            s.mark_args(n)
-        if not truncated:
+            s.started.add(n)
+            if mark:
+                s.mark = len(s.chunks)
+        if planned.closed:
             s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-            s.call_ends[call.id] = len(s.chunks)
+            s.call_ends[n] = len(s.chunks)
         index += 1
-    stop = (
-        "max_tokens"
-        if fault.length_stop_in_tool_call
-        else "tool_use"
-        if script.tool_calls
-        else "end_turn"
-    )
+    stop = "max_tokens" if plan.length else "tool_use" if plan.calls else "end_turn"
     s.terminal = len(s.chunks)
     s.add(
         _sse(
@@ -490,7 +611,7 @@ def _anthropic_error(kind: ErrorKind) -> bytes:
     return _sse("error", {"type": "error", "error": {"type": etype, "message": message}})
 
 
-def _responses(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
+def _responses(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     s = _Stream()
     seq = iter(range(10**6))
     response: dict[str, Any] = {
@@ -559,23 +680,20 @@ def _responses(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
         s.add(ev("response.output_item.done", output_index=n, item=done))
         output.append(done)
     s.text_end = len(s.chunks)
-    for k, call in enumerate(script.tool_calls):
+    for k, planned in enumerate(plan.calls):
+        call = planned.call
         n = len(output)
-        item_id = f"fc_{call.id}"
+        item_id = f"fc_{call.id or k}"
         item = {
             "id": item_id,
             "type": "function_call",
             "status": "in_progress",
             "arguments": "",
-            "call_id": call.id,
+            **_head_id(call, "call_id"),
             "name": call.name,
         }
         s.add(ev("response.output_item.added", output_index=n, item=item))
-        pieces = _args_pieces(call.arguments, script.delta_size)
-        truncated = fault.length_stop_in_tool_call and k == len(script.tool_calls) - 1
-        if truncated:
-            pieces = pieces[: max(1, len(pieces) // 2)]
-        for piece in pieces:
+        for piece, mark in planned.pieces():
             s.add(
                 ev(
                     "response.function_call_arguments.delta",
@@ -584,9 +702,11 @@ def _responses(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
                     delta=piece,
                 )
             )
-            s.mark_args(k)
-        if not truncated:
-            raw = "".join(pieces)
+            s.started.add(k)
+            if mark:
+                s.mark = len(s.chunks)
+        if planned.closed:
+            raw = planned.raw
             s.add(
                 ev(
                     "response.function_call_arguments.done",
@@ -598,14 +718,14 @@ def _responses(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
             done = {**item, "status": "completed", "arguments": raw}
             s.add(ev("response.output_item.done", output_index=n, item=done))
             output.append(done)
-            s.call_ends[call.id] = len(s.chunks)
+            s.call_ends[k] = len(s.chunks)
     usage = {
         "input_tokens": script.input_tokens,
         "output_tokens": script.output_tokens,
         "total_tokens": script.input_tokens + script.output_tokens,
     }
     s.terminal = len(s.chunks)
-    if fault.length_stop_in_tool_call:
+    if plan.length:
         final = {
             **response,
             "status": "incomplete",
@@ -633,7 +753,7 @@ def _responses_error(kind: ErrorKind) -> bytes:
     )
 
 
-def _google(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
+def _google(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     # Gemini with alt=sse: each data line a whole GenerateContentResponse; a functionCall
     # part comes whole (args as an object, with the id the API sets, PF 2.4), so a cut
     # inside its arguments is a cut inside that chunk; the finishReason is the only end.
@@ -659,20 +779,24 @@ def _google(script: Script, fault: Fault, model: str, ident: str) -> _Stream:
     for piece in _pieces(script.text, script.delta_size) if script.text else []:
         s.add(chunk([{"text": piece}]))
     s.text_end = len(s.chunks)
-    for n, call in enumerate(script.tool_calls):
-        truncated = fault.length_stop_in_tool_call and n == len(script.tool_calls) - 1
-        if truncated:
+    for n, planned in enumerate(plan.calls):
+        call = planned.call
+        if not planned.closed:
             break  # the limit hit inside it: Gemini sends no part for it at all
+        assert plan.cut_args != n, "Gemini sends whole calls (faults.unexpressible)"
         whole = chunk(
-            [{"functionCall": {"id": call.id, "name": call.name, "args": dict(call.arguments)}}]
+            [{"functionCall": {**_head_id(call, "id"), "name": call.name, "args": dict(call.arguments)}}]
         )
-        at = whole.index(b'"args":') + len(b'"args":') + 3
+        # The args object is the compact JSON text (ASCII): a place is a byte offset in it.
+        at = whole.index(b'"args":') + len(b'"args":') + (planned.split or 3)
         s.add(whole[:at])
-        s.mark_args(n)
+        s.started.add(n)
+        if planned.split is not None:
+            s.mark = len(s.chunks)
         s.add(whole[at:])
-        s.call_ends[call.id] = len(s.chunks)
+        s.call_ends[n] = len(s.chunks)
     s.terminal = len(s.chunks)
-    finish = "MAX_TOKENS" if fault.length_stop_in_tool_call else "STOP"
+    finish = "MAX_TOKENS" if plan.length else "STOP"
     s.add(chunk([{"text": ""}], finish))
     return s
 
@@ -685,11 +809,89 @@ def _google_error(kind: ErrorKind) -> bytes:
     return _sse(None, {"error": {"code": code, "message": message, "status": status}})
 
 
+def _bedrock(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
+    # ConverseStream: AWS event-stream frames, one JSON payload each, named by
+    # :event-type (cassettes/_generate/bedrock_converse_stream.py, PF 1.2 and 2.5): text
+    # blocks get no contentBlockStart, a toolUse block does, its input streams as text;
+    # messageStop carries the stop reason, metadata the usage. Thinking is not rendered.
+    s = _Stream()
+    s.add(_frame("messageStart", {"role": "assistant"}))
+    index = 0
+    if script.text:
+        for piece in _pieces(script.text, script.delta_size):
+            s.add(_frame("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}))
+        s.add(_frame("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    s.text_end = len(s.chunks)
+    for n, planned in enumerate(plan.calls):
+        call = planned.call
+        start = {"name": call.name, **_head_id(call, "toolUseId")}
+        s.add(
+            _frame("contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": start}})
+        )
+        for piece, mark in planned.pieces():
+            delta = {"toolUse": {"input": piece}}
+            s.add(_frame("contentBlockDelta", {"contentBlockIndex": index, "delta": delta}))
+            s.started.add(n)
+            if mark:
+                s.mark = len(s.chunks)
+        if planned.closed:
+            s.add(_frame("contentBlockStop", {"contentBlockIndex": index}))
+            s.call_ends[n] = len(s.chunks)
+        index += 1
+    stop = "max_tokens" if plan.length else "tool_use" if plan.calls else "end_turn"
+    s.terminal = len(s.chunks)
+    s.add(_frame("messageStop", {"stopReason": stop}))
+    usage = {
+        "inputTokens": script.input_tokens,
+        "outputTokens": script.output_tokens,
+        "totalTokens": script.input_tokens + script.output_tokens,
+    }
+    s.add(_frame("metadata", {"metrics": {"latencyMs": 100}, "usage": usage}))
+    return s
+
+
+def _frame(event_type: str, payload: Mapping[str, Any]) -> bytes:
+    headers = {
+        ":event-type": event_type,
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    return encode_message(headers, json.dumps({**payload, "p": "abcdefgh"}, separators=(",", ":")).encode())
+
+
+def _stream_headers(protocol: str, ident: str) -> tuple[tuple[str, str], ...]:
+    """A 200 stream's headers: its content type, and Bedrock's request id (its stream
+    names no message; the request id in ``x-amzn-requestid`` is the response's id)."""
+    head: tuple[tuple[str, str], ...] = (
+        ("content-type", _CONTENT_TYPES.get(protocol, "text/event-stream")),
+    )
+    if protocol == "bedrock-converse-stream":
+        rid = str(uuid.UUID(bytes=hashlib.sha256(ident.encode()).digest()[:16], version=4))
+        head += (("x-amzn-requestid", rid),)
+    return head
+
+
+def _bedrock_error(kind: ErrorKind) -> bytes:
+    # An exception frame after the 200 (PF 2.5, 5.4), named by :exception-type.
+    name, message = {
+        "overloaded": ("serviceUnavailableException", "Bedrock is unable to process your request."),
+        "rate_limit": ("throttlingException", "Too many tokens, please wait before trying again."),
+    }.get(kind, ("modelStreamErrorException", "A streaming error occurred. Retry your request."))
+    headers = {
+        ":exception-type": name,
+        ":content-type": "application/json",
+        ":message-type": "exception",
+    }
+    return encode_message(headers, json.dumps({"message": message}).encode())
+
+
 _STREAMS: Final = {
     "openai-completions": (_openai_completions, _openai_completions_error),
     "openai-responses": (_responses, _responses_error),
     "anthropic-messages": (_anthropic, _anthropic_error),
     "google-generative-ai": (_google, _google_error),
+    "bedrock-converse-stream": (_bedrock, _bedrock_error),
 }
 
 
@@ -713,6 +915,8 @@ def render(
             else error_body(protocol, status, overflow=fault.overflow)
         )
         headers = {"content-type": "application/json", **fault.headers}
+        if protocol == "bedrock-converse-stream" and fault.body is None:
+            headers = {**_bedrock_error_headers(status), **headers}
         return Served(
             protocol,
             status,
@@ -731,54 +935,68 @@ def render(
             _retryable_status(status) and not fault.overflow,
             fault.overflow,
         )
+    resolved = fault.resolved(len(script.tool_calls))
+    if resolved is not None and (why := unexpressible(resolved, protocol)) is not None:
+        raise ValueError(why)
+    plan = _plan(script, resolved, protocol)
     build, error = _STREAMS[protocol]
-    s = build(script, fault, model, ident)
+    s = build(script, plan, model, ident)
     thinking = script.thinking if protocol == "anthropic-messages" else None
     chunks = list(s.chunks)
-    cut = False
-    stop = (
-        "length" if fault.length_stop_in_tool_call else "tool_use" if script.tool_calls else "stop"
-    )
+    cut = reset = False
+    stop = "length" if plan.length else "tool_use" if plan.calls else "stop"
     sent_text = script.text
-    if fault.error_event is not None:
-        # The content so far (the text, up to the calls), then the error instead of the end.
-        keep = s.text_end if s.text_end else 1
-        chunks = [*chunks[:keep], error(fault.error_event)]
-        stop = "error"
-    elif fault.no_terminal_event:
-        assert s.terminal is not None
-        chunks = chunks[: s.terminal]
-        stop = "none"
-    elif fault.cut_in_tool_args:
-        which = 1 if fault.cut_in_tool_args is True else int(fault.cut_in_tool_args)
-        if not 1 <= which <= len(s.call_args):
-            raise ValueError(f"cut_in_tool_args: the response has no tool call {which}")
-        chunks = chunks[: s.call_args[which - 1]]
-        cut, stop = True, "none"
-    elif fault.cut_at is not None:
-        if fault.cut_at < sum(len(c) for c in chunks):
-            chunks = _cut_at(chunks, fault.cut_at)
-            cut, stop = True, "none"
+    if resolved is not None and resolved.ending not in ("length", "finish"):
+        place = resolved.place
+        ended = True
+        if isinstance(place, ByteAt):
+            ended = place.byte < sum(len(c) for c in chunks)
+            chunks = _cut_at(chunks, place.byte) if ended else chunks
+        elif isinstance(place, InCall):
+            assert s.mark is not None
+            chunks = chunks[: s.mark]
+        elif place == "after_text":
+            # The content so far (the text, up to the calls).
+            chunks = chunks[: s.text_end or 1]
+        else:
+            assert s.terminal is not None
+            chunks = chunks[: s.terminal]
+        if resolved.ending == "error_event":
+            assert resolved.kind is not None
+            chunks.append(error(resolved.kind))
+            stop = "error"
+        elif ended:
+            stop = "none"
+            cut = resolved.ending in ("fin", "rst")
+            reset = resolved.ending == "rst"
+        if ended and isinstance(place, ByteAt) and resolved.ending == "clean_eof":
+            # The body ends cleanly, maybe inside an event, which the close dispatches
+            # (wire/sse.py): what it delivered is what a correct client reads, as for a
+            # recording (a malformed last event is a failure not required to be retried).
+            read = served_from_bytes(
+                protocol, 200, {}, b"".join(chunks), pace=fault.pace, fault=fault.kind
+            )
+            return replace(read, chunks=tuple(chunks))
     sent = sum(len(c) for c in chunks)
     ends = _ends(s.chunks)
     as_read = _arguments_as_read(protocol, chunks)
     calls = tuple(
         ServedCall(
-            c.id,
-            c.name,
-            c.arguments,
-            c.id in s.call_ends and ends[s.call_ends[c.id] - 1] <= sent,
-            *as_read.get(c.id, (True, None)),
+            p.call.id,
+            p.call.name,
+            p.call.arguments,
+            n in s.call_ends and ends[s.call_ends[n] - 1] <= sent,
+            *as_read.get(p.call.id, (True, None)),
         )
-        for c in script.tool_calls
-        if c.id in s.call_ends or c.id in _started(s, script, c)
+        for n, p in enumerate(plan.calls)
+        if n in s.call_ends or n in s.started
     )
     if stop in ("none", "error") and s.text_end:
         sent_text = _text_sent(script.text, ends[s.text_end - 1], sent)
     return Served(
         protocol,
         200,
-        (("content-type", "text/event-stream"),),
+        _stream_headers(protocol, ident),
         tuple(chunks),
         cut,
         fault.pace,
@@ -792,6 +1010,7 @@ def render(
         fault.kind,
         stop in ("none", "error"),
         False,
+        reset,
     )
 
 
@@ -806,13 +1025,6 @@ def _arguments_as_read(protocol: str, chunks: Sequence[bytes]) -> dict[str, tupl
         for e in events
         if isinstance(e, ToolCallEndEvent)
     }
-
-
-def _started(s: _Stream, script: Script, call: ScriptedCall) -> set[str]:
-    """{call.id} when some of the call went out on the wire (Gemini sends nothing of a call
-    the output limit cut), else the empty set."""
-    n = script.tool_calls.index(call)
-    return {call.id} if n < len(s.call_args) else set()
 
 
 def _cut_at(chunks: Sequence[bytes], offset: int) -> list[bytes]:
@@ -896,7 +1108,9 @@ def served_from_bytes(
             c.id,
             c.name,
             c.arguments,
-            complete or c.id in ended,
+            # A call whose text is not JSON was delivered only by a response that ended
+            # normally (A13 judges it); the end the normalizer gave it at a failure is none.
+            complete or (c.id in ended and ends[c.id].strict is not False),
             c.id not in ends or ends[c.id].strict is not False,
             ends[c.id].raw_arguments if c.id in ends else None,
         )
@@ -904,10 +1118,10 @@ def served_from_bytes(
             closed.get(s.id or "") or ToolCall(id=s.id or "", name=s.name or "") for s in started
         )
     )
-    if stop == "length" and calls:
-        # The output limit cut the last call: whatever the normalizer closed, its
-        # arguments are not the model's (specs/agent-contract.md, A6).
-        calls = (*calls[:-1], dataclasses.replace(calls[-1], delivered=False))
+    if stop == "length":
+        # The output limit cut what it stopped inside: a call whose argument text is not
+        # JSON is not the model's (A6); one complete before the limit was delivered.
+        calls = tuple(c if c.strict else replace(c, delivered=False) for c in calls)
     message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
     blocks = list(message.content) if message is not None else []
     text = "".join(b.content for b in blocks if isinstance(b, TextBlock))

@@ -21,6 +21,15 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from stream_harness.agents.faults import (
+    FaultSpec,
+    InCall,
+    Resolved,
+    broken_arguments,
+    normalize,
+    place_offset,
+    unexpressible,
+)
 from stream_harness.agents.render import (
     PROTOCOLS,
     Fault,
@@ -40,6 +49,7 @@ from stream_harness.recordings.transport import response_headers
 
 __all__ = [
     "AgentScenario",
+    "FaultSpec",
     "ScenarioError",
     "ToolScript",
     "find_agent_scenarios",
@@ -76,38 +86,6 @@ class ScriptSpec(_Spec):
     thinking: str | None = None
     tool_calls: list[CallSpec] = []
     delta_size: int = Field(12, ge=1)
-
-
-class FaultSpec(_Spec):
-    cut_at: int | None = Field(None, ge=0)
-    cut_in_tool_args: bool | int = False  # true: the first call; N: the N-th (1-based)
-    status: int | None = Field(None, ge=400, le=599)
-    headers: dict[str, str] = {}
-    body: str | None = None
-    overflow: bool = False
-    error_event_after_200: Literal["overloaded", "rate_limit", "server_error"] | None = None
-    length_stop_in_tool_call: bool = False
-    no_terminal_event: bool = False
-    pace: float = Field(0.0, ge=0, le=5)
-
-    @model_validator(mode="after")
-    def _one(self) -> FaultSpec:
-        chosen = [
-            n
-            for n in (
-                "cut_at",
-                "cut_in_tool_args",
-                "status",
-                "overflow",
-                "error_event_after_200",
-                "length_stop_in_tool_call",
-                "no_terminal_event",
-            )
-            if getattr(self, n) not in (None, False)
-        ]
-        if len(chosen) > 1 and set(chosen) != {"status", "overflow"}:
-            raise ValueError(f"one fault per response, got {', '.join(chosen)}")
-        return self
 
 
 class ResponseSpec(_Spec):
@@ -185,9 +163,24 @@ class AgentScenario:
 
     @property
     def protocols(self) -> tuple[str, ...]:
+        """The protocols it is served in: those listed, less those that cannot express
+        one of its faults (:attr:`unexpressible`)."""
         if self.recorded:
             return (next(iter(self.recorded.values())).protocol,)
-        return tuple(self.spec.protocols)
+        return tuple(p for p in self.spec.protocols if p not in self.unexpressible)
+
+    @property
+    def unexpressible(self) -> dict[str, str]:
+        """protocol -> why it cannot serve one of the faults (Gemini sends whole calls)."""
+        out: dict[str, str] = {}
+        for response in self.spec.responses:
+            calls = len((response.script or ScriptSpec()).tool_calls)
+            resolved = normalize(response.fault, calls)
+            for protocol in self.spec.protocols:
+                why = unexpressible(resolved, protocol) if resolved is not None else None
+                if why is not None:
+                    out.setdefault(protocol, why)
+        return out
 
     def applies(self, check: str) -> bool:
         if check in self.spec.skip_checks:
@@ -197,6 +190,7 @@ class AgentScenario:
     def served(self, protocol: str) -> list[Served]:
         """Every response rendered in ``protocol``, ``repeat`` expanded: request k gets k."""
         out: list[Served] = []
+        served_ids: list[str] = []  # every call id served so far, for a reused one
         for i, response in enumerate(self.spec.responses):
             f = response.fault
             recording = self.recorded.get(i)
@@ -213,10 +207,14 @@ class AgentScenario:
                 out.extend([served] * response.repeat)
                 continue
             s = response.script or ScriptSpec()
+            calls = [ScriptedCall(c.id, c.name, c.arguments) for c in s.tool_calls]
+            if f.mutate is not None:
+                calls[f.mutate.call - 1] = self._mutated(i, calls, served_ids)
+            served_ids += [c.id for c in calls if c.id]
             script = Script(
                 text=s.text,
                 thinking=s.thinking,
-                tool_calls=tuple(ScriptedCall(c.id, c.name, c.arguments) for c in s.tool_calls),
+                tool_calls=tuple(calls),
                 delta_size=s.delta_size,
             )
             fault = Fault(
@@ -230,28 +228,66 @@ class AgentScenario:
                 length_stop_in_tool_call=f.length_stop_in_tool_call,
                 no_terminal_event=f.no_terminal_event,
                 pace=f.pace,
+                place=f.place,
+                ending=f.ending,
+                error_kind=f.kind,
+                label=_mutation_word(f),
             )
             served = render(protocol, script, fault, model=self.spec.model, ident=f"sh{i}")
             out.extend([served] * response.repeat)
         return out
 
+    def _mutated(self, i: int, calls: Sequence[ScriptedCall], served_ids: Sequence[str]) -> ScriptedCall:
+        """Response ``i``'s call as ``mutate`` serves it (checked valid when loaded)."""
+        mutate = self.spec.responses[i].fault.mutate
+        assert mutate is not None
+        n = mutate.call - 1
+        call = calls[n]
+        arguments: Mapping[str, Any] = call.arguments
+        if mutate.args is not None:
+            schema = next(t.schema for t in self.tools if t.name == call.name)
+            broken = broken_arguments(call.arguments, schema, mutate.args)
+            assert broken is not None
+            arguments = broken
+        ident = call.id
+        if mutate.id == "missing":
+            ident = ""
+        elif mutate.id == "fresh":
+            ident = f"{call.id}_r{i}"
+        elif mutate.id == "reused":
+            earlier = [*served_ids, *(c.id for c in calls[:n] if c.id)]
+            ident = earlier[-1]
+        return ScriptedCall(ident, call.name, arguments)
+
     @property
     def faults(self) -> list[str]:
-        kinds = {Fault(**_fault_kwargs(r.fault)).kind for r in self.spec.responses}
+        kinds = {_fault_of(r.fault).kind for r in self.spec.responses}
         return sorted(kinds - {"none"})
 
 
-def _fault_kwargs(f: FaultSpec) -> dict[str, Any]:
-    return {
-        "cut_at": f.cut_at,
-        "cut_in_tool_args": f.cut_in_tool_args,
-        "http_status": f.status,
-        "overflow": f.overflow,
-        "error_event": f.error_event_after_200,
-        "length_stop_in_tool_call": f.length_stop_in_tool_call,
-        "no_terminal_event": f.no_terminal_event,
-        "pace": f.pace,
-    }
+def _mutation_word(f: FaultSpec) -> str | None:
+    """``args_wrong_type_call_1``, ``id_reused_call_2``: the word of a call served wrong."""
+    if f.mutate is None:
+        return None
+    what = f"args_{f.mutate.args}" if f.mutate.args else f"id_{f.mutate.id}"
+    return f"{what}_call_{f.mutate.call}"
+
+
+def _fault_of(f: FaultSpec) -> Fault:
+    return Fault(
+        cut_at=f.cut_at,
+        cut_in_tool_args=f.cut_in_tool_args,
+        http_status=f.status,
+        overflow=f.overflow,
+        error_event=f.error_event_after_200,
+        length_stop_in_tool_call=f.length_stop_in_tool_call,
+        no_terminal_event=f.no_terminal_event,
+        pace=f.pace,
+        place=f.place,
+        ending=f.ending,
+        error_kind=f.kind,
+        label=_mutation_word(f),
+    )
 
 
 def find_agent_scenarios(root: str | os.PathLike[str]) -> list[Path]:
@@ -308,8 +344,45 @@ def load_agent_scenario(path: str | os.PathLike[str]) -> AgentScenario:
         if response.fault.length_stop_in_tool_call and not script.tool_calls:
             where = f"responses.{i}.fault.length_stop_in_tool_call"
             raise ScenarioError(file, where, "needs a tool call in the script")
+        _check_fault(file, i, response.fault, script, spec)
     recorded = _recordings(file, spec)
     return AgentScenario(file, spec.name or file.stem, spec, tuple(tools), recorded)
+
+
+def _check_fault(
+    file: Path, i: int, fault: FaultSpec, script: ScriptSpec, spec: AgentScenarioSpec
+) -> None:
+    """What the model cannot check alone: a place or a mutation that the script has."""
+    where = f"responses.{i}.fault"
+    resolved: Resolved | None = normalize(fault, len(script.tool_calls))
+    place = resolved.place if resolved is not None else None
+    counted = len(script.tool_calls)
+    if isinstance(place, InCall):
+        if place.call > counted:
+            raise ScenarioError(
+                file, f"{where}.place.call", f"the script has {counted} tool call(s), not {place.call}"
+            )
+        arguments = script.tool_calls[place.call - 1].arguments
+        if place_offset(arguments, place.at, script.delta_size) is None:
+            raise ScenarioError(
+                file, f"{where}.place.at", f"call {place.call}'s arguments have no place {place.at!r}"
+            )
+    if fault.mutate is not None and fault.mutate.call > counted:
+        raise ScenarioError(
+            file, f"{where}.mutate.call", f"the script has {counted} tool call(s), not {fault.mutate.call}"
+        )
+    mutate = fault.mutate
+    if mutate is None:
+        return
+    call = script.tool_calls[mutate.call - 1]
+    schema = spec.tools[call.name].schema_
+    if mutate.args is not None and broken_arguments(call.arguments, schema, mutate.args) is None:
+        raise ScenarioError(
+            file, f"{where}.mutate.args", f"call {mutate.call}'s arguments cannot be made {mutate.args}"
+        )
+    earlier = any((r.script or ScriptSpec()).tool_calls for r in spec.responses[:i])
+    if mutate.id == "reused" and mutate.call == 1 and not earlier:
+        raise ScenarioError(file, f"{where}.mutate.id", "no call was served before it to reuse the id of")
 
 
 def _recordings(file: Path, spec: AgentScenarioSpec) -> dict[int, Recorded]:

@@ -403,6 +403,8 @@ def serve_scenario(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         return _error(str(exc))
     protocols = args.protocol or list(scenario.protocols)
+    if len(protocols) == 1 and protocols[0] in scenario.unexpressible:
+        return _error(f"--protocol {protocols[0]}: {scenario.unexpressible[protocols[0]]}")
     if len(protocols) != 1 or protocols[0] not in scenario.protocols:
         return _error(f"--serve: give one --protocol of {', '.join(scenario.protocols)}")
     _, answers = scripted_answers(scenario, protocols[0])

@@ -616,7 +616,8 @@ def a12_outcome(run: AgentRun) -> str | None:
         if last.stop in ("none", "error"):
             return None  # A5's failure
         if last.stop == "length" and last.calls:
-            return f"the run reported success on response {k}, cut by the output limit inside a tool call"
+            where = "inside" if any(not c.delivered for c in last.calls) else "after"
+            return f"the run reported success on response {k}, cut by the output limit {where} a tool call"
         if last.stop == "length":
             return None  # a text cut by the limit: returning it is the row's policy
         if not last.complete:
@@ -640,14 +641,15 @@ TRANSPORT_WORDS: Final = (
     "connection", "connect", "disconnect", "closed", "incomplete", "chunk", "eof", "ended",
     "end of", "terminat", "premature", "peer", "reset", "protocol", "network", "timeout",
     "timed out", "stream", "socket", "interrupt", "truncat", "read error", "payload",
-    "transfer", "not enough data",
+    "transfer", "not enough data", "readerror",
 )  # fmt: skip
 """Words by which an exception names a transport fault (a dropped connection, a body that
 ended without its terminal event): httpx's ``RemoteProtocolError: peer closed connection
 without sending complete message body (incomplete chunked read)``, aiohttp's
 ``ClientPayloadError: Response payload is not completed`` (``TransferEncodingError: Not
 enough data to satisfy transfer length header``), the SDKs' ``APIConnectionError``, a
-framework's "stream ended".
+framework's "stream ended", httpx's ``ReadError`` (a connection reset, whose message is
+empty: rst_in_number).
 A12 asks only that the outcome name the fault, not how."""
 
 _GENERIC_ERROR_WORDS: Final = frozenset({"error", "errors", "none", "null"})

@@ -251,7 +251,9 @@ def scripted_answers(
     served = scenario.served(protocol)
     matches = [r.match for r in scenario.spec.responses for _ in range(r.repeat)]
     answers = [
-        ScriptedAnswer(s.status, s.headers, s.chunks, s.cut, s.pace, m.encode() if m else None)
+        ScriptedAnswer(
+            s.status, s.headers, s.chunks, s.cut, s.pace, m.encode() if m else None, s.reset
+        )
         for s, m in zip(served, matches, strict=True)
     ]
     return served, answers

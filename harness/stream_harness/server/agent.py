@@ -28,7 +28,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Final
 
-from stream_harness.server.loopback import Answer, Chunked, Hit, LoopbackServer, Whole, json_error
+from stream_harness.server.loopback import (
+    CUT_SETTLE,
+    Answer,
+    Chunked,
+    Hit,
+    LoopbackServer,
+    Whole,
+    json_error,
+)
 
 LEDGER_PATH: Final = "/_ledger"
 EXHAUSTED: Final = "stream-harness: no more scripted responses"
@@ -44,6 +52,7 @@ class ScriptedAnswer:
     cut: bool = False
     pace: float = 0.0
     match: bytes | None = None  # served to the first request whose body contains this
+    reset: bool = False  # the drop is an RST (SO_LINGER 0), not a FIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +123,10 @@ class AgentReplies:
             answer.headers,
             answer.chunks,
             delay=answer.pace,
-            cut="close" if answer.cut else "none",
-            settle=0.0,  # a FIN loses no byte the client has not read: no 50 ms wait a cut
+            cut=("reset" if answer.reset else "close") if answer.cut else "none",
+            # A FIN loses no byte the client has not read: no wait before it; an RST drops
+            # what the client has not read yet, so the chunks get their time to arrive.
+            settle=CUT_SETTLE if answer.reset else 0.0,
         )
 
     def _choose(self, body: bytes) -> int | None:

@@ -33,7 +33,13 @@ from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "langgraph"
 PROTOCOLS: Final = frozenset(
-    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+    {
+        "openai-completions",
+        "openai-responses",
+        "anthropic-messages",
+        "google-generative-ai",
+        "bedrock-converse-stream",
+    }
 )
 
 
@@ -41,7 +47,10 @@ class LangGraphAdapter:
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
-    settings = "none: chat models (streaming=True) and create_agent at their defaults"
+    settings = (
+        "chat models (streaming=True) and create_agent at their defaults; ChatBedrockConverse "
+        "disable_streaming=False (the scenarios' model id is none it knows to stream)"
+    )
 
     def version(self) -> str:
         return version_of(
@@ -50,6 +59,7 @@ class LangGraphAdapter:
             "langchain-openai",
             "langchain-anthropic",
             "langchain-google-genai",
+            "langchain-aws",
         )
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
@@ -94,6 +104,20 @@ def _model(task: AgentTask) -> Any:
         (google_mod,) = load(NAME, "langchain-google-genai", "langchain_google_genai")
         return google_mod.ChatGoogleGenerativeAI(
             model=task.model, base_url=root_url(task), google_api_key=task.api_key, streaming=True
+        )
+    if task.protocol == "bedrock-converse-stream":
+        (aws_mod,) = load(NAME, "langchain-aws", "langchain_aws")
+        # boto3 pointed at the server, with made-up static keys (SigV4-signed, unchecked);
+        # streaming=True as for the others, and disable_streaming=False: the scenarios'
+        # model id is none langchain-aws knows to stream, so it would fall back to Converse.
+        return aws_mod.ChatBedrockConverse(
+            model=task.model,
+            streaming=True,
+            disable_streaming=False,
+            endpoint_url=root_url(task),
+            region_name="us-east-1",
+            aws_access_key_id="stream-harness",
+            aws_secret_access_key=task.api_key,
         )
     raise unsupported(NAME, task, PROTOCOLS)
 

@@ -32,7 +32,13 @@ from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "pydantic-ai-agent"
 PROTOCOLS: Final = frozenset(
-    {"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"}
+    {
+        "openai-completions",
+        "openai-responses",
+        "anthropic-messages",
+        "google-generative-ai",
+        "bedrock-converse-stream",
+    }
 )
 
 
@@ -100,6 +106,23 @@ class PydanticAIAgentAdapter:
                 api_key=task.api_key, http_options=types.HttpOptions(base_url=root_url(task))
             )
             return models.GoogleModel(task.model, provider=providers.GoogleProvider(client=client))
+        if task.protocol == "bedrock-converse-stream":
+            models, providers = load(
+                NAME,
+                "pydantic-ai-slim[bedrock]",
+                "pydantic_ai.models.bedrock",
+                "pydantic_ai.providers.bedrock",
+            )
+            # Static made-up credentials (SigV4-signed, the server checks no signature): a
+            # bearer api_key is refused by botocore over plain HTTP, and none is read from
+            # the environment.
+            provider = providers.BedrockProvider(
+                base_url=root_url(task),
+                region_name="us-east-1",
+                aws_access_key_id="stream-harness",
+                aws_secret_access_key=task.api_key,
+            )
+            return models.BedrockConverseModel(task.model, provider=provider)
         raise unsupported(NAME, task, PROTOCOLS)
 
 

@@ -35,7 +35,9 @@ from stream_harness.agents.frameworks.support import (
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "strands"
-PROTOCOLS: Final = frozenset({"openai-completions", "anthropic-messages", "google-generative-ai"})
+PROTOCOLS: Final = frozenset(
+    {"openai-completions", "anthropic-messages", "google-generative-ai", "bedrock-converse-stream"}
+)
 RETRY_DELAY_S: Final = 0.5
 
 
@@ -103,6 +105,17 @@ def _model(task: AgentTask) -> Any:
         return mod.GeminiModel(
             client_args={"api_key": task.api_key, "http_options": {"base_url": root_url(task)}},
             model_id=task.model,
+        )
+    if task.protocol == "bedrock-converse-stream":
+        # Strands' default model: boto3's bedrock-runtime client, pointed at the server
+        # (endpoint_url), the API key as a bearer token (no SigV4, no AWS credentials).
+        (mod,) = load(NAME, "strands-agents", "strands.models.bedrock")
+        return mod.BedrockModel(
+            endpoint_url=root_url(task),
+            api_key=task.api_key,
+            region_name="us-east-1",
+            model_id=task.model,
+            streaming=True,
         )
     raise unsupported(NAME, task, PROTOCOLS)
 
