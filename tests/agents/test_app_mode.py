@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -111,9 +112,10 @@ def _google() -> Any:
 
 
 def _cohere() -> Any:
-    import cohere
-
-    return cohere.ClientV2()._client_wrapper.get_base_url()
+    # cohere reads CO_API_URL as a default argument, when the module is imported: a fresh
+    # process, as app mode's program is, sees the variable; this one may have imported it.
+    code = "import cohere; print(cohere.ClientV2()._client_wrapper.get_base_url())"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
 BASE_URL_OF: dict[str, Callable[[], Any]] = {

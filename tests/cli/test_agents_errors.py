@@ -196,5 +196,28 @@ def test_a_wrong_value_in_any_fault_field_is_said_in_the_files_terms(tmp_path: P
         load_agent_scenario(bad)
     error = caught.value
     assert error.where.startswith(f"responses.0.fault.{field}"), error
-    assert error.problem.startswith("expected ") and ", got " in error.problem, error
+    # A mapping-valued field (place, mutate) names the stray key among its own keys instead.
+    said = error.problem.startswith("expected ") and ", got " in error.problem
+    assert said or error.problem.startswith("unknown key 'x' (known: "), error
     assert not any(raw in error.problem for raw in PYDANTIC_WORDING)
+
+
+@pytest.mark.parametrize(
+    ("place", "where", "problem"),
+    [
+        ("{x: [1]}", "place", "expected one of {byte}, {call, at}, after_text, got {'x': [1]}"),
+        ("nowhere", "place", "expected one of {byte}, {call, at}, after_text, got 'nowhere'"),
+        ("{byte: -1}", "place.byte", "expected a number >= 0, got -1"),
+        ("{call: 1, at: nowhere}", "place.at", "expected a whole number, or one of last_value"),
+    ],
+)
+def test_a_place_is_said_by_the_form_the_file_meant(tmp_path: Path, place: str, where: str, problem: str) -> None:
+    """A place is one of several mappings: the file's value is judged against the form it
+    has (a bound broken inside it), or the forms are listed; never each branch's errors."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"kind: agent\nresponses:\n  - fault: {{place: {place}, ending: fin}}\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_agent_scenario(bad)
+    assert caught.value.where == f"responses.0.fault.{where}"
+    assert caught.value.problem.startswith(problem), caught.value.problem
+    assert "more problem" not in caught.value.problem

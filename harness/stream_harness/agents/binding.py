@@ -87,15 +87,25 @@ def parse_tool_mapping(values: Sequence[str]) -> dict[str, str]:
 def offered_tools(body: Any) -> list[OfferedTool]:
     """The tools a model request offers, read from any of the served protocols' shapes:
     Chat Completions (``tools[].function``), Responses (``tools[]`` of type function),
-    Anthropic (``tools[].input_schema``) and Gemini (``tools[].functionDeclarations``)."""
+    Anthropic (``tools[].input_schema``), Gemini (``tools[].functionDeclarations``) and
+    Bedrock Converse (``toolConfig.tools[].toolSpec``, its schema under ``inputSchema.json``)."""
     if not isinstance(body, Mapping):
         return []
     out: list[OfferedTool] = []
-    for tool in body.get("tools") or ():
+    config = body.get("toolConfig")
+    listed = config.get("tools") if isinstance(config, Mapping) else body.get("tools")
+    for tool in listed or ():
         if not isinstance(tool, Mapping):
             continue
         declared = tool.get("functionDeclarations") or tool.get("function_declarations")
-        entries = declared if isinstance(declared, list) else [tool.get("function", tool)]
+        spec = tool.get("toolSpec")
+        if isinstance(spec, Mapping):
+            schema = spec.get("inputSchema")
+            json_schema = schema.get("json") if isinstance(schema, Mapping) else None
+            spec = {**spec, "parameters": json_schema} if isinstance(json_schema, Mapping) else spec
+            entries = [spec]
+        else:
+            entries = declared if isinstance(declared, list) else [tool.get("function", tool)]
         for entry in entries:
             if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
                 continue

@@ -32,8 +32,10 @@ def validation_problem(exc: ValidationError, model: type[BaseModel] | None) -> t
     a whole number) and are said as one ``expected A or B``; the count of the rest is
     appended, so a user fixing the first knows there is more.
     """
-    errors = exc.errors()
+    errors = _one_branch(exc.errors(), model)
     first = errors[0]
+    if first["type"] == "union_forms":
+        return first["msg"], f"expected {_forms(first['ctx'])}, got {_shown(first['input'])}"
     where, owner = _locate(model, first["loc"])
     same = [e for e in errors if _locate(model, e["loc"])[0] == where]
     problem = _problem(first, same, owner)
@@ -41,6 +43,78 @@ def validation_problem(exc: ValidationError, model: type[BaseModel] | None) -> t
     if rest:
         problem += f" (and {rest} more problem(s))"
     return where or "root", problem
+
+
+# Errors that say a value does not have a branch's shape at all (as opposed to a value of
+# the right shape that breaks a bound): a branch without them is the one the file meant.
+_SHAPE_ERRORS = frozenset(
+    {"extra_forbidden", "missing", "model_type", "model_attributes_type", "literal_error", "dict_type"}
+)
+
+
+def _one_branch(errors: list[ErrorDetails], model: type[BaseModel] | None) -> list[ErrorDetails]:
+    """A union of mappings (a fault's ``place``: ``{byte: N}``, ``{call: N, at: ...}`` or
+    ``after_text``) fails in every branch at once; pydantic lists each branch's errors.
+    The file meant the branch whose shape the value has: its errors alone are said. When no
+    branch has the value's shape, one synthetic error lists the forms the key takes."""
+    first = errors[0]
+    split = _union_at(model, first["loc"])
+    if split is None:
+        return errors
+    depth, union = split
+    prefix = tuple(first["loc"][:depth])
+    here = [e for e in errors if tuple(e["loc"][:depth]) == prefix and len(e["loc"]) > depth]
+    branches: dict[str, list[ErrorDetails]] = {}
+    for e in here:
+        branches.setdefault(str(e["loc"][depth]), []).append(e)
+    for branch in branches.values():
+        top = [e for e in branch if len(e["loc"]) <= depth + 2]
+        if not any(e["type"] in _SHAPE_ERRORS for e in top):
+            rest = [e for e in errors if e not in here]
+            return [*branch, *rest]
+    where = _locate(model, prefix)[0]
+    synthetic: Any = {"type": "union_forms", "loc": prefix, "msg": where or "root", "input": here[0]["input"], "ctx": {"union": union}}
+    return [synthetic]
+
+
+def _union_at(model: type[BaseModel] | None, loc: Sequence[int | str]) -> tuple[int, Any] | None:
+    """Where ``loc`` enters a branch of a union of models: (its index, the union)."""
+    current: Any = Any if model is None else model
+    for i, part in enumerate(loc):
+        current = _unwrap(current)
+        origin = typing.get_origin(current)
+        args = typing.get_args(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            current = _field(current, part)
+        elif origin in (typing.Union, types.UnionType) and isinstance(part, str):
+            if any(isinstance(a, type) and issubclass(a, BaseModel) for a in args):
+                return i, current
+            current = Any
+        elif origin in (list, tuple) and args:
+            current = args[0]
+        elif origin is dict and len(args) == 2:
+            current = args[1]
+        else:
+            return None
+    return None
+
+
+def _forms(ctx: Mapping[str, Any]) -> str:
+    """The forms a union of mappings takes, as a file writes them: ``{byte}``, ``after_text``."""
+    out: list[str] = []
+    for arg in typing.get_args(_annotated(ctx["union"])):
+        arg = _annotated(arg)
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            out.append("{" + ", ".join(_keys(arg)) + "}")
+        elif typing.get_origin(arg) is typing.Literal:
+            out.extend(str(v) for v in typing.get_args(arg))
+        elif arg is not type(None):
+            out.append(getattr(arg, "__name__", str(arg)))
+    return "one of " + ", ".join(out)
+
+
+def _annotated(annotation: Any) -> Any:
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
 
 
 def _problem(first: ErrorDetails, same: Sequence[ErrorDetails], owner: type[BaseModel] | None) -> str:
@@ -133,7 +207,9 @@ def _locate(model: type[BaseModel] | None, loc: Sequence[int | str]) -> tuple[st
             holder = current
             current = _field(current, part)
         elif origin in (typing.Union, types.UnionType) and isinstance(part, str):
-            current = Any  # the name of the branch tried, not a key
+            # The name of the branch tried, not a key: a model branch is walked on into.
+            named = [a for a in map(_annotated, args) if getattr(a, "__name__", None) == part]
+            current = named[0] if named else Any
             continue
         elif origin in (list, tuple) and args:
             current = args[0]
@@ -154,6 +230,7 @@ def _field(model: type[BaseModel], part: int | str) -> Any:
 
 def _unwrap(annotation: Any) -> Any:
     """``X | None`` is X: the file either has the key or leaves it out."""
+    annotation = _annotated(annotation)
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
