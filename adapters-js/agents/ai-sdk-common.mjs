@@ -45,6 +45,16 @@ export function toolsFor(task) {
   })]));
 }
 
+/**
+ * The row's configuration (harness/stream_harness/agents/js.py OPTIONS): `--options JSON`
+ * after the script's path when the harness starts a configured row such as
+ * `js-ai-sdk-agent[maxRetries=5]`; empty for the row at its defaults.
+ */
+export function rowOptions(argv = process.argv) {
+  const at = argv.indexOf('--options');
+  return at >= 0 && at + 1 < argv.length ? JSON.parse(argv[at + 1]) : {};
+}
+
 /** The agent loop's bound: one step is one model turn, so the task's turn limit. */
 export const stopWhen = (task) => isStepCount(task.limits.max_turns);
 

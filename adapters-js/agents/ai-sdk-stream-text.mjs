@@ -1,7 +1,10 @@
 // Row js-ai-sdk-agent: the Vercel AI SDK's own loop, `streamText` with tools and
 // `stopWhen: isStepCount(max_turns)` (the SDK executes the tools and starts the next step),
 // its text stream read to the end as a user reads it; the answer is the final step's text.
-import { finalText, modelFor, serveAiSdkAgent, stopWhen, toolsFor } from './ai-sdk-common.mjs';
+import { finalText, modelFor, rowOptions, serveAiSdkAgent, stopWhen, toolsFor } from './ai-sdk-common.mjs';
+
+// A configured row (js-ai-sdk-agent[maxRetries=N]) sets streamText's maxRetries; unset, the SDK's default.
+const { maxRetries } = rowOptions();
 
 const { streamText } = await import('ai');
 
@@ -14,6 +17,7 @@ await serveAiSdkAgent({
     prompt: task.prompt,
     tools: toolsFor(task),
     stopWhen: stopWhen(task),
+    ...(maxRetries === undefined ? {} : { maxRetries }),
     onError,
   })),
 });

@@ -169,6 +169,23 @@ def test_the_reference_passes_its_explored_schedules(
     assert {r.scenario for r in rows if r.explored is None} == {"three_tool_turns"}
 
 
+@pytest.mark.parametrize("protocol", ["openai-completions", "bedrock-converse-stream"])
+def test_a_call_served_without_an_id_is_paired_through_the_id_the_agent_gives_it(
+    protocol: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found exploring the reference: a call served without an id (mutate {id: missing}) is
+    # replayed under an id of the agent's own, with its result under that id; A3 looked
+    # for a result of the id "" and failed the reference on every protocol.
+    path = tmp_path / "idless.yaml"
+    path.write_text(scenario_yaml(base(), ((0, {"mutate": {"id": "missing"}}),), "id-less"))
+    assert "fault: {mutate: {id: missing}}\n" in path.read_text()
+    argv = ["agents", "--agent", "reference", "--scenarios", str(path), "--protocol", protocol,
+            "--check", "A3", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().out
+    rows = load_report(tmp_path / "out" / "report.jsonl").agent_results
+    assert [(r.check, r.outcome) for r in rows] == [("A3", "passed")]
+
+
 def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

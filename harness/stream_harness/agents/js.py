@@ -13,6 +13,8 @@ A row's conventions are sourced data like the Python frameworks'
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from functools import partial
 from typing import Final
 
@@ -31,6 +33,13 @@ SCRIPTS: Final[dict[str, str]] = {
 }
 
 
+# The options a row's configurations may set (agents/configuration.py), per script: given
+# to the script as ``--options JSON`` when it starts, which applies them to its calls.
+OPTIONS: Final[dict[str, dict[str, str]]] = {
+    "js-ai-sdk-agent": {"maxRetries": "streamText({maxRetries: N})"},
+}
+
+
 class JSAgentMissingError(ImportError):
     """Node, the adapters folder or its install is missing here: one line saying which."""
 
@@ -42,11 +51,17 @@ def declared_conventions(name: str) -> dict[str, object] | None:
     return conventions_for(name)
 
 
-def js_agent(name: str) -> StdioAgent:
+def js_agent(name: str, options: Mapping[str, object] | None = None) -> StdioAgent:
+    known = OPTIONS.get(name, {})
+    unknown = sorted(set(options or {}) - set(known))
+    if unknown:
+        raise ValueError(f"no option {unknown[0]!r} (it has: {', '.join(sorted(known)) or 'none'})")
     try:
         argv = node_argv(f"agents/{SCRIPTS[name]}")
     except ValueError as exc:
         raise JSAgentMissingError(str(exc)) from None
+    if options:
+        argv = [*argv, "--options", json.dumps(dict(options), sort_keys=True)]
     agent = StdioAgent(argv, cwd=js_root())
     conventions = declared_conventions(name)
     if conventions is not None and not agent.conventions:

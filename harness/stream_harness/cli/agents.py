@@ -83,7 +83,7 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--agent",
         action="append",
-        help="an agent adapter: a registered name (reference), module:object or cmd:COMMAND; repeatable",
+        help="an agent adapter: a registered name (reference), one at a declared configuration (agno[retries=1]), module:object or cmd:COMMAND; repeatable",
     )
     p.add_argument(
         "--scenarios",

@@ -10,14 +10,18 @@ takes its ``error_type`` and text as the raise.
 
 Retries: ``Agent(retries=0)`` and the model's ``retries=0`` are agno's defaults (no layer
 of its own); the SDK clients keep theirs. ``telemetry=False`` (agent-frameworks.md: it
-would call home); nothing else is changed.
+would call home); nothing else is changed. The rows ``agno[retries=N]`` and
+``agno[model.retries=N]`` switch on agno's two layers (the run started again, the model
+stream started again), as users do.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from stream_harness.agents.frameworks.support import (
+    Options,
     conventions_for,
     finished,
     load,
@@ -26,6 +30,7 @@ from stream_harness.agents.frameworks.support import (
     run_guarded,
     schema,
     unsupported,
+    user_function,
     version_of,
 )
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
@@ -36,7 +41,11 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-class AgnoAdapter:
+class AgnoAdapter(Options):
+    KNOWN: ClassVar[Mapping[str, str]] = {
+        "retries": "Agent(retries=N): a failed run is started again, whole",
+        "model.retries": "the model's retries=N: a failed model stream is started again",
+    }
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
@@ -48,7 +57,8 @@ class AgnoAdapter:
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         agent_mod, function_mod = load(NAME, "agno", "agno.agent", "agno.tools.function")
         agent = agent_mod.Agent(
-            model=_model(task),
+            model=_model(task, self.option("model.retries", 0)),
+            retries=self.option("retries", 0),
             tools=[_tool(function_mod, t) for t in task.tools],
             instructions=task.system,
             telemetry=False,
@@ -79,7 +89,7 @@ def _answer(events: list[Any]) -> AgentOutcome:
     )
 
 
-def _model(task: AgentTask) -> Any:
+def _model(task: AgentTask, retries: int) -> Any:
     if task.protocol in ("openai-completions", "openai-responses"):
         chat, responses = load(
             NAME, "agno[openai]", "agno.models.openai.chat", "agno.models.openai.responses"
@@ -87,11 +97,16 @@ def _model(task: AgentTask) -> Any:
         cls = (
             chat.OpenAIChat if task.protocol == "openai-completions" else responses.OpenAIResponses
         )
-        return cls(id=task.model, base_url=openai_url(task), api_key=task.api_key)
+        return cls(
+            id=task.model, base_url=openai_url(task), api_key=task.api_key, retries=retries
+        )
     if task.protocol == "anthropic-messages":
         (claude,) = load(NAME, "agno[anthropic]", "agno.models.anthropic.claude")
         return claude.Claude(
-            id=task.model, api_key=task.api_key, client_params={"base_url": root_url(task)}
+            id=task.model,
+            api_key=task.api_key,
+            client_params={"base_url": root_url(task)},
+            retries=retries,
         )
     if task.protocol == "google-generative-ai":
         (gemini,) = load(NAME, "agno[google]", "agno.models.google.gemini")
@@ -99,14 +114,13 @@ def _model(task: AgentTask) -> Any:
             id=task.model,
             api_key=task.api_key,
             client_params={"http_options": {"base_url": root_url(task)}},
+            retries=retries,
         )
     raise unsupported(NAME, task, PROTOCOLS)
 
 
 def _tool(function_mod: Any, tool: AgentTool) -> Any:
-    def call(**arguments: Any) -> str:
-        return tool.call(arguments)
-
+    call = user_function(tool)
     return function_mod.Function(
         name=tool.name,
         description=tool.description,

@@ -11,14 +11,19 @@ passed to the model as is).
 
 Retries: each chat model's default (``ChatOpenAI`` leaves the openai client's 2,
 ``ChatAnthropic`` sets 2, ``ChatGoogleGenerativeAI`` sets 6 attempts through google-genai's
-``HttpRetryOptions``, exponential from 1 s). Nothing is changed.
+``HttpRetryOptions``, exponential from 1 s). Nothing is changed. The configured rows
+switch on what users do: ``langgraph[ModelRetryMiddleware.max_retries=N]`` (create_agent's
+model-retry middleware, at its other defaults) and ``langgraph[max_retries=N]`` (each chat
+model's own ``max_retries``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from stream_harness.agents.frameworks.support import (
+    Options,
     conventions_for,
     finished,
     load,
@@ -27,6 +32,7 @@ from stream_harness.agents.frameworks.support import (
     run_guarded,
     schema,
     unsupported,
+    user_function,
     version_of,
 )
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
@@ -43,7 +49,11 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-class LangGraphAdapter:
+class LangGraphAdapter(Options):
+    KNOWN: ClassVar[Mapping[str, str]] = {
+        "ModelRetryMiddleware.max_retries": "create_agent(middleware=[ModelRetryMiddleware(max_retries=N)])",
+        "max_retries": "the chat model's max_retries=N",
+    }
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
@@ -63,10 +73,16 @@ class LangGraphAdapter:
         )
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        agents, tools_mod = load(NAME, "langchain", "langchain.agents", "langchain_core.tools")
-        model = _model(task)
+        agents, tools_mod, middleware = load(
+            NAME, "langchain", "langchain.agents", "langchain_core.tools", "langchain.agents.middleware"
+        )
+        model = _model(task, self.options.get("max_retries"))
+        retries = self.option("ModelRetryMiddleware.max_retries", 0)
         agent = agents.create_agent(
-            model, [_tool(tools_mod, t) for t in task.tools], system_prompt=task.system
+            model,
+            [_tool(tools_mod, t) for t in task.tools],
+            system_prompt=task.system,
+            middleware=[middleware.ModelRetryMiddleware(max_retries=retries)] if retries else (),
         )
         config = {"recursion_limit": 2 * task.limits.max_turns + 1}
 
@@ -85,7 +101,9 @@ def _answer(state: Any) -> AgentOutcome:
     return finished(str(state["messages"][-1].text), messages=len(state["messages"]))
 
 
-def _model(task: AgentTask) -> Any:
+def _model(task: AgentTask, max_retries: object) -> Any:
+    # Only a configured row passes max_retries: each chat model's default differs.
+    retries = {} if max_retries is None else {"max_retries": max_retries}
     if task.protocol in ("openai-completions", "openai-responses"):
         (openai_mod,) = load(NAME, "langchain-openai", "langchain_openai")
         return openai_mod.ChatOpenAI(
@@ -94,17 +112,20 @@ def _model(task: AgentTask) -> Any:
             api_key=task.api_key,
             streaming=True,
             use_responses_api=task.protocol == "openai-responses",
+            **retries,
         )
     if task.protocol == "anthropic-messages":
         (anthropic_mod,) = load(NAME, "langchain-anthropic", "langchain_anthropic")
         return anthropic_mod.ChatAnthropic(
-            model=task.model, base_url=root_url(task), api_key=task.api_key, streaming=True
-        )
+            model=task.model, base_url=root_url(task), api_key=task.api_key, streaming=True,
+            **retries,
+        )  # fmt: skip
     if task.protocol == "google-generative-ai":
         (google_mod,) = load(NAME, "langchain-google-genai", "langchain_google_genai")
         return google_mod.ChatGoogleGenerativeAI(
-            model=task.model, base_url=root_url(task), google_api_key=task.api_key, streaming=True
-        )
+            model=task.model, base_url=root_url(task), google_api_key=task.api_key, streaming=True,
+            **retries,
+        )  # fmt: skip
     if task.protocol == "bedrock-converse-stream":
         (aws_mod,) = load(NAME, "langchain-aws", "langchain_aws")
         # boto3 pointed at the server, with made-up static keys (SigV4-signed, unchecked);
@@ -123,9 +144,7 @@ def _model(task: AgentTask) -> Any:
 
 
 def _tool(tools_mod: Any, tool: AgentTool) -> Any:
-    def call(**arguments: Any) -> str:
-        return tool.call(arguments)
-
+    call = user_function(tool)
     return tools_mod.StructuredTool.from_function(
         func=call, name=tool.name, description=tool.description, args_schema=schema(tool)
     )

@@ -9,15 +9,21 @@ answered as ``@function_tool`` answers by default (``default_tool_error_function
 message goes back to the model), so the row shows the SDK's default tool-failure policy.
 
 Retries: ``ModelSettings.retry`` (runner-managed retries) is opt-in and left off, so the
-``AsyncOpenAI`` client's own retries apply at their defaults. Nothing is changed.
+``AsyncOpenAI`` client's own retries apply at their defaults. Nothing is changed. The
+configured rows switch on what users do: ``openai-agents[retry.max_retries=N]``
+(``ModelSettings(retry=ModelRetrySettings(max_retries=N,
+policy=retry_policies.provider_suggested()))``, the runner-managed retry) and
+``openai-agents[max_retries=N]`` (the ``AsyncOpenAI`` client's own).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from stream_harness.agents.frameworks.support import (
+    Options,
     conventions_for,
     finished,
     load,
@@ -33,7 +39,11 @@ NAME: Final = "openai-agents"
 PROTOCOLS: Final = frozenset({"openai-completions", "openai-responses"})
 
 
-class OpenAIAgentsAdapter:
+class OpenAIAgentsAdapter(Options):
+    KNOWN: ClassVar[Mapping[str, str]] = {
+        "retry.max_retries": "ModelSettings(retry=ModelRetrySettings(max_retries=N, policy=retry_policies.provider_suggested()))",
+        "max_retries": "AsyncOpenAI(max_retries=N)",
+    }
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
@@ -49,7 +59,19 @@ class OpenAIAgentsAdapter:
         # as here) imports as an empty namespace package when openai-agents is absent.
         _, agents, openai = load(NAME, "openai-agents", "agents.run", "agents", "openai")
         agents.set_tracing_disabled(True)
-        client = openai.AsyncOpenAI(base_url=openai_url(task), api_key=task.api_key)
+        client = openai.AsyncOpenAI(
+            base_url=openai_url(task), api_key=task.api_key, max_retries=self.option("max_retries", 2)
+        )
+        retries = self.option("retry.max_retries", 0)
+        settings = (
+            agents.ModelSettings(
+                retry=agents.ModelRetrySettings(
+                    max_retries=retries, policy=agents.retry_policies.provider_suggested()
+                )
+            )
+            if retries
+            else agents.ModelSettings()
+        )
         cls = (
             agents.OpenAIChatCompletionsModel
             if task.protocol == "openai-completions"
@@ -60,6 +82,7 @@ class OpenAIAgentsAdapter:
             instructions=task.system,
             model=cls(model=task.model, openai_client=client),
             tools=[_tool(agents, t) for t in task.tools],
+            model_settings=settings,
         )
 
         async def run() -> Any:

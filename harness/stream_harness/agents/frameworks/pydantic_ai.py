@@ -10,14 +10,20 @@ path. Tools are declared with ``Tool.from_schema`` from the task's JSON schemas.
 
 Retries: pydantic-ai adds no HTTP retry layer (its ``retries`` count re-asks the model
 after a tool or output validation error); each provider's SDK client keeps its defaults.
-Nothing is changed from the defaults.
+Nothing is changed from the defaults. The configured rows switch on what users do:
+``pydantic-ai-agent[retries=N]`` (the agent's retry budget for tools and output) and
+``pydantic-ai-agent[http.retries=N]``, the retrying transport of pydantic-ai's documented
+recipe (``AsyncHTTPX2TenacityTransport`` with ``wait_retry_after`` and
+``validate_response=raise_for_status``) as every provider's ``http_client``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from stream_harness.agents.frameworks.support import (
+    Options,
     conventions_for,
     finished,
     load,
@@ -26,6 +32,7 @@ from stream_harness.agents.frameworks.support import (
     run_guarded,
     schema,
     unsupported,
+    user_function,
     version_of,
 )
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
@@ -42,7 +49,11 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-class PydanticAIAgentAdapter:
+class PydanticAIAgentAdapter(Options):
+    KNOWN: ClassVar[Mapping[str, str]] = {
+        "retries": "Agent(retries=N): the retry budget of tools and output validation",
+        "http.retries": "the documented AsyncHTTPX2TenacityTransport as the providers' http_client",
+    }
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
@@ -56,7 +67,11 @@ class PydanticAIAgentAdapter:
         model = self._model(task)
         tools = [_tool(agent_mod, t) for t in task.tools]
         agent = agent_mod.Agent(
-            model, tools=tools, system_prompt=task.system or (), name="stream-harness"
+            model,
+            tools=tools,
+            system_prompt=task.system or (),
+            name="stream-harness",
+            retries=self.option("retries", 1),
         )
         limits = agent_mod.UsageLimits(request_limit=task.limits.max_turns)
 
@@ -77,7 +92,9 @@ class PydanticAIAgentAdapter:
                 "pydantic_ai.models.openai",
                 "pydantic_ai.providers.openai",
             )
-            provider = providers.OpenAIProvider(base_url=openai_url(task), api_key=task.api_key)
+            provider = providers.OpenAIProvider(
+                base_url=openai_url(task), api_key=task.api_key, http_client=self._http_client()
+            )
             cls = (
                 models.OpenAIChatModel
                 if task.protocol == "openai-completions"
@@ -91,7 +108,9 @@ class PydanticAIAgentAdapter:
                 "pydantic_ai.models.anthropic",
                 "pydantic_ai.providers.anthropic",
             )
-            provider = providers.AnthropicProvider(base_url=root_url(task), api_key=task.api_key)
+            provider = providers.AnthropicProvider(
+                base_url=root_url(task), api_key=task.api_key, http_client=self._http_client()
+            )
             return models.AnthropicModel(task.model, provider=provider)
         if task.protocol == "google-generative-ai":
             models, providers, genai, types = load(
@@ -103,7 +122,10 @@ class PydanticAIAgentAdapter:
                 "google.genai.types",
             )
             client = genai.Client(
-                api_key=task.api_key, http_options=types.HttpOptions(base_url=root_url(task))
+                api_key=task.api_key,
+                http_options=types.HttpOptions(
+                    base_url=root_url(task), httpx_async_client=self._http_client()
+                ),
             )
             return models.GoogleModel(task.model, provider=providers.GoogleProvider(client=client))
         if task.protocol == "bedrock-converse-stream":
@@ -125,11 +147,30 @@ class PydanticAIAgentAdapter:
             return models.BedrockConverseModel(task.model, provider=provider)
         raise unsupported(NAME, task, PROTOCOLS)
 
+    def _http_client(self) -> Any:
+        """The retrying client of pydantic-ai's recipe (docs: retries.md, "transport
+        retries"), verbatim but for the attempts; None (the provider's own) by default."""
+        retries = self.option("http.retries", 0)
+        if not retries:
+            return None
+        models, retries_mod, tenacity, httpx2 = load(
+            NAME, "pydantic-ai-slim[retries]", "pydantic_ai.models", "pydantic_ai.retries",
+            "tenacity", "httpx2",
+        )  # fmt: skip
+        transport = retries_mod.AsyncHTTPX2TenacityTransport(
+            retries_mod.RetryConfig(
+                retry=tenacity.retry_if_exception_type(httpx2.HTTPStatusError),
+                wait=retries_mod.wait_retry_after(max_wait=120),
+                stop=tenacity.stop_after_attempt(retries + 1),
+                reraise=True,
+            ),
+            validate_response=lambda r: r.raise_for_status(),
+        )
+        return models.create_async_httpx2_client(transport=transport)
+
 
 def _tool(agent_mod: Any, tool: AgentTool) -> Any:
-    def call(**arguments: Any) -> str:
-        return tool.call(arguments)
-
+    call = user_function(tool)
     return agent_mod.Tool.from_schema(
         call, name=tool.name, description=tool.description, json_schema=schema(tool)
     )

@@ -27,6 +27,7 @@ from stream_harness.agents.frameworks.support import (
     properties,
     raised,
     unsupported,
+    user_function,
     version_of,
 )
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
@@ -80,9 +81,13 @@ def _tool(smol: Any, tool: AgentTool) -> Any:
             entry["nullable"] = True
         inputs[key] = entry
 
-    def forward(self: Any, **arguments: Any) -> str:
-        # smolagents fills the nullable inputs the model left out with None.
-        return tool.call({k: v for k, v in arguments.items() if v is not None})
+    call = user_function(tool)
+
+    def forward(self: Any, *args: Any, **kwargs: Any) -> str:
+        # A raw string comes positionally (smolagents' tool(arguments)) and binds to the
+        # first input, as in a user's forward; the nullable inputs the model left out
+        # come as None, which a user's forward sees as its default.
+        return call(*args, **{k: v for k, v in kwargs.items() if v is not None})
 
     cls = type(
         f"LedgerTool_{tool.name}",

@@ -14,14 +14,19 @@ well under the scenarios' shortest retry-after, 1.5 s, so the observed wait is p
 Strands' own and never a hint met by coincidence, as the default 4 s would meet the short
 ones; on Gemini it is the only retry layer and reads no hint, declared
 ``retry_after_honoured: false``, so A10 shows it rather than judges it). The SDK clients
-keep their defaults.
+keep their defaults. The configured rows set what users do:
+``strands[ModelRetryStrategy.max_attempts=N]`` (the strategy's attempts, delays as above)
+and ``strands[client_args.max_retries=N]`` (the SDK client's own retries, through the
+model's ``client_args``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from stream_harness.agents.frameworks.support import (
+    Options,
     conventions_for,
     finished,
     load,
@@ -41,7 +46,11 @@ PROTOCOLS: Final = frozenset(
 RETRY_DELAY_S: Final = 0.5
 
 
-class StrandsAdapter:
+class StrandsAdapter(Options):
+    KNOWN: ClassVar[Mapping[str, str]] = {
+        "ModelRetryStrategy.max_attempts": "ModelRetryStrategy(max_attempts=N), delays as by default here",
+        "client_args.max_retries": "the SDK client's max_retries=N, through the model's client_args",
+    }
     name = NAME
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
@@ -56,12 +65,14 @@ class StrandsAdapter:
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         strands, tools_mod = load(NAME, "strands-agents", "strands", "strands.tools.tools")
         agent = strands.Agent(
-            model=_model(task),
+            model=_model(task, self.options.get("client_args.max_retries")),
             tools=[_tool(tools_mod, t) for t in task.tools],
             system_prompt=task.system,
             callback_handler=None,
             retry_strategy=strands.ModelRetryStrategy(
-                max_attempts=6, initial_delay=RETRY_DELAY_S, max_delay=RETRY_DELAY_S
+                max_attempts=self.option("ModelRetryStrategy.max_attempts", 6),
+                initial_delay=RETRY_DELAY_S,
+                max_delay=RETRY_DELAY_S,
             ),
         )
 
@@ -86,24 +97,30 @@ def _answer(result: Any) -> AgentOutcome:
     return finished(text, stop_reason=str(result.stop_reason))
 
 
-def _model(task: AgentTask) -> Any:
+def _model(task: AgentTask, max_retries: object) -> Any:
+    # Only a configured row passes max_retries: each client keeps its own default.
+    retries = {} if max_retries is None else {"max_retries": max_retries}
     if task.protocol == "openai-completions":
         (mod,) = load(NAME, "strands-agents[openai]", "strands.models.openai")
         return mod.OpenAIModel(
-            client_args={"base_url": openai_url(task), "api_key": task.api_key},
+            client_args={"base_url": openai_url(task), "api_key": task.api_key, **retries},
             model_id=task.model,
         )
     if task.protocol == "anthropic-messages":
         (mod,) = load(NAME, "strands-agents[anthropic]", "strands.models.anthropic")
         return mod.AnthropicModel(
-            client_args={"base_url": root_url(task), "api_key": task.api_key},
+            client_args={"base_url": root_url(task), "api_key": task.api_key, **retries},
             model_id=task.model,
             max_tokens=1024,
         )
     if task.protocol == "google-generative-ai":
         (mod,) = load(NAME, "strands-agents[gemini]", "strands.models.gemini")
+        # google-genai's client takes no max_retries: its own retry is HttpRetryOptions.
+        http_options: dict[str, Any] = {"base_url": root_url(task)}
+        if max_retries is not None:
+            http_options["retry_options"] = {"attempts": int(str(max_retries)) + 1}
         return mod.GeminiModel(
-            client_args={"api_key": task.api_key, "http_options": {"base_url": root_url(task)}},
+            client_args={"api_key": task.api_key, "http_options": http_options},
             model_id=task.model,
         )
     if task.protocol == "bedrock-converse-stream":

@@ -15,9 +15,10 @@ import copy
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
-from typing import Any, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 
 from stream_harness.adapters.library import LibraryMissingError
 from stream_harness.agents.conventions import policy_problem
@@ -30,23 +31,46 @@ T = TypeVar("T")
 CONVENTIONS: Final = "agent_conventions"
 
 
-def conventions_for(name: str) -> dict[str, Any]:
+def conventions_for(name: str, configuration: str | None = None) -> dict[str, Any]:
     """An agent adapter's conventions, from ``specs/agent_conventions.yaml``.
 
     The top-level keys are what a check reads first: the framework's own values over the
     policy of its OpenAI client (the one most frameworks use; else its first protocol's
     client); ``by_protocol`` holds each protocol's client policy with the framework's
     overrides, because one framework on Anthropic and on Gemini retries differently.
+
+    With ``configuration`` (a row such as ``agno[retries=1]``), the configuration's
+    declared ``conventions`` go over every protocol's policy as well as the top level (a
+    retry layer the user switched on sits above whichever client the protocol uses), then
+    its per-protocol ``protocols`` overrides, with their sources.
     """
     table = facts.load_yaml(CONVENTIONS)
     _check_values(table)
     entry = table["frameworks"][name]
+    config: dict[str, Any] = {}
+    if configuration is not None:
+        config = copy.deepcopy(entry["configurations"][configuration])
+    config_conventions = dict(config.get("conventions") or {})
+    config_sources = dict(config.get("sources") or {})
     by_protocol: dict[str, dict[str, Any]] = {}
     for protocol, client in sorted(entry["clients"].items()):
         policy = copy.deepcopy(table["clients"][client])
         override = copy.deepcopy(entry.get("protocols", {}).get(protocol, {}))
-        sources = {**policy.pop("sources"), **override.pop("sources", {})}
-        by_protocol[protocol] = {**policy, **override, "client": client, "sources": sources}
+        configured = dict((config.get("protocols") or {}).get(protocol) or {})
+        sources = {
+            **policy.pop("sources"),
+            **override.pop("sources", {}),
+            **config_sources,
+            **configured.pop("sources", {}),
+        }
+        by_protocol[protocol] = {
+            **policy,
+            **override,
+            **config_conventions,
+            **configured,
+            "client": client,
+            "sources": sources,
+        }
     first = next(
         (by_protocol[p] for p in ("openai-completions", "openai-responses") if p in by_protocol),
         next(iter(by_protocol.values())),
@@ -55,7 +79,8 @@ def conventions_for(name: str) -> dict[str, Any]:
     return {
         **base,
         **entry.get("conventions", {}),
-        "sources": {**first["sources"], **entry["sources"]},
+        **config_conventions,
+        "sources": {**first["sources"], **entry["sources"], **config_sources},
         "by_protocol": by_protocol,
     }
 
@@ -71,10 +96,18 @@ def _check_values(table: Mapping[str, Any]) -> None:
         (f"clients.{client}", policy, ("sources",)) for client, policy in table["clients"].items()
     ]
     for framework, entry in table["frameworks"].items():
-        places.append((f"frameworks.{framework}", entry, ("clients", "conventions", "protocols", "sources")))
+        places.append(
+            (f"frameworks.{framework}", entry, ("clients", "conventions", "protocols", "sources", "configurations"))
+        )
         places.append((f"frameworks.{framework}.conventions", entry.get("conventions") or {}, ()))
         for protocol, override in (entry.get("protocols") or {}).items():
             places.append((f"frameworks.{framework}.protocols.{protocol}", override, ("sources",)))
+        for configuration, declared in (entry.get("configurations") or {}).items():
+            where = f"frameworks.{framework}.configurations.{configuration}"
+            places.append((where, declared, ("settings", "conventions", "protocols", "sources")))
+            places.append((f"{where}.conventions", declared.get("conventions") or {}, ()))
+            for protocol, override in (declared.get("protocols") or {}).items():
+                places.append((f"{where}.protocols.{protocol}", override, ("sources",)))
     for where, policy, extra in places:
         problem = policy_problem(policy, where, extra=extra)
         if problem:
@@ -192,9 +225,75 @@ def properties(tool: AgentTool) -> tuple[dict[str, Any], list[str]]:
     return dict(props), [str(r) for r in required]
 
 
+_UNSET: Final = object()
+_EXTRA: Final = "_harness_extra_arguments"
+
+
+def user_function(tool: AgentTool) -> Callable[..., str]:
+    """The tool as a user writes it: one named parameter per property of its schema.
+
+    Frameworks hand a tool what they got the way the user's function takes it, and some
+    bind by position: smolagents calls ``tool("Paris")`` when the model's arguments are a
+    raw string, which a user's ``forward(self, city)`` takes as ``city``. A wrapper taking
+    only ``**arguments`` would raise there and hide what the framework does, so the
+    parameters are real (schema order), each optional, so that a missing argument still
+    reaches the ledger as a user's function with defaults would see it; keyword arguments
+    outside the schema reach it too.
+    """
+    props, _ = properties(tool)
+    names = [n for n in props if n.isidentifier() and n != _EXTRA]
+    parameters = [
+        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_UNSET)
+        for n in names
+    ]
+    parameters.append(inspect.Parameter(_EXTRA, inspect.Parameter.VAR_KEYWORD))
+    signature = inspect.Signature(parameters)
+
+    def call(*args: Any, **kwargs: Any) -> str:
+        bound = signature.bind(*args, **kwargs)
+        arguments = {
+            k: v for k, v in bound.arguments.items() if k != _EXTRA and v is not _UNSET
+        }
+        arguments.update(bound.arguments.get(_EXTRA, {}))
+        return tool.call(arguments)
+
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    call.__name__ = tool.name if tool.name.isidentifier() else "tool"
+    call.__doc__ = tool.description
+    return call
+
+
 def schema(tool: AgentTool) -> dict[str, Any]:
     """The tool's JSON schema as a plain dict with an object type, which every framework needs."""
     out = dict(tool.parameters)
     out.setdefault("type", "object")
     out.setdefault("properties", {})
     return out
+
+
+class Options:
+    """The settings a row's configuration applies (``agno[retries=1]``), for a framework
+    adapter to read where it builds the framework's objects.
+
+    ``KNOWN`` names each option the adapter can apply and what it sets; the row's
+    configurations in ``specs/agent_conventions.yaml`` may use only these, and an option
+    the adapter does not know is refused when it is built, not silently ignored.
+    """
+
+    KNOWN: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, options: Mapping[str, object] | None = None) -> None:
+        given = dict(options or {})
+        unknown = sorted(set(given) - set(self.KNOWN))
+        if unknown:
+            raise ValueError(
+                f"no option {unknown[0]!r} (it has: {', '.join(sorted(self.KNOWN)) or 'none'})"
+            )
+        self.options = given
+
+    def option(self, key: str, default: T) -> T:
+        """The configured value of ``key``, or the framework's default when not configured."""
+        value = self.options.get(key, default)
+        if not isinstance(value, type(default)):
+            raise ValueError(f"option {key!r} must be a {type(default).__name__}, got {value!r}")
+        return value
