@@ -22,10 +22,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from stream_harness.agents.faults import FaultSpec
 from stream_harness.agents.loading import load_agent
 from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
 from stream_harness.conformance.agent_runner import expectations_for_agents
-from stream_harness.conformance.explore import ExploreOptions, explorable, explore
+from stream_harness.conformance.explore import ExploreOptions, explorable, explore, fault_word
 from stream_harness.contract.facts import bundled_cassettes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "explore.json"
@@ -86,7 +87,7 @@ def main() -> None:
         for u in units:
             for key, seconds in u.elapsed.items():
                 first = json.loads(key)[0][1]
-                kind = next((k for k in first if k not in ("pace", "headers")), "pace")
+                kind = fault_word(FaultSpec.model_validate(first)) or "pace"
                 by_kind[kind].append(seconds)
         out[spec] = {
             "protocols": sorted({u.protocol for u in units}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from stream_harness.agents.exchange import RequestView, SentCall, read_request
@@ -268,6 +268,7 @@ def a3_results_paired(run: AgentRun) -> str | None:
         view = run.view(k)
         if not view.readable:
             return f"request {k} is not {run.protocol} JSON; cannot find the result of {call.id}"
+        call = _as_replayed(run, view, call)
         results = [r for r in view.results if r.id == call.id]
         if not results and run.protocol in NAME_PAIRED:
             results = [r for r in view.results if not r.id and r.name == call.name][:1]
@@ -290,6 +291,26 @@ def a3_results_paired(run: AgentRun) -> str | None:
                 f"served {call.name}{_fmt_args(call.arguments)}"
             )
     return _calls_answered(run)
+
+
+def _as_replayed(run: AgentRun, view: RequestView, call: ServedCall) -> ServedCall:
+    """A call served without an id (``mutate: {id: missing}``) under the id the agent gave
+    it: the request's replayed call of that name and those arguments whose id no response
+    served (the latest). An agent must give an id-less call one of its own to send its
+    result back (openai-completions, anthropic-messages and the rest require one), so it
+    is paired through that id; the call itself unchanged when it has an id or none fits."""
+    if call.id or not view.readable:
+        return call
+    served = {c.id for _, s in run.answers() for c in s.calls if c.id}
+    own = [
+        c
+        for c in view.calls
+        if c.id
+        and c.id not in served
+        and c.name == call.name
+        and canonical(c.arguments) == canonical(call.arguments)
+    ]
+    return replace(call, id=own[-1].id) if own else call
 
 
 def _nth_of_name(calls: Sequence[ServedCall], call: ServedCall) -> int:
@@ -326,7 +347,7 @@ def _calls_answered(run: AgentRun) -> str | None:
         view = run.view(k + 1)
         if not view.readable:
             continue
-        delivered = [c for c in served.calls if c.delivered]
+        delivered = [_as_replayed(run, view, c) for c in served.calls if c.delivered]
         nth = {c.id: _nth_of_name(delivered, c) for c in delivered}
         replayed = {c.id: _sent(run, view, c, nth[c.id]) for c in delivered}
         if not any(replayed.values()):

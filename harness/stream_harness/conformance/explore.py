@@ -38,6 +38,19 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
+from stream_harness.agents.faults import (
+    ENDINGS,
+    ERROR_KINDS,
+    NAMED_PLACES,
+    ByteAt,
+    InCall,
+    Resolved,
+    canonical_yaml,
+    compact,
+    fault_space,
+    normalize,
+    unexpressible,
+)
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
 from stream_harness.agents.scenario import (
     AgentScenario,
@@ -45,6 +58,7 @@ from stream_harness.agents.scenario import (
     FaultSpec,
     ResponseSpec,
     ScenarioError,
+    ScriptSpec,
     load_agent_scenario,
     resolve_scenarios_argument,
     scenario_argument,
@@ -64,20 +78,13 @@ from stream_harness.recordings.inputs import display_path
 Fault = dict[str, Any]
 Schedule = tuple[tuple[int, Fault], ...]
 
-KINDS: Final = (
-    "status",
-    "cut_at",
-    "no_terminal_event",
-    "error_event_after_200",
-    "cut_in_tool_args",
-    "length_stop_in_tool_call",
-    "overflow",
-    "pace",
-)
+KINDS: Final = ("status", "stream", "mutate", "overflow", "pace")
 """Fault kinds, simplest first: hypothesis shrinks a ``sampled_from`` towards its first
 element, so a shrunk schedule names the simplest kind that still fails. An HTTP error
-before any byte is the simplest; a slow but complete response (``pace``) is last because
-it is the one kind that fails nothing by itself."""
+before any byte is the simplest; then a response ended early (a place and an ending, the
+model of :mod:`stream_harness.agents.faults`), a call served wrong (``mutate``), a context
+overflow; a slow but complete response (``pace``) is last because it is the one kind that
+fails nothing by itself."""
 
 STATUSES: Final = (500, 429, 503, 529, 408, 502, 400, 401, 403, 404)
 """Retryable first (the shrink prefers them), then the statuses no client resends."""
@@ -92,6 +99,10 @@ no wait for them (``give_up``, ``backoff``)."""
 PAST_DATE: Final = "Wed, 21 Oct 2015 07:28:00 GMT"
 FUTURE_DATE: Final = "Fri, 01 Jan 2100 00:00:00 GMT"
 PACES: Final = (0.0, 0.002, 0.01)
+DRAW_RANGE: Final = 2**16 - 1
+"""The range of a drawn index (an early end, a byte, an offset, a mutation): taken modulo
+the number there is, so every response draws the same choices."""
+STREAM_WEIGHT: Final = 3
 MAX_FAULTS: Final = 3
 SHRINK_RUNS: Final = 60
 SHRINK_WALL_S: Final = 120.0
@@ -131,6 +142,67 @@ def retry_after_values(conventions: Mapping[str, Any], protocol: str) -> list[tu
     return out
 
 
+def stream_faults(scenario: AgentScenario, response_index: int, protocol: str) -> list[FaultSpec]:
+    """Every early end response ``response_index`` can take in ``protocol``, simplest first:
+    by ending (:data:`~stream_harness.agents.faults.ENDINGS` order: fin, rst, clean_eof,
+    length, error_event, finish; error kinds in their order), then by place (a byte, right
+    after the text, inside call 1 at each named place then at a character offset, inside
+    call 2, ..., where the content ends). From :func:`fault_space`, so that nothing the
+    protocol cannot serve is offered; a ``{byte: 0}`` or ``{call: N, at: 1}`` place stands
+    for the byte or offset the strategy draws. Left out: ``length`` where the content ends
+    of a response with calls (the calls were delivered whole: running them and refusing
+    them are both right, and the copy of the response that follows serves them again)."""
+    response = scenario.spec.responses[response_index]
+    script = response.script or ScriptSpec()
+    tools = scenario.spec.tools
+    calls = [(c.arguments, tools[c.name].schema_ if c.name in tools else {}) for c in script.tool_calls]
+    space = [
+        f
+        for f in fault_space(calls, protocol, delta_size=script.delta_size, has_text=bool(script.text))
+        if f.ending is not None and not (f.ending == "length" and f.place is None and calls)
+    ]
+    for n in range(1, len(calls) + 1):
+        for ending in ENDINGS:
+            for kind in ERROR_KINDS if ending == "error_event" else (None,):
+                offset = Resolved(InCall(call=n, at=1), ending, kind)
+                if unexpressible(offset, protocol) is None:
+                    space.append(FaultSpec(place=InCall(call=n, at=1), ending=ending, kind=kind))
+    return sorted(space, key=_simplest)
+
+
+def _simplest(fault: FaultSpec) -> tuple[int, int, tuple[int, int, int]]:
+    ending = ENDINGS.index(fault.ending) if fault.ending is not None else len(ENDINGS)
+    kind = ERROR_KINDS.index(fault.kind) if fault.kind is not None else 0
+    return ending, kind, _place_rank(fault.place)
+
+
+def _place_rank(place: Any) -> tuple[int, int, int]:
+    """A byte, after the text, inside call 1 (named places in their order, then an
+    offset), call 2, ..., where the content ends."""
+    if isinstance(place, ByteAt):
+        return (0, 0, 0)
+    if place == "after_text":
+        return (1, 0, 0)
+    if isinstance(place, InCall):
+        at = len(NAMED_PLACES) if isinstance(place.at, int) else NAMED_PLACES.index(place.at)
+        return (2, place.call, at)
+    return (3, 0, 0)
+
+
+def mutations(scenario: AgentScenario, response_index: int, protocol: str) -> list[FaultSpec]:
+    """The calls response ``response_index`` can serve wrong (:func:`fault_space`'s
+    ``mutate`` faults), in its order: call 1 first, arguments before ids."""
+    response = scenario.spec.responses[response_index]
+    script = response.script or ScriptSpec()
+    tools = scenario.spec.tools
+    calls = [(c.arguments, tools[c.name].schema_ if c.name in tools else {}) for c in script.tool_calls]
+    return [f for f in fault_space(calls, protocol, delta_size=script.delta_size) if f.mutate is not None]
+
+
+def _dump(fault: FaultSpec) -> Fault:
+    return fault.model_dump(mode="json", exclude_defaults=True)
+
+
 def fault_strategy(
     scenario: AgentScenario,
     response_index: int,
@@ -138,25 +210,44 @@ def fault_strategy(
     conventions: Mapping[str, Any],
 ) -> st.SearchStrategy[Fault]:
     """One fault for response ``response_index`` of ``scenario`` in ``protocol``: a dict of
-    FaultSpec fields. The kinds a response cannot take (a cut in arguments it does not
-    have) are not drawn; retry hints are those :func:`retry_after_values` keeps."""
+    FaultSpec fields in the model of :mod:`stream_harness.agents.faults`: an HTTP status
+    (with a retry hint of :func:`retry_after_values`), an early end (a place and an ending,
+    :func:`stream_faults`: a byte of the body, right after the text, a named place or a
+    character offset inside a call's arguments, where the content ends; every ending and
+    error kind the protocol can serve there), a call served wrong (:func:`mutations`), a
+    context overflow, or pacing. Nothing :func:`unexpressible` in the protocol is drawn."""
     response = scenario.spec.responses[response_index]
-    calls = len(response.script.tool_calls) if response.script else 0
+    script = response.script or ScriptSpec()
     body = sum(len(c) for c in scenario.served(protocol)[_served_index(scenario, response_index)].chunks)
     hints = retry_after_values(conventions, protocol)
-    kinds = [k for k in KINDS if calls or k not in ("cut_in_tool_args", "length_stop_in_tool_call")]
+    ends = stream_faults(scenario, response_index, protocol)
+    mutated = mutations(scenario, response_index, protocol)
+    # An early end holds most of the space (every ending at every place): it takes
+    # STREAM_WEIGHT slots of the kinds drawn, all after "status", so that it is drawn about
+    # as often as the rest together and still shrinks to the simplest kind but one.
+    kinds = [w for k in KINDS if mutated or k != "mutate" for w in [k] * (STREAM_WEIGHT if k == "stream" else 1)]
 
     @st.composite
     def draw(d: st.DrawFn) -> Fault:
-        # Every parameter is drawn whatever the kind, so that every kind takes as many
-        # choices: hypothesis orders candidates by length first, and a kind needing fewer
-        # draws (an overflow) would otherwise count as simpler than an HTTP 500.
+        # Every parameter is drawn whatever the kind and the response, so that every kind
+        # takes as many choices: hypothesis orders candidates by length first, and a kind
+        # needing fewer draws (an overflow) would otherwise count as simpler than an HTTP
+        # 500, a response without calls simpler than the first. The indices are drawn over
+        # a fixed range (a range of one value is no choice at all) and shrink towards 0.
         kind = d(st.sampled_from(kinds))
         status = d(st.sampled_from(STATUSES))
         hint = d(st.one_of(st.none(), st.sampled_from(hints))) if hints else None
-        cut = d(st.integers(0, max(body - 1, 0)))
-        event = d(st.sampled_from(("server_error", "overloaded", "rate_limit")))
-        call = d(st.integers(1, max(calls, 1)))
+        ending = d(st.sampled_from(ENDINGS))
+        error = d(st.sampled_from(ERROR_KINDS))
+        at = d(st.integers(0, DRAW_RANGE))
+        # The ending and its kind are choices of their own, stable across responses (a
+        # shrink to an earlier response keeps them); the place is an index into those
+        # that response takes with them, simplest first (any early end if none does).
+        endings = [f for f in ends if f.ending == ending and f.kind in (None, error)] or ends
+        end = endings[at % len(endings)]
+        cut = d(st.integers(0, DRAW_RANGE)) % max(body, 1)
+        offset = d(st.integers(0, DRAW_RANGE))
+        wrong = d(st.integers(0, DRAW_RANGE))
         pace = d(st.sampled_from(PACES))
         fault: Fault
         if kind == "status":
@@ -164,18 +255,20 @@ def fault_strategy(
             if hint is not None:
                 fault["headers"] = {hint[0]: hint[1]}
             return fault  # a paced error body: A10 would time the wait from its end
-        if kind == "cut_at":
-            fault = {"cut_at": cut}
-        elif kind == "error_event_after_200":
-            fault = {kind: event}
-        elif kind == "cut_in_tool_args":
-            fault = {kind: call}
-        elif kind == "overflow":
+        if kind == "overflow":
             return {"status": 400, "overflow": True}
-        elif kind == "pace":
+        if kind == "pace":
             return {"pace": PACES[1:][pace == PACES[-1]]}
+        if kind == "mutate":
+            fault = _dump(mutated[wrong % len(mutated)])
         else:
-            fault = {kind: True}
+            place = end.place
+            if isinstance(place, ByteAt):
+                place = ByteAt(byte=cut)
+            elif isinstance(place, InCall) and isinstance(place.at, int):
+                size = len(compact(script.tool_calls[place.call - 1].arguments))
+                place = InCall(call=place.call, at=1 + offset % max(size - 1, 1))
+            fault = _dump(end.model_copy(update={"place": place}))
         if pace:
             fault["pace"] = pace
         return fault
@@ -236,22 +329,31 @@ def explorable(scenario: AgentScenario) -> str | None:
 def apply(base: AgentScenario, schedule: Schedule) -> AgentScenarioSpec:
     """The base scenario with the schedule: each fault goes on a copy of its response put
     before it (a client that resends then gets the response the base meant), as the
-    bundled scenarios script a fault; a ``pace`` alone slows the response itself."""
+    bundled scenarios script a fault; a ``pace`` alone slows the response itself, and a
+    ``mutate`` serves the response itself wrong (the response is complete: a copy before
+    it would serve its calls twice, each one delivered)."""
     responses: list[ResponseSpec] = []
     for i, response in enumerate(base.spec.responses):
-        paced = response
+        own: Fault = {}
         for index, fault in schedule:
             if index != i:
                 continue
-            if set(fault) == {"pace"}:
-                paced = paced.model_copy(update={"fault": FaultSpec(pace=fault["pace"])})
+            if set(fault) == {"pace"} or "mutate" in fault:
+                own.update(fault)
                 continue
             copy = response.model_copy(
                 update={"fault": FaultSpec.model_validate(fault), "repeat": 1}
             )
             responses.append(_fresh_ids(copy, len(responses)))
-        responses.append(paced)
-    return base.spec.model_copy(update={"responses": responses, "name": None})
+        if own:
+            response = response.model_copy(update={"fault": FaultSpec.model_validate(own)})
+        responses.append(response)
+    update: dict[str, Any] = {"responses": responses, "name": None}
+    reused = any(f.get("mutate", {}).get("id") == "reused" for _, f in schedule)
+    if reused and "A3" not in base.spec.skip_checks:
+        # A3 pairs results by id, which a reused id makes ambiguous (as reused_call_id says)
+        update["skip_checks"] = [*base.spec.skip_checks, "A3"]
+    return base.spec.model_copy(update=update)
 
 
 def _fresh_ids(response: ResponseSpec, n: int) -> ResponseSpec:
@@ -266,18 +368,12 @@ def _fresh_ids(response: ResponseSpec, n: int) -> ResponseSpec:
 
 
 def describe(schedule: Schedule) -> str:
-    """``response 0: status 429 retry-after 3600; response 1: cut_at 12`` (for messages)."""
+    """``response 0: status 429 retry-after 3600; response 1: place {call: 1, at: half},
+    ending length`` (for messages): each fault as its canonical YAML."""
     parts = []
     for index, fault in schedule:
-        words = []
-        for key, value in fault.items():
-            if key == "headers":
-                words += [f"{h} {v}" for h, v in value.items()]
-            elif value is True:
-                words.append(key)
-            else:
-                words.append(f"{key} {value}")
-        parts.append(f"response {index}: {' '.join(words)}")
+        text = canonical_yaml(FaultSpec.model_validate(fault))[1:-1]
+        parts.append(f"response {index}: {text}")
     return "; ".join(parts)
 
 
@@ -298,11 +394,23 @@ def explored_scenario(base: AgentScenario, schedule: Schedule) -> AgentScenario:
 
 
 def scenario_yaml(base: AgentScenario, schedule: Schedule, note: str) -> str:
-    """A scenario file of the schedule: the base written out whole, so it loads alone."""
-    data = apply(base, schedule).model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    """A scenario file of the schedule: the base written out whole, so it loads alone,
+    each fault as its canonical YAML (:func:`~stream_harness.agents.faults.canonical_yaml`,
+    one line in the model of places and endings)."""
+    spec = apply(base, schedule)
+    data = spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     data = {"kind": "agent", **{k: v for k, v in data.items() if k != "kind"}}
     data["description"] = note
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    faults: dict[str, str] = {}
+    for k, (response, written) in enumerate(zip(spec.responses, data["responses"], strict=True)):
+        if "fault" in written:
+            calls = len((response.script or ScriptSpec()).tool_calls)
+            faults[f"__fault_{k}__"] = canonical_yaml(response.fault, calls=calls)
+            written["fault"] = f"__fault_{k}__"
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    for placeholder, fault in faults.items():
+        text = text.replace(f"fault: {placeholder}\n", f"fault: {fault}\n")
+    return text
 
 
 # -- running ------------------------------------------------------------------------------
@@ -517,17 +625,43 @@ def _found(
 # -- known failures ------------------------------------------------------------------------------
 
 
+def fault_word(fault: FaultSpec, calls: int = 1) -> str | None:
+    """The report's word for one fault, by class: ``http_429``, ``overflow``, an ending
+    with its error kind, and ``_in_call`` when it ends inside a call's arguments
+    (``fin_in_call``, ``error_event_overloaded``, ``clean_eof``), a mutation
+    (``args_wrong_type``, ``id_fresh``); None for pacing alone. Only a place inside a call
+    changes what is delivered (part of a call); the byte, the call and the named place are
+    left out, and so is a place outside calls: a clean end at a byte of the final text or
+    right after the text is the bundled ``no_terminal_event``'s failure (found exploring
+    pydantic-ai and js-openai-agents, whose findings say half a sentence, or the text
+    before the calls, becomes the result)."""
+    if fault.overflow:
+        return "overflow"
+    if fault.status is not None:
+        return f"http_{fault.status}"
+    resolved = normalize(fault, calls)
+    if resolved is not None:
+        head = f"{resolved.ending}_{resolved.kind}" if resolved.kind else resolved.ending
+        place = resolved.place
+        return head + ("_in_call" if isinstance(place, InCall) else "")
+    if fault.mutate is not None:
+        return f"args_{fault.mutate.args}" if fault.mutate.args else f"id_{fault.mutate.id}"
+    return None
+
+
 def fault_kinds(schedule: Schedule) -> set[str]:
-    """The report's words for the schedule's faults (``http_429``, ``cut_at``, ...)."""
-    kinds = set()
-    for _, fault in schedule:
-        if set(fault) == {"pace"}:
-            continue
-        spec = FaultSpec.model_validate(fault)
-        kinds.add("overflow" if spec.overflow else f"http_{spec.status}" if spec.status else next(
-            k for k in KINDS if k in fault and k != "pace"
-        ))
-    return kinds
+    """The report's words for the schedule's faults (:func:`fault_word`)."""
+    words = (fault_word(FaultSpec.model_validate(fault)) for _, fault in schedule)
+    return {w for w in words if w is not None}
+
+
+def scenario_fault_kinds(scenario: AgentScenario) -> set[str]:
+    """The words of a scenario's faults, as :func:`fault_kinds` says a schedule's (the old
+    keys read in the model: ``no_terminal_event`` is ``clean_eof``)."""
+    words = (
+        fault_word(r.fault, len((r.script or ScriptSpec()).tool_calls)) for r in scenario.spec.responses
+    )
+    return {w for w in words if w is not None}
 
 
 def known_failure(
@@ -543,7 +677,7 @@ def known_failure(
         if name not in cache:
             path = resolve_scenarios_argument(name)
             try:
-                cache[name] = set(load_agent_scenario(path).faults) if path and path.is_file() else None
+                cache[name] = scenario_fault_kinds(load_agent_scenario(path)) if path and path.is_file() else None
             except ScenarioError:
                 cache[name] = None
         return cache[name]
