@@ -118,6 +118,20 @@ def test_a_configuration_leaves_the_base_row_as_it_was() -> None:
     assert configured.conventions["by_protocol"]["google-generative-ai"]["max_retries"] == 1
 
 
+@pytest.mark.parametrize(
+    "row", ["pydantic-ai-agent[http.retries=2]", "strands[client_args.max_retries=5]"]
+)
+def test_a_setting_with_nowhere_to_go_on_a_protocol_takes_that_protocol_off_the_row(row: str) -> None:
+    """pydantic-ai's retrying httpx transport and Strands' client_args have no place on
+    Bedrock (a boto3 client): run there, the row would be its base row judged by the
+    configuration's declared retries, so it does not speak bedrock-converse-stream."""
+    assert "bedrock-converse-stream" in _load(split_row(row)[0]).protocols
+    configured = _load(row)
+    assert "bedrock-converse-stream" not in configured.protocols
+    assert configured.protocols == _load(split_row(row)[0]).protocols - {"bedrock-converse-stream"}
+    assert "bedrock-converse-stream" in _load("strands[ModelRetryStrategy.max_attempts=3]").protocols
+
+
 def test_every_declared_configuration_runs_in_its_base_rows_matrix_group_and_back() -> None:
     groups = tomllib.loads(spec_path("matrix.toml").read_text(encoding="utf-8"))["groups"]
     listed = {a: g for g, entry in groups.items() for a in entry.get("agents", [])}

@@ -139,6 +139,7 @@ def _model(task: AgentTask, max_retries: object) -> Any:
             region_name="us-east-1",
             aws_access_key_id="stream-harness",
             aws_secret_access_key=task.api_key,
+            **retries,  # max_retries: retries.max_attempts of the botocore Config
         )
     raise unsupported(NAME, task, PROTOCOLS)
 

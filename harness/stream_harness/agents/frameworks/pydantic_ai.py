@@ -14,7 +14,11 @@ Nothing is changed from the defaults. The configured rows switch on what users d
 ``pydantic-ai-agent[retries=N]`` (the agent's retry budget for tools and output) and
 ``pydantic-ai-agent[http.retries=N]``, the retrying transport of pydantic-ai's documented
 recipe (``AsyncHTTPX2TenacityTransport`` with ``wait_retry_after`` and
-``validate_response=raise_for_status``) as every provider's ``http_client``.
+``validate_response=raise_for_status``) as every provider's ``http_client``. Bedrock's
+provider takes a boto3 client, which has no ``http_client`` to give the transport, so
+``pydantic-ai-agent[http.retries=N]`` does not speak bedrock-converse-stream: run there,
+it would be the row at its defaults (botocore's own retries) judged by the transport's
+declared policy.
 """
 
 from __future__ import annotations
@@ -58,6 +62,12 @@ class PydanticAIAgentAdapter(Options):
     protocols = PROTOCOLS
     conventions = conventions_for(NAME)
     settings = "none: provider clients and Agent at their defaults"
+
+    def __init__(self, options: Mapping[str, object] | None = None) -> None:
+        super().__init__(options)
+        if self.option("http.retries", 0):
+            # The retrying transport is an httpx client; BedrockProvider has none to take it.
+            self.protocols = PROTOCOLS - {"bedrock-converse-stream"}
 
     def version(self) -> str:
         return version_of("pydantic-ai-slim", "openai", "anthropic", "google-genai")
@@ -128,7 +138,7 @@ class PydanticAIAgentAdapter(Options):
                 ),
             )
             return models.GoogleModel(task.model, provider=providers.GoogleProvider(client=client))
-        if task.protocol == "bedrock-converse-stream":
+        if task.protocol == "bedrock-converse-stream" and task.protocol in self.protocols:
             models, providers = load(
                 NAME,
                 "pydantic-ai-slim[bedrock]",
@@ -145,7 +155,7 @@ class PydanticAIAgentAdapter(Options):
                 aws_secret_access_key=task.api_key,
             )
             return models.BedrockConverseModel(task.model, provider=provider)
-        raise unsupported(NAME, task, PROTOCOLS)
+        raise unsupported(NAME, task, self.protocols)
 
     def _http_client(self) -> Any:
         """The retrying client of pydantic-ai's recipe (docs: retries.md, "transport

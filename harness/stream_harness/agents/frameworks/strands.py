@@ -17,7 +17,10 @@ ones; on Gemini it is the only retry layer and reads no hint, declared
 keep their defaults. The configured rows set what users do:
 ``strands[ModelRetryStrategy.max_attempts=N]`` (the strategy's attempts, delays as above)
 and ``strands[client_args.max_retries=N]`` (the SDK client's own retries, through the
-model's ``client_args``).
+model's ``client_args``). ``BedrockModel`` has no ``client_args`` (it builds a boto3 client,
+whose retries are botocore's ``Config``), so ``strands[client_args.max_retries=N]`` does not
+speak bedrock-converse-stream: run there, it would be the row at its defaults judged by the
+configuration's declared retries.
 """
 
 from __future__ import annotations
@@ -58,6 +61,12 @@ class StrandsAdapter(Options):
         f"ModelRetryStrategy(max_attempts=6 as default, initial_delay={RETRY_DELAY_S}, "
         f"max_delay={RETRY_DELAY_S}) instead of waits 4 to 64 s; callback_handler=None"
     )
+
+    def __init__(self, options: Mapping[str, object] | None = None) -> None:
+        super().__init__(options)
+        if "client_args.max_retries" in self.options:
+            # BedrockModel takes no client_args: the setting has nowhere to go there.
+            self.protocols = PROTOCOLS - {"bedrock-converse-stream"}
 
     def version(self) -> str:
         return version_of("strands-agents", "openai", "anthropic", "google-genai")
@@ -123,7 +132,7 @@ def _model(task: AgentTask, max_retries: object) -> Any:
             client_args={"api_key": task.api_key, "http_options": http_options},
             model_id=task.model,
         )
-    if task.protocol == "bedrock-converse-stream":
+    if task.protocol == "bedrock-converse-stream" and max_retries is None:
         # Strands' default model: boto3's bedrock-runtime client, pointed at the server
         # (endpoint_url), the API key as a bearer token (no SigV4, no AWS credentials).
         (mod,) = load(NAME, "strands-agents", "strands.models.bedrock")

@@ -16,6 +16,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Final, TypeVar
@@ -140,12 +141,22 @@ def missing_framework(adapter: str) -> FrameworkMissingError | None:
     return None if found else FrameworkMissingError(adapter, module, distribution)
 
 
+# `agents --jobs N` runs an adapter in N threads, and the first runs import the SDKs at once:
+# two threads importing modules that import each other (openai and anthropic both import
+# httpx2) can hand one of them a partially initialized module ("partially initialized
+# module 'httpx2' has no attribute 'Timeout'"), a run that fails before its first request.
+_IMPORTING: Final = threading.Lock()
+
+
 def load(adapter: str, distribution: str, *modules: str) -> list[ModuleType]:
-    """The framework's modules, or one line naming the package to install (an ImportError)."""
+    """The framework's modules, or one line naming the package to install (an ImportError).
+
+    Imported one thread at a time (see ``_IMPORTING``); once imported, a lookup."""
     loaded = []
     for module in modules:
         try:
-            loaded.append(importlib.import_module(module))
+            with _IMPORTING:
+                loaded.append(importlib.import_module(module))
         except ImportError:
             raise FrameworkMissingError(adapter, module, distribution) from None
     return loaded
