@@ -38,7 +38,7 @@ from pydantic_core import to_jsonable_python
 
 from stream_harness.conformance.reproduce import agents_command
 from stream_harness.reporting import jsonl_v1
-from stream_harness.reporting.jsonl_v1 import one_line, with_every_outcome
+from stream_harness.reporting.jsonl_v1 import assemble, one_line, with_every_outcome
 from stream_harness.reporting.report import (
     AdapterInfo,
     AgentRow,
@@ -422,36 +422,7 @@ def _parse_v2(lines: list[str], name: str) -> Report:
                 raise ReportError(f"{where}: not a report line: kind {kind!r}")
         except ValidationError as exc:
             raise ReportError(f"{where}: not a report line: {one_line(exc)}") from None
-    if header is None:
-        raise ReportError(f"{name}: empty, no report header")
-    if footer is None:
-        raise ReportError(
-            f"{name}: no footer line, the report is incomplete (was the run interrupted?)"
-        )
-    try:
-        report = Report(
-            tool_version=header.tool_version,
-            started=header.started,
-            finished=footer.finished,
-            seed=header.seed,
-            examples=header.examples,
-            single_cut_limit=header.single_cut_limit,
-            replayed=header.replayed,
-            checks=header.checks,
-            adapters=header.adapters,
-            cases=header.cases,
-            skipped=header.skipped,
-            environment=header.environment,
-            expectations=header.expectations,
-            results=tuple(rows),
-            shard=header.shard,
-            agent_results=tuple(agent_rows),
-        )
-    except ValidationError as exc:
-        raise ReportError(f"{name}: inconsistent report: {one_line(exc)}") from None
-    if footer.counts != report.counts or footer.did_fail != report.did_fail:
-        raise ReportError(f"{name}: the footer's counts do not match the result lines (lines lost?)")
-    return report
+    return assemble(name, header, footer, rows, agent_rows, lost=" (lines lost?)")
 
 
 def _stream_order(header: HeaderLine) -> Callable[[Result, str], tuple[int, int, int]]:

@@ -145,6 +145,14 @@ def parse(lines: list[str], name: str) -> Report:
             rows.append(Result(**line.model_dump(exclude={"kind", "seq"})))
         else:
             footer = line
+    return assemble(name, header, footer, rows, agent_rows, lost="")
+
+
+def assemble(
+    name: str, header: Any, footer: Any, rows: list[Result], agent_rows: list[AgentRow], *, lost: str
+) -> Report:
+    """The report a file's header, rows and footer make, in either format (the header's run
+    facts have the same names in both); ``lost`` is what the footer mismatch adds."""
     if header is None:
         raise ReportError(f"{name}: empty, no report header")
     if footer is None:
@@ -173,7 +181,5 @@ def parse(lines: list[str], name: str) -> Report:
     except ValidationError as exc:
         raise ReportError(f"{name}: inconsistent report: {one_line(exc)}") from None
     if footer.counts != report.counts or footer.did_fail != report.did_fail:
-        raise ReportError(f"{name}: the footer's counts do not match the result lines")
+        raise ReportError(f"{name}: the footer's counts do not match the result lines{lost}")
     return report
-
-
