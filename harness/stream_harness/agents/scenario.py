@@ -217,22 +217,7 @@ class AgentScenario:
                 tool_calls=tuple(calls),
                 delta_size=s.delta_size,
             )
-            fault = Fault(
-                cut_at=f.cut_at,
-                cut_in_tool_args=f.cut_in_tool_args,
-                http_status=f.status,
-                headers=f.headers,
-                body=f.body,
-                overflow=f.overflow,
-                error_event=f.error_event_after_200,
-                length_stop_in_tool_call=f.length_stop_in_tool_call,
-                no_terminal_event=f.no_terminal_event,
-                pace=f.pace,
-                place=f.place,
-                ending=f.ending,
-                error_kind=f.kind,
-                label=_mutation_word(f),
-            )
+            fault = _fault_of(f)
             served = render(protocol, script, fault, model=self.spec.model, ident=f"sh{i}")
             out.extend([served] * response.repeat)
         return out
@@ -278,6 +263,8 @@ def _fault_of(f: FaultSpec) -> Fault:
         cut_at=f.cut_at,
         cut_in_tool_args=f.cut_in_tool_args,
         http_status=f.status,
+        headers=f.headers,
+        body=f.body,
         overflow=f.overflow,
         error_event=f.error_event_after_200,
         length_stop_in_tool_call=f.length_stop_in_tool_call,
