@@ -48,7 +48,9 @@ class AgentRunner(FakeRunner):
         if len(argv) > 1 and argv[1] == "agents":
             self.calls.append(argv)
             out = Path(argv[argv.index("--out") + 1])
-            report = self.agents[argv[argv.index("--agent") + 1]]
+            name = argv[argv.index("--agent") + 1]
+            # An exploration's canned report, when given, under `<agent>~explore`.
+            report = self.agents.get(f"{name}~explore" if "--explore" in argv else name) or self.agents[name]
             write_report(report, out)
             return subprocess.CompletedProcess(argv, 1 if report.did_fail else 0, "", "")
         return super().__call__(argv)

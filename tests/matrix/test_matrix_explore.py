@@ -35,7 +35,40 @@ def test_a_bad_budget_is_one_error_naming_it(tmp_path: Path, pins_text: str) -> 
         load_groups(path)
 
 
-def test_explore_runs_the_budget_and_keeps_the_rows_of_the_scenarios_as_written(
+def test_explore_runs_the_scenarios_as_written_and_the_budget_into_one_report(
+    tmp_path: Path, pins: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One command makes the whole agent half: each group's bundled scenarios and its
+    # exploration are two runs, and their rows one report (no earlier report to keep).
+    pins.write_text(AGENT_PINS + "explore = 7\n")
+    plain = _agent_report("fw-agent", "passed")
+    row = plain.agent_results[0].model_copy(
+        update={"scenario": "weather_tool_call~explored", "explored": {"schedules": 7}}
+    )
+    explored = plain.model_copy(update={"agent_results": (row,)})
+    runner = AgentRunner(
+        {"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")},
+        {"fw-agent": plain, "fw-agent~explore": explored},
+    )
+    code = matrix_command(_args(pins, tmp_path, "--explore", "--fresh"), runner=runner)
+    calls = [c for c in runner.calls if len(c) > 1 and c[1] == "agents"]
+    assert len(calls) == 2
+    bundled = next(c for c in calls if "--explore" not in c)
+    agents = next(c for c in calls if "--explore" in c)
+    assert "--save-failures" not in bundled
+    assert agents[agents.index("--explore") + 1] == "7" and "--seed" in agents
+    assert agents[agents.index("--save-failures") + 1] == str((tmp_path / "report" / "explored").resolve())
+    assert code == 0
+    report = load_report(tmp_path / "report" / "report.jsonl")
+    assert {(r.scenario, r.explored is not None) for r in report.agent_results} == {
+        ("weather_tool_call", False),
+        ("weather_tool_call~explored", True),
+    }
+    assert any(k.endswith("(explored)") for k in report.environment), report.environment
+    assert "agent-fw (explored)" in capsys.readouterr().out
+
+
+def test_explore_of_agent_groups_alone_keeps_the_other_rows_of_the_report(
     tmp_path: Path, pins: Path
 ) -> None:
     pins.write_text(AGENT_PINS + "explore = 7\n")
@@ -45,11 +78,10 @@ def test_explore_runs_the_budget_and_keeps_the_rows_of_the_scenarios_as_written(
         update={"scenario": "weather_tool_call~explored", "explored": {"schedules": 7}}
     )
     explored = plain.model_copy(update={"agent_results": (row,)})
-    runner = AgentRunner({"one": _report("one", "1.0", "passed")}, {"fw-agent": explored})
+    runner = AgentRunner(
+        {"one": _report("one", "1.0", "passed")}, {"fw-agent": plain, "fw-agent~explore": explored}
+    )
     code = matrix_command(_args(pins, tmp_path, "--group", "agent-fw", "--explore"), runner=runner)
-    agents = next(c for c in runner.calls if len(c) > 1 and c[1] == "agents")
-    assert agents[agents.index("--explore") + 1] == "7" and "--seed" in agents
-    assert agents[agents.index("--save-failures") + 1] == str((tmp_path / "report" / "explored").resolve())
     assert code == 0
     rows = load_report(tmp_path / "report" / "report.jsonl").agent_results
     assert {(r.scenario, r.explored is not None) for r in rows} == {

@@ -34,7 +34,7 @@ import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -132,7 +132,7 @@ def load_groups(path: Path) -> list[Group]:
     if not isinstance(raw, dict) or not raw:
         raise MatrixError(f"{path}: needs at least one [groups.<name>] table")
     groups = []
-    owner: dict[str, str] = {}
+    owner: dict[tuple[str, str], str] = {}
     for name, entry in raw.items():
         reqs = entry.get("requirements") if isinstance(entry, dict) else None
         adapters = entry.get("adapters") if isinstance(entry, dict) else None
@@ -149,11 +149,15 @@ def load_groups(path: Path) -> list[Group]:
             and all(isinstance(a, str) for a in adapters)
         ):
             raise MatrixError(f"{path}: groups.{name}.adapters must be a non-empty list of strings")
-        for a in [*adapters, *agents]:
-            if a in owner:
-                # The merge would refuse two rows for one adapter anyway; say it here, early.
-                raise MatrixError(f"{path}: adapter {a!r} is in groups {owner[a]!r} and {name!r}")
-            owner[a] = name
+        # Stream adapters and agents are rows of two tables: `reference` may be one of each.
+        for kind, names in (("adapter", adapters), ("agent", agents)):
+            for a in names:
+                if (kind, a) in owner:
+                    # The merge would refuse two rows for one adapter anyway; say it here, early.
+                    raise MatrixError(
+                        f"{path}: {kind} {a!r} is in groups {owner[kind, a]!r} and {name!r}"
+                    )
+                owner[kind, a] = name
         npm = entry.get("npm")
         if npm is not None and not isinstance(npm, str):
             raise MatrixError(f"{path}: groups.{name}.npm must be a folder name")
@@ -359,8 +363,8 @@ class SuiteOptions:
     shard: str | None = None
     run_timeout: float | None = None  # --run-timeout: each group's in-process adapters alike
     agent_jobs: int = 1  # --agent-jobs: `stream-harness agents --jobs` in each agent group
-    # --explore: each agent group runs its exploration budget (`agents --explore N`) instead
-    # of the bundled scenarios, the shrunk failures saved into this folder.
+    # --explore: each agent group also runs its exploration budget (`agents --explore N`), a
+    # run of its own beside the bundled scenarios', the shrunk failures saved into this folder.
     explore: bool = False
     save_failures: str | None = None
 
@@ -430,10 +434,15 @@ class GroupRun:
     cpu_seconds: float | None = None
     # The run of the group's agents (``stream-harness agents``) rather than its stream adapters.
     agents: bool = False
+    # The agents' exploration (``agents --explore N``), a run apart from their bundled scenarios.
+    explored: bool = False
 
     @property
     def label(self) -> str:
-        """The group's name in the header; a group with both kinds has two runs."""
+        """The group's name in the header; a group with both kinds has two runs, an explored
+        agent group one more."""
+        if self.explored:
+            return f"{self.group.name} (explored)"
         both = self.group.adapters and self.group.agents
         return f"{self.group.name} (agents)" if self.agents and both else self.group.name
 
@@ -456,9 +465,14 @@ def run_group(
     runner: Runner,
     *,
     agents: bool = False,
+    explored: bool = False,
 ) -> GroupRun:
-    out = scratch / (f"{group.name}.agents" if agents else group.name)
-    argv = options.agent_argv(env, group, out) if agents else options.argv(env, group, out)
+    out = scratch / (f"{group.name}.explored" if explored else f"{group.name}.agents" if agents else group.name)
+    if agents:
+        # The bundled scenarios' run and the exploration's are two runs of one group.
+        argv = replace(options, explore=explored).agent_argv(env, group, out)
+    else:
+        argv = options.argv(env, group, out)
     started = time.monotonic()
     done = runner(argv)
     seconds = time.monotonic() - started
@@ -468,11 +482,11 @@ def run_group(
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
         return GroupRun(
             group, env, seconds=seconds, error=f"exit {done.returncode}: {' / '.join(tail)}",
-            cpu_seconds=cpu, agents=agents,
+            cpu_seconds=cpu, agents=agents, explored=explored,
         )  # fmt: skip
     return GroupRun(
         group, env, load_report(out / "report.jsonl"), seconds=seconds, cpu_seconds=cpu,
-        agents=agents,
+        agents=agents, explored=explored,
     )  # fmt: skip
 
 
@@ -559,21 +573,26 @@ def run_matrix(
     _ENDING.clear()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
 
-        def one(group: Group, agents: bool = False) -> GroupRun:
+        def one(group: Group, agents: bool = False, explored: bool = False) -> GroupRun:
             unusable = node_missing() if group.npm else None
             if unusable:
                 progress(f"{group.name}: skipped, {unusable}")
-                return GroupRun(group, skipped=unusable, agents=agents)
+                return GroupRun(group, skipped=unusable, agents=agents, explored=explored)
             progress(f"{group.name}: environment")
             try:
-                env = ensure_env(
-                    group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
-                )
+                # Under a lock: a group's bundled and explored runs share one environment.
+                with _env_lock(group.name):
+                    env = ensure_env(
+                        group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
+                    )
             except MatrixError as exc:
-                return GroupRun(group, error=str(exc), agents=agents)
+                return GroupRun(group, error=str(exc), agents=agents, explored=explored)
             names = group.agents if agents else group.adapters
-            progress(f"{group.name}: running {'agents ' if agents else ''}{', '.join(names)}")
-            done = run_group(group, env, options, Path(tmp), runner, agents=agents)
+            what = "exploring " if explored else "agents " if agents else ""
+            progress(f"{group.name}: running {what}{', '.join(names)}")
+            done = run_group(
+                group, env, options, Path(tmp), runner, agents=agents, explored=explored
+            )
             progress(f"{group.name}: {describe(done)}")
             return done
 
@@ -582,11 +601,20 @@ def run_matrix(
         # short groups side by side, not one long group alone on a core. Results keep the
         # pins file's order whatever finishes first.
         # The agent groups run after the stream groups (same pool, submitted last).
+        # Under --explore each agent group's exploration is one more run, the longest of all,
+        # started first.
         timings = load_timings(cache)
         stream_groups = [g for g in groups if g.adapters]
         agent_groups = [g for g in groups if g.agents]
+        explored = [g for g in agent_groups if options.explore and g.explore is not None]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {g.name: pool.submit(one, g) for g in longest_first(stream_groups, timings)}
+            futures = {
+                f"{g.name}\0explored": pool.submit(one, g, True, True)
+                for g in longest_first(explored, timings, suffix=" (explored)")
+            }
+            futures.update(
+                {g.name: pool.submit(one, g) for g in longest_first(stream_groups, timings)}
+            )
             futures.update(
                 {
                     f"{g.name}\0agents": pool.submit(one, g, True)
@@ -594,9 +622,11 @@ def run_matrix(
                 }
             )
             try:
-                matrix.runs = [futures[g.name].result() for g in stream_groups] + [
-                    futures[f"{g.name}\0agents"].result() for g in agent_groups
-                ]
+                matrix.runs = (
+                    [futures[g.name].result() for g in stream_groups]
+                    + [futures[f"{g.name}\0agents"].result() for g in agent_groups]
+                    + [futures[f"{g.name}\0explored"].result() for g in explored]
+                )
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as the CLI raises it
                 # The groups' processes would run to their end while the pool's exit waits
                 # for them: no group starts now, and the running ones are ended.
@@ -640,11 +670,29 @@ def save_timings(cache: Path, runs: Sequence[GroupRun]) -> None:
         pass  # an order hint only
 
 
-def longest_first(groups: Sequence[Group], timings: Mapping[str, float]) -> list[Group]:
+def longest_first(
+    groups: Sequence[Group], timings: Mapping[str, float], suffix: str = ""
+) -> list[Group]:
     """Groups never timed first (they may be long), then by last time, longest first;
-    ties keep the pins file's order."""
+    ties keep the pins file's order. ``suffix``: the run's label after the group's name
+    (`` (explored)``), under which its time was kept."""
     order = {g.name: i for i, g in enumerate(groups)}
-    return sorted(groups, key=lambda g: (g.name in timings, -timings.get(g.name, 0.0), order[g.name]))
+
+    def key(g: Group) -> tuple[bool, float, int]:
+        label = g.name + suffix
+        return (label in timings, -timings.get(label, 0.0), order[g.name])
+
+    return sorted(groups, key=key)
+
+
+_ENV_LOCKS: dict[str, threading.Lock] = {}
+_ENV_LOCKS_GUARD = threading.Lock()
+
+
+def _env_lock(name: str) -> threading.Lock:
+    """One lock per group: its runs (stream, agents, explored) build its environment once."""
+    with _ENV_LOCKS_GUARD:
+        return _ENV_LOCKS.setdefault(name, threading.Lock())
 
 
 class Finished(subprocess.CompletedProcess[str]):
