@@ -12,6 +12,7 @@ from stream_harness.agents.configuration import is_known_row
 from stream_harness.cli.main import main
 from stream_harness.conformance import agent_runner
 from stream_harness.conformance.agent_runner import (
+    ExpectationError,
     agent_unit_key,
     bundled_scenario_names,
     load_agent_expectations,
@@ -120,7 +121,8 @@ def test_every_bundled_agent_expectation_names_a_real_agent_scenario_and_check()
         # A row at a declared configuration (agno[retries=1]) is a row of its own.
         assert is_known_row(agent), f"{path.name}: no agent {agent!r} in the registry"
         for entry in load_agent_expectations(path, agent=agent):  # checks and protocols exist
-            assert entry.scenario in scenarios, f"{path.name}: no scenario {entry.scenario!r}"
+            base = entry.scenario.removesuffix("~explored") if entry.faults else entry.scenario
+            assert base in scenarios or (entry.faults and not base), f"{path.name}: no scenario {entry.scenario!r}"
 
 
 def test_agent_shards_split_the_runs_and_merge_into_the_whole_run(
@@ -166,3 +168,20 @@ def test_a_bad_shard_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["agents", "--agent", "reference", "--shard", "3/2"]) == 2
     err = capsys.readouterr().err
     assert "--shard '3/2'" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("{scenario: weather_tool_call, check: A1, faults: [clean_eof], reason: r}",
+         "faults is for explored rows: the scenario must be '<base>~explored' or '~explored'"),
+        ("{scenario: '~explored', check: A1, faults: [], reason: r}", "faults must be a list of fault words"),
+        ("{scenario: '~explored', check: A1, faults: clean_eof, reason: r}", "faults must be a list of fault words"),
+    ],
+)  # fmt: skip
+def test_a_bad_explored_entry_is_one_line(tmp_path: Path, entry: str, problem: str) -> None:
+    path = tmp_path / "lazy.yaml"
+    path.write_text(f"lazy:\n  - {entry}\n")
+    with pytest.raises(ExpectationError) as raised:
+        load_agent_expectations(path)
+    assert problem in str(raised.value) and "\n" not in str(raised.value)

@@ -367,9 +367,39 @@ def test_a_known_failure_covers_schedules_of_its_scenarios_fault_kinds(
     schedule: Schedule, known: bool
 ) -> None:
     expectations = [AgentExpectation("fw", "no_terminal_event", "A5", None, "takes it as done")]
-    reason = known_failure(expectations, "fw", "openai-completions")
+    reason = known_failure(expectations, "fw", "openai-completions", "weather_tool_call")
     assert bool(reason("A5", schedule)) is known
     assert reason("A3", schedule) == ""  # another check is never covered
+
+
+@pytest.mark.parametrize(
+    ("entry_scenario", "faults", "base", "schedule", "known"),
+    [
+        # any base, every word of the shrunk schedule listed
+        ("~explored", ["http_500", "clean_eof"], "weather_tool_call",
+         ((0, {"status": 500}), (0, {"place": {"byte": 805}, "ending": "clean_eof"})), True),
+        # a word missing from the list: new
+        ("~explored", ["clean_eof"], "weather_tool_call",
+         ((0, {"status": 500}), (0, {"place": {"byte": 805}, "ending": "clean_eof"})), False),
+        # an entry for one base covers that base only
+        ("weather_tool_call~explored", ["http_404"], "weather_tool_call", ((0, {"status": 404}),), True),
+        ("tool_raises~explored", ["http_404"], "weather_tool_call", ((0, {"status": 404}),), False),
+        # a fault inside a call's arguments is its own word
+        ("~explored", ["fin"], "weather_tool_call",
+         ((0, {"place": {"call": 1, "at": "half"}, "ending": "fin"}),), False),
+        ("~explored", ["fin_in_call"], "weather_tool_call",
+         ((0, {"place": {"call": 1, "at": "half"}, "ending": "fin"}),), True),
+    ],
+)  # fmt: skip
+def test_an_entry_with_faults_covers_explored_schedules_made_of_those_words(
+    entry_scenario: str, faults: list[str], base: str, schedule: Schedule, known: bool
+) -> None:
+    entry = AgentExpectation("fw", entry_scenario, "A8", "openai-completions", "why", frozenset(faults))
+    reason = known_failure([entry], "fw", "openai-completions", base)
+    assert (reason("A8", schedule) == "why") is known
+    assert reason("A1", schedule) == ""
+    other = known_failure([entry], "fw", "anthropic-messages", base)
+    assert other("A8", schedule) == ""  # the entry's protocol only
 
 
 def test_units_shrink_side_by_side_in_jobs_to_the_same_schedules(

@@ -85,6 +85,10 @@ class ExpectationError(ValueError):
     """An expectations file that cannot be read; one line."""
 
 
+# The scenario name of an entry that covers explored rows of every base (with ``faults``).
+ANY_EXPLORED: Final = "~explored"
+
+
 @dataclass(frozen=True, slots=True)
 class AgentExpectation:
     agent: str
@@ -92,6 +96,10 @@ class AgentExpectation:
     check: str
     protocol: str | None
     reason: str
+    # An entry for explored rows (scenario ``<base>~explored`` or ``~explored``): the fault
+    # words (``clean_eof``, ``http_500``, ...) of the schedules it covers; a shrunk
+    # schedule is covered when each of its words is listed.
+    faults: frozenset[str] | None = None
 
     def matches(self, agent: str, scenario: str, protocol: str, check: str) -> bool:
         return (
@@ -99,6 +107,21 @@ class AgentExpectation:
             and self.scenario == scenario
             and self.check == check
             and self.protocol in (None, protocol)
+        )
+
+    def covers_explored(
+        self, agent: str, scenario: str, protocol: str, check: str, kinds: Collection[str]
+    ) -> bool:
+        """An explored row (``<base>~explored``) whose shrunk schedule has the fault words
+        ``kinds``, by this entry's own ``faults`` list."""
+        return (
+            self.faults is not None
+            and self.agent == agent
+            and self.scenario in (scenario, ANY_EXPLORED)
+            and self.check == check
+            and self.protocol in (None, protocol)
+            and bool(kinds)
+            and set(kinds) <= self.faults
         )
 
 
@@ -143,19 +166,37 @@ def load_agent_expectations(path: Path, *, agent: str | None = None) -> list[Age
                 raise ExpectationError(
                     f"{path}: {name}.{i}: unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})"
                 )
+            faults = e.get("faults")
+            scenario = str(e["scenario"])
+            if faults is not None:
+                if not (
+                    isinstance(faults, list)
+                    and faults
+                    and all(isinstance(f, str) and f for f in faults)
+                ):
+                    raise ExpectationError(
+                        f"{path}: {name}.{i}: faults must be a list of fault words "
+                        "(clean_eof, http_500, fin_in_call, ...)"
+                    )
+                if not scenario.endswith(ANY_EXPLORED):
+                    raise ExpectationError(
+                        f"{path}: {name}.{i}: faults is for explored rows: the scenario must be "
+                        f"'<base>{ANY_EXPLORED}' or '{ANY_EXPLORED}', got {scenario!r}"
+                    )
             out.append(
                 AgentExpectation(
                     str(name),
-                    str(e["scenario"]),
+                    scenario,
                     str(e["check"]),
                     protocol,
                     str(e["reason"]),
+                    frozenset(map(str, faults)) if faults is not None else None,
                 )
             )
     return out
 
 
-_ENTRY_KEYS: Final = frozenset({"scenario", "check", "protocol", "reason"})
+_ENTRY_KEYS: Final = frozenset({"scenario", "check", "protocol", "reason", "faults"})
 
 
 def agent_expectation_files(agents: Iterable[str], user: Path | None) -> dict[str, Path]:
@@ -212,7 +253,9 @@ def expectations_for_agents(
             out += load_agent_expectations(files[agent], agent=agent)
     known = set(scenarios) | bundled_scenario_names()
     for e in out:
-        if e.scenario not in known:
+        # An explored entry names its base (`weather_tool_call~explored`) or none (`~explored`).
+        base = e.scenario.removesuffix(ANY_EXPLORED) if e.faults is not None else e.scenario
+        if base and base not in known:
             warnings.append(
                 f"known failure of {e.agent} names scenario {e.scenario!r}, which is neither "
                 f"in this run nor bundled: it applies to nothing"

@@ -22,13 +22,14 @@ extend when the scenario format grows new faults.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import queue
 import shlex
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -65,6 +66,7 @@ from stream_harness.agents.scenario import (
 )
 from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, CheckOutcome, judge
 from stream_harness.conformance.agent_runner import (
+    ANY_EXPLORED,
     AgentExpectation,
     AgentResult,
     ResultStatus,
@@ -665,34 +667,59 @@ def scenario_fault_kinds(scenario: AgentScenario) -> set[str]:
 
 
 def known_failure(
-    expectations: Sequence[AgentExpectation], agent: str, protocol: str
+    expectations: Sequence[AgentExpectation], agent: str, protocol: str, base: str
 ) -> Callable[[str, Schedule], str]:
-    """A failure of check C under a schedule is known when the agent's expectations list C
-    (on this protocol) for a scenario whose faults include every fault kind of the schedule:
-    the bundled no_terminal_event known failure covers an explored missing terminal event,
-    not an explored 500."""
-    cache: dict[str, set[str] | None] = {}
-
-    def faults_of(name: str) -> set[str] | None:
-        if name not in cache:
-            path = resolve_scenarios_argument(name)
-            try:
-                cache[name] = scenario_fault_kinds(load_agent_scenario(path)) if path and path.is_file() else None
-            except ScenarioError:
-                cache[name] = None
-        return cache[name]
+    """A failure of check C under a schedule is known when the agent's expectations
+    cover it (:func:`explored_reason`)."""
 
     def reason(check: str, schedule: Schedule) -> str:
-        kinds = fault_kinds(schedule)
-        for e in expectations:
-            if e.agent != agent or e.check != check or e.protocol not in (None, protocol):
-                continue
-            faults = faults_of(e.scenario)
-            if faults is not None and kinds and kinds <= faults:
-                return f"{e.reason} (known on {e.scenario})"
-        return ""
+        return explored_reason(
+            expectations, agent, f"{base}{ANY_EXPLORED}", protocol, check, fault_kinds(schedule)
+        )
 
     return reason
+
+
+@functools.cache
+def _scenario_faults(name: str) -> frozenset[str] | None:
+    """The fault words of a scenario named by an expectation (None: no such file); cached,
+    as the files do not change during a run."""
+    path = resolve_scenarios_argument(name)
+    try:
+        if path and path.is_file():
+            return frozenset(scenario_fault_kinds(load_agent_scenario(path)))
+    except ScenarioError:
+        pass
+    return None
+
+
+def explored_reason(
+    expectations: Sequence[AgentExpectation],
+    agent: str,
+    scenario: str,
+    protocol: str,
+    check: str,
+    kinds: Collection[str],
+) -> str:
+    """Why an explored row (``scenario`` is ``<base>~explored``) whose shrunk schedule has
+    the fault words ``kinds`` fails check C as a known failure, "" when it is new. Known
+    when an entry lists C (on this protocol) either with ``faults`` covering every word
+    (:meth:`AgentExpectation.covers_explored`), or for a scenario whose own faults include
+    every word: the bundled no_terminal_event known failure covers an explored missing
+    terminal event, not an explored 500. The runner and the merge's triage both ask here."""
+    if not kinds:
+        return ""
+    for e in expectations:
+        if e.covers_explored(agent, scenario, protocol, check, kinds):
+            return e.reason
+        if e.faults is not None or e.agent != agent or e.check != check:
+            continue
+        if e.protocol not in (None, protocol):
+            continue
+        faults = _scenario_faults(e.scenario)
+        if faults is not None and set(kinds) <= faults:
+            return f"{e.reason} (known on {e.scenario})"
+    return ""
 
 
 # -- the whole exploration --------------------------------------------------------------------
@@ -760,7 +787,7 @@ def explore(
             options.examples,
             options.seed,
             limits,
-            known_failure(expectations, unit.agent, unit.protocol),
+            known_failure(expectations, unit.agent, unit.protocol, unit.base.name),
             max_runs=options.shrink_runs,
             max_wall_s=options.shrink_wall_s,
         )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from stream_harness.conformance.agent_runner import AgentExpectation
+from stream_harness.conformance.explore import explored_reason
 from stream_harness.reporting.report import AgentRow, Outcome, Report
 
 __all__ = ["reclassify_agents"]
@@ -27,24 +28,36 @@ def reclassify_agents(report: Report, expectations: Sequence[AgentExpectation]) 
     rows: list[AgentRow] = []
     for row in report.agent_results:
         observed = _observed(row)
-        known = next(
-            (e for e in expectations if e.matches(row.agent, row.scenario, row.protocol, row.check)),
-            None,
-        )
         if observed == "errored":
             rows.append(row)
             continue
+        reason = _known(row, expectations)
         outcome: Outcome
-        if known is None:
+        if reason is None:
             if observed == "skipped":
                 continue  # a check that did not apply is no row, unless an entry names it
             outcome = observed
         else:
             outcome = "known_failure" if observed in ("failed", "timeout", "crashed") else "fixed"
-        rows.append(
-            row.model_copy(update={"outcome": outcome, "issue": (known.reason or None) if known else None})
-        )
+        rows.append(row.model_copy(update={"outcome": outcome, "issue": reason or None}))
     return report.model_copy(update={"agent_results": tuple(rows)})
+
+
+def _known(row: AgentRow, expectations: Sequence[AgentExpectation]) -> str | None:
+    """The entry's reason when one covers the row (None: none does). An explored row is
+    covered as the exploration judged it (:func:`explored_reason`, by its shrunk
+    schedule's fault words); a row of a scenario as written by its name."""
+    if row.explored is not None:
+        if row.outcome not in ("failed", "known_failure"):
+            return None
+        return explored_reason(
+            expectations, row.agent, row.scenario, row.protocol, row.check, row.faults
+        ) or None
+    known = next(
+        (e for e in expectations if e.matches(row.agent, row.scenario, row.protocol, row.check)),
+        None,
+    )
+    return None if known is None else known.reason
 
 
 def _observed(row: AgentRow) -> Observed:
