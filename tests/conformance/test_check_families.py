@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 import importlib.util
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from stream_harness.conformance.checks import CHECKS, gateway, resumption, session, stream
 
@@ -39,6 +42,15 @@ def test_the_engine_imports_no_adapter() -> None:
     assert adapters, "the graph was not read: the engine runs adapters through their protocol"
     wrong = sorted(m for m in adapters if not any(m == ok or m.startswith(f"{ok}.") for ok in ENGINE_MAY_IMPORT))
     assert not wrong, f"the check engine imports adapters: {wrong}"
+
+
+@pytest.mark.parametrize("family", [stream, session, resumption, gateway], ids=lambda m: m.__name__.rpartition(".")[2])
+def test_a_family_builds_on_the_engine_alone(family: ModuleType) -> None:
+    """Families are side by side: one never imports another, so each can be read alone."""
+    assert family.__file__ is not None
+    ours = {m for m in _imports(Path(family.__file__)) if m.startswith("stream_harness.conformance.checks")}
+    engine = "stream_harness.conformance.checks.engine"
+    assert {m for m in ours if m != engine and not m.startswith(f"{engine}.")} == set()
 
 
 def test_the_catalogue_is_its_families_in_report_order() -> None:

@@ -60,12 +60,6 @@ _CUTS: Final[dict[CutMode, str]] = {
 }
 
 
-def client_protocol(ctx: CheckContext) -> str | None:
-    """The protocol a gateway's client reads, or None for a library adapter."""
-    value = getattr(ctx.adapter, "client_protocol", None)
-    return value if isinstance(value, str) else None
-
-
 def _paced_groups(body: bytes) -> list[bytes]:
     """The body's events, merged into at most MAX_PACED consecutive groups."""
     frames = event_frames(body)

@@ -23,7 +23,6 @@ from stream_harness.conformance.checks.engine import (
     shrink_cuts,
     summary_of,
 )
-from stream_harness.conformance.checks.gateway import client_protocol
 from stream_harness.contract.diff import comparable_block, message_differences, short_diff
 from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event, ToolCall
 from stream_harness.contract.rules import Violation, check_contract
@@ -130,6 +129,12 @@ def comparable_message(message: AssistantMessage | None) -> Any:
         "usage": message.usage.model_dump(mode="json") if message.usage is not None else None,
         "has_error_message": message.error_message is not None,
     }
+
+
+def client_protocol(ctx: CheckContext) -> str | None:
+    """The protocol a gateway's client reads, or None for a library adapter."""
+    value = getattr(ctx.adapter, "client_protocol", None)
+    return value if isinstance(value, str) else None
 
 
 def check_expected(ctx: CheckContext) -> list[Failure]:
