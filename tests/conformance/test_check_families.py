@@ -21,21 +21,26 @@ ENGINE_MAY_IMPORT = {
 }
 
 
+PACKAGE = "stream_harness.conformance.checks"
+
+
 def _imports(path: Path) -> set[str]:
-    """Every module ``path`` imports, at any depth (functions and TYPE_CHECKING included)."""
+    """Every module a module of the checks package imports, at any depth (functions and
+    TYPE_CHECKING included), relative imports resolved."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            assert node.level == 0, f"{path}:{node.lineno}: a relative import"
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level <= 1, f"{path}:{node.lineno}: an import from above the checks package"
+            base = ".".join(filter(None, [PACKAGE if node.level else "", node.module or ""]))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
     return found
 
 
 def test_the_engine_imports_no_adapter() -> None:
-    spec = importlib.util.find_spec("stream_harness.conformance.checks.engine")
+    spec = importlib.util.find_spec(f"{PACKAGE}.engine")
     assert spec is not None and spec.origin is not None
     imported = _imports(Path(spec.origin))
     adapters = {m for m in imported if m == "stream_harness.adapters" or m.startswith("stream_harness.adapters.")}
@@ -48,8 +53,8 @@ def test_the_engine_imports_no_adapter() -> None:
 def test_a_family_builds_on_the_engine_alone(family: ModuleType) -> None:
     """Families are side by side: one never imports another, so each can be read alone."""
     assert family.__file__ is not None
-    ours = {m for m in _imports(Path(family.__file__)) if m.startswith("stream_harness.conformance.checks")}
-    engine = "stream_harness.conformance.checks.engine"
+    ours = {m for m in _imports(Path(family.__file__)) if m.startswith(PACKAGE)}
+    engine = f"{PACKAGE}.engine"
     assert {m for m in ours if m != engine and not m.startswith(f"{engine}.")} == set()
 
 

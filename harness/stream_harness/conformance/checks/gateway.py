@@ -10,19 +10,12 @@ from typing import Final
 
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
 from stream_harness.conformance.cases import Case
-from stream_harness.conformance.checks.engine import (
-    Check,
-    CheckContext,
-    Failure,
-    differing,
-    message_key,
-    outcome_of,
-    summary_of,
-)
 from stream_harness.contract.events import ErrorEvent, Event
 from stream_harness.providers.registry import get_normalizer
 from stream_harness.server.loopback import BYTE_PIECES, TRANSPORT_CUTS, CutMode, Pacing
 from stream_harness.server.upstream import event_frames
+
+from .engine import Check, CheckContext, Failure, differing, message_key, outcome_of, summary_of
 
 PACING = 0.2  # seconds between upstream events in the streaming check
 MAX_PACED = 10  # upstream sends at most this many paced groups of events

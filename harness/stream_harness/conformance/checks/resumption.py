@@ -7,19 +7,12 @@ from typing import Any, Final
 
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
 from stream_harness.conformance.cases import Case
-from stream_harness.conformance.checks.engine import (
-    Check,
-    CheckContext,
-    Failure,
-    differing,
-    message_key,
-    outcome_of,
-    summary_of,
-)
 from stream_harness.contract.events import Event
 from stream_harness.recordings.resume import StreamEvent, is_resumable, stream_events
 from stream_harness.server.loopback import LoopbackServer
 from stream_harness.server.resume import CutThenResume
+
+from .engine import Check, CheckContext, Failure, differing, message_key, outcome_of, summary_of
 
 # Cut points tried per case: every event boundary up to this many, else a seeded sample.
 RESUME_POINTS: Final = 40

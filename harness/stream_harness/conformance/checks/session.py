@@ -12,21 +12,14 @@ from collections.abc import Sequence
 from stream_harness.adapters.protocol import AdapterResult, running_case, safe_run
 from stream_harness.adapters.ws_session import SessionPlan, session_plan
 from stream_harness.conformance.cases import Case
-from stream_harness.conformance.checks.engine import (
-    Check,
-    CheckContext,
-    Failure,
-    differing,
-    message_key,
-    outcome_of,
-    summary_of,
-)
 from stream_harness.contract.events import Event
 from stream_harness.providers.registry import get as get_protocol
 from stream_harness.recordings.cassette import CassetteError, load_cassette
 from stream_harness.server.loopback import LoopbackServer
 from stream_harness.server.ws_session import CheckedSession, parse_create
 from stream_harness.wire.websocket import refragment_log
+
+from .engine import Check, CheckContext, Failure, differing, message_key, outcome_of, summary_of
 
 
 def _websocket_turn(case: Case, expected: list[Event]) -> bool:

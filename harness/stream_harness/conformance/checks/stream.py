@@ -12,7 +12,13 @@ from typing import Any
 from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.conformance.cases import Case
-from stream_harness.conformance.checks.engine import (
+from stream_harness.contract.diff import comparable_block, message_differences, short_diff
+from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event, ToolCall
+from stream_harness.contract.rules import Violation, check_contract
+from stream_harness.providers.stop_reasons import map_stop_reason
+from stream_harness.recordings.chunking import format_cuts, split_at
+
+from .engine import (
     Check,
     CheckContext,
     Failure,
@@ -23,11 +29,6 @@ from stream_harness.conformance.checks.engine import (
     shrink_cuts,
     summary_of,
 )
-from stream_harness.contract.diff import comparable_block, message_differences, short_diff
-from stream_harness.contract.events import AssistantMessage, DoneEvent, ErrorEvent, Event, ToolCall
-from stream_harness.contract.rules import Violation, check_contract
-from stream_harness.providers.stop_reasons import map_stop_reason
-from stream_harness.recordings.chunking import format_cuts, split_at
 
 
 def _always(case: Case, expected: list[Event]) -> bool:
