@@ -201,30 +201,20 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
             problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r} for {client}")
         if msg.stop_reason != want.stop_reason:
             problems.append(f"stop_reason {msg.stop_reason!r} (raw {msg.provider_stop_reason!r} on {client}), the upstream's {want.provider_stop_reason!r} is {want.stop_reason!r}")
-        if not problems:
-            return []
-        return [
-            differing(
-                "; ".join(problems),
-                {"stop_reason": want.stop_reason, "upstream_raw": want.provider_stop_reason},
-                {"stop_reason": msg.stop_reason, "client_raw": msg.provider_stop_reason},
-            )
-        ]
-    mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
-    problems = []
-    if msg.provider_stop_reason != want.provider_stop_reason:
-        problems.append(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}")
-    if msg.stop_reason != mapped:
-        problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}")
+        expected_doc = {"stop_reason": want.stop_reason, "upstream_raw": want.provider_stop_reason}
+        observed_doc = {"stop_reason": msg.stop_reason, "client_raw": msg.provider_stop_reason}
+    else:
+        mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+        problems = []
+        if msg.provider_stop_reason != want.provider_stop_reason:
+            problems.append(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}")
+        if msg.stop_reason != mapped:
+            problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}")
+        expected_doc = {"provider_stop_reason": want.provider_stop_reason, "stop_reason": mapped}
+        observed_doc = {"provider_stop_reason": msg.provider_stop_reason, "stop_reason": msg.stop_reason}
     if not problems:
         return []
-    return [
-        differing(
-            "; ".join(problems),
-            {"provider_stop_reason": want.provider_stop_reason, "stop_reason": mapped},
-            {"provider_stop_reason": msg.provider_stop_reason, "stop_reason": msg.stop_reason},
-        )
-    ]
+    return [differing("; ".join(problems), expected_doc, observed_doc)]
 
 
 def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
