@@ -184,7 +184,8 @@ def account(examples: int) -> dict[str, Any]:
     from stream_harness.adapters import deadline
     from stream_harness.cli import conformance as cli_conformance
     from stream_harness.cli import main as cli_main
-    from stream_harness.conformance import checks, runner
+    from stream_harness.conformance import runner
+    from stream_harness.conformance.checks import session
 
     imports = time.process_time() - startup
     meter = Meter()
@@ -192,7 +193,7 @@ def account(examples: int) -> dict[str, Any]:
     meter.wrap(runner, "run_one", lambda check, *a, **k: f"check:{check.id}")
     # The checks' runs go through run_within (adapters/deadline.py), which calls safe_run
     # in the adapter's own thread: wrapped there, or only a few direct calls are counted.
-    for module in (checks, deadline):
+    for module in (session, deadline):
         meter.wrap(module, "safe_run", lambda adapter, *a, **k: f"runs:{adapter.name}")
         # The runs on HTTP error responses apart: small bodies, so every single cut is tried.
         meter.wrap(module, "safe_run", lambda adapter, *a, status=200, **k: "error-response runs" if status >= 400 else "stream runs")
@@ -250,7 +251,7 @@ def account(examples: int) -> dict[str, Any]:
 
 _HARNESS_STAGES = (
     # (path prefix under stream_harness/, or a path and a function name), stage
-    (("conformance/checks.py", "split_plan"), "split plans"),
+    (("conformance/checks/engine.py", "split_plan"), "split plans"),
     (("recordings/chunking.py", None), "split plans"),
     (("providers/", None), "reference normalizers"),
     (("wire/", None), "reference normalizers"),

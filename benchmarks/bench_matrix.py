@@ -52,7 +52,7 @@ from typing import Any
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLevel, AdapterResult
 from stream_harness.conformance.cases import Case, load_cases
-from stream_harness.conformance.checks import CheckContext
+from stream_harness.conformance.checks.engine import CheckContext
 from stream_harness.conformance.expectations import expectations_for
 from stream_harness.conformance.runner import RunConfig, run_adapter
 from stream_harness.contract.facts import bundled_cassettes

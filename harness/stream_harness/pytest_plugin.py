@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import httpx
 
     from stream_harness.conformance.cases import Case
-    from stream_harness.conformance.checks import Check
+    from stream_harness.conformance.checks.engine import Check
     from stream_harness.conformance.config import Config
     from stream_harness.conformance.runner import CaseResult, RunConfig
     from stream_harness.conformance.suite import LoadedAdapter, Suite
@@ -528,7 +528,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "harness_chunks" not in metafunc.fixturenames:
         metafunc.parametrize("harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found])
         return
-    from stream_harness.conformance.checks import split_plan
+    from stream_harness.conformance.checks.engine import split_plan
 
     splits = marker.kwargs.get("splits", DEFAULT_MARKER_SPLITS)
     if not isinstance(splits, int) or isinstance(splits, bool) or splits < 1:

@@ -20,7 +20,7 @@ from stream_harness.adapters.conventions import reference_message
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import adapter_spec
-from stream_harness.conformance.checks import comparable_message
+from stream_harness.conformance.checks.stream import comparable_message
 from stream_harness.contract.facts import bundled_cassettes, spec_path
 from stream_harness.recordings.cassette import load_cassette
 

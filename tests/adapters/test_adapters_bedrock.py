@@ -15,7 +15,7 @@ import pytest
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterResult
 from stream_harness.conformance import bundled_cassettes, run_conformance
-from stream_harness.conformance.checks import compare_messages
+from stream_harness.conformance.checks.stream import compare_messages
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.recordings.golden import interaction_events
 

@@ -9,7 +9,8 @@ from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError, AdapterResult
 from stream_harness.adapters.registry import adapter_spec
 from stream_harness.conformance import bundled_cassettes, load_cases
-from stream_harness.conformance.checks import CHECKS_BY_ID, CheckContext
+from stream_harness.conformance.checks import CHECKS_BY_ID
+from stream_harness.conformance.checks.engine import CheckContext
 from stream_harness.contract.events import TextBlock, ToolCall
 from stream_harness.recordings.cassette import load_cassette
 

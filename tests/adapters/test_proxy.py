@@ -31,17 +31,16 @@ from stream_harness.adapters.gateways.process import GatewayError, GatewayProces
 from stream_harness.adapters.gateways.rawhttp import RawResponse, Transfer
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
-from stream_harness.conformance import checks as checks_module
 from stream_harness.conformance.cases import Case, load_cases
-from stream_harness.conformance.checks import (
-    CHECKS_BY_ID,
-    CheckContext,
-    check_expected,
+from stream_harness.conformance.checks import CHECKS_BY_ID
+from stream_harness.conformance.checks import gateway as gateway_checks
+from stream_harness.conformance.checks.engine import CheckContext
+from stream_harness.conformance.checks.gateway import (
     check_proxy_error_status,
     check_proxy_streaming,
     check_proxy_upstream_cut,
-    check_stop_reason,
 )
+from stream_harness.conformance.checks.stream import check_expected, check_stop_reason
 from stream_harness.contract.events import (
     AssistantMessage,
     DoneEvent,
@@ -551,7 +550,7 @@ def test_only_the_slow_run_catches_a_whole_line_gateway_whose_reads_merge(monkey
     gateway = WholeLineReads(ANTHROPIC, CHAT, handmade(case).output)
     (failure,) = check_proxy_streaming(CheckContext(case, gateway))
     assert failure.message.startswith("the gateway buffered: with the head's lines cut in two")
-    monkeypatch.setattr(checks_module, "SLOW_HEAD_WRITES", 0)
+    monkeypatch.setattr(gateway_checks, "SLOW_HEAD_WRITES", 0)
     assert check_proxy_streaming(CheckContext(case, gateway)) == []
 
 

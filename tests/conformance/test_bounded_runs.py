@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 
 from stream_harness import AdapterResult, ReferenceAdapter
 from stream_harness.conformance.cases import load_cases
-from stream_harness.conformance.checks import RUN_CACHE_LIMIT, CheckContext, check_split_invariance
+from stream_harness.conformance.checks.engine import RUN_CACHE_LIMIT, CheckContext
+from stream_harness.conformance.checks.stream import check_split_invariance
 from stream_harness.contract.facts import bundled_cassettes
 
 

@@ -35,7 +35,7 @@ from stream_harness.conformance import (
     run_adapter,
     run_conformance,
 )
-from stream_harness.conformance.checks import CheckContext, shrink_cuts
+from stream_harness.conformance.checks.engine import CheckContext, shrink_cuts
 from stream_harness.conformance.expectations import Expectations, KnownFailure
 from stream_harness.contract.events import (
     AssistantMessage,

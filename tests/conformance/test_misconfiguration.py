@@ -187,7 +187,7 @@ def test_a_project_adapter_loads_from_a_subfolder_without_changing_sys_path(
 
 def test_a_cut_body_whose_arguments_differ_says_where() -> None:
     """Issue 24.4: not "1 blocks expected, 1 kept" when the one block kept is wrong."""
-    from stream_harness.conformance.checks import _content_difference
+    from stream_harness.conformance.checks.stream import _content_difference
 
     want = [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São Paulo"}}]
     have = [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São"}}]

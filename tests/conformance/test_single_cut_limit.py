@@ -11,7 +11,7 @@ import pytest
 from stream_harness.adapters.protocol import ReferenceAdapter
 from stream_harness.cli.main import main
 from stream_harness.conformance.cases import load_cases
-from stream_harness.conformance.checks import ONE_BYTE_LIMIT, CheckContext
+from stream_harness.conformance.checks.engine import ONE_BYTE_LIMIT, CheckContext
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT, ConfigError, load_config
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.reporting import ReportError, load_report, merge_reports

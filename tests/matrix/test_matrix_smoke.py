@@ -15,7 +15,7 @@ from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import adapter_spec
 from stream_harness.conformance import bundled_cassettes
-from stream_harness.conformance.checks import compare_messages
+from stream_harness.conformance.checks.stream import compare_messages
 from stream_harness.contract.events import DoneEvent
 from stream_harness.recordings.cassette import load_cassette
 from stream_harness.recordings.golden import expected_path, read_expected

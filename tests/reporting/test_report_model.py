@@ -25,7 +25,7 @@ from report_fixtures import (
 )
 from stream_harness import __version__
 from stream_harness.conformance import CaseResult
-from stream_harness.conformance.checks import Failure
+from stream_harness.conformance.checks.engine import Failure
 from stream_harness.conformance.expectations import Expectations, KnownFailure
 from stream_harness.reporting import (
     ReportError,

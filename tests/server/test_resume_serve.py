@@ -11,7 +11,9 @@ import pytest
 from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
 from stream_harness.conformance import bundled_cassettes, load_cases
 from stream_harness.conformance.cases import Case
-from stream_harness.conformance.checks import CHECKS_BY_ID, CheckContext, resumable_events
+from stream_harness.conformance.checks import CHECKS_BY_ID
+from stream_harness.conformance.checks.engine import CheckContext
+from stream_harness.conformance.checks.resumption import resumable_events
 from stream_harness.recordings.resume import UNKNOWN_CURSOR, stream_events
 from stream_harness.server.serve import replay_server
 

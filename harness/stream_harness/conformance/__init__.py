@@ -23,7 +23,8 @@ from stream_harness.adapters.protocol import (
     ReferenceAdapter,
 )
 from stream_harness.conformance.cases import Case, CaseLoadError, load_cases
-from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check, Failure
+from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID
+from stream_harness.conformance.checks.engine import Check, Failure
 from stream_harness.conformance.config import Config, ConfigError, load_config, load_project_config
 from stream_harness.conformance.expectations import Expectations, expectations_for
 from stream_harness.conformance.failure_text import failure_lines

@@ -16,8 +16,8 @@ from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
 from stream_harness.adapters.exit_hooks import stop_now
 from stream_harness.adapters.protocol import Adapter
 from stream_harness.conformance.cases import Case
-from stream_harness.conformance.checks import (
-    CHECKS,
+from stream_harness.conformance.checks import CHECKS
+from stream_harness.conformance.checks.engine import (
     Check,
     CheckContext,
     Failure,

@@ -15,7 +15,8 @@ from pathlib import Path
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.conformance.cases import Case, CaseLoadError, Skipped, load_cases
-from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID, Check
+from stream_harness.conformance.checks import CHECKS, CHECKS_BY_ID
+from stream_harness.conformance.checks.engine import Check
 from stream_harness.conformance.config import Config, ConfigError, check_numbers
 from stream_harness.conformance.expectations import (
     Expectations,
