@@ -43,21 +43,20 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from stream_harness.providers.accumulator import Accumulator
 from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer
-from stream_harness.providers.base import CallIds, excerpt
-from stream_harness.providers.base import Normalizer as _Normalizer
+from stream_harness.providers.base import CallIds, JSONFrameNormalizer, excerpt
 from stream_harness.providers.bedrock_converse_stream import (
     BedrockConverseStreamNormalizer,
     frame_error,
 )
 from stream_harness.providers.coerce import as_str, is_int
 from stream_harness.providers.registry import Detect, Protocol, register
-from stream_harness.wire import EventStreamMessage, FramingError, JSONLine
+from stream_harness.wire import EventStreamMessage, JSONLine
 from stream_harness.wire.framing import EVENTSTREAM_CHUNKS, FrameDecoder
 from stream_harness.wire.payloadpart import BadChunk
 
@@ -132,27 +131,9 @@ class _Family(ABC):
         message, headers, body = frame_error(frame)
         self.fail(message, headers=headers, body=body)
 
-    def framing_error(self, error: FramingError) -> None:
-        self.fail(f"framing error at byte {error.offset}: {error.message}")
-
     @abstractmethod
     def eof(self) -> None:
         """The body ended (the family decides whether its end marker came)."""
-
-
-class _AnthropicChunks(AnthropicMessagesNormalizer):
-    """The Anthropic translator, fed the chunks as JSON values; one hook added."""
-
-    def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self.before_terminal()
-        self.acc.fail(message, headers=headers, body=body)
-
-
-class _ConverseChunks(BedrockConverseStreamNormalizer):
-    """The ConverseStream translator, fed Nova's chunks as the frames they would have been."""
-
-    def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self._fail(message, headers=headers, body=body)
 
 
 class _Borrowed(_Family):
@@ -160,8 +141,8 @@ class _Borrowed(_Family):
     reads them (``translator``), writing to this stream's accumulator, so its rules for
     errors, framing faults and the end of the body are the family's too."""
 
-    translator: type[_AnthropicChunks] | type[_ConverseChunks]
-    inner: _AnthropicChunks | _ConverseChunks
+    translator: type[AnthropicMessagesNormalizer] | type[BedrockConverseStreamNormalizer]
+    inner: AnthropicMessagesNormalizer | BedrockConverseStreamNormalizer
 
     def __init__(self, acc: Accumulator) -> None:
         self.inner = self.translator(_NoFrames())
@@ -170,10 +151,7 @@ class _Borrowed(_Family):
     def fail(
         self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
     ) -> None:
-        self.inner.fail_with(message, headers=headers, body=body)
-
-    def framing_error(self, error: FramingError) -> None:
-        self.inner.dispatch([error])
+        self.inner.fail(message, headers=headers, body=body)
 
     def eof(self) -> None:
         self.inner.on_eof()
@@ -181,8 +159,8 @@ class _Borrowed(_Family):
 
 class _Anthropic(_Borrowed):
     name = "anthropic-messages"
-    translator = _AnthropicChunks
-    inner: _AnthropicChunks
+    translator = AnthropicMessagesNormalizer
+    inner: AnthropicMessagesNormalizer
 
     def chunk(self, line: JSONLine) -> None:
         self.inner.dispatch([line])
@@ -196,8 +174,8 @@ class _Anthropic(_Borrowed):
 
 class _Nova(_Borrowed):
     name = "nova"
-    translator = _ConverseChunks
-    inner: _ConverseChunks
+    translator = BedrockConverseStreamNormalizer
+    inner: BedrockConverseStreamNormalizer
 
     def chunk(self, line: JSONLine) -> None:
         value = line.value
@@ -510,50 +488,36 @@ def _make_family(name: str, acc: Accumulator) -> _Family:
 # -- the normalizer -------------------------------------------------------------------
 
 
-class BedrockInvokeStreamNormalizer(_Normalizer):
+class BedrockInvokeStreamNormalizer(JSONFrameNormalizer):
+    """Chunks arrive as JSON values (:meth:`on_value`), exception frames and bad chunks as
+    frames (:meth:`on_frame`)."""
+
     protocol = PROTOCOL_ID
+    frame_noun = "chunk"
 
     def __init__(self, frames: FrameDecoder | None = None) -> None:
         super().__init__(frames)
-        self.chunks_seen = 0
         self.family: _Family | None = None
 
-    def dispatch(
-        self, items: Iterable[JSONLine | EventStreamMessage | BadChunk | FramingError]
-    ) -> None:
-        acc = self.acc
-        for item in items:
-            if acc.terminated:
-                return
-            if isinstance(item, JSONLine):
-                self.chunks_seen += 1
-                self._on_chunk(item)
-            elif isinstance(item, EventStreamMessage):
-                if self.family is not None:
-                    self.family.exception(item)
-                else:
-                    message, headers, body = frame_error(item)
-                    acc.fail(message, headers=headers, body=body)
-            elif isinstance(item, BadChunk):
-                self._fail(f"malformed chunk #{self.chunks_seen + 1}: {item.message}")
-            elif self.family is not None:
-                self.family.framing_error(item)
-            else:
-                acc.fail(f"framing error at byte {item.offset}: {item.message}")
+    def on_frame(self, frame: EventStreamMessage | BadChunk) -> None:
+        if isinstance(frame, BadChunk):
+            self.fail(f"malformed chunk #{self.frames_seen + 1}: {frame.message}")
+        elif self.family is not None:
+            self.family.exception(frame)
+        else:
+            message, headers, body = frame_error(frame)
+            self.acc.fail(message, headers=headers, body=body)
 
-    def _on_chunk(self, line: JSONLine) -> None:
-        value = line.value
+    def on_value(self, value: Any, raw: str) -> None:
         if not isinstance(value, dict):
-            self._fail(
-                f"malformed chunk #{self.chunks_seen}: not a JSON object: {excerpt(line.raw)}"
-            )
+            self.malformed(f"not a JSON object: {excerpt(raw)}")
             return
         family = self.family
         if family is None:
             name = family_of(value)
             if name is None:
                 keys = ", ".join(sorted(value)[:8])
-                self._fail(f"chunk #{self.chunks_seen} is of no known model family (keys: {keys})")
+                self.fail(f"chunk #{self.frames_seen} is of no known model family (keys: {keys})")
                 return
             family = self.family = _make_family(name, self.acc)
         metrics = value.get(METRICS)
@@ -561,7 +525,7 @@ class BedrockInvokeStreamNormalizer(_Normalizer):
             self._metrics(family, value, metrics)
         if family.carries_usage(value):
             family.usage_seen = True
-        family.chunk(line)
+        family.chunk(JSONLine(value, raw))
 
     def _metrics(self, family: _Family, value: dict[str, Any], metrics: dict[str, Any]) -> None:
         # Before the chunk is translated: the chunk may end the stream (Anthropic's
@@ -573,11 +537,19 @@ class BedrockInvokeStreamNormalizer(_Normalizer):
         if counts:
             self.acc.set_usage(**counts)
 
-    def _fail(self, message: str) -> None:
+    def fail(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        # The family, once known, hands over what it holds (its translator's rules).
         if self.family is not None:
-            self.family.fail(message)
+            self.family.fail(message, headers=headers, body=body)
         else:
-            self.acc.fail(message)
+            self.acc.fail(message, status=status, body=body, headers=headers)
 
     def on_eof(self) -> None:
         if self.family is None:
