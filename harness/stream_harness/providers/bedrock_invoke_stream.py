@@ -111,6 +111,7 @@ class _Family(ABC):
     """One model family's chunks -> accumulator calls."""
 
     name: str
+    acc: Accumulator
     usage_seen = False
 
     @abstractmethod
@@ -121,11 +122,16 @@ class _Family(ABC):
         """Whether this chunk has the family's own token counts (then metrics don't count)."""
         return False
 
-    @abstractmethod
+    def before_terminal(self) -> None:
+        """Hand the accumulator whatever the family still holds, before an error."""
+        return
+
     def fail(
         self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
     ) -> None:
         """End in an error, after handing over whatever the family still holds."""
+        self.before_terminal()
+        self.acc.fail(message, headers=headers, body=body)
 
     def exception(self, frame: EventStreamMessage) -> None:
         message, headers, body = frame_error(frame)
@@ -145,13 +151,12 @@ class _Borrowed(_Family):
     inner: AnthropicMessagesNormalizer | BedrockConverseStreamNormalizer
 
     def __init__(self, acc: Accumulator) -> None:
+        self.acc = acc
         self.inner = self.translator(_NoFrames())
         self.inner.acc = acc
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
-        self.inner.fail(message, headers=headers, body=body)
+    def before_terminal(self) -> None:
+        self.inner.before_terminal()
 
     def eof(self) -> None:
         self.inner.on_eof()
@@ -352,11 +357,8 @@ class _Text(_Family):
             )
             self.extra = None
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
+    def before_terminal(self) -> None:
         self._flush()
-        self.acc.fail(message, headers=headers, body=body)
 
     def eof(self) -> None:
         if not self.stopped:
@@ -436,10 +438,6 @@ class _CohereChat(_Family):
         # tool-calls-chunk, citation-generation, search-queries-generation and
         # search-results are passed over (spec: "Cohere Command R").
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
-        self.acc.fail(message, headers=headers, body=body)
 
     def eof(self) -> None:
         if not self.ended:
@@ -537,19 +535,10 @@ class BedrockInvokeStreamNormalizer(JSONFrameNormalizer):
         if counts:
             self.acc.set_usage(**counts)
 
-    def fail(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        body: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
+    def before_terminal(self) -> None:
         # The family, once known, hands over what it holds (its translator's rules).
         if self.family is not None:
-            self.family.fail(message, headers=headers, body=body)
-        else:
-            self.acc.fail(message, status=status, body=body, headers=headers)
+            self.family.before_terminal()
 
     def on_eof(self) -> None:
         if self.family is None:
