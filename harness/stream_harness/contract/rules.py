@@ -1,5 +1,8 @@
 """Checks of the rules C1-C12 of specs/contract.md on one event sequence.
 
+The block lifecycle (C3, C5) is read from the transition table of
+stream_harness.contract.lifecycle, which the accumulator that emits events reads too.
+
 Only the events are needed, so these checks apply to any event-level adapter. Each
 violation names its rule id so that reports can cite it; the checker never raises on
 a malformed sequence, because reporting malformed sequences is its job.
@@ -13,8 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from stream_harness.contract.events import (
-    END_TYPES,
-    START_TYPES,
     DoneEvent,
     ErrorEvent,
     Event,
@@ -29,6 +30,7 @@ from stream_harness.contract.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from stream_harness.contract.lifecycle import MOVES, NOT_CLOSED, TRANSITIONS, Phase, Refusal
 from stream_harness.contract.partial_json import parse_partial
 
 
@@ -41,13 +43,6 @@ class Violation:
     def __str__(self) -> str:
         where = f" (event #{self.index})" if self.index is not None else ""
         return f"{self.rule}{where}: {self.message}"
-
-
-_KIND = {
-    "text_start": "text", "text_delta": "text", "text_end": "text",
-    "thinking_start": "thinking", "thinking_delta": "thinking", "thinking_end": "thinking",
-    "toolcall_start": "toolcall", "toolcall_delta": "toolcall", "toolcall_end": "toolcall",
-}  # fmt: skip
 
 
 def is_prefix_value(live: Any, final: Any) -> bool:
@@ -104,6 +99,7 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
             )
 
     kinds: dict[int, str] = {}
+    phases: dict[int, Phase] = {}  # per started block, its phase in the lifecycle table
     ended: dict[int, Event] = {}
     deltas: dict[int, list[str]] = {}
     live_args: dict[int, list[tuple[int, dict[str, Any]]]] = {}
@@ -115,20 +111,27 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
         if isinstance(e, DoneEvent | ErrorEvent):
             if terminal is None:
                 terminal = e
-                open_blocks = sorted(set(kinds) - set(ended))
+                open_blocks = sorted(ci for ci, phase in phases.items() if isinstance(TRANSITIONS[(phase, "terminal")], Refusal))
                 if open_blocks:
-                    out.append(Violation("C5", f"blocks {open_blocks} not closed before the terminal event", i))
+                    out.append(Violation(NOT_CLOSED.rule, NOT_CLOSED.say(blocks=open_blocks), i))
             continue
         if terminal is not None:
             continue  # already reported under C2
-        kind = _KIND.get(e.type)
-        if kind is None:
+        found = MOVES.get(e.type)
+        if found is None:
             continue
+        kind, move = found
         ci: int = e.content_index  # type: ignore[union-attr]
-        if e.type in START_TYPES:
-            if ci in kinds:
-                out.append(Violation("C3", f"block {ci} started twice", i))
-                continue
+        phase = phases.get(ci, "new")
+        if move != "start" and phase != "new" and kinds[ci] != kind:
+            move = "foreign"
+        after = TRANSITIONS[(phase, move)]
+        if isinstance(after, Refusal):
+            out.append(Violation(after.rule, after.say(type=e.type, ci=ci, kind=kinds.get(ci)), i))
+            continue
+        if after is not phase:
+            phases[ci] = after
+        if move == "start":
             if ci != next_index:
                 out.append(Violation("C4", f"block started with content_index {ci}, expected {next_index}", i))
             next_index = max(next_index, ci) + 1
@@ -137,21 +140,12 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
             if isinstance(e, ToolCallStartEvent):
                 starts[ci] = e
             continue
-        if ci not in kinds:
-            out.append(Violation("C3", f"{e.type} for block {ci}, which never started", i))
-            continue
-        if kinds[ci] != kind:
-            out.append(Violation("C3", f"{e.type} for block {ci}, which is a {kinds[ci]} block", i))
-            continue
-        if ci in ended:
-            out.append(Violation("C3", f"{e.type} for block {ci} after its end", i))
-            continue
         if isinstance(e, TextDeltaEvent | ThinkingDeltaEvent):
             deltas[ci].append(e.delta)
         elif isinstance(e, ToolCallDeltaEvent):
             deltas[ci].append(e.delta)
             live_args.setdefault(ci, []).append((i, e.arguments))
-        elif e.type in END_TYPES:
+        elif move == "end":
             ended[ci] = e
             _check_end(e, "".join(deltas[ci]), starts.get(ci), live_args.get(ci, []), i, out)
 

@@ -49,6 +49,7 @@ from stream_harness.contract.events import (
     ToolCallStartEvent,
     Usage,
 )
+from stream_harness.contract.lifecycle import Phase, advance
 from stream_harness.contract.limits import JSON_MAX_DEPTH
 from stream_harness.contract.partial_json import ArgumentsLog, Step
 from stream_harness.errors.classify import classify
@@ -80,6 +81,9 @@ class _Block:
     args: ArgumentsLog | None = None
     final: ContentBlock | None = None
     strict: bool = True  # a closed call's text parsed strictly (C7)
+    # Where the block is in the lifecycle table (stream_harness.contract.lifecycle). A delta
+    # leaves an open block open (the table's open x delta), so only start and end advance it.
+    phase: Phase = "new"
 
     def snapshot(self) -> ContentBlock:
         """The block as it stands; closed blocks return their frozen final form."""
@@ -447,6 +451,7 @@ class Accumulator:
             block.strict = parsed.step in _STRICT_STEPS and isinstance(parsed.value, dict)
         else:
             final = block.snapshot()
+        block.phase = advance(block.phase, "end")
         block.final = final
         i = block.content_index
         if isinstance(final, TextBlock):
@@ -475,6 +480,13 @@ class Accumulator:
     def end_all(self) -> None:
         for key in self.open_keys():
             self.end(key)
+
+    def _end_for_terminal(self) -> None:
+        """Close the open blocks, then move every block through the terminal event, which
+        the lifecycle table refuses for a block still open (C5)."""
+        self.end_all()
+        for block in self._blocks:
+            block.phase = advance(block.phase, "terminal")
 
     # -- terminal -------------------------------------------------------------
 
@@ -508,7 +520,7 @@ class Accumulator:
             )
             return
         self._ensure_started()
-        self.end_all()
+        self._end_for_terminal()
         if self._too_deep is not None:
             # Never a done whose tool call silently lost its arguments.
             self.fail(self._too_deep)
@@ -548,7 +560,7 @@ class Accumulator:
             return
         self.set_provider_stop_reason(provider_stop_reason)
         self._ensure_started()
-        self.end_all()
+        self._end_for_terminal()
         error_was_none = error is None
         if error is None:
             error = classify(
@@ -629,6 +641,7 @@ class Accumulator:
     ) -> _Block:
         self._ensure_started()
         block = _Block(kind=kind, content_index=len(self._blocks), id=id, name=name)
+        block.phase = advance(block.phase, "start")
         self._blocks.append(block)
         self._open[key] = block
         i = block.content_index

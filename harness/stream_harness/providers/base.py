@@ -112,6 +112,28 @@ class Normalizer(ABC):
     def on_eof(self) -> None:
         """The body ended before the protocol's terminal signal."""
 
+    def on_framing_error(self, error: FramingError) -> None:
+        """The body broke its framing: end the stream in an error that keeps what came."""
+        self.fail(f"framing error at byte {error.offset}: {error.message}")
+
+    def fail(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """End in an error, after handing the accumulator what the translator holds."""
+        self.before_terminal()
+        self.acc.fail(message, status=status, body=body, headers=headers)
+
+    def before_terminal(self) -> None:
+        """Hand the accumulator what the translator still holds (blocks open on the wire,
+        metadata kept for the end) before an error ends the stream, so that the error's
+        message keeps all of it. Nothing by default: most translators hold nothing back."""
+        return
+
     def internal_error(self, exc: Exception) -> None:
         """An exception escaped the translator: end in an error that keeps what came.
 
@@ -232,21 +254,10 @@ class SSENormalizer(Normalizer):
             if acc.terminated:
                 return
 
-    def on_framing_error(self, error: FramingError) -> None:
-        """The body broke its SSE framing: end the stream in an error."""
-        self.before_terminal()
-        self.acc.fail(f"framing error at byte {error.offset}: {error.message}")
-
-    def before_terminal(self) -> None:
-        """Hand the accumulator what the translator still holds (blocks open on the wire,
-        metadata kept for the end) before an error ends the stream, so that the error's
-        message keeps all of it. Nothing by default: most translators hold nothing back."""
-
     def malformed(self, what: str) -> None:
         """An event the protocol does not allow: end in an error that says which, keeping
         what came before it."""
-        self.before_terminal()
-        self.acc.fail(f"malformed event #{self.events_seen}: {what}")
+        self.fail(f"malformed event #{self.events_seen}: {what}")
 
     def load_json(self, event: SSEEvent) -> Any:
         """Parse an event's data; on failure end the stream in an error and return None."""
@@ -266,6 +277,72 @@ class SSENormalizer(Normalizer):
     def on_eof(self) -> None:
         """The body ended before the protocol's terminal signal (default: an error)."""
         self.acc.fail("stream ended without a terminal event")
+
+
+class JSONFrameNormalizer(Normalizer):
+    """Base for the protocols whose frames are JSON values with no event name to dispatch
+    on (Gemini chunks, Ollama lines, Bedrock event-stream frames): counting, JSON decoding,
+    framing faults and ending in an error that keeps what came live here.
+
+    A value cut by a JSON framing arrives parsed (a :class:`~stream_harness.wire.JSONLine`);
+    one carried by an SSE event is parsed here: the translator's :meth:`on_value` sees the
+    same value either way. Frames that are not JSON text (an event-stream message, a bad
+    chunk of its payload) go to :meth:`on_frame`, which counts them if its protocol does.
+    """
+
+    # What the protocol calls a frame, in the messages that count them ("chunk #3").
+    frame_noun: ClassVar[str] = "frame"
+    # Whether an SSE event whose data is blank is a keep-alive (passed over, uncounted)
+    # rather than a frame that fails to parse.
+    blank_event_is_keepalive: ClassVar[bool] = False
+
+    def __init__(self, frames: FrameDecoder | None = None) -> None:
+        super().__init__(frames)
+        self.frames_seen = 0
+
+    def dispatch(self, items: Iterable[Any]) -> None:
+        acc = self.acc
+        for item in items:
+            if acc.terminated:
+                return
+            if isinstance(item, FramingError):
+                self.on_framing_error(item)
+            elif isinstance(item, JSONLine):
+                self.frames_seen += 1
+                self.on_value(item.value, item.raw)
+            elif isinstance(item, SSEEvent):
+                if self.blank_event_is_keepalive and not item.data.strip():
+                    continue
+                self.frames_seen += 1
+                try:
+                    value = parse_json(item.data)
+                except ValueError as exc:
+                    self.malformed_json(exc, item.data)
+                    continue
+                self.on_value(value, item.data)
+            else:
+                self.on_frame(item)
+
+    def on_value(self, value: Any, raw: str) -> None:
+        """Translate one JSON value (``raw``: the text it was parsed from)."""
+        raise TypeError(f"{self.protocol}: unexpected JSON value frame")
+
+    def on_frame(self, frame: Any) -> None:
+        """Translate a frame that is not JSON text."""
+        raise TypeError(f"{self.protocol}: unexpected frame {type(frame).__name__}")
+
+    def malformed_json(self, exc: ValueError, text: str) -> None:
+        """A frame's text is not JSON."""
+        self.fail(f"malformed JSON in {self.frame_noun} #{self.frames_seen}: {exc}: {excerpt(text)}")
+
+    def malformed(self, what: str) -> None:
+        """A frame the protocol does not allow: end in an error that says which."""
+        self.fail(f"malformed {self.frame_noun} #{self.frames_seen}: {what}")
+
+    @property
+    def none_received(self) -> str:
+        """What an end-of-body message adds when not one frame came."""
+        return f" (no {self.frame_noun}s received)" if self.frames_seen == 0 else ""
 
 
 def named_event(line: JSONLine) -> SSEEvent:

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from stream_harness.contract.limits import loads as bounded_loads
 from stream_harness.contract.partial_json import parse_partial
-from stream_harness.providers.base import Normalizer as _Normalizer
-from stream_harness.providers.base import excerpt
+from stream_harness.providers.base import JSONFrameNormalizer, excerpt
 from stream_harness.providers.coerce import as_str, is_int
 from stream_harness.providers.registry import Detect, Protocol, register
-from stream_harness.wire import EventStreamMessage, FramingError
+from stream_harness.wire import EventStreamMessage
 from stream_harness.wire.framing import EVENTSTREAM, FrameDecoder
 
 # metadata.usage -> Accumulator.set_usage keywords. Bedrock reports inputTokens without the
@@ -87,12 +85,13 @@ class _Index:
     citations: list[Any] = field(default_factory=list)
 
 
-class BedrockConverseStreamNormalizer(_Normalizer):
+class BedrockConverseStreamNormalizer(JSONFrameNormalizer):
+    """The frames are event-stream messages, each payload JSON: :meth:`on_frame` reads them."""
+
     protocol = "bedrock-converse-stream"
 
     def __init__(self, frames: FrameDecoder | None = None) -> None:
         super().__init__(frames)
-        self.frames_seen = 0
         self._indexes: dict[int, _Index] = {}
         self._tool_ids: set[str] = set()
         self._message_stopped = False
@@ -101,23 +100,10 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         self._metadata: dict[str, Any] | None = None
         self._flushed = False
 
-    # -- feed / close ------------------------------------------------------------
-
-    def dispatch(self, items: Iterable[EventStreamMessage | FramingError]) -> None:
-        for item in items:
-            if self.acc.terminated:
-                return
-            if isinstance(item, FramingError):
-                # case 42: a bad CRC (or impossible lengths) ends the stream; what came
-                # before is kept.
-                self._fail(f"framing error at byte {item.offset}: {item.message}")
-                return
-            self.frames_seen += 1
-            self._on_frame(item)
-
     # -- one frame ------------------------------------------------------------------
 
-    def _on_frame(self, frame: EventStreamMessage) -> None:
+    def on_frame(self, frame: EventStreamMessage) -> None:
+        self.frames_seen += 1
         message_type = frame.message_type
         if message_type == "exception":
             self._on_exception(frame)
@@ -140,12 +126,12 @@ class BedrockConverseStreamNormalizer(_Normalizer):
             value = bounded_loads(frame.payload)
         except (ValueError, RecursionError) as exc:
             text = frame.payload.decode("utf-8", "replace")
-            self._fail(
+            self.fail(
                 f"malformed JSON in frame #{self.frames_seen} ({what}): {exc}: {excerpt(text)}"
             )
             return None
         if not isinstance(value, dict):
-            self._malformed(f"{what} payload is not a JSON object")
+            self.malformed(f"{what} payload is not a JSON object")
             return None
         return value
 
@@ -174,7 +160,7 @@ class BedrockConverseStreamNormalizer(_Normalizer):
             if tool_id is not None and tool_id in self._tool_ids:
                 # Ids must be unique in a message (contract C10): a repeated id is a
                 # replayed or corrupted stream, not a new call.
-                self._malformed(f"toolUse at index {index} repeats the id {tool_id!r}")
+                self.malformed(f"toolUse at index {index} repeats the id {tool_id!r}")
                 return
             if tool_id is not None:
                 self._tool_ids.add(tool_id)
@@ -195,10 +181,10 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         wire = self._indexes.setdefault(index, _Index())
         if wire.stopped:
             # Appending would invent a block the wire already closed.
-            self._malformed(f"contentBlockDelta for index {index} after its contentBlockStop")
+            self.malformed(f"contentBlockDelta for index {index} after its contentBlockStop")
             return
         if self._message_stopped:
-            self._malformed(f"contentBlockDelta for index {index} after messageStop")
+            self.malformed(f"contentBlockDelta for index {index} after messageStop")
             return
         if wire.provider is not None:
             self._provider_delta(index, wire.provider, delta)
@@ -206,7 +192,7 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         if "text" in delta:
             text = delta["text"]
             if not isinstance(text, str):
-                self._malformed(f"text delta at index {index} is not a string")
+                self.malformed(f"text delta at index {index} is not a string")
                 return
             self._flush_redacted(index, wire)
             self.acc.text(index, text)  # "" opens nothing (corpus empty_text_delta)
@@ -216,12 +202,12 @@ class BedrockConverseStreamNormalizer(_Normalizer):
             tool = delta["toolUse"]
             fragment = tool.get("input") if isinstance(tool, dict) else None
             if not isinstance(fragment, str):
-                self._malformed(f"toolUse delta at index {index}: 'input' is not a string")
+                self.malformed(f"toolUse delta at index {index}: 'input' is not a string")
                 return
             if self.acc.open_kind(index) != "tool_call":
                 # Without its contentBlockStart the call has no id and no name: handing
                 # it to a consumer would make it run a call it cannot answer.
-                self._malformed(
+                self.malformed(
                     f"toolUse delta at index {index} without a toolUse contentBlockStart"
                 )
                 return
@@ -232,17 +218,17 @@ class BedrockConverseStreamNormalizer(_Normalizer):
 
     def _reasoning_delta(self, index: int, wire: _Index, reasoning: Any) -> None:
         if not isinstance(reasoning, dict):
-            self._malformed(f"reasoningContent delta at index {index} is not an object")
+            self.malformed(f"reasoningContent delta at index {index} is not an object")
             return
         for name, value in reasoning.items():
             if name == "text":
                 if not isinstance(value, str):
-                    self._malformed(f"reasoningContent.text at index {index} is not a string")
+                    self.malformed(f"reasoningContent.text at index {index} is not a string")
                     return
                 self.acc.thinking(index, value)
             elif name == "signature":
                 if not isinstance(value, str):
-                    self._malformed(f"reasoningContent.signature at index {index} is not a string")
+                    self.malformed(f"reasoningContent.signature at index {index} is not a string")
                     return
                 if value:
                     if self.acc.open_kind(index) != "thinking":
@@ -258,7 +244,7 @@ class BedrockConverseStreamNormalizer(_Normalizer):
                 except (binascii.Error, ValueError):
                     piece = None
                 if piece is None:
-                    self._malformed(f"reasoningContent.{name} at index {index} is not base64")
+                    self.malformed(f"reasoningContent.{name} at index {index} is not base64")
                     return
                 if wire.redacted is None:
                     wire.redacted = []
@@ -291,7 +277,7 @@ class BedrockConverseStreamNormalizer(_Normalizer):
     def _on_message_stop(self, payload: dict[str, Any]) -> None:
         reason = payload.get("stopReason")
         if reason is not None and not isinstance(reason, str):
-            self._malformed(f"messageStop stopReason is not a string: {excerpt(repr(reason))}")
+            self.malformed(f"messageStop stopReason is not a string: {excerpt(repr(reason))}")
             return
         self._message_stopped = True
         self._stop_reason = reason
@@ -317,22 +303,21 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         # classifies by it (throttlingException -> rate_limit), and its veto keeps the
         # throttling text "Too many tokens, please wait ..." from reading as an overflow.
         message, headers, body = frame_error(frame)
-        self._fail(message, headers=headers, body=body)
+        self.fail(message, headers=headers, body=body)
 
     def _on_error_frame(self, frame: EventStreamMessage) -> None:
         # ":message-type: error" carries :error-code / :error-message headers (AWS
         # event-stream). VAI drops these silently (PF 1.2); a lost error is a silent
         # success, so it ends the stream like an exception (spec: "Errors").
         message, headers, body = frame_error(frame)
-        self._fail(message, headers=headers, body=body)
+        self.fail(message, headers=headers, body=body)
 
     # -- ending ---------------------------------------------------------------------
 
     def on_eof(self) -> None:
         if not self._message_stopped:
             # EOF without messageStop: the stream was cut; keep what came (bugs 27-29).
-            empty = " (no frames received)" if self.frames_seen == 0 else ""
-            self._fail(f"stream ended without messageStop{empty}")
+            self.fail(f"stream ended without messageStop{self.none_received}")
             return
         self._flush()
         self.acc.finish_provider(self._stop_reason)
@@ -375,19 +360,13 @@ class BedrockConverseStreamNormalizer(_Normalizer):
         if self._metadata:
             self.acc.provider_block("metadata", self._metadata)
 
-    def _fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
+    def before_terminal(self) -> None:
         self._flush()
-        self.acc.fail(message, headers=headers, body=body)
-
-    def _malformed(self, what: str) -> None:
-        self._fail(f"malformed frame #{self.frames_seen}: {what}")
 
     def _block_index(self, payload: dict[str, Any], what: str) -> int | None:
         index = payload.get("contentBlockIndex")
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            self._malformed(f"{what} without a contentBlockIndex: {excerpt(repr(index))}")
+            self.malformed(f"{what} without a contentBlockIndex: {excerpt(repr(index))}")
             return None
         return index
 
@@ -401,7 +380,7 @@ class BedrockConverseStreamNormalizer(_Normalizer):
             return None
         value = payload.get(member)
         if not isinstance(value, dict):
-            self._malformed(f"{what} at index {index} without a {member} object")
+            self.malformed(f"{what} at index {index} without a {member} object")
             return None
         return index, value
 

@@ -43,21 +43,20 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from stream_harness.providers.accumulator import Accumulator
 from stream_harness.providers.anthropic_messages import AnthropicMessagesNormalizer
-from stream_harness.providers.base import CallIds, excerpt
-from stream_harness.providers.base import Normalizer as _Normalizer
+from stream_harness.providers.base import CallIds, JSONFrameNormalizer, excerpt
 from stream_harness.providers.bedrock_converse_stream import (
     BedrockConverseStreamNormalizer,
     frame_error,
 )
 from stream_harness.providers.coerce import as_str, is_int
 from stream_harness.providers.registry import Detect, Protocol, register
-from stream_harness.wire import EventStreamMessage, FramingError, JSONLine
+from stream_harness.wire import EventStreamMessage, JSONLine
 from stream_harness.wire.framing import EVENTSTREAM_CHUNKS, FrameDecoder
 from stream_harness.wire.payloadpart import BadChunk
 
@@ -112,6 +111,7 @@ class _Family(ABC):
     """One model family's chunks -> accumulator calls."""
 
     name: str
+    acc: Accumulator
     usage_seen = False
 
     @abstractmethod
@@ -122,37 +122,24 @@ class _Family(ABC):
         """Whether this chunk has the family's own token counts (then metrics don't count)."""
         return False
 
-    @abstractmethod
+    def before_terminal(self) -> None:
+        """Hand the accumulator whatever the family still holds, before an error."""
+        return
+
     def fail(
         self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
     ) -> None:
         """End in an error, after handing over whatever the family still holds."""
+        self.before_terminal()
+        self.acc.fail(message, headers=headers, body=body)
 
     def exception(self, frame: EventStreamMessage) -> None:
         message, headers, body = frame_error(frame)
         self.fail(message, headers=headers, body=body)
 
-    def framing_error(self, error: FramingError) -> None:
-        self.fail(f"framing error at byte {error.offset}: {error.message}")
-
     @abstractmethod
     def eof(self) -> None:
         """The body ended (the family decides whether its end marker came)."""
-
-
-class _AnthropicChunks(AnthropicMessagesNormalizer):
-    """The Anthropic translator, fed the chunks as JSON values; one hook added."""
-
-    def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self.before_terminal()
-        self.acc.fail(message, headers=headers, body=body)
-
-
-class _ConverseChunks(BedrockConverseStreamNormalizer):
-    """The ConverseStream translator, fed Nova's chunks as the frames they would have been."""
-
-    def fail_with(self, message: str, *, headers: dict[str, str] | None, body: Any) -> None:
-        self._fail(message, headers=headers, body=body)
 
 
 class _Borrowed(_Family):
@@ -160,20 +147,16 @@ class _Borrowed(_Family):
     reads them (``translator``), writing to this stream's accumulator, so its rules for
     errors, framing faults and the end of the body are the family's too."""
 
-    translator: type[_AnthropicChunks] | type[_ConverseChunks]
-    inner: _AnthropicChunks | _ConverseChunks
+    translator: type[AnthropicMessagesNormalizer] | type[BedrockConverseStreamNormalizer]
+    inner: AnthropicMessagesNormalizer | BedrockConverseStreamNormalizer
 
     def __init__(self, acc: Accumulator) -> None:
+        self.acc = acc
         self.inner = self.translator(_NoFrames())
         self.inner.acc = acc
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
-        self.inner.fail_with(message, headers=headers, body=body)
-
-    def framing_error(self, error: FramingError) -> None:
-        self.inner.dispatch([error])
+    def before_terminal(self) -> None:
+        self.inner.before_terminal()
 
     def eof(self) -> None:
         self.inner.on_eof()
@@ -181,8 +164,8 @@ class _Borrowed(_Family):
 
 class _Anthropic(_Borrowed):
     name = "anthropic-messages"
-    translator = _AnthropicChunks
-    inner: _AnthropicChunks
+    translator = AnthropicMessagesNormalizer
+    inner: AnthropicMessagesNormalizer
 
     def chunk(self, line: JSONLine) -> None:
         self.inner.dispatch([line])
@@ -196,8 +179,8 @@ class _Anthropic(_Borrowed):
 
 class _Nova(_Borrowed):
     name = "nova"
-    translator = _ConverseChunks
-    inner: _ConverseChunks
+    translator = BedrockConverseStreamNormalizer
+    inner: BedrockConverseStreamNormalizer
 
     def chunk(self, line: JSONLine) -> None:
         value = line.value
@@ -374,11 +357,8 @@ class _Text(_Family):
             )
             self.extra = None
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
+    def before_terminal(self) -> None:
         self._flush()
-        self.acc.fail(message, headers=headers, body=body)
 
     def eof(self) -> None:
         if not self.stopped:
@@ -458,10 +438,6 @@ class _CohereChat(_Family):
         # tool-calls-chunk, citation-generation, search-queries-generation and
         # search-results are passed over (spec: "Cohere Command R").
 
-    def fail(
-        self, message: str, *, headers: dict[str, str] | None = None, body: Any = None
-    ) -> None:
-        self.acc.fail(message, headers=headers, body=body)
 
     def eof(self) -> None:
         if not self.ended:
@@ -510,50 +486,36 @@ def _make_family(name: str, acc: Accumulator) -> _Family:
 # -- the normalizer -------------------------------------------------------------------
 
 
-class BedrockInvokeStreamNormalizer(_Normalizer):
+class BedrockInvokeStreamNormalizer(JSONFrameNormalizer):
+    """Chunks arrive as JSON values (:meth:`on_value`), exception frames and bad chunks as
+    frames (:meth:`on_frame`)."""
+
     protocol = PROTOCOL_ID
+    frame_noun = "chunk"
 
     def __init__(self, frames: FrameDecoder | None = None) -> None:
         super().__init__(frames)
-        self.chunks_seen = 0
         self.family: _Family | None = None
 
-    def dispatch(
-        self, items: Iterable[JSONLine | EventStreamMessage | BadChunk | FramingError]
-    ) -> None:
-        acc = self.acc
-        for item in items:
-            if acc.terminated:
-                return
-            if isinstance(item, JSONLine):
-                self.chunks_seen += 1
-                self._on_chunk(item)
-            elif isinstance(item, EventStreamMessage):
-                if self.family is not None:
-                    self.family.exception(item)
-                else:
-                    message, headers, body = frame_error(item)
-                    acc.fail(message, headers=headers, body=body)
-            elif isinstance(item, BadChunk):
-                self._fail(f"malformed chunk #{self.chunks_seen + 1}: {item.message}")
-            elif self.family is not None:
-                self.family.framing_error(item)
-            else:
-                acc.fail(f"framing error at byte {item.offset}: {item.message}")
+    def on_frame(self, frame: EventStreamMessage | BadChunk) -> None:
+        if isinstance(frame, BadChunk):
+            self.fail(f"malformed chunk #{self.frames_seen + 1}: {frame.message}")
+        elif self.family is not None:
+            self.family.exception(frame)
+        else:
+            message, headers, body = frame_error(frame)
+            self.acc.fail(message, headers=headers, body=body)
 
-    def _on_chunk(self, line: JSONLine) -> None:
-        value = line.value
+    def on_value(self, value: Any, raw: str) -> None:
         if not isinstance(value, dict):
-            self._fail(
-                f"malformed chunk #{self.chunks_seen}: not a JSON object: {excerpt(line.raw)}"
-            )
+            self.malformed(f"not a JSON object: {excerpt(raw)}")
             return
         family = self.family
         if family is None:
             name = family_of(value)
             if name is None:
                 keys = ", ".join(sorted(value)[:8])
-                self._fail(f"chunk #{self.chunks_seen} is of no known model family (keys: {keys})")
+                self.fail(f"chunk #{self.frames_seen} is of no known model family (keys: {keys})")
                 return
             family = self.family = _make_family(name, self.acc)
         metrics = value.get(METRICS)
@@ -561,7 +523,7 @@ class BedrockInvokeStreamNormalizer(_Normalizer):
             self._metrics(family, value, metrics)
         if family.carries_usage(value):
             family.usage_seen = True
-        family.chunk(line)
+        family.chunk(JSONLine(value, raw))
 
     def _metrics(self, family: _Family, value: dict[str, Any], metrics: dict[str, Any]) -> None:
         # Before the chunk is translated: the chunk may end the stream (Anthropic's
@@ -573,11 +535,10 @@ class BedrockInvokeStreamNormalizer(_Normalizer):
         if counts:
             self.acc.set_usage(**counts)
 
-    def _fail(self, message: str) -> None:
+    def before_terminal(self) -> None:
+        # The family, once known, hands over what it holds (its translator's rules).
         if self.family is not None:
-            self.family.fail(message)
-        else:
-            self.acc.fail(message)
+            self.family.before_terminal()
 
     def on_eof(self) -> None:
         if self.family is None:

@@ -21,16 +21,14 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from stream_harness.providers.base import CallIds, excerpt, parse_json
-from stream_harness.providers.base import Normalizer as _Normalizer
+from stream_harness.providers.base import CallIds, JSONFrameNormalizer, excerpt
 from stream_harness.providers.coerce import as_int, as_str
 from stream_harness.providers.registry import Detect, Protocol, register
 from stream_harness.providers.stop_reasons import map_stop_reason
-from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import SSE_OR_JSON_ARRAY, FrameDecoder
 
 # Part fields that qualify a part rather than being its content (spec: "Parts"). A part
@@ -280,12 +278,13 @@ class _StreamedCall:
     writer: ArgsWriter = field(default_factory=ArgsWriter)
 
 
-class GoogleGenerativeAINormalizer(_Normalizer):
+class GoogleGenerativeAINormalizer(JSONFrameNormalizer):
     protocol = "google-generative-ai"
+    frame_noun = "chunk"
+    blank_event_is_keepalive = True  # a data-less SSE event carries nothing
 
     def __init__(self, frames: FrameDecoder | None = None) -> None:
         super().__init__(frames)
-        self.chunks_seen = 0
         self._keys = 0
         self._text: _OpenText | None = None
         self._call: _StreamedCall | None = None
@@ -310,34 +309,11 @@ class GoogleGenerativeAINormalizer(_Normalizer):
         chosen: str | None = getattr(self.frames, "framing", None)
         return chosen
 
-    def dispatch(self, items: Iterable[SSEEvent | JSONLine | FramingError]) -> None:
-        acc = self.acc
-        for item in items:
-            if acc.terminated:
-                return
-            if isinstance(item, FramingError):
-                self._fail(f"framing error at byte {item.offset}: {item.message}")
-            elif isinstance(item, JSONLine):
-                self.chunks_seen += 1
-                self._on_chunk(item.value, item.raw)
-            else:
-                if not item.data.strip():
-                    continue  # a data-less event carries nothing (keep-alive)
-                self.chunks_seen += 1
-                try:
-                    value = parse_json(item.data)
-                except ValueError as exc:
-                    self._fail(
-                        f"malformed JSON in chunk #{self.chunks_seen}: {exc}: {excerpt(item.data)}"
-                    )
-                    return
-                self._on_chunk(value, item.data)
-
     # -- one GenerateContentResponse ---------------------------------------------
 
-    def _on_chunk(self, obj: Any, raw: str) -> None:
+    def on_value(self, obj: Any, raw: str) -> None:
         if not isinstance(obj, dict):
-            self._fail(f"chunk #{self.chunks_seen} is not a JSON object: {excerpt(raw)}")
+            self.fail(f"chunk #{self.frames_seen} is not a JSON object: {excerpt(raw)}")
             return
         if obj.get("error") is not None:
             self._on_error(obj["error"], raw)
@@ -381,7 +357,7 @@ class GoogleGenerativeAINormalizer(_Normalizer):
         elif isinstance(error, str):
             message = error or None
         text = message or status or f"in-stream error: {excerpt(raw)}"
-        self._fail(text, status=code, body=raw)
+        self.fail(text, status=code, body=raw)
 
     def _on_usage(self, usage: dict[str, Any]) -> None:
         # Field by field: a later report overwrites the counters it carries (contract.md
@@ -432,7 +408,7 @@ class GoogleGenerativeAINormalizer(_Normalizer):
                 if current is not None and current.kind == "text" and self._call is None:
                     # Nearly every part of a text stream: {"text": ...} continuing the
                     # open text block, which is all _on_part would find (two calls less;
-                    # with the other shortcuts of _on_chunk, 6% of a text stream).
+                    # with the other shortcuts of on_value, 6% of a text stream).
                     text = part.get("text") if type(part) is dict and len(part) == 1 else None
                     if type(text) is str and text:
                         acc.text(current.key, text)
@@ -583,7 +559,7 @@ class GoogleGenerativeAINormalizer(_Normalizer):
             args = {}  # a call without arguments
         if not isinstance(args, dict | str):
             # Never hand a consumer a call whose arguments were lost (spec: "Errors").
-            self._fail(
+            self.fail(
                 f"functionCall {name!r} has args that are not an object: {excerpt(_json_text(args))}"
             )
             return
@@ -639,7 +615,7 @@ class GoogleGenerativeAINormalizer(_Normalizer):
         if delta:
             self.acc.tool_call(streamed.key, delta=delta)
         if error is not None:
-            self._fail(f"functionCall {streamed.name!r}: {error}")
+            self.fail(f"functionCall {streamed.name!r}: {error}")
             return False
         return True
 
@@ -665,7 +641,7 @@ class GoogleGenerativeAINormalizer(_Normalizer):
 
     def on_eof(self) -> None:
         # Whatever the outcome, a streamed call still open is closed with the values it
-        # received (its closing brackets are ours to write, see _fail), then the
+        # received (its closing brackets are ours to write, see before_terminal), then the
         # metadata is kept, then the terminal event.
         self._close_text()
         self._close_call()
@@ -680,8 +656,9 @@ class GoogleGenerativeAINormalizer(_Normalizer):
         if raw is None:
             # case 62: finishReason is Gemini's only end marker; without it the stream was
             # cut. The table's raw=None row says error; the message says what was missing.
-            empty = " (no chunks received)" if self.chunks_seen == 0 else ""
-            self.acc.finish_provider(None, details=f"stream ended without finishReason{empty}")
+            self.acc.finish_provider(
+                None, details=f"stream ended without finishReason{self.none_received}"
+            )
             return
         # cases 37, 38: every value goes through specs/stop_reasons.yaml (STOP with
         # function calls -> tool_use; unknown values -> error, never an exception).
@@ -707,14 +684,13 @@ class GoogleGenerativeAINormalizer(_Normalizer):
         if self._safety_ratings is not None:
             self.acc.provider_block("safetyRatings", {"safetyRatings": self._safety_ratings})
 
-    def _fail(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+    def before_terminal(self) -> None:
         # A streamed call is closed with the values received so far: its JSON text is
         # ours, not the wire's, and a partial parse of it could differ from the live
         # value consumers already saw (it drops a string's trailing space).
         self._close_call()
         self._flush_metadata()
         self._report_usage()
-        self.acc.fail(message, status=status, body=body)
 
     def internal_error(self, exc: Exception) -> None:
         # Nothing of ours runs here but the usage report (integer arithmetic), guarded:

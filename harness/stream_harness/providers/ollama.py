@@ -20,14 +20,12 @@ block runs until the other kind (or a tool call) arrives, and each block gets a 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from typing import Any, Final, Literal
 
-from stream_harness.providers.base import CallIds, excerpt, parse_json
-from stream_harness.providers.base import Normalizer as _Normalizer
+from stream_harness.providers.base import CallIds, JSONFrameNormalizer, excerpt
 from stream_harness.providers.coerce import as_int, as_str
 from stream_harness.providers.registry import Detect, Protocol, register
-from stream_harness.wire import FramingError, JSONLine, SSEEvent
 from stream_harness.wire.framing import JSON_LINES, FrameDecoder
 
 TextKind = Literal["text", "thinking"]
@@ -50,49 +48,33 @@ _DONE_KNOWN: Final = frozenset(
 )
 
 
-class OllamaNormalizer(_Normalizer):
+class OllamaNormalizer(JSONFrameNormalizer):
     protocol = "ollama"
+    frame_noun = "line"
 
     def __init__(self, frames: FrameDecoder | None = None) -> None:
         super().__init__(frames)
-        self.lines_seen = 0
         self._keys = 0
         self._open: tuple[TextKind, Hashable] | None = None
         self._call_ids = CallIds()
 
-    # -- feed / close ------------------------------------------------------------
+    # -- the frames ----------------------------------------------------------------
 
     def on_eof(self) -> None:
         # `done: true` is the only end marker (PF 1.3): without it the stream was cut;
         # what came is kept (bugs 27-29).
-        empty = " (no lines received)" if self.lines_seen == 0 else ""
-        self._fail(f"stream ended without done: true{empty}")
+        self.fail(f"stream ended without done: true{self.none_received}")
 
-    def dispatch(self, items: Iterable[JSONLine | SSEEvent | FramingError]) -> None:
-        for item in items:
-            if self.acc.terminated:
-                return
-            if isinstance(item, FramingError):
-                # A line that is not JSON (or not UTF-8) is not a ChatResponse: the stream
-                # is broken there; what came before is kept.
-                self._fail(f"framing error at byte {item.offset}: {item.message}")
-                return
-            self.lines_seen += 1
-            if isinstance(item, SSEEvent):  # the same objects under another framing
-                try:
-                    value = parse_json(item.data)
-                except ValueError as exc:
-                    self._malformed(f"not JSON: {exc}: {excerpt(item.data)}")
-                    return
-                self._on_line(value, item.data)
-            else:
-                self._on_line(item.value, item.raw)
+    def malformed_json(self, exc: ValueError, text: str) -> None:
+        # A line that is not JSON is not a ChatResponse: the stream is broken there (JSON
+        # lines fail in the framing; SSE events carrying the same objects, here).
+        self.malformed(f"not JSON: {exc}: {excerpt(text)}")
 
     # -- one line -------------------------------------------------------------------
 
-    def _on_line(self, line: Any, raw: str) -> None:
+    def on_value(self, line: Any, raw: str) -> None:
         if not isinstance(line, dict):
-            self._malformed(f"not a JSON object: {excerpt(raw)}")
+            self.malformed(f"not a JSON object: {excerpt(raw)}")
             return
         if line.get("error") is not None:
             self._on_error(line["error"], raw)
@@ -102,7 +84,7 @@ class OllamaNormalizer(_Normalizer):
         if message is None:
             message = {}
         if not isinstance(message, dict):
-            self._malformed(f"'message' is not an object: {excerpt(raw)}")
+            self.malformed(f"'message' is not an object: {excerpt(raw)}")
             return
         # Thinking precedes the answer within a line; the /api/generate fields come after
         # the message ones (a line has one or the other).
@@ -116,13 +98,13 @@ class OllamaNormalizer(_Normalizer):
             if value is None:
                 continue
             if not isinstance(value, str):
-                self._malformed(f"{kind} field is not a string: {excerpt(raw)}")
+                self.malformed(f"{kind} field is not a string: {excerpt(raw)}")
                 return
             self._text(kind, value)
         calls = message.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
-                self._malformed(f"'tool_calls' is not a list: {excerpt(raw)}")
+                self.malformed(f"'tool_calls' is not a list: {excerpt(raw)}")
                 return
             for call in calls:
                 if not self._tool_call(call, raw):
@@ -146,12 +128,12 @@ class OllamaNormalizer(_Normalizer):
         # PF 1.3: a call arrives whole, arguments an object -> start, one delta, end.
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
-            self._malformed(f"tool call without a function object: {excerpt(raw)}")
+            self.malformed(f"tool call without a function object: {excerpt(raw)}")
             return False
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, dict | str):
             # Never hand a consumer a call whose arguments were lost (spec: "Errors").
-            self._malformed(f"tool call arguments are not an object: {excerpt(raw)}")
+            self.malformed(f"tool call arguments are not an object: {excerpt(raw)}")
             return False
         assert isinstance(call, dict)
         self._close_text()
@@ -167,7 +149,7 @@ class OllamaNormalizer(_Normalizer):
     def _on_done(self, line: dict[str, Any], raw: str) -> None:
         reason = line.get("done_reason")
         if reason is not None and not isinstance(reason, str):
-            self._malformed(f"done_reason is not a string: {excerpt(raw)}")
+            self.malformed(f"done_reason is not a string: {excerpt(raw)}")
             return
         # spec: "Usage": prompt_eval_count is the prompt tokens evaluated, eval_count the
         # tokens generated (thinking included); Ollama reports no cache counters and no
@@ -193,7 +175,7 @@ class OllamaNormalizer(_Normalizer):
             message = as_str(error.get("message"))
         else:
             message = None
-        self._fail(message or f"in-stream error: {excerpt(raw)}", body=raw)
+        self.fail(message or f"in-stream error: {excerpt(raw)}", body=raw)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -206,12 +188,8 @@ class OllamaNormalizer(_Normalizer):
         self._keys += 1
         return (prefix, self._keys)
 
-    def _fail(self, message: str, *, body: Any = None) -> None:
+    def before_terminal(self) -> None:
         self._close_text()
-        self.acc.fail(message, body=body)
-
-    def _malformed(self, what: str) -> None:
-        self._fail(f"malformed line #{self.lines_seen}: {what}")
 
 
 Normalizer = OllamaNormalizer

@@ -164,8 +164,8 @@ class VertexGeminiNormalizer(GoogleGenerativeAINormalizer):
 
     protocol = "vertex-gemini"
 
-    def _on_chunk(self, obj: Any, raw: str) -> None:
-        super()._on_chunk(named_enums(obj, raw), raw)
+    def on_value(self, obj: Any, raw: str) -> None:
+        super().on_value(named_enums(obj, raw), raw)
 
 
 Normalizer = VertexGeminiNormalizer
