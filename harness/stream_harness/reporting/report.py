@@ -30,10 +30,10 @@ from stream_harness.conformance.outcomes import Outcome as Outcome
 from stream_harness.conformance.outcomes import fault_outcome
 from stream_harness.contract import facts
 from stream_harness.recordings.inputs import display_path
+from stream_harness.reporting.runs import RunRead, SettingsRead
 
 if TYPE_CHECKING:
     from stream_harness.conformance.cases import Case, Skipped
-    from stream_harness.conformance.runner import AdapterRun, RunConfig
 
 Level: TypeAlias = Literal["event", "message"]
 
@@ -406,10 +406,10 @@ def default_environment() -> dict[str, str]:
 
 
 def build_report(
-    runs: Sequence[AdapterRun],
+    runs: Sequence[RunRead],
     cases: Sequence[Case],
     skipped: Sequence[Skipped],
-    config: RunConfig,
+    config: SettingsRead,
     *,
     started: datetime,
     finished: datetime,
