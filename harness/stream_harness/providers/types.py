@@ -22,10 +22,8 @@ class Accumulating(Protocol):
 
     @property
     def response_id(self) -> str | None: ...
-
     @property
     def terminated(self) -> bool: ...
-
     def fail(self, error_message: str, *, status: int | None = None, body: Any = None) -> None: ...
 
 
@@ -34,11 +32,8 @@ class Translator(Protocol):
 
     @property
     def acc(self) -> Accumulating: ...
-
     def feed(self, chunk: bytes) -> list[Event]: ...
-
     def close(self) -> list[Event]: ...
-
     @property
     def warnings(self) -> list[str]: ...
 
@@ -48,14 +43,12 @@ class Side(Protocol):
 
     @property
     def body(self) -> bytes: ...
-
     def header(self, name: str) -> str | None: ...
 
 
 class Sent(Side, Protocol):
     @property
     def method(self) -> str: ...
-
     @property
     def uri(self) -> str: ...
 
@@ -65,9 +58,7 @@ class Exchange(Protocol):
 
     @property
     def index(self) -> int: ...
-
     @property
     def request(self) -> Sent: ...
-
     @property
     def response(self) -> Side: ...

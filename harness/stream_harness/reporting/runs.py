@@ -3,8 +3,9 @@
 :func:`~stream_harness.reporting.report.build_report` is handed the runner's objects
 (``conformance.runner.AdapterRun`` and ``RunConfig``), but reports read results and must not
 be able to produce them or be tied to how (tests/test_import_graph.py forbids reporting to
-import the runner or the checks, for typing too). These protocols name the attributes the
-report copies; the runner's classes fit them as they are.
+import the runner or the checks, for typing too). These protocols name what the report
+copies; the runner's classes fit them as they are, and its results are read by the shape
+the console shows them by (``conformance.failure_text``), plus what a report keeps besides.
 """
 
 from __future__ import annotations
@@ -13,63 +14,18 @@ from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from stream_harness.adapters.protocol import Adapter
-from stream_harness.conformance.outcomes import Outcome
+from stream_harness.conformance.failure_text import ShownFailure, ShownResult
 from stream_harness.conformance.shard import Shard
 
 
-class CheckRead(Protocol):
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def enforces(self) -> str: ...
-
-    @property
-    def level(self) -> Literal["event", "message"]: ...
-
-
-class FailureRead(Protocol):
-    @property
-    def message(self) -> str: ...
-
+class FailureRead(ShownFailure, Protocol):
     @property
     def split(self) -> str | None: ...
 
-    @property
-    def command(self) -> str | None: ...
 
-    @property
-    def expected(self) -> str | None: ...
-
-    @property
-    def observed(self) -> str | None: ...
-
-    @property
-    def path(self) -> str | None: ...
-
-    @property
-    def stdout_noise(self) -> str | None: ...
-
-
-class ResultRead(Protocol):
-    @property
-    def adapter(self) -> str: ...
-
-    @property
-    def case(self) -> str: ...
-
-    @property
-    def check(self) -> str: ...
-
-    @property
-    def outcome(self) -> Outcome: ...
-
+class ResultRead(ShownResult, Protocol):
     @property
     def failures(self) -> Sequence[FailureRead]: ...
-
     @property
     def issue(self) -> str | None: ...
 
@@ -77,32 +33,32 @@ class ResultRead(Protocol):
 class RunRead(Protocol):
     """One adapter's run: the runner's ``AdapterRun``."""
 
-    @property
-    def adapter(self) -> Adapter: ...
-
-    @property
-    def version(self) -> str: ...
+    adapter: Adapter
+    version: str
 
     @property
     def results(self) -> Sequence[ResultRead]: ...
 
 
+class CheckRead(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def enforces(self) -> str: ...
+    @property
+    def level(self) -> Literal["event", "message"]: ...
+
+
 class SettingsRead(Protocol):
     """The run's parameters: the runner's ``RunConfig``."""
 
+    seed: int
+    examples: int
+    single_cut_limit: int
+    shard: Shard | None
+
     @property
     def checks(self) -> Sequence[CheckRead]: ...
-
-    @property
-    def seed(self) -> int: ...
-
-    @property
-    def examples(self) -> int: ...
-
-    @property
-    def single_cut_limit(self) -> int: ...
-
-    @property
-    def shard(self) -> Shard | None: ...
-
     def replayed(self) -> str | None: ...
