@@ -38,13 +38,18 @@ from pydantic_core import to_jsonable_python
 
 from stream_harness.conformance.reproduce import agents_command
 from stream_harness.reporting import jsonl_v1
-from stream_harness.reporting.jsonl_v1 import assemble, one_line, with_every_outcome
+from stream_harness.reporting.jsonl_v1 import (
+    FooterLine,
+    assemble,
+    json_lines,
+    one_line,
+    with_every_outcome,
+)
 from stream_harness.reporting.report import (
     AdapterInfo,
     AgentRow,
     CaseInfo,
     CheckInfo,
-    Counts,
     Report,
     ReportError,
     ReportModel,
@@ -123,13 +128,6 @@ class AgentResultLine(AgentRow):
     (the schema marks the rest optional; see the module docstring)."""
 
     kind: Literal["agent_result"]
-
-
-class FooterLine(ReportModel):
-    kind: Literal["footer"]
-    finished: datetime
-    counts: Counts
-    did_fail: bool
 
 
 HEADER: TypeAdapter[HeaderLine] = TypeAdapter(HeaderLine)
@@ -371,16 +369,7 @@ def _parse_v2(lines: list[str], name: str) -> Report:
     stream_place: Callable[[Result, str], tuple[int, int, int]] | None = None
     last_stream: tuple[int, int, int] | None = None
     last_agent: tuple[Any, ...] | None = None
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        where = f"{name}:{number}"
-        if footer is not None:
-            raise ReportError(f"{where}: a line after the footer")
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{where}: not JSON: {exc.msg}") from None
+    for where, obj in json_lines(lines, name):
         kind = obj.get("kind") if isinstance(obj, dict) else None
         try:
             if header is None or defaults is None or stream_place is None:
