@@ -841,9 +841,16 @@ def matrix(report: Report) -> list[list[Cell]]:
 
 def problems(report: Report) -> list[tuple[str, str, list[Result]]]:
     """Every result that is not a plain pass, grouped by (adapter, check) in matrix order."""
+    return grouped_results(report, lambda r: r.outcome != "passed")
+
+
+def grouped_results(
+    report: Report, keep: Callable[[Result], bool]
+) -> list[tuple[str, str, list[Result]]]:
+    """The results ``keep`` picks, grouped by (adapter, check) in matrix order."""
     groups: dict[tuple[str, str], list[Result]] = {}
     for r in report.results:
-        if r.outcome != "passed":
+        if keep(r):
             groups.setdefault((r.adapter, r.check), []).append(r)
     return [
         (a.name, c.id, groups[(a.name, c.id)])
