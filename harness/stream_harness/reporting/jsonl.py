@@ -29,7 +29,6 @@ import shlex
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -46,16 +45,11 @@ from stream_harness.reporting.jsonl_v1 import (
     with_every_outcome,
 )
 from stream_harness.reporting.report import (
-    AdapterInfo,
     AgentRow,
-    CaseInfo,
-    CheckInfo,
     Report,
     ReportError,
     ReportModel,
     Result,
-    ShardInfo,
-    SkippedInfo,
     sorted_results,
 )
 
@@ -94,24 +88,10 @@ class ScenarioInfo(ReportModel):
     faults: tuple[str, ...] = ()
 
 
-class HeaderLine(ReportModel):
-    kind: Literal["header"]
-    version: Literal[2]
-    tool: Literal["stream-harness"]
-    tool_version: str
-    started: datetime
-    seed: int
-    examples: int
-    single_cut_limit: int = 1024
-    replayed: str | None = None  # a reproduce run's one split or truncation
-    checks: tuple[CheckInfo, ...]
-    adapters: tuple[AdapterInfo, ...]
-    cases: tuple[CaseInfo, ...]
-    skipped: tuple[SkippedInfo, ...] = ()
-    environment: dict[str, str] = Field(default_factory=dict)
-    shard: ShardInfo | None = None  # absent in a whole run's report
-    # Where known failures were looked up, as the user knows the folders (Report.expectations).
-    expectations: tuple[str, ...] = ()
+# Version 1's header, its fields in their places (the schema's order), and every agent
+# row's facts once. No docstring: it would be the schema's description of the header.
+class HeaderLine(jsonl_v1.HeaderLine):
+    version: Literal[2]  # type: ignore[assignment]
     agents: tuple[AgentInfo, ...] = ()
     agent_checks: tuple[AgentCheckInfo, ...] = ()
     scenarios: tuple[ScenarioInfo, ...] = ()
