@@ -57,7 +57,7 @@ class Exchange(Protocol):
     """A recorded request and its response (``recordings.cassette.Interaction`` fits)."""
 
     @property
-    def index(self) -> int: ...
+    def index(self) -> int: ...  # named when no protocol matches
     @property
     def request(self) -> Sent: ...
     @property

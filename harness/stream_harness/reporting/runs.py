@@ -41,12 +41,14 @@ class RunRead(Protocol):
 
 
 class CheckRead(Protocol):
+    """A check of the run (``conformance.checks.Check``), as the report's header lists it."""
+
     @property
     def id(self) -> str: ...
     @property
     def title(self) -> str: ...
     @property
-    def enforces(self) -> str: ...
+    def enforces(self) -> str: ...  # the contract rule or spec table it enforces
     @property
     def level(self) -> Literal["event", "message"]: ...
 
