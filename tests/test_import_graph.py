@@ -5,7 +5,10 @@ Data flows one way (specs/architecture.md): bytes -> wire -> providers -> unifie
 its own subpackage or from a lower rank, so a consumer can never be imported by what it
 consumes. Function-level imports of the package's own modules would hide edges from this
 graph (the way two import cycles once stayed open), so they are allowed only in the entry
-points, each for a reason given below; the graph counts them anyway.
+points, each for a reason given below; the graph counts them anyway. Imports under
+``if TYPE_CHECKING:`` count too: a type-only edge upward or around a circle is the same
+knot for a reader (and for the next runtime import along it), so a type both sides need
+is declared below them (providers/types.py, reporting/runs.py).
 """
 
 from __future__ import annotations
@@ -89,22 +92,20 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
 def _edges(modules: dict[str, Path]) -> Iterator[Edge]:
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        yield from _visit(tree, name, path.name == "__init__.py", modules, lazy=False, type_only=False)
+        yield from _visit(tree, name, path.name == "__init__.py", modules, lazy=False)
 
 
-def _visit(
-    node: ast.AST, name: str, is_package: bool, modules: dict[str, Path], *, lazy: bool, type_only: bool
-) -> Iterator[Edge]:
-    """The import edges under ``node``: ``lazy`` inside a function, none under TYPE_CHECKING."""
+def _visit(node: ast.AST, name: str, is_package: bool, modules: dict[str, Path], *, lazy: bool) -> Iterator[Edge]:
+    """The import edges under ``node``, ``lazy`` inside a function; those under
+    ``if TYPE_CHECKING:`` are edges like any other."""
     for child in ast.iter_child_nodes(node):
         child_lazy = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
-        child_type_only = type_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
-        if isinstance(child, ast.Import | ast.ImportFrom) and not child_type_only:
+        if isinstance(child, ast.Import | ast.ImportFrom):
             for target in _targets(child, name, is_package):
                 resolved = _resolve(target, modules) if target.split(".")[0] == PACKAGE else None
                 if resolved and resolved != name:
                     yield Edge(name, resolved, child.lineno, child_lazy)
-        yield from _visit(child, name, is_package, modules, lazy=child_lazy, type_only=child_type_only)
+        yield from _visit(child, name, is_package, modules, lazy=child_lazy)
 
 
 def _targets(node: ast.Import | ast.ImportFrom, name: str, is_package: bool) -> list[str]:
@@ -140,10 +141,10 @@ def test_the_graph_was_read() -> None:
     assert len(MODULES) > 100 and len(EDGES) > 300
 
 
-def test_no_import_cycles() -> None:
-    """Tarjan's strongly connected components over every edge, lazy ones included."""
-    graph: dict[str, set[str]] = {m: set() for m in MODULES}
-    for edge in EDGES:
+def _cycles(modules: dict[str, Path], edges: list[Edge]) -> list[list[str]]:
+    """Tarjan's strongly connected components over every edge, lazy and type-only ones included."""
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for edge in edges:
         graph[edge.source].add(edge.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -178,12 +179,13 @@ def test_no_import_cycles() -> None:
     for node in graph:
         if node not in index:
             strongconnect(node)
-    assert not cycles, f"import cycles: {cycles}"
+    return cycles
 
 
-def test_dependencies_point_one_way() -> None:
+def _wrong_way(edges: list[Edge]) -> list[str]:
+    """Every edge that points up the ranks, or into the package root."""
     wrong = []
-    for edge in EDGES:
+    for edge in edges:
         source_rank, target_rank = _rank(edge.source), _rank(edge.target)
         if target_rank is None:  # the package root or the plugin: nothing below imports them
             wrong.append(f"{edge.source}:{edge.line} imports {edge.target}, which is above every subpackage")
@@ -196,7 +198,70 @@ def test_dependencies_point_one_way() -> None:
                 f"{edge.source}:{edge.line} imports {edge.target} "
                 f"({_subpackage(edge.source)} must not depend on {_subpackage(edge.target)})"
             )
+    return wrong
+
+
+def test_no_import_cycles() -> None:
+    cycles = _cycles(MODULES, EDGES)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_dependencies_point_one_way() -> None:
+    wrong = _wrong_way(EDGES)
     assert not wrong, "\n".join(wrong)
+
+
+def _synthetic(tmp_path: Path, files: dict[str, str]) -> tuple[dict[str, Path], list[Edge]]:
+    """The graph of a made-up package tree: ``files`` maps paths under the package to sources."""
+    root = tmp_path / PACKAGE
+    for rel, source in {"__init__.py": "", **files}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    modules = _modules(root)
+    return modules, list(_edges(modules))
+
+
+TYPE_ONLY_UP = f"""\
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from {PACKAGE}.recordings.cassette import Interaction
+"""
+
+
+def test_a_type_only_import_up_the_ranks_is_reported(tmp_path: Path) -> None:
+    """The edge providers/registry.py once hid from this test: typing against recordings."""
+    modules, edges = _synthetic(
+        tmp_path,
+        {
+            "providers/__init__.py": "",
+            "providers/registry.py": TYPE_ONLY_UP,
+            "recordings/__init__.py": "",
+            "recordings/cassette.py": "class Interaction: ...\n",
+        },
+    )
+    assert _wrong_way(edges) == [
+        f"{PACKAGE}.providers.registry:4 imports {PACKAGE}.recordings.cassette (providers must not depend on recordings)"
+    ]
+    assert not _cycles(modules, edges)
+
+
+def test_a_type_only_import_closing_a_circle_is_reported(tmp_path: Path) -> None:
+    """The circle providers/ once kept: a runtime edge one way, a type-only one back."""
+    modules, edges = _synthetic(
+        tmp_path,
+        {
+            "providers/__init__.py": "",
+            "providers/base.py": f"from {PACKAGE}.providers.registry import get\n",
+            "providers/registry.py": (
+                "from typing import TYPE_CHECKING\n\n"
+                f"if TYPE_CHECKING:\n    from {PACKAGE}.providers.base import Normalizer\n\n"
+                "def get() -> None: ...\n"
+            ),
+        },
+    )
+    assert _cycles(modules, edges) == [[f"{PACKAGE}.providers.base", f"{PACKAGE}.providers.registry"]]
 
 
 def test_no_hidden_imports_outside_the_entry_points() -> None:

@@ -19,7 +19,7 @@ from stream_harness.contract.facts import ResourceError, bundled_cassettes
 from stream_harness.providers.reference import detect_protocol, normalize
 from stream_harness.providers.registry import UnknownProtocolError
 from stream_harness.providers.registry import protocol_ids as protocols
-from stream_harness.recordings.cassette import CassetteError, NotACassette, load_cassette
+from stream_harness.recordings.cassette import Cassette, CassetteError, NotACassette, load_cassette
 from stream_harness.recordings.golden import expected_path, read_expected
 
 
@@ -169,47 +169,58 @@ def load_cases(
                 skipped.append(Skipped(rel.as_posix(), f"does not load: {at}{exc.problem}"))
                 continue
             found_cassette = True
-            before = len(cases)
-            skipped_before = len(skipped)
-            reasons: list[str] = []
-            for inter in cassette.interactions:
-                where = f"{rel.as_posix()}#{inter.index}"
-                if not (inter.is_streaming or inter.response.status >= 400):
-                    skipped.append(Skipped(where, "not a stream nor an error response"))
-                    continue
-                try:
-                    protocol = detect_protocol(inter)
-                except UnknownProtocolError as exc:
-                    reasons.append(str(exc))
-                    skipped.append(Skipped(where, str(exc)))
-                    continue
-                if protocol not in known:
-                    reasons.append(f"no reference normalizer for {protocol}")
-                    skipped.append(Skipped(where, f"no reference normalizer for {protocol}"))
-                    continue
-                body = inter.response.body
-                golden = expected_path(path, inter.index)
-                cases.append(
-                    Case(
-                        id=where,
-                        cassette=path,
-                        interaction=inter.index,
-                        protocol=protocol,
-                        status=inter.response.status,
-                        headers=dict(inter.response.headers),
-                        body=body,
-                        sha256=hashlib.sha256(body).hexdigest(),
-                        golden=golden if golden.is_file() else None,
-                    )
-                )
-            if len(cases) == before:
-                why = reasons[0] if reasons else "no stream or error response in it"
-                if not skip_unusable:
-                    raise CaseLoadError(f"{path}: nothing to check: {why}")
-                # The whole file is skipped: one entry naming it, not one per interaction.
-                whys = list(dict.fromkeys(s.reason for s in skipped[skipped_before:])) or [why]
-                del skipped[skipped_before:]
-                skipped.append(Skipped(rel.as_posix(), f"nothing to check: {'; '.join(whys)}"))
+            found, passed, reasons = _cassette_cases(path, rel, cassette, known)
+            if found:
+                cases.extend(found)
+                skipped.extend(passed)
+                continue
+            why = reasons[0] if reasons else "no stream or error response in it"
+            if not skip_unusable:
+                raise CaseLoadError(f"{path}: nothing to check: {why}")
+            # The whole file is skipped: one entry naming it, not one per interaction.
+            whys = list(dict.fromkeys(s.reason for s in passed)) or [why]
+            skipped.append(Skipped(rel.as_posix(), f"nothing to check: {'; '.join(whys)}"))
         if not found_cassette:
             raise CaseLoadError(f"{root}: no cassettes in it (vcrpy *.yaml files)")
     return cases, skipped
+
+
+def _cassette_cases(
+    path: Path, rel: Path, cassette: Cassette, known: set[str]
+) -> tuple[list[Case], list[Skipped], list[str]]:
+    """The cases of one cassette, the interactions passed over, and why those of a
+    protocol we cannot read were (the reason a cassette with no case gives)."""
+    cases: list[Case] = []
+    skipped: list[Skipped] = []
+    reasons: list[str] = []
+    for inter in cassette.interactions:
+        where = f"{rel.as_posix()}#{inter.index}"
+        if not (inter.is_streaming or inter.response.status >= 400):
+            skipped.append(Skipped(where, "not a stream nor an error response"))
+            continue
+        try:
+            protocol = detect_protocol(inter)
+        except UnknownProtocolError as exc:
+            reasons.append(str(exc))
+            skipped.append(Skipped(where, str(exc)))
+            continue
+        if protocol not in known:
+            reasons.append(f"no reference normalizer for {protocol}")
+            skipped.append(Skipped(where, f"no reference normalizer for {protocol}"))
+            continue
+        body = inter.response.body
+        golden = expected_path(path, inter.index)
+        cases.append(
+            Case(
+                id=where,
+                cassette=path,
+                interaction=inter.index,
+                protocol=protocol,
+                status=inter.response.status,
+                headers=dict(inter.response.headers),
+                body=body,
+                sha256=hashlib.sha256(body).hexdigest(),
+                golden=golden if golden.is_file() else None,
+            )
+        )
+    return cases, skipped, reasons

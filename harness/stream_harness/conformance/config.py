@@ -23,7 +23,7 @@ import difflib
 import math
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -228,32 +228,27 @@ def parse_table(table: object, path: Path) -> Config:
             raise ConfigError(f"{where} {key}: expected {_KEYS[key]}")
         return _under(base, value)
 
-    config = Config(source=path)
-    changes: dict[str, Any] = {}
-    if "cassettes" in table:
-        changes["cassettes"] = paths("cassettes")
-    if "adapters" in table:
-        changes["adapters"] = strings("adapters")
-    if "checks" in table:
-        changes["checks"] = strings("checks")
-    if "expectations" in table:
-        changes["expectations"] = folder("expectations")
-    if "agent_expectations" in table:
-        changes["agent_expectations"] = folder("agent_expectations")
-    if "out" in table:
-        changes["out"] = folder("out")
-    if "examples" in table:
-        changes["examples"] = integer("examples", 0, MAX_EXAMPLES)
-    if "single_cut_limit" in table:
-        changes["single_cut_limit"] = integer("single_cut_limit", 0)
-    if "seed" in table:
-        changes["seed"] = integer("seed", None)
-    if "run_timeout" in table:
-        value = table["run_timeout"]
+    def timeout(key: str) -> float:
+        value = table[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
-            raise ConfigError(f"{where} run_timeout: expected {_KEYS['run_timeout']}, got {value!r}")
-        changes["run_timeout"] = float(value)
-    return replace(config, **changes)
+            raise ConfigError(f"{where} {key}: expected {_KEYS[key]}, got {value!r}")
+        return float(value)
+
+    # Each key read by its kind, in this order (the first bad one is the error).
+    readers: dict[str, Callable[[str], Any]] = {
+        "cassettes": paths,
+        "adapters": strings,
+        "checks": strings,
+        "expectations": folder,
+        "agent_expectations": folder,
+        "out": folder,
+        "examples": lambda key: integer(key, 0, MAX_EXAMPLES),
+        "single_cut_limit": lambda key: integer(key, 0),
+        "seed": lambda key: integer(key, None),
+        "run_timeout": timeout,
+    }
+    changes = {key: read(key) for key, read in readers.items() if key in table}
+    return replace(Config(source=path), **changes)
 
 
 def _under(base: Path, value: str) -> Path:

@@ -5,7 +5,8 @@ both show a new failure: what broke, where the expected and observed values firs
 differ, and the command that replays it. Written twice, the two drifted apart; written
 here, below reporting in the import order, a user sees the same lines in a terminal, a
 CI log and a failing pytest. The results are taken by shape, so the runner's
-``CaseResult`` and the report's ``Result`` are shown alike.
+``CaseResult`` and the report's ``Result`` are shown alike (and the report copies the
+runner's results by the same shape, reporting/runs.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from stream_harness.conformance.outcomes import Outcome
 from stream_harness.contract.diff import short_diff_of_texts
 
 
@@ -39,7 +41,7 @@ class ShownResult(Protocol):
     @property
     def check(self) -> str: ...
     @property
-    def outcome(self) -> str: ...
+    def outcome(self) -> Outcome: ...
     @property
     def failures(self) -> Sequence[ShownFailure]: ...
 

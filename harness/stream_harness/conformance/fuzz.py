@@ -36,6 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hseed
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
 from stream_harness.adapters.deadline import RunTimedOut, run_within
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
@@ -266,10 +271,6 @@ def fuzz_protocol(
     max_findings: int = 5,
 ) -> ProtocolResult:
     """Run ``examples`` mutations of ``bodies``; each distinct finding shrunk to a minimum."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hseed
-    from hypothesis import strategies as st
-
     result = ProtocolResult(protocol, len({c for c, _ in bodies}), len(bodies))
     baselines = {body: reference_events(protocol, [body]) for _, body in bodies}
     seen: set[str] = set()
@@ -277,30 +278,14 @@ def fuzz_protocol(
     remaining = examples
     shrinking = [False]
     current: list[Any] = []  # the last failing case (hypothesis replays the minimal one last)
-
-    @st.composite
-    def cases(draw: st.DrawFn) -> tuple[int, Mutation, list[int]]:
-        index = draw(st.integers(0, len(bodies) - 1))
-        body = bodies[index][1]
-        mutation = draw(mutations(body, framing_of(protocol, body)))
-        size = max(1, len(mutation.body))
-        cuts = sorted(set(draw(st.lists(st.integers(1, size), max_size=6))))
-        return index, mutation, cuts
+    cases = _drawn_cases(protocol, bodies)
 
     while remaining > 0 and len(result.findings) < max_findings:
         batch = remaining
         current.clear()
 
-        @settings(
-            max_examples=batch,
-            deadline=None,
-            database=None,
-            derandomize=False,
-            suppress_health_check=list(HealthCheck),
-            phases=[Phase.generate, Phase.shrink],
-            report_multiple_bugs=False,
-        )
-        @given(case=cases())
+        @_batch_settings(batch)
+        @given(case=cases)
         def one(case: tuple[int, Mutation, list[int]]) -> None:
             index, mutation, cuts = case
             cassette, original = bodies[index]
@@ -325,15 +310,7 @@ def fuzz_protocol(
         except AssertionError:
             cassette, mutation, cuts, found = current
             result.findings.append(
-                Finding(
-                    protocol,
-                    cassette,
-                    mutation.kind,
-                    mutation.detail,
-                    found,
-                    cuts=list(cuts),
-                    body=mutation.body,
-                )
+                Finding(protocol, cassette, mutation.kind, mutation.detail, found, cuts=list(cuts), body=mutation.body)
             )
             seen.add(found[0].split(":")[0])
         shrinking[0] = False
@@ -342,6 +319,35 @@ def fuzz_protocol(
             break
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _drawn_cases(protocol: str, bodies: list[tuple[str, bytes]]) -> SearchStrategy[tuple[int, Mutation, list[int]]]:
+    """One fuzz case: which body, its mutation, and up to six cuts of the mutant."""
+
+    @st.composite
+    def cases(draw: st.DrawFn) -> tuple[int, Mutation, list[int]]:
+        index = draw(st.integers(0, len(bodies) - 1))
+        body = bodies[index][1]
+        mutation = draw(mutations(body, framing_of(protocol, body)))
+        size = max(1, len(mutation.body))
+        cuts = sorted(set(draw(st.lists(st.integers(1, size), max_size=6))))
+        return index, mutation, cuts
+
+    return cases()
+
+
+def _batch_settings(batch: int) -> settings:
+    """Hypothesis settings for one batch of ``batch`` examples: no deadline or database,
+    generate then shrink, stop at the first bug."""
+    return settings(
+        max_examples=batch,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+    )
 
 
 def _write_reproducers(results: list[ProtocolResult], out: Path, adapter: str, timeout: float) -> None:

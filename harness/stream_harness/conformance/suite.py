@@ -105,6 +105,21 @@ def prepare(
     ``allow_empty_shard`` (a driver that merges the shards afterwards, such as the matrix
     running each group as one shard, and whose merge then counts the whole).
     """
+    checks = _checks(config)
+    loaded = _load_adapters(config, adapters if adapters else (config.adapters or default_adapters))
+    roots, cases, skipped = _cases(config, interaction, skip_unusable)
+    planned = _planned(loaded, cases, checks, shard, allow_empty_shard)
+    run_config = RunConfig(
+        examples=config.examples, seed=config.seed, checks=checks,
+        single_cut_limit=config.single_cut_limit,
+        only_cuts=only_cuts, only_truncate=only_truncate, only_plan=only_plan, run_timeout=config.run_timeout,
+        shard=shard, expectations=config.expectations, config_file=config.source,
+    )  # fmt: skip
+    return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)
+
+
+def _checks(config: Config) -> list[Check]:
+    """The run's checks, once its numbers, expectations folder and check ids are valid."""
     try:
         check_numbers(
             examples=config.examples, single_cut_limit=config.single_cut_limit, run_timeout=config.run_timeout, prefix=""
@@ -116,9 +131,14 @@ def prepare(
     unknown = [c for c in config.checks if c not in CHECKS_BY_ID]
     if unknown:
         raise SuiteError(f"unknown check id {unknown[0]!r} (known: {', '.join(CHECKS_BY_ID)})")
-    checks: list[Check] = [CHECKS_BY_ID[c] for c in config.checks] if config.checks else list(CHECKS)
+    return [CHECKS_BY_ID[c] for c in config.checks] if config.checks else list(CHECKS)
+
+
+def _load_adapters(config: Config, given_adapters: Sequence[str | Adapter]) -> list[LoadedAdapter]:
+    """Each adapter with its known failures; two of one name are an error, and a known
+    failures file no adapter claims is a warning to :func:`prepare`'s caller."""
     loaded: list[LoadedAdapter] = []
-    for given in adapters if adapters else (config.adapters or default_adapters):
+    for given in given_adapters:
         try:
             # A module:object spec is the project's own: imported from the folder of the
             # pyproject.toml that configures the run, wherever the command runs from.
@@ -146,8 +166,16 @@ def prepare(
                 f"stream-harness: {path}: no adapter of this run is named {adapter_from_file_name(path.name)!r}; "
                 f"its known failures apply to nothing (ran: {', '.join(by_name)})",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,  # the caller of prepare()
             )
+    return loaded
+
+
+def _cases(
+    config: Config, interaction: int | None, skip_unusable: bool
+) -> tuple[tuple[Path, ...], list[Case], list[Skipped]]:
+    """The cassette roots, their cases (of one interaction, if given) and what was skipped;
+    no case at all is an error."""
     roots = cassette_roots(config)
     try:
         cases, skipped = load_cases(roots, skip_unusable=skip_unusable)
@@ -163,6 +191,18 @@ def prepare(
             more = f"; and {len(skipped) - 1} more" if len(skipped) > 1 else ""
             raise SuiteError(f"no conformance cases in {where}: every input was skipped ({first.where}: {first.reason}{more})")
         raise SuiteError(f"no conformance cases in {where}{at}")
+    return roots, cases, skipped
+
+
+def _planned(
+    loaded: Sequence[LoadedAdapter],
+    cases: Sequence[Case],
+    checks: Sequence[Check],
+    shard: Shard | None,
+    allow_empty_shard: bool,
+) -> int:
+    """How many (adapter, case, check) runs this shard plans; none in the whole run is an
+    error, and none in the shard too unless ``allow_empty_shard``."""
     planned = whole = 0
     for item in loaded:
         for case in cases:
@@ -191,10 +231,4 @@ def prepare(
             "falls to it (pairs are split by hash, so few pairs can leave a shard empty); use fewer "
             "shards, or --allow-empty-shard when `stream-harness merge` combines the shards afterwards"
         )
-    run_config = RunConfig(
-        examples=config.examples, seed=config.seed, checks=checks,
-        single_cut_limit=config.single_cut_limit,
-        only_cuts=only_cuts, only_truncate=only_truncate, only_plan=only_plan, run_timeout=config.run_timeout,
-        shard=shard, expectations=config.expectations, config_file=config.source,
-    )  # fmt: skip
-    return Suite(tuple(loaded), tuple(cases), tuple(skipped), run_config, tuple(roots), planned)
+    return planned

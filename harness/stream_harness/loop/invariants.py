@@ -18,13 +18,10 @@ from stream_harness.loop.events import (
     AgentEnd,
     AgentEvent,
     AgentStart,
-    Compaction,
-    DoomLoop,
     Fallback,
     MessageEnd,
     MessageStart,
     MessageUpdate,
-    Permission,
     Retry,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -111,73 +108,89 @@ def check_events(
             _check_turn_end(turn, event, i, bad)
             turn = None
             continue
-        if isinstance(event, MessageStart):
-            if turn.open_message is not None:
-                bad("L6", f"message_start while a {turn.open_message} message is open", i)
-            turn.open_message = event.role
-            if event.role == "assistant":
-                if turn.committed is not None:
-                    bad("L6", "a second assistant message after one was committed in this turn", i)
-                turn.updates = []
-                turn.update_start = i + 1
-                turn.attempt_tools_started = False
-            continue
-        if isinstance(event, MessageUpdate):
-            if turn.open_message != "assistant":
-                bad("L6", "message_update outside an assistant message", i)
-            elif turn.updates and turn.updates[-1].type in TERMINAL_TYPES:
-                bad("L5", f"{event.event.type} after the terminal event of the message", i)
-            turn.updates.append(event.event)
-            continue
-        if isinstance(event, MessageEnd):
-            if turn.open_message != event.role:
-                bad("L6", f"message_end({event.role}) without its message_start", i)
-            turn.open_message = None
-            if isinstance(event.message, AssistantMessage):
-                _check_assistant_end(turn, event, i, bad)
-            elif isinstance(event.message, ToolResult):
-                if turn.committed is None:
-                    bad("L1", "a tool result before its assistant message was committed", i)
-                turn.results.append(event.message)
-                calls = tool_calls_of(turn.committed) if turn.committed is not None else []
-                k = len(turn.results) - 1
-                if k >= len(calls):
-                    bad("L1", f"tool result {event.message.tool_call_id} for no call", i)
-                elif calls[k].id != event.message.tool_call_id:
-                    bad(
-                        "L2",
-                        f"result #{k} is for {event.message.tool_call_id}, call #{k} is {calls[k].id}",
-                        i,
-                    )
-            continue
-        if isinstance(event, Retry | Fallback):
-            last = turn.last_assistant_end
-            if last is None or last.committed or turn.open_message is not None:
-                bad("L7", f"{event.type} not right after a discarded (uncommitted) response", i)
-            elif turn.attempt_tools_started:
-                bad("L7", f"{event.type} after a tool started in the failed attempt", i)
-            if isinstance(event, Retry) and event.error_kind == "overflow":
-                bad("L7", "a context overflow was retried", i)
-            turn.last_assistant_end = None
-            continue
-        if isinstance(event, ToolExecutionStart):
-            _check_tool_start(turn, event, i, bad, concurrency_limit, safe_tools)
-            continue
-        if isinstance(event, ToolExecutionUpdate):
-            if event.key not in turn.running:
-                bad("L6", f"tool_execution_update for {event.key}, which is not running", i)
-            continue
-        if isinstance(event, ToolExecutionEnd):
-            if turn.running.pop(event.key, None) is None:
-                bad("L6", f"tool_execution_end for {event.key}, which is not running", i)
-            continue
-        if isinstance(event, DoomLoop | Permission | Compaction):
-            continue
+        _check_in_turn(turn, event, i, bad, concurrency_limit, safe_tools)
     if complete and started and not ended:
         bad("L6", "no agent_end", None)
     if complete and not started:
         bad("L6", "no agent_start", None)
     return out
+
+
+def _check_in_turn(
+    turn: _TurnState,
+    event: AgentEvent,
+    i: int,
+    bad: _Bad,
+    concurrency_limit: int | None,
+    safe_tools: SafeTools | None,
+) -> None:
+    """One event inside an open turn (other than its turn_end)."""
+    if isinstance(event, MessageStart):
+        if turn.open_message is not None:
+            bad("L6", f"message_start while a {turn.open_message} message is open", i)
+        turn.open_message = event.role
+        if event.role == "assistant":
+            if turn.committed is not None:
+                bad("L6", "a second assistant message after one was committed in this turn", i)
+            turn.updates = []
+            turn.update_start = i + 1
+            turn.attempt_tools_started = False
+        return
+    if isinstance(event, MessageUpdate):
+        if turn.open_message != "assistant":
+            bad("L6", "message_update outside an assistant message", i)
+        elif turn.updates and turn.updates[-1].type in TERMINAL_TYPES:
+            bad("L5", f"{event.event.type} after the terminal event of the message", i)
+        turn.updates.append(event.event)
+        return
+    if isinstance(event, MessageEnd):
+        if turn.open_message != event.role:
+            bad("L6", f"message_end({event.role}) without its message_start", i)
+        turn.open_message = None
+        if isinstance(event.message, AssistantMessage):
+            _check_assistant_end(turn, event, i, bad)
+        elif isinstance(event.message, ToolResult):
+            _check_tool_result(turn, event.message, i, bad)
+        return
+    if isinstance(event, Retry | Fallback):
+        last = turn.last_assistant_end
+        if last is None or last.committed or turn.open_message is not None:
+            bad("L7", f"{event.type} not right after a discarded (uncommitted) response", i)
+        elif turn.attempt_tools_started:
+            bad("L7", f"{event.type} after a tool started in the failed attempt", i)
+        if isinstance(event, Retry) and event.error_kind == "overflow":
+            bad("L7", "a context overflow was retried", i)
+        turn.last_assistant_end = None
+        return
+    if isinstance(event, ToolExecutionStart):
+        _check_tool_start(turn, event, i, bad, concurrency_limit, safe_tools)
+        return
+    if isinstance(event, ToolExecutionUpdate):
+        if event.key not in turn.running:
+            bad("L6", f"tool_execution_update for {event.key}, which is not running", i)
+        return
+    if isinstance(event, ToolExecutionEnd):
+        if turn.running.pop(event.key, None) is None:
+            bad("L6", f"tool_execution_end for {event.key}, which is not running", i)
+        return
+    # doom_loop, permission and compaction events may come anywhere in a turn.
+
+
+def _check_tool_result(turn: _TurnState, result: ToolResult, i: int, bad: _Bad) -> None:
+    """A tool result answers the committed message's calls in order (L1, L2)."""
+    if turn.committed is None:
+        bad("L1", "a tool result before its assistant message was committed", i)
+    turn.results.append(result)
+    calls = tool_calls_of(turn.committed) if turn.committed is not None else []
+    k = len(turn.results) - 1
+    if k >= len(calls):
+        bad("L1", f"tool result {result.tool_call_id} for no call", i)
+    elif calls[k].id != result.tool_call_id:
+        bad(
+            "L2",
+            f"result #{k} is for {result.tool_call_id}, call #{k} is {calls[k].id}",
+            i,
+        )
 
 
 def _check_assistant_end(turn: _TurnState, event: MessageEnd, i: int, bad: _Bad) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from stream_harness.adapters.js import node_binary
-from stream_harness.conformance.config import ConfigError, check_numbers, load_config
+from stream_harness.conformance.config import Config, ConfigError, check_numbers, load_config
 from stream_harness.conformance.expectations import (
     Expectations,
     expectation_folders_shown,
@@ -573,28 +574,10 @@ def run_matrix(
     _ENDING.clear()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
 
-        def one(group: Group, agents: bool = False, explored: bool = False) -> GroupRun:
-            unusable = node_missing() if group.npm else None
-            if unusable:
-                progress(f"{group.name}: skipped, {unusable}")
-                return GroupRun(group, skipped=unusable, agents=agents, explored=explored)
-            progress(f"{group.name}: environment")
-            try:
-                # Under a lock: a group's bundled and explored runs share one environment.
-                with _env_lock(group.name):
-                    env = ensure_env(
-                        group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
-                    )
-            except MatrixError as exc:
-                return GroupRun(group, error=str(exc), agents=agents, explored=explored)
-            names = group.agents if agents else group.adapters
-            what = "exploring " if explored else "agents " if agents else ""
-            progress(f"{group.name}: running {what}{', '.join(names)}")
-            done = run_group(
-                group, env, options, Path(tmp), runner, agents=agents, explored=explored
-            )
-            progress(f"{group.name}: {describe(done)}")
-            return done
+        one = functools.partial(
+            _group_run, tmp=Path(tmp), options=options, cache=cache, project=project,
+            runner=runner, uv=uv, python=python, rebuild=rebuild, progress=progress,
+        )  # fmt: skip
 
         # Groups are independent processes in separate folders; `jobs` of them at once,
         # the longest first (as the last run timed them), so that the end of the run is
@@ -641,6 +624,46 @@ def run_matrix(
             save_timings(cache, matrix.runs)
     matrix.report = merge_runs(matrix.runs, expectations)
     return matrix
+
+
+def _group_run(
+    group: Group,
+    agents: bool = False,
+    explored: bool = False,
+    *,
+    tmp: Path,
+    options: SuiteOptions,
+    cache: Path,
+    project: Sequence[str],
+    runner: Runner,
+    uv: str | None,
+    python: str,
+    rebuild: bool,
+    progress: Callable[[str], None],
+) -> GroupRun:
+    """One run of :func:`run_matrix`: a group's environment (built or reused), then its
+    suite; a group that cannot run is a GroupRun saying why."""
+    unusable = node_missing() if group.npm else None
+    if unusable:
+        progress(f"{group.name}: skipped, {unusable}")
+        return GroupRun(group, skipped=unusable, agents=agents, explored=explored)
+    progress(f"{group.name}: environment")
+    try:
+        # Under a lock: a group's bundled and explored runs share one environment.
+        with _env_lock(group.name):
+            env = ensure_env(
+                group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
+            )
+    except MatrixError as exc:
+        return GroupRun(group, error=str(exc), agents=agents, explored=explored)
+    names = group.agents if agents else group.adapters
+    what = "exploring " if explored else "agents " if agents else ""
+    progress(f"{group.name}: running {what}{', '.join(names)}")
+    done = run_group(
+        group, env, options, tmp, runner, agents=agents, explored=explored
+    )
+    progress(f"{group.name}: {describe(done)}")
+    return done
 
 
 TIMINGS: Final = "timings.json"
@@ -814,6 +837,11 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="the interpreter environments are built with (default: this one)",
     )
     p.add_argument("--rebuild", action="store_true", help="rebuild environments even when cached")
+    _add_run_flags(p)
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """How the groups run and what the run shows (after the suite and environment flags)."""
     p.add_argument(
         "--fresh",
         action="store_true",
@@ -875,77 +903,14 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
             names = ", ".join([*g.adapters, *(f"agent {a}" for a in g.agents)])
             print(f"{g.name}: {names}  [{', '.join(g.requirements)}]")
         return 0
-    for flag, value in (("--examples", args.examples), ("--single-cut-limit", args.single_cut_limit)):
-        if value is not None and value < 0:
-            print(f"stream-harness: {flag} must be >= 0, got {value}", file=sys.stderr)
-            return 2
-    if args.agent_jobs < 1:
-        print(f"stream-harness: --agent-jobs must be >= 1, got {args.agent_jobs}", file=sys.stderr)
-        return 2
-    if args.explore and args.shard:
-        print("stream-harness: --explore: not with --shard (lower the groups' explore budgets instead)", file=sys.stderr)
-        return 2
     try:
-        check_numbers(examples=None, single_cut_limit=None, run_timeout=args.run_timeout)
-    except ConfigError as exc:
-        print(f"stream-harness: {exc}", file=sys.stderr)
-        return 2
-    try:
-        shard = parse_shard(args.shard) if args.shard is not None else None
-    except ShardError as exc:
-        print(f"stream-harness: {exc}", file=sys.stderr)
-        return 2
-    try:
-        config = load_config().with_overrides(
-            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
-            single_cut_limit=args.single_cut_limit,
-        )
-    except ConfigError as exc:
-        print(f"stream-harness: {exc}", file=sys.stderr)
-        return 2
-    missing = [c for c in config.cassettes if not c.exists()]
-    if missing:
-        print(f"stream-harness: {missing[0]}: no such cassette folder or file", file=sys.stderr)
-        return 2
-    clash = replaces_whole_report(config.out) if shard is not None else None
-    if clash:
-        print(f"stream-harness: {clash}", file=sys.stderr)
-        return 2
-    options = SuiteOptions(
-        cassettes=tuple(str(c) for c in config.cassettes),
-        examples=config.examples,
-        seed=config.seed,
-        checks=config.checks,
-        single_cut_limit=config.single_cut_limit,
-        shard=str(shard) if shard is not None else None,
-        skip_unusable=args.skip_unusable,
-        run_timeout=args.run_timeout,
-        agent_jobs=args.agent_jobs,
-        explore=args.explore,
-        save_failures=str(Path(config.out).resolve() / "explored") if args.explore else None,
-    )
-    try:
-        every = progress_every()
-    except ValueError as exc:
+        config, options, every = _settings(args)
+    except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
     started = datetime.now(UTC)
-    last = ["starting"]
-
-    def milestone(line: str) -> None:
-        last[0] = line
-        print(f"matrix: {line}", file=sys.stderr, flush=True)
-
-    # Groups run for minutes between milestones: in a log, a line every `every` seconds.
-    alive = Heartbeat(lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})", 0 if sys.stderr.isatty() else every)
     try:
-        with alive:
-            result = run_matrix(
-                groups, options=options, cache=args.cache_dir or default_cache(), project=project,
-                runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
-                progress=milestone,
-                expectations=lambda name: expectations_for_adapter(name, config.expectations),
-            )  # fmt: skip
+        result = _run_in_view(args, groups, options, config, project, runner, every)
     except MatrixError as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 2
@@ -970,6 +935,99 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
             file=sys.stderr,
         )
         return 2
+    report = _with_previous_rows(report, args, config, groups)
+    written = write_report(report, config.out)
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    for run in result.runs:
+        print(f"{run.label}: {describe(run)}")
+    render(report, choose_format(args.format))
+    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
+    if result.failed_groups:
+        # The verdict above covers the groups that ran; the last word must agree with the
+        # exit status, so it says the matrix is incomplete.
+        names = ", ".join(run.label for run in result.failed_groups)
+        print(f"verdict: ERROR: group(s) {names} did not run; the rows above are the other groups'")
+        return 2
+    return 1 if report.did_fail else 0
+
+
+def _settings(args: argparse.Namespace) -> tuple[Config, SuiteOptions, float]:
+    """The run's configuration, what every group is given, and the heartbeat's period;
+    a flag or setting the run cannot use raises :class:`MatrixError` saying which."""
+    for flag, value in (("--examples", args.examples), ("--single-cut-limit", args.single_cut_limit)):
+        if value is not None and value < 0:
+            raise MatrixError(f"{flag} must be >= 0, got {value}")
+    if args.agent_jobs < 1:
+        raise MatrixError(f"--agent-jobs must be >= 1, got {args.agent_jobs}")
+    if args.explore and args.shard:
+        raise MatrixError("--explore: not with --shard (lower the groups' explore budgets instead)")
+    try:
+        check_numbers(examples=None, single_cut_limit=None, run_timeout=args.run_timeout)
+        shard = parse_shard(args.shard) if args.shard is not None else None
+        config = load_config().with_overrides(
+            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
+            single_cut_limit=args.single_cut_limit,
+        )
+    except (ConfigError, ShardError) as exc:
+        raise MatrixError(str(exc)) from None
+    missing = [c for c in config.cassettes if not c.exists()]
+    if missing:
+        raise MatrixError(f"{missing[0]}: no such cassette folder or file")
+    clash = replaces_whole_report(config.out) if shard is not None else None
+    if clash:
+        raise MatrixError(clash)
+    options = SuiteOptions(
+        cassettes=tuple(str(c) for c in config.cassettes),
+        examples=config.examples,
+        seed=config.seed,
+        checks=config.checks,
+        single_cut_limit=config.single_cut_limit,
+        shard=str(shard) if shard is not None else None,
+        skip_unusable=args.skip_unusable,
+        run_timeout=args.run_timeout,
+        agent_jobs=args.agent_jobs,
+        explore=args.explore,
+        save_failures=str(Path(config.out).resolve() / "explored") if args.explore else None,
+    )
+    try:
+        every = progress_every()
+    except ValueError as exc:
+        raise MatrixError(str(exc)) from None
+    return config, options, every
+
+
+def _run_in_view(
+    args: argparse.Namespace,
+    groups: Sequence[Group],
+    options: SuiteOptions,
+    config: Config,
+    project: Sequence[str],
+    runner: Runner,
+    every: float,
+) -> MatrixRun:
+    """:func:`run_matrix` with each milestone on stderr, and a heartbeat between them."""
+    last = ["starting"]
+
+    def milestone(line: str) -> None:
+        last[0] = line
+        print(f"matrix: {line}", file=sys.stderr, flush=True)
+
+    # Groups run for minutes between milestones: in a log, a line every `every` seconds.
+    alive = Heartbeat(lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})", 0 if sys.stderr.isatty() else every)
+    with alive:
+        return run_matrix(
+            groups, options=options, cache=args.cache_dir or default_cache(), project=project,
+            runner=runner, uv=find_uv(), python=args.python, rebuild=args.rebuild, jobs=args.jobs,
+            progress=milestone,
+            expectations=lambda name: expectations_for_adapter(name, config.expectations),
+        )  # fmt: skip
+
+
+def _with_previous_rows(
+    report: Report, args: argparse.Namespace, config: Config, groups: Sequence[Group]
+) -> Report:
+    """The report to write: unless ``--fresh`` or a shard, the rows of the report in
+    ``--out`` this run did not replace are kept (each kept or dropped one noted)."""
     # A shard's folder holds exactly its part of the run (`merge` keeps other rows instead).
     if not args.fresh and report.shard is None and not any(g.adapters for g in groups):
         # Agent groups alone (`--group agent-langgraph`): their rows replace those agents'
@@ -984,19 +1042,7 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         )
         for note in notes:
             print(f"matrix: {note}", file=sys.stderr)
-    written = write_report(report, config.out)
-    seconds = (datetime.now(UTC) - started).total_seconds()
-    for run in result.runs:
-        print(f"{run.label}: {describe(run)}")
-    render(report, choose_format(args.format))
-    print(f"wrote {', '.join(str(p) for p in written)} ({seconds:.0f} s)")
-    if result.failed_groups:
-        # The verdict above covers the groups that ran; the last word must agree with the
-        # exit status, so it says the matrix is incomplete.
-        names = ", ".join(run.label for run in result.failed_groups)
-        print(f"verdict: ERROR: group(s) {names} did not run; the rows above are the other groups'")
-        return 2
-    return 1 if report.did_fail else 0
+    return report
 
 
 def _onto_previous(report: Report, out: Path) -> tuple[Report, str | None]:

@@ -24,16 +24,12 @@ import importlib.metadata
 import re
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from stream_harness.wire.framing import Framing
-
-if TYPE_CHECKING:
-    from stream_harness.providers.base import Normalizer
-    from stream_harness.recordings.cassette import Interaction
+from stream_harness.providers.types import Exchange, Translator
+from stream_harness.wire.framing import FrameDecoder, Framing
 
 ENTRY_POINT_GROUP = "stream_harness.protocols"
 BODY_HEAD = 4096  # bytes of a response body the body rules look at
@@ -76,7 +72,7 @@ class Detect:
     def by_url(self, url: str) -> bool:
         return any(p.search(url) for p in self._url)
 
-    def by_headers(self, interaction: Interaction) -> bool:
+    def by_headers(self, interaction: Exchange) -> bool:
         for name, pattern in self._headers:
             for side in (interaction.request, interaction.response):
                 value = side.header(name)
@@ -103,7 +99,7 @@ class Protocol:
     id: str
     title: str
     framing: Framing
-    translator: type[Normalizer]
+    translator: Callable[[FrameDecoder], Translator]
     detect: Detect
     stop_reasons: str
     order: int = 100
@@ -118,7 +114,7 @@ class Protocol:
         if not self.cassettes:
             object.__setattr__(self, "cassettes", self.id)
 
-    def normalizer(self) -> Normalizer:
+    def normalizer(self) -> Translator:
         """A fresh translator over a fresh decoder of the registered framing."""
         return self.translator(self.framing.decoder())
 
@@ -222,7 +218,7 @@ def get(protocol_id: str) -> Protocol:
     return found
 
 
-def get_normalizer(protocol_id: str) -> Normalizer:
+def get_normalizer(protocol_id: str) -> Translator:
     """A fresh reference normalizer for ``protocol_id``."""
     return get(protocol_id).normalizer()
 
@@ -242,7 +238,7 @@ def stop_reason_section(protocol_id: str) -> str:
     return found.stop_reasons if found is not None else protocol_id
 
 
-def detect_protocol(interaction: Interaction) -> str:
+def detect_protocol(interaction: Exchange) -> str:
     """Name the wire protocol of a recorded interaction.
 
     Every registration's URL rules decide first (the URL survives header scrubbing), then

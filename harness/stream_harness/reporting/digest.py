@@ -22,6 +22,7 @@ from stream_harness.reporting.report import (
     CheckInfo,
     Report,
     Result,
+    grouped_results,
     matrix,
 )
 
@@ -105,16 +106,7 @@ def agent_findings(rows: Sequence[AgentRow]) -> list[Finding]:
 def new_failures(report: Report) -> list[tuple[str, str, list[Result]]]:
     """The results that fail the run (failed, timeout, crashed, errored), grouped by
     (adapter, check) in matrix order: what a reader must act on."""
-    groups: dict[tuple[str, str], list[Result]] = {}
-    for r in report.results:
-        if r.outcome in FAILING:
-            groups.setdefault((r.adapter, r.check), []).append(r)
-    return [
-        (a.name, c.id, groups[(a.name, c.id)])
-        for a in report.adapters
-        for c in report.checks
-        if (a.name, c.id) in groups
-    ]
+    return grouped_results(report, lambda r: r.outcome in FAILING)
 
 
 def fixes(report: Report) -> list[Result]:

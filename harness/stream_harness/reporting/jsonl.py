@@ -29,7 +29,6 @@ import shlex
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -38,19 +37,19 @@ from pydantic_core import to_jsonable_python
 
 from stream_harness.conformance.reproduce import agents_command
 from stream_harness.reporting import jsonl_v1
-from stream_harness.reporting.jsonl_v1 import assemble, one_line, with_every_outcome
+from stream_harness.reporting.jsonl_v1 import (
+    FooterLine,
+    assemble,
+    json_lines,
+    one_line,
+    with_every_outcome,
+)
 from stream_harness.reporting.report import (
-    AdapterInfo,
     AgentRow,
-    CaseInfo,
-    CheckInfo,
-    Counts,
     Report,
     ReportError,
     ReportModel,
     Result,
-    ShardInfo,
-    SkippedInfo,
     sorted_results,
 )
 
@@ -89,24 +88,10 @@ class ScenarioInfo(ReportModel):
     faults: tuple[str, ...] = ()
 
 
-class HeaderLine(ReportModel):
-    kind: Literal["header"]
-    version: Literal[2]
-    tool: Literal["stream-harness"]
-    tool_version: str
-    started: datetime
-    seed: int
-    examples: int
-    single_cut_limit: int = 1024
-    replayed: str | None = None  # a reproduce run's one split or truncation
-    checks: tuple[CheckInfo, ...]
-    adapters: tuple[AdapterInfo, ...]
-    cases: tuple[CaseInfo, ...]
-    skipped: tuple[SkippedInfo, ...] = ()
-    environment: dict[str, str] = Field(default_factory=dict)
-    shard: ShardInfo | None = None  # absent in a whole run's report
-    # Where known failures were looked up, as the user knows the folders (Report.expectations).
-    expectations: tuple[str, ...] = ()
+# Version 1's header, its fields in their places (the schema's order), and every agent
+# row's facts once. No docstring: it would be the schema's description of the header.
+class HeaderLine(jsonl_v1.HeaderLine):
+    version: Literal[2]  # type: ignore[assignment]
     agents: tuple[AgentInfo, ...] = ()
     agent_checks: tuple[AgentCheckInfo, ...] = ()
     scenarios: tuple[ScenarioInfo, ...] = ()
@@ -123,13 +108,6 @@ class AgentResultLine(AgentRow):
     (the schema marks the rest optional; see the module docstring)."""
 
     kind: Literal["agent_result"]
-
-
-class FooterLine(ReportModel):
-    kind: Literal["footer"]
-    finished: datetime
-    counts: Counts
-    did_fail: bool
 
 
 HEADER: TypeAdapter[HeaderLine] = TypeAdapter(HeaderLine)
@@ -371,16 +349,7 @@ def _parse_v2(lines: list[str], name: str) -> Report:
     stream_place: Callable[[Result, str], tuple[int, int, int]] | None = None
     last_stream: tuple[int, int, int] | None = None
     last_agent: tuple[Any, ...] | None = None
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        where = f"{name}:{number}"
-        if footer is not None:
-            raise ReportError(f"{where}: a line after the footer")
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{where}: not JSON: {exc.msg}") from None
+    for where, obj in json_lines(lines, name):
         kind = obj.get("kind") if isinstance(obj, dict) else None
         try:
             if header is None or defaults is None or stream_place is None:

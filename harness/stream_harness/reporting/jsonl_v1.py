@@ -10,6 +10,7 @@ module keeps the version 1 line models and reader, and nothing writes version 1 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -96,22 +97,32 @@ def one_line(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}{more}" if where else f"{first['msg']}{more}"
 
 
+def json_lines(lines: list[str], name: str) -> Iterator[tuple[str, Any]]:
+    """Each non-blank line's place (``name:number``) and JSON value, in either format; a
+    line that is not JSON, or any line after the footer, is a ReportError."""
+    ended = False
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        where = f"{name}:{number}"
+        if ended:
+            raise ReportError(f"{where}: a line after the footer")
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ReportError(f"{where}: not JSON: {exc.msg}") from None
+        yield where, obj
+        # Read on only if the caller took it (a footer it refused has raised).
+        ended = isinstance(obj, dict) and obj.get("kind") == "footer"
+
+
 def parse(lines: list[str], name: str) -> Report:
     """The version 1 report in ``lines``; ``name`` (a path) prefixes every error."""
     header: HeaderLine | None = None
     footer: FooterLine | None = None
     rows: list[Result] = []
     agent_rows: list[AgentRow] = []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        where = f"{name}:{number}"
-        if footer is not None:
-            raise ReportError(f"{where}: a line after the footer")
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{where}: not JSON: {exc.msg}") from None
+    for where, obj in json_lines(lines, name):
         if header is None:
             if not isinstance(obj, dict) or obj.get("kind") != "header":
                 raise ReportError(f"{where}: the first line is not a report header")

@@ -30,10 +30,11 @@ from stream_harness.conformance.outcomes import Outcome as Outcome
 from stream_harness.conformance.outcomes import fault_outcome
 from stream_harness.contract import facts
 from stream_harness.recordings.inputs import display_path
+from stream_harness.reporting.runs import ResultRead, RunRead, SettingsRead
 
 if TYPE_CHECKING:
     from stream_harness.conformance.cases import Case, Skipped
-    from stream_harness.conformance.runner import AdapterRun, RunConfig
+    from stream_harness.conformance.shard import Shard
 
 Level: TypeAlias = Literal["event", "message"]
 
@@ -406,10 +407,10 @@ def default_environment() -> dict[str, str]:
 
 
 def build_report(
-    runs: Sequence[AdapterRun],
+    runs: Sequence[RunRead],
     cases: Sequence[Case],
     skipped: Sequence[Skipped],
-    config: RunConfig,
+    config: SettingsRead,
     *,
     started: datetime,
     finished: datetime,
@@ -432,59 +433,10 @@ def build_report(
         )
         for run in runs
     )
-    case_infos = tuple(
-        CaseInfo(
-            id=c.id,
-            # relative to the repository or working directory: a committed report must
-            # not depend on where it was generated
-            cassette=display_path(c.cassette),
-            interaction=c.interaction,
-            protocol=c.protocol,
-            status=c.status,
-            sha256=c.sha256,
-            warnings=tuple(c.warnings()),
-            expected_sha256=c.expected_sha256(),
-        )
-        for c in cases
-    )
-    results = [
-        Result(
-            adapter=r.adapter,
-            case=r.case,
-            check=r.check,
-            outcome=r.outcome,
-            failures=tuple(
-                FailureInfo(
-                    message=f.message,
-                    split=f.split,
-                    command=f.command,
-                    expected=f.expected,
-                    observed=f.observed,
-                    path=f.path,
-                    stdout_noise=f.stdout_noise,
-                )
-                for f in r.failures
-            ),
-            issue=r.issue,
-        )
-        for run in runs
-        for r in run.results
-    ]
+    case_infos = tuple(_case_info(c) for c in cases)
+    results = [_result(r) for run in runs for r in run.results]
     env = dict(environment) if environment is not None else default_environment()
-    shard = None
-    if config.shard is not None:
-        pairs = [
-            (run.adapter.name, c.id)
-            for run in runs
-            for c in cases
-            if c.protocol in run.adapter.protocols
-        ]
-        shard = ShardInfo(
-            index=config.shard.index,
-            count=config.shard.count,
-            pairs=sum(1 for a, c in pairs if config.shard.owns(a, c)),
-            total_pairs=len(pairs),
-        )
+    shard = _shard_info(runs, cases, config.shard) if config.shard is not None else None
     return Report(
         tool_version=facts.version(),
         started=_utc(started),
@@ -503,6 +455,59 @@ def build_report(
             results, [a.name for a in adapters], [c.id for c in case_infos], [c.id for c in checks]
         ),
         shard=shard,
+    )
+
+
+def _case_info(c: Case) -> CaseInfo:
+    return CaseInfo(
+        id=c.id,
+        # relative to the repository or working directory: a committed report must
+        # not depend on where it was generated
+        cassette=display_path(c.cassette),
+        interaction=c.interaction,
+        protocol=c.protocol,
+        status=c.status,
+        sha256=c.sha256,
+        warnings=tuple(c.warnings()),
+        expected_sha256=c.expected_sha256(),
+    )
+
+
+def _result(r: ResultRead) -> Result:
+    return Result(
+        adapter=r.adapter,
+        case=r.case,
+        check=r.check,
+        outcome=r.outcome,
+        failures=tuple(
+            FailureInfo(
+                message=f.message,
+                split=f.split,
+                command=f.command,
+                expected=f.expected,
+                observed=f.observed,
+                path=f.path,
+                stdout_noise=f.stdout_noise,
+            )
+            for f in r.failures
+        ),
+        issue=r.issue,
+    )
+
+
+def _shard_info(runs: Sequence[RunRead], cases: Sequence[Case], shard: Shard) -> ShardInfo:
+    """How many of the run's (adapter, case) pairs this shard holds, of how many."""
+    pairs = [
+        (run.adapter.name, c.id)
+        for run in runs
+        for c in cases
+        if c.protocol in run.adapter.protocols
+    ]
+    return ShardInfo(
+        index=shard.index,
+        count=shard.count,
+        pairs=sum(1 for a, c in pairs if shard.owns(a, c)),
+        total_pairs=len(pairs),
     )
 
 
@@ -560,38 +565,9 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         ("protocol", "status", "sha256", "expected_sha256"),
     )
     skipped = list(dict.fromkeys(s for r in reports for s in r.skipped))
-
-    rows: dict[tuple[str, str, str], Result] = {}
-    conflicts: list[str] = []
-    for report in reports:
-        for row in report.results:
-            prior = rows.setdefault(row.key, row)
-            if prior != row:
-                conflicts.append(
-                    f"({row.adapter}, {row.case}, {row.check}): {prior.outcome} vs {row.outcome}"
-                )
-    if conflicts:
-        shown = "; ".join(conflicts[:5])
-        more = f"; and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
-        raise ReportError(f"cannot merge: {len(conflicts)} conflicting result(s) for {shown}{more}")
-
-    agent_rows: dict[tuple[str, str, str, str], AgentRow] = {}
-    for report in reports:
-        for agent_row in report.agent_results:
-            prior_agent = agent_rows.setdefault(agent_row.key, agent_row)
-            if prior_agent != agent_row:
-                conflicts.append(f"{agent_row.key}: {prior_agent.outcome} vs {agent_row.outcome}")
-    if conflicts:
-        raise ReportError(
-            f"cannot merge: conflicting agent result(s) for {'; '.join(conflicts[:5])}"
-        )
-
-    environment: dict[str, list[str]] = {}
-    for report in reports:
-        for key, value in report.environment.items():
-            values = environment.setdefault(key, [])
-            if value not in values:
-                values.append(value)
+    rows = _merged_results(reports)
+    agent_rows = _merged_agent_rows(reports)
+    environment = _merged_environment(reports)
     return Report(
         tool_version=reports[0].tool_version,
         started=min(r.started for r in reports),
@@ -614,6 +590,51 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         agent_results=tuple(agent_rows.values()),
         shard=shard,
     )
+
+
+def _merged_results(reports: Sequence[Report]) -> dict[tuple[str, str, str], Result]:
+    """Every report's stream results by key; an identical duplicate collapses, a conflict raises."""
+    rows: dict[tuple[str, str, str], Result] = {}
+    conflicts: list[str] = []
+    for report in reports:
+        for row in report.results:
+            prior = rows.setdefault(row.key, row)
+            if prior != row:
+                conflicts.append(
+                    f"({row.adapter}, {row.case}, {row.check}): {prior.outcome} vs {row.outcome}"
+                )
+    if conflicts:
+        shown = "; ".join(conflicts[:5])
+        more = f"; and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+        raise ReportError(f"cannot merge: {len(conflicts)} conflicting result(s) for {shown}{more}")
+    return rows
+
+
+def _merged_agent_rows(reports: Sequence[Report]) -> dict[tuple[str, str, str, str], AgentRow]:
+    """Every report's agent rows by key, the same way as :func:`_merged_results`."""
+    agent_rows: dict[tuple[str, str, str, str], AgentRow] = {}
+    conflicts: list[str] = []
+    for report in reports:
+        for agent_row in report.agent_results:
+            prior_agent = agent_rows.setdefault(agent_row.key, agent_row)
+            if prior_agent != agent_row:
+                conflicts.append(f"{agent_row.key}: {prior_agent.outcome} vs {agent_row.outcome}")
+    if conflicts:
+        raise ReportError(
+            f"cannot merge: conflicting agent result(s) for {'; '.join(conflicts[:5])}"
+        )
+    return agent_rows
+
+
+def _merged_environment(reports: Sequence[Report]) -> dict[str, list[str]]:
+    """Each environment key's values across the reports, in order of first appearance."""
+    environment: dict[str, list[str]] = {}
+    for report in reports:
+        for key, value in report.environment.items():
+            values = environment.setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    return environment
 
 
 def _same_shard(reports: Sequence[Report]) -> ShardInfo | None:
@@ -820,9 +841,16 @@ def matrix(report: Report) -> list[list[Cell]]:
 
 def problems(report: Report) -> list[tuple[str, str, list[Result]]]:
     """Every result that is not a plain pass, grouped by (adapter, check) in matrix order."""
+    return grouped_results(report, lambda r: r.outcome != "passed")
+
+
+def grouped_results(
+    report: Report, keep: Callable[[Result], bool]
+) -> list[tuple[str, str, list[Result]]]:
+    """The results ``keep`` picks, grouped by (adapter, check) in matrix order."""
     groups: dict[tuple[str, str], list[Result]] = {}
     for r in report.results:
-        if r.outcome != "passed":
+        if keep(r):
             groups.setdefault((r.adapter, r.check), []).append(r)
     return [
         (a.name, c.id, groups[(a.name, c.id)])
