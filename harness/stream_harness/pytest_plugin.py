@@ -328,7 +328,7 @@ class AgentsCollector(pytest.Collector):
 
     def collect(self) -> Iterator[pytest.Item]:
         from stream_harness.agents.loading import load_agent
-        from stream_harness.agents.scenario import (
+        from stream_harness.agents.scenario.model import (
             bundled_agent_scenarios,
             find_agent_scenarios,
             load_agent_scenario,
@@ -379,7 +379,7 @@ class AgentsCollector(pytest.Collector):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         from stream_harness.agents.loading import AgentLoadError
-        from stream_harness.agents.scenario import ScenarioError
+        from stream_harness.agents.scenario.model import ScenarioError
 
         if isinstance(excinfo.value, AgentLoadError | ScenarioError | HarnessMarkerError):
             return f"stream-harness: {excinfo.value}"

@@ -21,7 +21,7 @@ import pytest
 
 from stream_harness.agents.protocol import AgentOutcome, AgentTask
 from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import AgentScenario, load_agent_scenario
+from stream_harness.agents.scenario.model import AgentScenario, load_agent_scenario
 from stream_harness.conformance.agent_checks import (
     DEFAULT_CONVENTIONS,
     AgentRun,

@@ -30,7 +30,7 @@ from tests.agents.test_agent_checks import (
 from stream_harness.agents.frameworks.support import raised
 from stream_harness.agents.protocol import AgentOutcome, AgentTask
 from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import load_agent_scenario
+from stream_harness.agents.scenario.model import load_agent_scenario
 from stream_harness.conformance.agent_checks import CHECKS, judge
 from stream_harness.conformance.agent_runner import observe
 

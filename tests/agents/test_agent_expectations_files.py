@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.agents.render import PROTOCOLS
+from stream_harness.agents.scenario.render import PROTOCOLS
 from stream_harness.conformance.agent_checks import CHECK_IDS
 from stream_harness.conformance.agent_runner import load_agent_expectations
 

@@ -20,7 +20,7 @@ from stream_harness.agents.fault_builders import (
     rate_limit,
     truncate,
 )
-from stream_harness.agents.scenario import bundled_agent_scenarios
+from stream_harness.agents.scenario.model import bundled_agent_scenarios
 from stream_harness.conformance.agent_fixture import AgentScenarioFixture
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import ScenarioError, load_agent_scenario
+from stream_harness.agents.scenario.model import ScenarioError, load_agent_scenario
 from stream_harness.conformance.agent_checks import judge
 from stream_harness.conformance.agent_runner import observe
 from stream_harness.contract.events import DoneEvent, ToolCall

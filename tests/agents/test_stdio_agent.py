@@ -11,7 +11,7 @@ import pytest
 
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentLimits
-from stream_harness.agents.scenario import load_agent_scenario
+from stream_harness.agents.scenario.model import load_agent_scenario
 from stream_harness.agents.stdio import StdioAgent
 from stream_harness.conformance.agent_checks import judge
 from stream_harness.conformance.agent_runner import observe

@@ -14,7 +14,9 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from stream_harness.agents import reference as reference_module
-from stream_harness.agents.faults import (
+from stream_harness.agents.loading import load_agent
+from stream_harness.agents.reference import ReferenceAgent
+from stream_harness.agents.scenario.faults import (
     WHOLE_CALLS,
     canonical_yaml,
     compact,
@@ -22,9 +24,7 @@ from stream_harness.agents.faults import (
     place_offset,
     unexpressible,
 )
-from stream_harness.agents.loading import load_agent
-from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import (
+from stream_harness.agents.scenario.model import (
     AgentScenario,
     FaultSpec,
     ScriptSpec,

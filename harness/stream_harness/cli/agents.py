@@ -26,8 +26,7 @@ from stream_harness.agents.app import AppError
 from stream_harness.agents.binding import BindingError
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.agents.scenario import (
+from stream_harness.agents.scenario.model import (
     AgentScenario,
     ScenarioError,
     bundled_agent_scenarios,
@@ -35,6 +34,8 @@ from stream_harness.agents.scenario import (
     load_agent_scenario,
     resolve_scenarios_argument,
 )
+from stream_harness.agents.scenario.render import PROTOCOLS
+from stream_harness.agents.server import AgentServer, LedgerTool
 from stream_harness.cli.agent_options import import_root, with_project
 from stream_harness.cli.app_mode import add_app_arguments, app_adapter, app_reproduce, spawn_app
 from stream_harness.cli.explore import (
@@ -71,7 +72,6 @@ from stream_harness.reporting.report import (
     default_environment,
     kept_agent_rows,
 )
-from stream_harness.server.agent import AgentServer, LedgerTool
 
 
 def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:

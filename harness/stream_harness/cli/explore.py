@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
-from stream_harness.agents.scenario import AgentScenario
+from stream_harness.agents.scenario.model import AgentScenario
 from stream_harness.conformance.agent_runner import AgentExpectation, AgentResult
 from stream_harness.conformance.explore import ExploreOptions, explorable, explore
 

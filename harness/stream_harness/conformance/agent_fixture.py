@@ -33,14 +33,14 @@ from stream_harness.agents.app import app_environment, client_conventions, clien
 from stream_harness.agents.binding import ToolBinding
 from stream_harness.agents.fault_builders import Draft
 from stream_harness.agents.protocol import AgentLimits, AgentOutcome, AgentTask
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.agents.scenario import (
+from stream_harness.agents.scenario.model import (
     AgentScenario,
     bundled_agent_scenarios,
     find_agent_scenarios,
     load_agent_scenario,
     resolve_scenarios_argument,
 )
+from stream_harness.agents.scenario.render import PROTOCOLS
 from stream_harness.conformance.agent_checks import CHECKS, AgentRun, judge
 from stream_harness.conformance.agent_runner import observe
 
