@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from stream_harness.agents.binding import ToolBinding
+from stream_harness.agents.conformance.fixture import AgentScenarioFixture
 from stream_harness.agents.fault_builders import (
     cut_tool_args,
     no_finish,
@@ -21,7 +22,6 @@ from stream_harness.agents.fault_builders import (
     truncate,
 )
 from stream_harness.agents.scenario.model import bundled_agent_scenarios
-from stream_harness.conformance.agent_fixture import AgentScenarioFixture
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import shop_agent

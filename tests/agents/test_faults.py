@@ -11,6 +11,8 @@ import httpx
 import pytest
 import yaml
 
+from stream_harness.agents.conformance.checks import judge
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.protocol import AgentOutcome, AgentTask
 from stream_harness.agents.scenario.faults import (
     ByteAt,
@@ -36,8 +38,6 @@ from stream_harness.agents.scenario.render import (
 )
 from stream_harness.agents.server import AgentServer, ScriptedAnswer
 from stream_harness.cli.main import main
-from stream_harness.conformance.agent_checks import judge
-from stream_harness.conformance.agent_runner import observe
 from stream_harness.contract.facts import bundled_cassettes
 
 ARGS = {"customer": "cus_\"ada\"", "amount_cents": 4200, "note": "x"}

@@ -24,8 +24,20 @@ from typing import Any
 from stream_harness.adapters.stdio import stop_all as stop_all_stdio_processes
 from stream_harness.agents.app import AppError
 from stream_harness.agents.binding import BindingError
+from stream_harness.agents.conformance.checks import CHECK_IDS
+from stream_harness.agents.conformance.runner import (
+    AgentExpectation,
+    AgentResult,
+    ExpectationError,
+    agent_unit_key,
+    expectations_for_agents,
+    planned_units,
+    run_agent_checks,
+    scripted_answers,
+)
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
+from stream_harness.agents.reporting.console import render_agent_results
 from stream_harness.agents.scenario.model import (
     AgentScenario,
     ScenarioError,
@@ -44,23 +56,11 @@ from stream_harness.cli.explore import (
     explore_problem,
     run_exploration,
 )
-from stream_harness.conformance.agent_checks import CHECK_IDS
-from stream_harness.conformance.agent_runner import (
-    AgentExpectation,
-    AgentResult,
-    ExpectationError,
-    agent_unit_key,
-    expectations_for_agents,
-    planned_units,
-    run_agent_checks,
-    scripted_answers,
-)
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import ExpectationsError
 from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.contract import facts
 from stream_harness.contract.names import known_names
-from stream_harness.reporting.agent_console import render_agent_results
 from stream_harness.reporting.console import FORMATS, choose_format
 from stream_harness.reporting.files import write_report
 from stream_harness.reporting.jsonl import load_report

@@ -17,8 +17,8 @@ from typing import Any, Final
 
 from stream_harness.agents.app import AppAdapter, client_conventions, detect_protocol
 from stream_harness.agents.binding import ToolBinding, parse_tool_mapping
+from stream_harness.agents.conformance.runner import AgentResult
 from stream_harness.agents.scenario.model import AgentScenario
-from stream_harness.conformance.agent_runner import AgentResult
 
 APP_SPEC_PREFIX: Final = "app:"
 

@@ -10,7 +10,7 @@ can be written as a scenario file that reproduces it with the ordinary command.
 
 The run is in three steps so that agent runs, which mostly wait, can run in jobs:
 hypothesis draws the N schedules of each (agent, base, protocol) without running
-anything; the runs are made by :func:`~stream_harness.conformance.agent_runner.observe_in_jobs`;
+anything; the runs are made by :func:`~stream_harness.agents.conformance.runner.observe_in_jobs`;
 then, only for the units where something failed, the same seeded draw is replayed over
 the cached verdicts with hypothesis's shrink phase on, which runs only the shrink
 candidates. The shrink is bounded (runs and wall time) and says when it was cut.
@@ -38,6 +38,22 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
+from stream_harness.agents.conformance.checks import (
+    CHECK_IDS,
+    CHECKS,
+    AgentRun,
+    CheckOutcome,
+    judge,
+)
+from stream_harness.agents.conformance.runner import (
+    AgentExpectation,
+    AgentResult,
+    ResultStatus,
+    Unit,
+    observe,
+    observe_in_jobs,
+    planned_units,
+)
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
 from stream_harness.agents.scenario.faults import (
     ENDINGS,
@@ -62,16 +78,6 @@ from stream_harness.agents.scenario.model import (
     load_agent_scenario,
     resolve_scenarios_argument,
     scenario_argument,
-)
-from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, CheckOutcome, judge
-from stream_harness.conformance.agent_runner import (
-    AgentExpectation,
-    AgentResult,
-    ResultStatus,
-    Unit,
-    observe,
-    observe_in_jobs,
-    planned_units,
 )
 from stream_harness.recordings.inputs import display_path
 

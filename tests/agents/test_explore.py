@@ -14,6 +14,23 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from stream_harness.agents import reference as reference_module
+from stream_harness.agents.conformance.explore import (
+    FUTURE_DATE,
+    PAST_DATE,
+    ExploreOptions,
+    Schedule,
+    apply,
+    explorable,
+    explore,
+    explored_scenario,
+    fewest_faults,
+    known_failure,
+    retry_after_values,
+    scenario_yaml,
+    schedule_key,
+    schedules,
+)
+from stream_harness.agents.conformance.runner import AgentExpectation
 from stream_harness.agents.loading import load_agent
 from stream_harness.agents.reference import ReferenceAgent
 from stream_harness.agents.scenario.faults import (
@@ -32,23 +49,6 @@ from stream_harness.agents.scenario.model import (
     load_agent_scenario,
 )
 from stream_harness.cli.main import main
-from stream_harness.conformance.agent_runner import AgentExpectation
-from stream_harness.conformance.explore import (
-    FUTURE_DATE,
-    PAST_DATE,
-    ExploreOptions,
-    Schedule,
-    apply,
-    explorable,
-    explore,
-    explored_scenario,
-    fewest_faults,
-    known_failure,
-    retry_after_values,
-    scenario_yaml,
-    schedule_key,
-    schedules,
-)
 from stream_harness.contract.events import ToolCallEndEvent
 from stream_harness.reporting.jsonl import load_report
 

@@ -3,7 +3,7 @@
 For each (agent, scenario, protocol) the scenario is rendered in the protocol, served by
 a fresh :class:`~stream_harness.agents.server.AgentServer` (so nothing of one run leaks
 into the next), the adapter runs the prompt against it with the scenario's tools wired
-to the ledger, and :func:`~stream_harness.conformance.agent_checks.judge` reads what the
+to the ledger, and :func:`~stream_harness.agents.conformance.checks.judge` reads what the
 server saw. An adapter that raises or runs past its limit is a crash, recorded, never a
 crash of the harness.
 """
@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 import yaml
 
 from stream_harness.agents.binding import Binder, binding_of
+from stream_harness.agents.conformance.checks import CHECK_IDS, CHECKS, AgentRun, judge
 from stream_harness.agents.protocol import (
     AgentAdapter,
     AgentLimits,
@@ -38,7 +39,6 @@ from stream_harness.agents.scenario.model import (
 from stream_harness.agents.scenario.render import PROTOCOLS, Served
 from stream_harness.agents.server import AgentServer, LedgerTool, ScriptedAnswer
 from stream_harness.agents.stdio import StdioAgentHung
-from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, judge
 from stream_harness.conformance.expectations import (
     adapter_from_file_name,
     expectation_file_name,
@@ -72,7 +72,7 @@ class AgentResult:
     elapsed: float
     reason: str = ""  # the expectation's reason, for a known failure
     # ``--explore``: the schedules drawn and judged, and the shrunk failing one
-    # (harness/stream_harness/conformance/explore.py); None for a scenario run as written.
+    # (harness/stream_harness/agents/conformance/explore.py); None for a scenario run as written.
     explored: Mapping[str, Any] | None = None
     advice: str = ""  # the check's line on what to change in the agent, on a failure
 
