@@ -1,6 +1,6 @@
 """``stream-harness agents --app CMD [--tool SCENARIO_TOOL=YOURS]``: the user's program as a row.
 
-Kept apart from :mod:`stream_harness.cli.agents` (which calls in here) so that app mode is
+Kept apart from :mod:`stream_harness.agents.cli.command` (which calls in here) so that app mode is
 one module: the flags, the adapter it builds (its protocol found by one probe run unless
 ``--protocol`` names it), and the reproduce commands of its rows, which name ``--app``
 and the ``--tool`` mapping rather than an agent spec no loader knows.

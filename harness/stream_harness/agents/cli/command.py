@@ -24,6 +24,19 @@ from typing import Any
 from stream_harness.adapters.stdio import stop_all as stop_all_stdio_processes
 from stream_harness.agents.app import AppError
 from stream_harness.agents.binding import BindingError
+from stream_harness.agents.cli.app_mode import (
+    add_app_arguments,
+    app_adapter,
+    app_reproduce,
+    spawn_app,
+)
+from stream_harness.agents.cli.explore import (
+    add_explore_arguments,
+    explore_bases,
+    explore_problem,
+    run_exploration,
+)
+from stream_harness.agents.cli.options import import_root, with_project
 from stream_harness.agents.conformance.checks import CHECK_IDS
 from stream_harness.agents.conformance.runner import (
     AgentExpectation,
@@ -48,14 +61,6 @@ from stream_harness.agents.scenario.model import (
 )
 from stream_harness.agents.scenario.render import PROTOCOLS
 from stream_harness.agents.server import AgentServer, LedgerTool
-from stream_harness.cli.agent_options import import_root, with_project
-from stream_harness.cli.app_mode import add_app_arguments, app_adapter, app_reproduce, spawn_app
-from stream_harness.cli.explore import (
-    add_explore_arguments,
-    explore_bases,
-    explore_problem,
-    run_exploration,
-)
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import ExpectationsError
 from stream_harness.conformance.shard import Shard, ShardError, parse_shard
