@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stream_harness.agents.conformance.runner import run_agent_checks
 from stream_harness.agents.loading import load_agent
-from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
-from stream_harness.conformance.agent_runner import run_agent_checks
+from stream_harness.agents.scenario.model import find_agent_scenarios, load_agent_scenario
 from stream_harness.contract.facts import bundled_cassettes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "agents.json"

@@ -22,11 +22,16 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from stream_harness.agents.faults import FaultSpec
+from stream_harness.agents.conformance.explore import (
+    ExploreOptions,
+    explorable,
+    explore,
+    fault_word,
+)
+from stream_harness.agents.conformance.runner import expectations_for_agents
 from stream_harness.agents.loading import load_agent
-from stream_harness.agents.scenario import find_agent_scenarios, load_agent_scenario
-from stream_harness.conformance.agent_runner import expectations_for_agents
-from stream_harness.conformance.explore import ExploreOptions, explorable, explore, fault_word
+from stream_harness.agents.scenario.faults import FaultSpec
+from stream_harness.agents.scenario.model import find_agent_scenarios, load_agent_scenario
 from stream_harness.contract.facts import bundled_cassettes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "explore.json"

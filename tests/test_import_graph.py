@@ -26,8 +26,10 @@ import pytest
 
 PACKAGE = "stream_harness"
 
-# Lowest first. A module may import its own subpackage and any lower rank; subpackages of
-# one rank are independent of each other.
+# Lowest first. A module may import its own part and any lower rank; parts of one rank are
+# independent of each other. A dotted name is a part of the agent wing (agents/), ranked
+# right above the stream stage it builds on, so the wing is layered as the stream half is;
+# a module belongs to the longest name it lies in (agents.cli before agents).
 RANKS: tuple[frozenset[str], ...] = (
     frozenset({"contract"}),  # the unified events, their rules, limits, partial JSON, the facts reader
     frozenset({"wire"}),  # framing: bytes -> frames
@@ -37,15 +39,20 @@ RANKS: tuple[frozenset[str], ...] = (
     frozenset({"workflow", "server"}),  # record/import/lint/bless; the loopback HTTP server
     frozenset({"loop"}),  # the reference agent loop
     frozenset({"adapters"}),  # the implementations under test, in-process, stdio, gateways
-    frozenset({"agents"}),  # agent adapters, fault scenarios and their server: whole agent loops
+    frozenset({"agents.scenario", "agents.server"}),  # agent scenarios, their faults and bytes; the server that plays them
+    frozenset({"agents"}),  # the agent adapters: their protocol, frameworks, stdio, JS, app mode, tool runs
     frozenset({"conformance"}),  # cases, checks, runner, expectations, fuzzing
+    frozenset({"agents.conformance"}),  # the agent checks, their runner, exploration, the pytest fixture
     frozenset({"reporting"}),  # report files and terminal tables
+    frozenset({"agents.reporting"}),  # the agent rows' console output and triage
     frozenset({"matrix"}),  # one environment per library group
+    frozenset({"agents.cli"}),  # `stream-harness agents`
     frozenset({"cli"}),  # the command line
 )
 # The package root: the public API (lazy names), the pytest plugin and the data packages.
 ROOT_MODULES = {"__init__.py", "pytest_plugin.py", "py.typed"}
-ROOT_PACKAGES = {name for rank in RANKS for name in rank} | {"_bundled"}
+PARTS = sorted((name for rank in RANKS for name in rank), key=lambda name: -name.count("."))
+ROOT_PACKAGES = {name for name in PARTS if "." not in name} | {"_bundled"}
 
 # Entry points that import on use, and why. Nothing else may import its own package's
 # modules inside a function.
@@ -124,8 +131,12 @@ EDGES = list(_edges(MODULES))
 
 
 def _subpackage(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else ""
+    """The ranked part ``module`` lies in: ``stream_harness.agents.cli.explore`` -> ``agents.cli``."""
+    inside = module.partition(".")[2]
+    for name in PARTS:
+        if inside == name or inside.startswith(f"{name}."):
+            return name
+    return inside.partition(".")[0]
 
 
 def _rank(module: str) -> int | None:

@@ -313,7 +313,7 @@ class AgentRunCache:
         self.runs: dict[tuple[str, str, str], Any] = {}
 
     def get(self, agent: Any, scenario: Any, protocol: str) -> Any:
-        from stream_harness.conformance.agent_runner import observe
+        from stream_harness.agents.conformance.runner import observe
 
         key = (agent.name, str(scenario.path), protocol)
         if key not in self.runs:
@@ -327,13 +327,13 @@ class AgentsCollector(pytest.Collector):
     error, never a pass."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        from stream_harness.agents.conformance.checks import CHECKS
         from stream_harness.agents.loading import load_agent
-        from stream_harness.agents.scenario import (
+        from stream_harness.agents.scenario.model import (
             bundled_agent_scenarios,
             find_agent_scenarios,
             load_agent_scenario,
         )
-        from stream_harness.conformance.agent_checks import CHECKS
 
         given = self.config.getoption("--harness-agent-scenarios")
         root = Path(given) if given else bundled_agent_scenarios()
@@ -379,7 +379,7 @@ class AgentsCollector(pytest.Collector):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         from stream_harness.agents.loading import AgentLoadError
-        from stream_harness.agents.scenario import ScenarioError
+        from stream_harness.agents.scenario.model import ScenarioError
 
         if isinstance(excinfo.value, AgentLoadError | ScenarioError | HarnessMarkerError):
             return f"stream-harness: {excinfo.value}"
@@ -389,7 +389,7 @@ class AgentsCollector(pytest.Collector):
 def _agent_known_failures(config: pytest.Config, agents: list[str], scenarios: list[Any]) -> list[Any]:
     """The agents' known failures as `stream-harness agents` reads them: the project's
     ``agent_expectations``, then the bundled ``specs/agent-expectations/``."""
-    from stream_harness.conformance.agent_runner import ExpectationError, expectations_for_agents
+    from stream_harness.agents.conformance.runner import ExpectationError, expectations_for_agents
     from stream_harness.conformance.expectations import ExpectationsError
 
     try:
@@ -420,8 +420,8 @@ class AgentCheckItem(pytest.Item):
         self.protocol, self.check, self.cache = protocol, check, cache
 
     def runtest(self) -> None:
-        from stream_harness.conformance.agent_checks import judge
-        from stream_harness.conformance.agent_runner import reproduce
+        from stream_harness.agents.conformance.checks import judge
+        from stream_harness.agents.conformance.runner import reproduce
 
         run = self.cache.get(self.agent, self.scenario, self.protocol)
         verdict = next(v for v in judge(run) if v.check == self.check.id)
@@ -508,7 +508,7 @@ DEFAULT_MARKER_SPLITS = 20
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "agent_scenario" in metafunc.fixturenames:
-        from stream_harness.conformance.agent_fixture import MARKER, choices
+        from stream_harness.agents.conformance.fixture import MARKER, choices
 
         marker = metafunc.definition.get_closest_marker(MARKER)
         beside = Path(str(metafunc.definition.path)).parent
@@ -605,6 +605,6 @@ def agent_scenario(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """One agent scenario in one protocol (the agent_scenarios marker; default: every
     bundled one on openai-completions): ``agent_scenario.run(your_agent)`` runs it with
     each SDK pointed at the scenario server, ``agent_scenario.assert_conformant()`` judges."""
-    from stream_harness.conformance.agent_fixture import make_fixture
+    from stream_harness.agents.conformance.fixture import make_fixture
 
     return make_fixture(request.param, tmp_path)

@@ -19,16 +19,16 @@ from typing import Any
 import httpx
 import pytest
 
-from stream_harness.agents.protocol import AgentOutcome, AgentTask
-from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import AgentScenario, load_agent_scenario
-from stream_harness.conformance.agent_checks import (
+from stream_harness.agents.conformance.checks import (
     DEFAULT_CONVENTIONS,
     AgentRun,
     CheckOutcome,
     judge,
 )
-from stream_harness.conformance.agent_runner import AgentExpectation, observe, run_agent_checks
+from stream_harness.agents.conformance.runner import AgentExpectation, observe, run_agent_checks
+from stream_harness.agents.protocol import AgentOutcome, AgentTask
+from stream_harness.agents.reference import ReferenceAgent
+from stream_harness.agents.scenario.model import AgentScenario, load_agent_scenario
 from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.loop.retry import RetryPolicy
 

@@ -27,12 +27,12 @@ from tests.agents.test_agent_checks import (
     weather_history,
 )
 
+from stream_harness.agents.conformance.checks import CHECKS, judge
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.frameworks.support import raised
 from stream_harness.agents.protocol import AgentOutcome, AgentTask
 from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import load_agent_scenario
-from stream_harness.conformance.agent_checks import CHECKS, judge
-from stream_harness.conformance.agent_runner import observe
+from stream_harness.agents.scenario.model import load_agent_scenario
 
 PAYMENT = {"amount_cents": 4200, "customer": "cus_ada_lovelace"}
 BROKEN_ARGS = '{"amount_cents": 4200, "customer": "cus_ada'  # ends, but is not JSON

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
+from stream_harness.agents.conformance.checks import DEFAULT_CONVENTIONS
 from stream_harness.agents.conventions import KINDS, conventions_problem, vocabulary
 from stream_harness.agents.frameworks import support
 from stream_harness.agents.frameworks.support import conventions_for
 from stream_harness.agents.loading import AgentLoadError, load_agent
-from stream_harness.conformance.agent_checks import DEFAULT_CONVENTIONS
 from stream_harness.contract.facts import load_yaml
 
 TOY = Path(__file__).with_name("stdio_toy_agent.py")

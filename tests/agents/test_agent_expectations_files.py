@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.conformance.agent_checks import CHECK_IDS
-from stream_harness.conformance.agent_runner import load_agent_expectations
+from stream_harness.agents.conformance.checks import CHECK_IDS
+from stream_harness.agents.conformance.runner import load_agent_expectations
+from stream_harness.agents.scenario.render import PROTOCOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "specs" / "agent-expectations").glob("*.yaml"))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from stream_harness.agents.binding import ToolBinding
+from stream_harness.agents.conformance.fixture import AgentScenarioFixture
 from stream_harness.agents.fault_builders import (
     cut_tool_args,
     no_finish,
@@ -20,8 +21,7 @@ from stream_harness.agents.fault_builders import (
     rate_limit,
     truncate,
 )
-from stream_harness.agents.scenario import bundled_agent_scenarios
-from stream_harness.conformance.agent_fixture import AgentScenarioFixture
+from stream_harness.agents.scenario.model import bundled_agent_scenarios
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import shop_agent

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from stream_harness.agents.conformance.runner import observe_in_jobs, planned_units
 from stream_harness.agents.protocol import AgentAdapter
 from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import load_agent_scenario
-from stream_harness.conformance.agent_runner import observe_in_jobs, planned_units
+from stream_harness.agents.scenario.model import load_agent_scenario
 from stream_harness.contract.facts import bundled_cassettes
 
 FOLDER = bundled_cassettes() / "agent-scenarios"

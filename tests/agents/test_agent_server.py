@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 
 from stream_harness.agents.protocol import AgentTool, ToolFailed
-from stream_harness.server.agent import EXHAUSTED, AgentServer, LedgerTool, ScriptedAnswer
+from stream_harness.agents.server import EXHAUSTED, AgentServer, LedgerTool, ScriptedAnswer
 
 
 def post(url: str, body: object) -> tuple[int, bytes]:

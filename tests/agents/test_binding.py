@@ -19,8 +19,8 @@ from stream_harness.agents.binding import (
     parse_tool_mapping,
 )
 from stream_harness.agents.exchange import PATHS, ToolSchema, encode_request
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.agents.scenario import bundled_agent_scenarios, load_agent_scenario
+from stream_harness.agents.scenario.model import bundled_agent_scenarios, load_agent_scenario
+from stream_harness.agents.scenario.render import PROTOCOLS
 from stream_harness.loop.messages import UserMessage
 
 REFUND = OfferedTool(

@@ -24,13 +24,13 @@ from stream_harness.agents.configuration import (
     row_name,
     split_row,
 )
+from stream_harness.agents.conformance.runner import reproduce
 from stream_harness.agents.frameworks import FRAMEWORKS, support
 from stream_harness.agents.js import JS_AGENTS
 from stream_harness.agents.loading import AgentLoadError, load_agent
 from stream_harness.agents.protocol import AgentLimits, AgentTask, AgentTool
 from stream_harness.agents.registry import AGENTS
 from stream_harness.cli.main import main
-from stream_harness.conformance.agent_runner import reproduce
 from stream_harness.conformance.expectations import adapter_from_file_name, expectation_file_name
 from stream_harness.contract.facts import load_yaml, spec_path
 

@@ -14,7 +14,7 @@ from stream_harness.agents.fault_builders import (
     server_error,
     truncate,
 )
-from stream_harness.agents.render import PROTOCOLS
+from stream_harness.agents.scenario.render import PROTOCOLS
 
 BUILDERS: dict[str, tuple[Draft, str]] = {
     "rate_limit": (rate_limit(retry_after=2), "http_429"),

@@ -11,7 +11,10 @@ import httpx
 import pytest
 import yaml
 
-from stream_harness.agents.faults import (
+from stream_harness.agents.conformance.checks import judge
+from stream_harness.agents.conformance.runner import observe
+from stream_harness.agents.protocol import AgentOutcome, AgentTask
+from stream_harness.agents.scenario.faults import (
     ByteAt,
     CallFault,
     FaultSpec,
@@ -23,8 +26,8 @@ from stream_harness.agents.faults import (
     place_offset,
     unexpressible,
 )
-from stream_harness.agents.protocol import AgentOutcome, AgentTask
-from stream_harness.agents.render import (
+from stream_harness.agents.scenario.model import ScenarioError, load_agent_scenario
+from stream_harness.agents.scenario.render import (
     PROTOCOLS,
     Fault,
     Script,
@@ -33,12 +36,9 @@ from stream_harness.agents.render import (
     render,
     served_from_bytes,
 )
-from stream_harness.agents.scenario import ScenarioError, load_agent_scenario
+from stream_harness.agents.server import AgentServer, ScriptedAnswer
 from stream_harness.cli.main import main
-from stream_harness.conformance.agent_checks import judge
-from stream_harness.conformance.agent_runner import observe
 from stream_harness.contract.facts import bundled_cassettes
-from stream_harness.server.agent import AgentServer, ScriptedAnswer
 
 ARGS = {"customer": "cus_\"ada\"", "amount_cents": 4200, "note": "x"}
 SCHEMA = {

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.js import JSAgentMissingError, js_agent
-from stream_harness.agents.scenario import load_agent_scenario
+from stream_harness.agents.scenario.model import load_agent_scenario
 from stream_harness.agents.stdio import StdioAgent
-from stream_harness.conformance.agent_runner import observe
 from stream_harness.contract.facts import bundled_cassettes
 
 HTTP_400 = bundled_cassettes() / "agent-scenarios" / "http_400_not_retried.yaml"

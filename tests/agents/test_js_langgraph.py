@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from stream_harness.adapters.js import missing
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.js import js_agent
 from stream_harness.agents.protocol import AgentLimits
-from stream_harness.agents.scenario import load_agent_scenario
-from stream_harness.conformance.agent_runner import observe
+from stream_harness.agents.scenario.model import load_agent_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from stream_harness.adapters.js import missing
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.js import js_agent
-from stream_harness.agents.scenario import load_agent_scenario
-from stream_harness.conformance.agent_runner import observe
+from stream_harness.agents.scenario.model import load_agent_scenario
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=f"JS agents unavailable: {missing()}")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from stream_harness.agents.conformance.checks import judge
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import ScenarioError, load_agent_scenario
-from stream_harness.conformance.agent_checks import judge
-from stream_harness.conformance.agent_runner import observe
+from stream_harness.agents.scenario.model import ScenarioError, load_agent_scenario
 from stream_harness.contract.events import DoneEvent, ToolCall
 from stream_harness.providers.registry import detect_protocol, get_normalizer
 from stream_harness.recordings.cassette import load_cassette

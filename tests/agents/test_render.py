@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.agents.render import (
+from stream_harness.agents.scenario.model import load_agent_scenario
+from stream_harness.agents.scenario.render import (
     PROTOCOLS,
     Fault,
     Script,
@@ -19,7 +20,6 @@ from stream_harness.agents.render import (
     render,
     served_from_bytes,
 )
-from stream_harness.agents.scenario import load_agent_scenario
 from stream_harness.contract.events import (
     DoneEvent,
     ErrorEvent,

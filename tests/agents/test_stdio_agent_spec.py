@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.loading import AgentLoadError, load_agent
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.agents.scenario import load_agent_scenario
+from stream_harness.agents.scenario.model import load_agent_scenario
+from stream_harness.agents.scenario.render import PROTOCOLS
 from stream_harness.agents.stdio import StdioAgent, StdioAgentError, check_message
-from stream_harness.conformance.agent_runner import observe
 from stream_harness.contract.facts import bundled_cassettes, specs_dir
 
 TOY = Path(__file__).with_name("stdio_toy_agent.py")

@@ -9,8 +9,8 @@ import pytest
 
 from stream_harness.agents import record_tool_run, side_effect
 from stream_harness.agents.protocol import ToolFailed
+from stream_harness.agents.server import AgentServer, LedgerTool
 from stream_harness.agents.tool_runs import LEDGER_ENV
-from stream_harness.server.agent import AgentServer, LedgerTool
 
 
 @side_effect

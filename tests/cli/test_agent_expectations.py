@@ -9,14 +9,14 @@ import pytest
 
 from agent_sources import lazy_agent_source
 from stream_harness.agents.configuration import is_known_row
-from stream_harness.cli.main import main
-from stream_harness.conformance import agent_runner
-from stream_harness.conformance.agent_runner import (
+from stream_harness.agents.conformance import runner as agent_runner
+from stream_harness.agents.conformance.runner import (
     ExpectationError,
     agent_unit_key,
     bundled_scenario_names,
     load_agent_expectations,
 )
+from stream_harness.cli.main import main
 from stream_harness.conformance.expectations import adapter_from_file_name
 from stream_harness.conformance.shard import shard_of
 from stream_harness.contract.facts import agent_expectations_dir, bundled_cassettes

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_sources import lazy_agent_source
+from stream_harness.agents.conformance import runner as agent_runner
 from stream_harness.cli.main import main
-from stream_harness.conformance import agent_runner
 from stream_harness.reporting.jsonl import load_report
 
 KNOWN = "lazy:\n  - {scenario: weather_tool_call, check: A12, reason: it never asks the model}\n"

@@ -219,7 +219,7 @@ def test_jobs_below_one_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str
 def test_a_bundled_scenario_is_named_by_its_name_where_its_path_is_not_under_the_cwd(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from stream_harness.agents.scenario import load_agent_scenario, scenario_argument
+    from stream_harness.agents.scenario.model import load_agent_scenario, scenario_argument
 
     bundled = bundled_cassettes() / "agent-scenarios" / "no_terminal_event.yaml"
     monkeypatch.chdir(tmp_path)  # a user's project: the bundled files are elsewhere

@@ -16,7 +16,7 @@ import pytest
 
 from agent_sources import lazy_agent_source
 from stream_harness.agents.frameworks import FRAMEWORKS, REQUIRES
-from stream_harness.agents.scenario import FaultSpec, ScenarioError, load_agent_scenario
+from stream_harness.agents.scenario.model import FaultSpec, ScenarioError, load_agent_scenario
 from stream_harness.cli.main import main
 
 PYDANTIC_WORDING = ("Extra inputs", "Value error", "Input should", "Field required", "validation error")

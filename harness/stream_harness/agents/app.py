@@ -27,9 +27,9 @@ from typing import Any, Final
 
 from stream_harness.agents.binding import ToolBinding
 from stream_harness.agents.protocol import AgentOutcome, AgentTask
-from stream_harness.agents.render import PROTOCOLS
+from stream_harness.agents.scenario.render import PROTOCOLS
+from stream_harness.agents.server import LEDGER_PATH, AgentServer
 from stream_harness.contract.facts import load_yaml
-from stream_harness.server.agent import LEDGER_PATH, AgentServer
 from stream_harness.server.upstream import protocol_of_path
 
 PROMPT_FIELD: Final = "{prompt}"

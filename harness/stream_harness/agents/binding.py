@@ -25,9 +25,9 @@ from typing import Any, Final
 
 import jsonschema
 
-from stream_harness.agents.render import Served
-from stream_harness.agents.scenario import AgentScenario, AgentScenarioSpec, ToolScript
-from stream_harness.server.agent import Execution, LedgerTool, ScriptedAnswer
+from stream_harness.agents.scenario.model import AgentScenario, AgentScenarioSpec, ToolScript
+from stream_harness.agents.scenario.render import Served
+from stream_harness.agents.server import Execution, LedgerTool, ScriptedAnswer
 
 AUTO: Final = "auto"
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import yaml
 
-from stream_harness.agents.scenario import AgentScenario, load_agent_scenario
+from stream_harness.agents.scenario.model import AgentScenario, load_agent_scenario
 
 _PAYMENT: Final[Mapping[str, Any]] = {
     "description": "Charge the customer card (a payment; it must happen once).",

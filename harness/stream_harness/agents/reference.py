@@ -26,7 +26,7 @@ import httpx
 
 from stream_harness.agents.exchange import ToolSchema, encode_request
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool, ToolFailed
-from stream_harness.agents.render import PROTOCOLS
+from stream_harness.agents.scenario.render import PROTOCOLS
 from stream_harness.contract.events import AssistantMessage, TextBlock
 from stream_harness.loop.clock import SystemClock
 from stream_harness.loop.commands import Output, SendRequest, StartTimer, StartTool

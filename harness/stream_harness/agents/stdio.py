@@ -44,7 +44,7 @@ COMMAND_PREFIX: Final = "cmd:"
 START_TIMEOUT_S: Final = 30.0
 # Seconds past the task's own timeout before a silent process counts as hung: an agent that
 # stops itself at timeout_s (as the task asks) still gets to say how it ended. Less than the
-# runner's own grace (conformance/agent_runner.py GRACE_S), so the process is killed first.
+# runner's own grace (agents/conformance/runner.py GRACE_S), so the process is killed first.
 REPLY_GRACE_S: Final = 3.0
 
 

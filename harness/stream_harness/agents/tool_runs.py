@@ -1,6 +1,6 @@
 """One line in the user's own tool to report its run to the scenario server's ledger.
 
-The harness sees an agent's tools only through the ledger (server/agent.py). An agent run
+The harness sees an agent's tools only through the ledger (agents/server.py). An agent run
 by app mode or the pytest fixture keeps its own tools, so each reports its run itself:
 ``record_tool_run(name, arguments)`` or ``@side_effect`` on the tool. Both do nothing
 outside a run (``STREAM_HARNESS_LEDGER_URL`` unset), so they stay in production code. A

@@ -23,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stream_harness.adapters.loading import DEFAULT_ADAPTERS, is_known_name, load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError
-from stream_harness.conformance.agent_runner import ExpectationError, expectations_for_agents
+from stream_harness.agents.conformance.runner import ExpectationError, expectations_for_agents
+from stream_harness.agents.reporting.triage import reclassify_agents
 from stream_harness.conformance.config import (
     MAX_EXAMPLES,
     Config,
@@ -45,7 +46,6 @@ from stream_harness.reporting import (
     reclassify,
     write_report,
 )
-from stream_harness.reporting.agent_triage import reclassify_agents
 from stream_harness.reporting.console import (
     FORMATS,
     Format,

@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("auto", "rich", "plain"), default="auto", help="a table on a terminal, plain lines (never cut or wrapped) in logs (default: auto)")
     p.set_defaults(func=_cmd_summary)
 
-    from stream_harness.cli.agents import add_agents_parser
+    from stream_harness.agents.cli.command import add_agents_parser
     from stream_harness.cli.conformance import add_parsers as add_conformance
     from stream_harness.cli.loop import add_loop_parser
     from stream_harness.matrix.groups import add_matrix_parser

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from stream_harness.conformance.agent_runner import agent_unit_key
+from stream_harness.agents.conformance.runner import agent_unit_key
 from stream_harness.conformance.shard import shard_of
 from stream_harness.reporting.jsonl import load_report
 from stream_harness.reporting.report import Report, ReportError, merge_reports

@@ -4,7 +4,7 @@ Each check has an id, the contract rule or spec table it enforces, and the adapt
 it needs: ``event`` checks read the event sequence, ``message`` checks only the final
 message, so they apply to every adapter. The engine (context, split plans, shrinking)
 is in :mod:`.engine`; each family's module holds its checks and their fixtures, and the
-agent checks are in :mod:`stream_harness.conformance.agent_checks`. The order below is the
+agent checks are in :mod:`stream_harness.agents.conformance.checks`. The order below is the
 order of reports, so it is kept.
 """
 

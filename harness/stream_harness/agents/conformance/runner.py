@@ -1,9 +1,9 @@
 """Running agent adapters over agent scenarios: one server per run, then the checks.
 
 For each (agent, scenario, protocol) the scenario is rendered in the protocol, served by
-a fresh :class:`~stream_harness.server.agent.AgentServer` (so nothing of one run leaks
+a fresh :class:`~stream_harness.agents.server.AgentServer` (so nothing of one run leaks
 into the next), the adapter runs the prompt against it with the scenario's tools wired
-to the ledger, and :func:`~stream_harness.conformance.agent_checks.judge` reads what the
+to the ledger, and :func:`~stream_harness.agents.conformance.checks.judge` reads what the
 server saw. An adapter that raises or runs past its limit is a crash, recorded, never a
 crash of the harness.
 """
@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 import yaml
 
 from stream_harness.agents.binding import Binder, binding_of
+from stream_harness.agents.conformance.checks import CHECK_IDS, CHECKS, AgentRun, judge
 from stream_harness.agents.protocol import (
     AgentAdapter,
     AgentLimits,
@@ -30,14 +31,14 @@ from stream_harness.agents.protocol import (
     AgentTask,
     AgentTool,
 )
-from stream_harness.agents.render import PROTOCOLS, Served
-from stream_harness.agents.scenario import (
+from stream_harness.agents.scenario.model import (
     AgentScenario,
     bundled_agent_scenarios,
     scenario_argument,
 )
+from stream_harness.agents.scenario.render import PROTOCOLS, Served
+from stream_harness.agents.server import AgentServer, LedgerTool, ScriptedAnswer
 from stream_harness.agents.stdio import StdioAgentHung
-from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, judge
 from stream_harness.conformance.expectations import (
     adapter_from_file_name,
     expectation_file_name,
@@ -47,7 +48,6 @@ from stream_harness.conformance.reproduce import agents_command
 from stream_harness.conformance.shard import Shard
 from stream_harness.contract.facts import agent_expectations_dir
 from stream_harness.recordings.inputs import display_path
-from stream_harness.server.agent import AgentServer, LedgerTool, ScriptedAnswer
 
 ResultStatus = Literal["passed", "failed", "timeout", "crashed", "skipped", "known_failure", "fixed"]
 GRACE_S = 5.0  # seconds past the task's own timeout before a run counts as hung
@@ -72,7 +72,7 @@ class AgentResult:
     elapsed: float
     reason: str = ""  # the expectation's reason, for a known failure
     # ``--explore``: the schedules drawn and judged, and the shrunk failing one
-    # (harness/stream_harness/conformance/explore.py); None for a scenario run as written.
+    # (harness/stream_harness/agents/conformance/explore.py); None for a scenario run as written.
     explored: Mapping[str, Any] | None = None
     advice: str = ""  # the check's line on what to change in the agent, on a failure
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from stream_harness.conformance.agent_runner import AgentExpectation
-from stream_harness.conformance.explore import explored_reason
+from stream_harness.agents.conformance.explore import explored_reason
+from stream_harness.agents.conformance.runner import AgentExpectation
 from stream_harness.reporting.report import AgentRow, Outcome, Report
 
 __all__ = ["reclassify_agents"]

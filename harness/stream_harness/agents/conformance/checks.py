@@ -1,7 +1,7 @@
 """The agent contract (specs/agent-contract.md): numbered checks on one observed agent run.
 
 Each check reads only what the harness observed, never the agent's own account: the
-responses served (and what each really delivered, :class:`~stream_harness.agents.render.Served`),
+responses served (and what each really delivered, :class:`~stream_harness.agents.scenario.render.Served`),
 the requests the agent sent (their bodies read back per protocol), the ledger of tool
 executions and the outcome the adapter returned. Policies frameworks legitimately
 differ on (how many retries, whether to retry after partial output, eager tools, the
@@ -18,9 +18,9 @@ from typing import Any, Final, Literal
 
 from stream_harness.agents.exchange import RequestView, SentCall, read_request
 from stream_harness.agents.protocol import AgentOutcome
-from stream_harness.agents.render import Served, ServedCall
-from stream_harness.agents.scenario import AgentScenario, canonical
-from stream_harness.server.agent import Execution
+from stream_harness.agents.scenario.model import AgentScenario, canonical
+from stream_harness.agents.scenario.render import Served, ServedCall
+from stream_harness.agents.server import Execution
 from stream_harness.server.loopback import Hit
 
 Status = Literal["passed", "failed", "skipped"]

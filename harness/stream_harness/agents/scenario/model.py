@@ -21,7 +21,7 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stream_harness.agents.faults import (
+from stream_harness.agents.scenario.faults import (
     FaultSpec,
     InCall,
     Resolved,
@@ -30,7 +30,7 @@ from stream_harness.agents.faults import (
     place_offset,
     unexpressible,
 )
-from stream_harness.agents.render import (
+from stream_harness.agents.scenario.render import (
     PROTOCOLS,
     Fault,
     Script,

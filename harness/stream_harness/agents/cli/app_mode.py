@@ -1,6 +1,6 @@
 """``stream-harness agents --app CMD [--tool SCENARIO_TOOL=YOURS]``: the user's program as a row.
 
-Kept apart from :mod:`stream_harness.cli.agents` (which calls in here) so that app mode is
+Kept apart from :mod:`stream_harness.agents.cli.command` (which calls in here) so that app mode is
 one module: the flags, the adapter it builds (its protocol found by one probe run unless
 ``--protocol`` names it), and the reproduce commands of its rows, which name ``--app``
 and the ``--tool`` mapping rather than an agent spec no loader knows.
@@ -17,8 +17,8 @@ from typing import Any, Final
 
 from stream_harness.agents.app import AppAdapter, client_conventions, detect_protocol
 from stream_harness.agents.binding import ToolBinding, parse_tool_mapping
-from stream_harness.agents.scenario import AgentScenario
-from stream_harness.conformance.agent_runner import AgentResult
+from stream_harness.agents.conformance.runner import AgentResult
+from stream_harness.agents.scenario.model import AgentScenario
 
 APP_SPEC_PREFIX: Final = "app:"
 

@@ -24,27 +24,21 @@ from typing import Any
 from stream_harness.adapters.stdio import stop_all as stop_all_stdio_processes
 from stream_harness.agents.app import AppError
 from stream_harness.agents.binding import BindingError
-from stream_harness.agents.loading import AgentLoadError, load_agent
-from stream_harness.agents.protocol import AgentAdapter, AgentLimits
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.agents.scenario import (
-    AgentScenario,
-    ScenarioError,
-    bundled_agent_scenarios,
-    find_agent_scenarios,
-    load_agent_scenario,
-    resolve_scenarios_argument,
+from stream_harness.agents.cli.app_mode import (
+    add_app_arguments,
+    app_adapter,
+    app_reproduce,
+    spawn_app,
 )
-from stream_harness.cli.agent_options import import_root, with_project
-from stream_harness.cli.app_mode import add_app_arguments, app_adapter, app_reproduce, spawn_app
-from stream_harness.cli.explore import (
+from stream_harness.agents.cli.explore import (
     add_explore_arguments,
     explore_bases,
     explore_problem,
     run_exploration,
 )
-from stream_harness.conformance.agent_checks import CHECK_IDS
-from stream_harness.conformance.agent_runner import (
+from stream_harness.agents.cli.options import import_root, with_project
+from stream_harness.agents.conformance.checks import CHECK_IDS
+from stream_harness.agents.conformance.runner import (
     AgentExpectation,
     AgentResult,
     ExpectationError,
@@ -54,12 +48,24 @@ from stream_harness.conformance.agent_runner import (
     run_agent_checks,
     scripted_answers,
 )
+from stream_harness.agents.loading import AgentLoadError, load_agent
+from stream_harness.agents.protocol import AgentAdapter, AgentLimits
+from stream_harness.agents.reporting.console import render_agent_results
+from stream_harness.agents.scenario.model import (
+    AgentScenario,
+    ScenarioError,
+    bundled_agent_scenarios,
+    find_agent_scenarios,
+    load_agent_scenario,
+    resolve_scenarios_argument,
+)
+from stream_harness.agents.scenario.render import PROTOCOLS
+from stream_harness.agents.server import AgentServer, LedgerTool
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.expectations import ExpectationsError
 from stream_harness.conformance.shard import Shard, ShardError, parse_shard
 from stream_harness.contract import facts
 from stream_harness.contract.names import known_names
-from stream_harness.reporting.agent_console import render_agent_results
 from stream_harness.reporting.console import FORMATS, choose_format
 from stream_harness.reporting.files import write_report
 from stream_harness.reporting.jsonl import load_report
@@ -71,7 +77,6 @@ from stream_harness.reporting.report import (
     default_environment,
     kept_agent_rows,
 )
-from stream_harness.server.agent import AgentServer, LedgerTool
 
 
 def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:

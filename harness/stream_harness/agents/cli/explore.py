@@ -1,6 +1,6 @@
 """``stream-harness agents --explore N``: the flags, and the run in place of the scenarios as written.
 
-The engine is :mod:`stream_harness.conformance.explore`; this module reads the flags,
+The engine is :mod:`stream_harness.agents.conformance.explore`; this module reads the flags,
 picks the bases (the given scenarios, else the bundled ones that carry no fault: a
 schedule is the whole fault of its scenario) and prints each shrunk schedule.
 """
@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from stream_harness.agents.conformance.explore import ExploreOptions, explorable, explore
+from stream_harness.agents.conformance.runner import AgentExpectation, AgentResult
 from stream_harness.agents.protocol import AgentAdapter, AgentLimits
-from stream_harness.agents.scenario import AgentScenario
-from stream_harness.conformance.agent_runner import AgentExpectation, AgentResult
-from stream_harness.conformance.explore import ExploreOptions, explorable, explore
+from stream_harness.agents.scenario.model import AgentScenario
 
 
 def add_explore_arguments(p: argparse.ArgumentParser) -> None:

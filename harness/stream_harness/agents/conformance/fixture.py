@@ -8,10 +8,10 @@ test's own process with every SDK pointed at it, and ``assert_conformant()``.
         agent_scenario.run(my_agent.main)               # called with the prompt
         agent_scenario.assert_conformant()
 
-The run goes through the same :func:`~stream_harness.conformance.agent_runner.observe`
+The run goes through the same :func:`~stream_harness.agents.conformance.runner.observe`
 as any agent row (so binding to the agent's own tools, the ledger and the wiring check
 are the same), the variables of specs/app_env.yaml set for the duration of the call; the
-verdict is :func:`~stream_harness.conformance.agent_checks.judge`'s. The marker takes
+verdict is :func:`~stream_harness.agents.conformance.checks.judge`'s. The marker takes
 bundled scenario names, files, folders or fault builders (:mod:`stream_harness.agents.fault_builders`),
 ``protocols`` and ``tools`` (the ``--tool`` mapping); ids read ``protocol/scenario``, so
 ``-k retry_after`` and xdist work as on any parametrized test.
@@ -31,18 +31,18 @@ from typing import Any, Final
 
 from stream_harness.agents.app import app_environment, client_conventions, client_of
 from stream_harness.agents.binding import ToolBinding
+from stream_harness.agents.conformance.checks import CHECKS, AgentRun, judge
+from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.fault_builders import Draft
 from stream_harness.agents.protocol import AgentLimits, AgentOutcome, AgentTask
-from stream_harness.agents.render import PROTOCOLS
-from stream_harness.agents.scenario import (
+from stream_harness.agents.scenario.model import (
     AgentScenario,
     bundled_agent_scenarios,
     find_agent_scenarios,
     load_agent_scenario,
     resolve_scenarios_argument,
 )
-from stream_harness.conformance.agent_checks import CHECKS, AgentRun, judge
-from stream_harness.conformance.agent_runner import observe
+from stream_harness.agents.scenario.render import PROTOCOLS
 
 DEFAULT_PROTOCOLS: Final = ("openai-completions",)
 MARKER: Final = "agent_scenarios"

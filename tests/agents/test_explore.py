@@ -14,26 +14,7 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from stream_harness.agents import reference as reference_module
-from stream_harness.agents.faults import (
-    WHOLE_CALLS,
-    canonical_yaml,
-    compact,
-    normalize,
-    place_offset,
-    unexpressible,
-)
-from stream_harness.agents.loading import load_agent
-from stream_harness.agents.reference import ReferenceAgent
-from stream_harness.agents.scenario import (
-    AgentScenario,
-    FaultSpec,
-    ScriptSpec,
-    bundled_agent_scenarios,
-    load_agent_scenario,
-)
-from stream_harness.cli.main import main
-from stream_harness.conformance.agent_runner import AgentExpectation
-from stream_harness.conformance.explore import (
+from stream_harness.agents.conformance.explore import (
     FUTURE_DATE,
     PAST_DATE,
     ExploreOptions,
@@ -49,6 +30,25 @@ from stream_harness.conformance.explore import (
     schedule_key,
     schedules,
 )
+from stream_harness.agents.conformance.runner import AgentExpectation
+from stream_harness.agents.loading import load_agent
+from stream_harness.agents.reference import ReferenceAgent
+from stream_harness.agents.scenario.faults import (
+    WHOLE_CALLS,
+    canonical_yaml,
+    compact,
+    normalize,
+    place_offset,
+    unexpressible,
+)
+from stream_harness.agents.scenario.model import (
+    AgentScenario,
+    FaultSpec,
+    ScriptSpec,
+    bundled_agent_scenarios,
+    load_agent_scenario,
+)
+from stream_harness.cli.main import main
 from stream_harness.contract.events import ToolCallEndEvent
 from stream_harness.reporting.jsonl import load_report
 

@@ -10,7 +10,7 @@ can be written as a scenario file that reproduces it with the ordinary command.
 
 The run is in three steps so that agent runs, which mostly wait, can run in jobs:
 hypothesis draws the N schedules of each (agent, base, protocol) without running
-anything; the runs are made by :func:`~stream_harness.conformance.agent_runner.observe_in_jobs`;
+anything; the runs are made by :func:`~stream_harness.agents.conformance.runner.observe_in_jobs`;
 then, only for the units where something failed, the same seeded draw is replayed over
 the cached verdicts with hypothesis's shrink phase on, which runs only the shrink
 candidates. The shrink is bounded (runs and wall time) and says when it was cut.
@@ -39,7 +39,25 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from stream_harness.agents.faults import (
+from stream_harness.agents.conformance.checks import (
+    CHECK_IDS,
+    CHECKS,
+    AgentRun,
+    CheckOutcome,
+    judge,
+)
+from stream_harness.agents.conformance.runner import (
+    ANY_EXPLORED,
+    AgentExpectation,
+    AgentResult,
+    ResultStatus,
+    Unit,
+    observe,
+    observe_in_jobs,
+    planned_units,
+)
+from stream_harness.agents.protocol import AgentAdapter, AgentLimits
+from stream_harness.agents.scenario.faults import (
     ENDINGS,
     ERROR_KINDS,
     NAMED_PLACES,
@@ -52,8 +70,7 @@ from stream_harness.agents.faults import (
     normalize,
     unexpressible,
 )
-from stream_harness.agents.protocol import AgentAdapter, AgentLimits
-from stream_harness.agents.scenario import (
+from stream_harness.agents.scenario.model import (
     AgentScenario,
     AgentScenarioSpec,
     FaultSpec,
@@ -64,17 +81,6 @@ from stream_harness.agents.scenario import (
     resolve_scenarios_argument,
     scenario_argument,
 )
-from stream_harness.conformance.agent_checks import CHECK_IDS, CHECKS, AgentRun, CheckOutcome, judge
-from stream_harness.conformance.agent_runner import (
-    ANY_EXPLORED,
-    AgentExpectation,
-    AgentResult,
-    ResultStatus,
-    Unit,
-    observe,
-    observe_in_jobs,
-    planned_units,
-)
 from stream_harness.recordings.inputs import display_path
 
 Fault = dict[str, Any]
@@ -84,7 +90,7 @@ KINDS: Final = ("status", "stream", "mutate", "overflow", "pace")
 """Fault kinds, simplest first: hypothesis shrinks a ``sampled_from`` towards its first
 element, so a shrunk schedule names the simplest kind that still fails. An HTTP error
 before any byte is the simplest; then a response ended early (a place and an ending, the
-model of :mod:`stream_harness.agents.faults`), a call served wrong (``mutate``), a context
+model of :mod:`stream_harness.agents.scenario.faults`), a call served wrong (``mutate``), a context
 overflow; a slow but complete response (``pace``) is last because it is the one kind that
 fails nothing by itself."""
 
@@ -146,7 +152,7 @@ def retry_after_values(conventions: Mapping[str, Any], protocol: str) -> list[tu
 
 def stream_faults(scenario: AgentScenario, response_index: int, protocol: str) -> list[FaultSpec]:
     """Every early end response ``response_index`` can take in ``protocol``, simplest first:
-    by ending (:data:`~stream_harness.agents.faults.ENDINGS` order: fin, rst, clean_eof,
+    by ending (:data:`~stream_harness.agents.scenario.faults.ENDINGS` order: fin, rst, clean_eof,
     length, error_event, finish; error kinds in their order), then by place (a byte, right
     after the text, inside call 1 at each named place then at a character offset, inside
     call 2, ..., where the content ends). From :func:`fault_space`, so that nothing the
@@ -212,7 +218,7 @@ def fault_strategy(
     conventions: Mapping[str, Any],
 ) -> st.SearchStrategy[Fault]:
     """One fault for response ``response_index`` of ``scenario`` in ``protocol``: a dict of
-    FaultSpec fields in the model of :mod:`stream_harness.agents.faults`: an HTTP status
+    FaultSpec fields in the model of :mod:`stream_harness.agents.scenario.faults`: an HTTP status
     (with a retry hint of :func:`retry_after_values`), an early end (a place and an ending,
     :func:`stream_faults`: a byte of the body, right after the text, a named place or a
     character offset inside a call's arguments, where the content ends; every ending and
@@ -397,7 +403,7 @@ def explored_scenario(base: AgentScenario, schedule: Schedule) -> AgentScenario:
 
 def scenario_yaml(base: AgentScenario, schedule: Schedule, note: str) -> str:
     """A scenario file of the schedule: the base written out whole, so it loads alone,
-    each fault as its canonical YAML (:func:`~stream_harness.agents.faults.canonical_yaml`,
+    each fault as its canonical YAML (:func:`~stream_harness.agents.scenario.faults.canonical_yaml`,
     one line in the model of places and endings)."""
     spec = apply(base, schedule)
     data = spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)

@@ -18,7 +18,7 @@ from typing import TextIO
 from rich.table import Table
 from rich.text import Text
 
-from stream_harness.conformance.agent_runner import AgentResult
+from stream_harness.agents.conformance.runner import AgentResult
 from stream_harness.reporting.console import Format, console_for, workflow_data, workflow_property
 
 __all__ = ["agent_failure_lines", "render_agent_results"]

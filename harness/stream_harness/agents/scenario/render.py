@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from stream_harness.agents.faults import (
+from stream_harness.agents.scenario.faults import (
     WHOLE_CALLS,
     ByteAt,
     Ending,
@@ -88,7 +88,7 @@ class Fault:
     length_stop_in_tool_call: bool = False  # the output limit hits inside a call's arguments
     no_terminal_event: bool = False  # the body ends cleanly without the terminal event
     pace: float = 0.0  # seconds between chunks
-    # The model of agents/faults.py: the sugar above maps onto it (faults.normalize).
+    # The model of agents/scenario/faults.py: the sugar above maps onto it (faults.normalize).
     place: ByteAt | InCall | Literal["after_text"] | None = None
     ending: Ending | None = None
     error_kind: ErrorKind | None = None

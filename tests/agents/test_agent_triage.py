@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from stream_harness.conformance.agent_runner import AgentExpectation
-from stream_harness.reporting.agent_triage import reclassify_agents
+from stream_harness.agents.conformance.runner import AgentExpectation
+from stream_harness.agents.reporting.triage import reclassify_agents
 from stream_harness.reporting.report import AgentRow, Report
 
 T0 = datetime(2026, 11, 28, tzinfo=UTC)

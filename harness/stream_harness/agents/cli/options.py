@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from stream_harness.conformance.agent_runner import AgentResult
+from stream_harness.agents.conformance.runner import AgentResult
 
 
 def import_root(given: str | None, config_source: Path | None) -> Path:
