@@ -76,7 +76,7 @@ def test_harness_items_are_selected_like_tests(pytester: pytest.Pytester) -> Non
 
 
 def test_a_gateway_rows_brackets_are_kept_out_of_the_node_id() -> None:
-    from stream_harness.pytest_plugin import adapter_segment
+    from stream_harness.pytest_plugin.options import adapter_segment
 
     assert adapter_segment("litellm-proxy[anthropic-messages->openai-completions]") == (
         "litellm-proxy(anthropic-messages->openai-completions)"
