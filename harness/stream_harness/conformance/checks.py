@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.gateways import compare
 from stream_harness.adapters.gateways.adapter import Exchange, record_timing
+from stream_harness.adapters.processes.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, run_within
 from stream_harness.adapters.protocol import (
     Adapter,
     AdapterLevel,

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stream_harness.adapters.deadline import RunTimedOut, run_within
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.processes.deadline import RunTimedOut, run_within
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.mutations import Mutation, framing_of, mutations
