@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.js import node_binary
+from stream_harness.adapters.processes.js import node_binary
 from stream_harness.conformance.config import Config, ConfigError, check_numbers, load_config
 from stream_harness.conformance.expectations import (
     Expectations,
@@ -370,7 +370,7 @@ class SuiteOptions:
     save_failures: str | None = None
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
-        # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
+        # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/processes/js.py).
         prefix = ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] if group.npm else []
         argv = [
             *prefix,
