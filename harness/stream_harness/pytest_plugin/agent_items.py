@@ -44,13 +44,13 @@ class AgentsCollector(pytest.Collector):
     error, never a pass."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        from stream_harness.agents.conformance.checks import CHECKS
         from stream_harness.agents.loading import load_agent
         from stream_harness.agents.scenario.model import (
             bundled_agent_scenarios,
             find_agent_scenarios,
             load_agent_scenario,
         )
-        from stream_harness.agents.conformance.checks import CHECKS
 
         given = self.config.getoption("--harness-agent-scenarios")
         root = Path(given) if given else bundled_agent_scenarios()
