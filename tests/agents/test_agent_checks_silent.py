@@ -329,6 +329,10 @@ def test_a12_a_clean_end_inside_an_event_is_a_transport_fault_not_an_error_serve
     run = observe(Scripted(steps), cut, PROTOCOL)
     assert run.served[0].stop == "error" and run.served[0].fault.startswith("clean_eof")
     assert verdict(run, "A12").status == "passed", verdict(run, "A12").message
+    # the reference names the malformed frame it read ("malformed JSON in SSE event #1")
+    reference = observe(ReferenceAgent(), cut, PROTOCOL)
+    assert reference.outcome is not None and "malformed" in (reference.outcome.error_message or "")
+    assert verdict(reference, "A12").status == "passed", verdict(reference, "A12").message
 
     def unrelated(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])

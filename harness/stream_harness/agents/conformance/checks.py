@@ -709,9 +709,12 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
     """None when the run's error names what response ``k`` served (A12), else both texts."""
     raised = f"{outcome.error_type}: {outcome.error_message or ''}"
     # A clean end of the body inside an event ends in a malformed frame (stop "error"), yet
-    # no provider error was served: its last event is no error object to name.
+    # no provider error was served: its last event is no error object to name, and a client
+    # that names the malformed frame it read names the fault (the reference: "malformed
+    # JSON in SSE event #1").
     if served.stop == "none" or served.fault.startswith("clean_eof"):
-        if any(w in raised.lower() for w in TRANSPORT_WORDS):
+        words = TRANSPORT_WORDS + (("malformed",) if served.stop == "error" else ())
+        if any(w in raised.lower() for w in words):
             return None
         what = f"a transport fault ({served.fault}: the body ended without its terminal event)"
     else:
