@@ -23,10 +23,7 @@ ALLOWED: dict[str, str] = {
     "adapters/openai_sdk.py:responses_message": MOVING,
     "adapters/pydantic_ai.py:contract_events": MOVING,
     "agents/exchange.py:read_request": MOVING,
-    "agents/render.py:_anthropic": MOVING,
-    "agents/render.py:_responses": MOVING,
-    "agents/render.py:render": MOVING,
-    "cli/agents.py:agents_command": MOVING,
+    "agents/cli/command.py:agents_command": MOVING,
     "providers/anthropic_messages.py:AnthropicMessagesNormalizer._on_block_start": MOVING,
 }
 
