@@ -23,7 +23,6 @@ ALLOWED: dict[str, str] = {
     "adapters/openai_sdk.py:responses_message": MOVING,
     "adapters/pydantic_ai.py:contract_events": MOVING,
     "agents/exchange.py:read_request": MOVING,
-    "agents/cli/command.py:agents_command": MOVING,
     "providers/anthropic_messages.py:AnthropicMessagesNormalizer._on_block_start": MOVING,
 }
 
