@@ -22,7 +22,6 @@ ALLOWED: dict[str, str] = {
     "adapters/langchain.py:LangChainAdapter.collect": MOVING,
     "adapters/openai_sdk.py:responses_message": MOVING,
     "adapters/pydantic_ai.py:contract_events": MOVING,
-    "providers/anthropic_messages.py:AnthropicMessagesNormalizer._on_block_start": MOVING,
 }
 
 
