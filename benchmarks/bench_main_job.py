@@ -191,7 +191,7 @@ def account(examples: int) -> dict[str, Any]:
     meter = Meter()
     meter.wrap(runner, "run_adapter", lambda adapter, *a, **k: f"adapter:{adapter.name}")
     meter.wrap(runner, "run_one", lambda check, *a, **k: f"check:{check.id}")
-    # The checks' runs go through run_within (adapters/deadline.py), which calls safe_run
+    # The checks' runs go through run_within (adapters/processes/deadline.py), which calls safe_run
     # in the adapter's own thread: wrapped there, or only a few direct calls are counted.
     for module in (session, deadline):
         meter.wrap(module, "safe_run", lambda adapter, *a, **k: f"runs:{adapter.name}")

@@ -140,7 +140,7 @@ def metered() -> Iterator[Meter]:
     """The harness's functions inside an adapter run, wrapped where the adapters call them."""
     meter = Meter()
 
-    for module_name in ("stream_harness.adapters.library", "stream_harness.adapters.stdio"):
+    for module_name in ("stream_harness.adapters.library", "stream_harness.adapters.processes.stdio"):
         try:
             module = __import__(module_name, fromlist=["_"])
         except ImportError:

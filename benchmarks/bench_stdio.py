@@ -28,10 +28,10 @@ import sys
 import time
 from pathlib import Path
 
-from stream_harness.adapters.js import SCRIPTS, missing
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.processes.js import SCRIPTS, missing
+from stream_harness.adapters.processes.stdio import StdioAdapter, run_request
 from stream_harness.adapters.protocol import AdapterLoadError, ReferenceAdapter
-from stream_harness.adapters.stdio import StdioAdapter, run_request
 from stream_harness.conformance import bundled_cassettes, load_cases
 from stream_harness.conformance.expectations import expectations_for
 from stream_harness.conformance.runner import RunConfig, run_adapters

@@ -48,16 +48,20 @@ RANKS: tuple[frozenset[str], ...] = (
     frozenset({"matrix"}),  # one environment per library group
     frozenset({"agents.cli"}),  # `stream-harness agents`
     frozenset({"cli"}),  # the command line
+    frozenset({"pytest_plugin"}),  # pytest --harness, its markers and fixtures: one module per plugin
 )
 # The package root: the public API (lazy names), the pytest plugin and the data packages.
-ROOT_MODULES = {"__init__.py", "pytest_plugin.py", "py.typed"}
+ROOT_MODULES = {"__init__.py", "py.typed"}
 PARTS = sorted((name for rank in RANKS for name in rank), key=lambda name: -name.count("."))
 ROOT_PACKAGES = {name for name in PARTS if "." not in name} | {"_bundled"}
 
 # Entry points that import on use, and why. Nothing else may import its own package's
 # modules inside a function.
 LAZY_ALLOWED = {
-    f"{PACKAGE}.pytest_plugin": "loaded by pytest in every run of every project that installs us: imports on use",
+    **{
+        f"{PACKAGE}.pytest_plugin.{part}": "loaded by pytest in every run of every project that installs us: imports on use"
+        for part in ("options", "stream_items", "agent_items", "markers")
+    },
     f"{PACKAGE}.cli.main": "each subcommand imports what it needs, so `--help` and a one-file command stay fast",
 }
 

@@ -74,3 +74,20 @@ def test_importing_the_package_imports_nothing_else() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.replace("'", '"')) == ["stream_harness", "stream_harness.pytest_plugin"]
+
+
+def test_the_plugins_parts_import_nothing_else() -> None:
+    """pytest also loads every module the plugin's entry module names (``pytest_plugins``)."""
+    code = (
+        "import importlib, sys, stream_harness.pytest_plugin as entry; "
+        "[importlib.import_module(name) for name in entry.pytest_plugins]; "
+        "print(sorted(m for m in sys.modules if m.startswith('stream_harness')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    parts = ["agent_items", "markers", "options", "stream_items"]
+    assert json.loads(done.stdout.replace("'", '"')) == [
+        "stream_harness",
+        "stream_harness.pytest_plugin",
+        *(f"stream_harness.pytest_plugin.{part}" for part in parts),
+    ]

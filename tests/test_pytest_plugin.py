@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from stream_harness.contract.facts import bundled_cassettes
 from stream_harness.recordings.cassette import Interaction, Request, Response, dump_cassette
 
 pytest_plugins = ["pytester"]
@@ -76,7 +77,7 @@ def test_harness_items_are_selected_like_tests(pytester: pytest.Pytester) -> Non
 
 
 def test_a_gateway_rows_brackets_are_kept_out_of_the_node_id() -> None:
-    from stream_harness.pytest_plugin import adapter_segment
+    from stream_harness.pytest_plugin.options import adapter_segment
 
     assert adapter_segment("litellm-proxy[anthropic-messages->openai-completions]") == (
         "litellm-proxy(anthropic-messages->openai-completions)"
@@ -218,3 +219,17 @@ def test_a_missing_cassette_folder_without_harness_is_a_usage_error_not_a_pass(p
     result = pytester.runpytest("--harness-cassettes", "does-not-exist")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*does-not-exist: no such cassette folder or file*"])
+
+
+def test_the_stream_items_come_before_the_agent_items(pytester: pytest.Pytester) -> None:
+    """The plugin is one module per plugin, registered in an order (stream_harness.pytest_plugin):
+    a run with both kinds of item lists the stream items first, as the one module did."""
+    cassettes = _write_cassettes(pytester.path)
+    scenario = bundled_cassettes() / "agent-scenarios" / "weather_tool_call.yaml"
+    result = pytester.runpytest(
+        "--harness", "--harness-cassettes", str(cassettes), "--harness-agent", "reference",
+        "--harness-agent-scenarios", str(scenario), "--co", "-q", "-p", "no:randomly",
+    )  # fmt: skip
+    roots = [line.split("::")[0] for line in result.stdout.lines if line.startswith("stream-harness")]
+    assert roots and roots == sorted(roots)  # stream-harness, then stream-harness-agents
+    assert roots[0] == "stream-harness" and roots[-1] == "stream-harness-agents"

@@ -1,6 +1,6 @@
 // @google/genai: `models.generateContentStream(...)`, one GenerateContentResponse per SSE
 // event, never accumulated: its users join the parts, and so does this adapter, exactly as
-// the Python google-genai adapter does (harness/stream_harness/adapters/google_genai.py, accumulate_parts).
+// the Python google-genai adapter does (harness/stream_harness/adapters/sdks/google_genai.py, accumulate_parts).
 import { pkgVersion, raisedOf, replayFetch, serveHeaders, serveProtocol, versions } from '../lib/protocol.mjs';
 import { collect } from '../lib/google-genai.mjs';
 

@@ -1,6 +1,6 @@
 // @google/genai's GenerateContentResponses joined as its users join them (the SDK has no
 // accumulator), exactly as the Python google-genai adapter does
-// (harness/stream_harness/adapters/google_genai.py, accumulate_parts). Shared by
+// (harness/stream_harness/adapters/sdks/google_genai.py, accumulate_parts). Shared by
 // adapters/google-genai.mjs and google-genai-vertex.mjs (the same SDK with vertexai: true).
 import { text, thinking, toolCall } from './protocol.mjs';
 

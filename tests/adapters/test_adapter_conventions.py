@@ -22,7 +22,7 @@ from stream_harness.adapters.conventions import (
     parse_conventions,
     wire_stop,
 )
-from stream_harness.adapters.litellm import split_thought_id
+from stream_harness.adapters.libraries.litellm import split_thought_id
 from stream_harness.adapters.registry import THIRD_PARTY
 from stream_harness.contract.events import (
     AssistantMessage,
@@ -51,7 +51,9 @@ def test_every_third_party_adapter_has_conventions_with_sources() -> None:
     assert set(table) - {"stdio-default"} == set(THIRD_PARTY) - {"js-anthropic-sdk"}
     # parse_conventions refuses a protocol entry without a source, so loading is the check;
     # the protocols listed are the ones the adapter speaks.
-    from stream_harness.adapters.litellm import LiteLLMAdapter  # no litellm import at class level
+    from stream_harness.adapters.libraries.litellm import (
+        LiteLLMAdapter,  # no litellm import at class level
+    )
 
     assert set(table["litellm"].protocols) == set(LiteLLMAdapter.protocols)
     assert {"anthropic-messages", "openai-completions", "cohere-v2-chat"} <= set(
@@ -177,7 +179,7 @@ def test_thinking_parts_are_merged_only_when_they_join_to_the_references_block()
 
 
 def test_litellms_raised_finish_reason_is_read_from_its_exception_only() -> None:
-    from stream_harness.adapters.litellm import raised_finish_reason
+    from stream_harness.adapters.libraries.litellm import raised_finish_reason
 
     exc = RuntimeError(
         "litellm.MidStreamFallbackError: litellm.APIConnectionError: OpenAIException - openai raised "
@@ -243,8 +245,12 @@ def test_the_provider_message_is_taken_from_a_wrapped_sdk_error() -> None:
 
 
 def test_langchain_reads_block_reasons_custom_calls_and_drops_invented_ids() -> None:
-    from stream_harness.adapters.langchain import _block_reason, _custom_call, _custom_tool_call
-    from stream_harness.adapters.langchain import _made_up as _invented
+    from stream_harness.adapters.libraries.langchain import (
+        _block_reason,
+        _custom_call,
+        _custom_tool_call,
+    )
+    from stream_harness.adapters.libraries.langchain import _made_up as _invented
 
     meta = {"prompt_feedback": {"block_reason": "PROHIBITED_CONTENT", "block_reason_message": None}}
     assert _block_reason(meta) == ("PROHIBITED_CONTENT", None)
@@ -260,7 +266,7 @@ def test_langchain_reads_block_reasons_custom_calls_and_drops_invented_ids() -> 
 
 
 def test_pydantic_ai_closes_a_failed_runs_cut_call_as_its_fragments_parse() -> None:
-    from stream_harness.adapters.pydantic_ai import _close_cut_calls
+    from stream_harness.adapters.libraries.pydantic_ai import _close_cut_calls
 
     cut = AssistantMessage(
         content=[ToolCall(id="c", name="f", arguments={"_raw": '{"city":"To'}), ToolCall(id="d", name="g", arguments={"a": 1})],

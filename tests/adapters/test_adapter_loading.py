@@ -16,7 +16,7 @@ from stream_harness.adapters.protocol import AdapterLoadError, ReferenceAdapter
     ("old", "new"),
     [
         ("harness.adapter", "stream_harness.adapters.protocol"),
-        ("harness.adapters.litellm", "stream_harness.adapters.litellm"),
+        ("harness.adapters.litellm", "stream_harness.adapters.libraries.litellm"),
         ("harness.proxy.adapter", "stream_harness.adapters.gateways.adapter"),
         ("harness.conformance", None),
         ("mypackage.adapters", None),

@@ -2,7 +2,7 @@
 
 The SDK's real code reads the recorded bytes (whole, and one byte per chunk) through an
 httpx2 transport; its events are joined as Mistral's own client joins them
-(harness/stream_harness/adapters/mistral_sdk.py) and compared with the reference's final message on what
+(harness/stream_harness/adapters/sdks/mistral_sdk.py) and compared with the reference's final message on what
 the ``expected`` check compares. Every disagreement is listed below with its reason and
 mirrored in specs/expectations/mistral-sdk.yaml; the whole file skips when the SDK is not
 installed (it is in the test extra; ``stream-harness matrix --group mistral`` pins it).

@@ -57,7 +57,7 @@ def _run(adapter: Adapter, protocol: str, name: str, split: str) -> AdapterResul
 def anthropic_adapter() -> Adapter:
     pytest.importorskip("anthropic")
     pytest.importorskip("httpx2")
-    from stream_harness.adapters.anthropic_sdk import AnthropicSDKAdapter
+    from stream_harness.adapters.sdks.anthropic_sdk import AnthropicSDKAdapter
 
     return AnthropicSDKAdapter()
 
@@ -66,7 +66,7 @@ def anthropic_adapter() -> Adapter:
 def openai_adapter() -> Adapter:
     pytest.importorskip("openai")
     pytest.importorskip("httpx2")
-    from stream_harness.adapters.openai_sdk import OpenAISDKAdapter
+    from stream_harness.adapters.sdks.openai_sdk import OpenAISDKAdapter
 
     return OpenAISDKAdapter()
 
@@ -150,7 +150,7 @@ def test_the_adapter_modules_import_without_the_sdks() -> None:
         import sys
         for name in ("anthropic", "openai", "httpx2"):
             sys.modules[name] = None
-        import stream_harness.adapters.anthropic_sdk, stream_harness.adapters.openai_sdk
+        import stream_harness.adapters.sdks.anthropic_sdk, stream_harness.adapters.sdks.openai_sdk
         from stream_harness.adapters.protocol import AdapterLoadError
         from stream_harness.adapters.loading import available_adapters, load_adapter
         for name in ("anthropic-sdk", "openai-sdk"):
@@ -318,7 +318,7 @@ def test_anthropic_truncated_body_ends_done(anthropic_adapter: Adapter) -> None:
 
 def test_anthropic_beta_variant_runs_the_beta_stream() -> None:
     pytest.importorskip("anthropic")
-    from stream_harness.adapters.anthropic_sdk import AnthropicBetaSDKAdapter
+    from stream_harness.adapters.sdks.anthropic_sdk import AnthropicBetaSDKAdapter
 
     adapter = AnthropicBetaSDKAdapter()
     result = _run(adapter, "anthropic-messages", "tool_call", "whole")
@@ -501,7 +501,7 @@ def test_azure_async_annotations_after_finish(openai_adapter: Adapter, split: st
 def test_azure_create_keeps_the_async_filter_stop() -> None:
     pytest.importorskip("openai")
     pytest.importorskip("httpx2")
-    from stream_harness.adapters.openai_create import OpenAICreateAdapter
+    from stream_harness.adapters.sdks.openai_create import OpenAICreateAdapter
 
     # The raw iterator yields the annotation chunk with finish_reason "content_filter"
     # (the stream helper drops it: findings/openai-python-azure-async-filter-stop.md).
@@ -531,7 +531,7 @@ ENGINE_CHECKS = ["expected", "stop-reason", "error-surfacing", "truncation"]
     [
         ("anthropic-sdk", 12, ("truncation", "anthropic-messages/plain_text.yaml#0")),
         (
-            "stream_harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
+            "stream_harness.adapters.sdks.anthropic_sdk:AnthropicBetaSDKAdapter",
             12,
             ("truncation", "anthropic-messages/tool_call.yaml#0"),
         ),

@@ -371,7 +371,7 @@ def test_the_bedrock_family_read_from_the_body_is_the_recorded_models(path: Any)
     recorded with. Runs without litellm: the choice is the adapter's own code."""
     from urllib.parse import unquote
 
-    from stream_harness.adapters.litellm import bedrock_family
+    from stream_harness.adapters.libraries.litellm import bedrock_family
 
     # The model ids' family marks (Bedrock's model catalogue), most specific first.
     marks = [

@@ -101,8 +101,8 @@ def test_the_vertex_clients_send_vertex_requests(
     name: str, url_part: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The adapters go through the SDKs' Vertex code paths: their requests have Vertex URLs."""
-    import stream_harness.adapters.anthropic_sdk as anthropic_sdk
     import stream_harness.adapters.library as library
+    import stream_harness.adapters.sdks.anthropic_sdk as anthropic_sdk
 
     adapter = _adapter(name)
     protocol = CASES[name][0]

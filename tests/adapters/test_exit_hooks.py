@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.exit_hooks import stop_at_exit
+from stream_harness.adapters.processes.exit_hooks import stop_at_exit
 
 _MARKS: list[Path] = []
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.js import SCRIPTS, js_root, missing, node_binary
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.processes.js import SCRIPTS, js_root, missing, node_binary
+from stream_harness.adapters.processes.stdio import StdioAdapter
 from stream_harness.adapters.protocol import AdapterLoadError
-from stream_harness.adapters.stdio import StdioAdapter
 from stream_harness.conformance import (
     CHECKS_BY_ID,
     RunConfig,

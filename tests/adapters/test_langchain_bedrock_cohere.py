@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_harness.adapters.langchain import LangChainAdapter, _made_up, _summary_text
+from stream_harness.adapters.libraries.langchain import LangChainAdapter, _made_up, _summary_text
 from stream_harness.adapters.loading import load_adapter
 from stream_harness.adapters.protocol import AdapterLoadError, AdapterResult
 from stream_harness.adapters.registry import adapter_spec

@@ -39,7 +39,7 @@ class RecordingAdapter:
     """The langchain adapter with every request its transport answers kept."""
 
     def __init__(self) -> None:
-        from stream_harness.adapters.langchain import LangChainAdapter
+        from stream_harness.adapters.libraries.langchain import LangChainAdapter
 
         try:
             self.adapter = LangChainAdapter()

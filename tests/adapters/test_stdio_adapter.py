@@ -19,8 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_harness.adapters.loading import load_adapter
-from stream_harness.adapters.protocol import AdapterLoadError
-from stream_harness.adapters.stdio import (
+from stream_harness.adapters.processes.stdio import (
     MAX_FAILED_STARTS,
     StdioAdapter,
     chunks_of,
@@ -29,6 +28,7 @@ from stream_harness.adapters.stdio import (
     split_of,
     validate,
 )
+from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance import (
     RunConfig,
     bundled_cassettes,

@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.protocol import AdapterLoadError, safe_run
-from stream_harness.adapters.stdio import (
+from stream_harness.adapters.processes.stdio import (
     START_TIMEOUT,
     START_TIMEOUT_ENV,
     StdioAdapter,
@@ -31,6 +30,7 @@ from stream_harness.adapters.stdio import (
     terminal_from_raw,
     validate,
 )
+from stream_harness.adapters.protocol import AdapterLoadError, safe_run
 from stream_harness.conformance import RunConfig, bundled_cassettes, load_cases, run_conformance
 from stream_harness.conformance.runner import run_adapters
 from stream_harness.contract.events import EVENT_ADAPTER, DoneEvent, ErrorEvent, ToolCall

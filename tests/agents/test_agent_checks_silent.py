@@ -8,6 +8,7 @@ test_agent_checks.py; the call whose arguments are not valid JSON is a recorded 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -28,9 +29,10 @@ from tests.agents.test_agent_checks import (
 )
 
 from stream_harness.agents.conformance.checks import CHECKS, judge
+from stream_harness.agents.conformance.explore import explored_scenario
 from stream_harness.agents.conformance.runner import observe
-from stream_harness.agents.frameworks.support import raised
-from stream_harness.agents.protocol import AgentOutcome, AgentTask
+from stream_harness.agents.frameworks.support import raised, run_guarded
+from stream_harness.agents.protocol import AgentLimits, AgentOutcome, AgentTask
 from stream_harness.agents.reference import ReferenceAgent
 from stream_harness.agents.scenario.model import load_agent_scenario
 
@@ -304,3 +306,62 @@ def test_a3_pairs_id_less_gemini_replays_by_name_and_order(order: tuple[str, str
     agent.protocols = frozenset({"google-generative-ai"})
     run = observe(agent, scenario("parallel_tool_calls"), "google-generative-ai")
     assert verdict(run, "A3").status == status, verdict(run, "A3").message
+
+
+def test_a12_a_clean_end_inside_an_event_is_a_transport_fault_not_an_error_served() -> None:
+    # Found exploring pydantic-ai: the body ended cleanly inside the second event of the
+    # stream (a malformed last frame, stop "error"), and A12 took the last whole event's
+    # type (`chat.completion.chunk`, `response.created`) for the error the agent had to name.
+    base = scenario("weather_tool_call")
+    whole = observe(ReferenceAgent(), base, PROTOCOL).served[0]
+    body = b"".join(whole.chunks)
+    second = body.index(b"data:", body.index(b"data:") + 1)
+    inside = second + 30  # inside the second event's JSON
+    cut = explored_scenario(base, ((0, {"place": {"byte": inside}, "ending": "clean_eof"}),))
+
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        return AgentOutcome(
+            error_type="UnexpectedModelBehavior",
+            error_message="Streamed response ended without content or tool calls",
+        )
+
+    run = observe(Scripted(steps), cut, PROTOCOL)
+    assert run.served[0].stop == "error" and run.served[0].fault.startswith("clean_eof")
+    assert verdict(run, "A12").status == "passed", verdict(run, "A12").message
+
+    def unrelated(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        return AgentOutcome(error_type="KeyError", error_message="'choices'")
+
+    failed = verdict(observe(Scripted(unrelated), cut, PROTOCOL), "A12")
+    assert failed.status == "failed" and "transport fault (clean_eof" in failed.message
+
+
+class _Waits(Scripted):
+    """A framework row whose run waits past the task's bound (as one honouring a one-hour
+    retry-after does), run as every framework adapter runs it (``run_guarded``)."""
+
+    def __init__(self, inner: BaseException | None = None) -> None:
+        super().__init__(lambda task, post: AgentOutcome())
+        self.inner = inner
+
+    def run_agent(self, task: AgentTask) -> AgentOutcome:
+        async def build() -> str:
+            body = {"model": task.model, "messages": [USER], "stream": True}
+            httpx.post(task.base_url + "/v1/chat/completions", json=body, timeout=5)
+            if self.inner is not None:
+                raise self.inner
+            await asyncio.sleep(30)
+            return "never"
+
+        return run_guarded(build, task, lambda out: AgentOutcome(output=out))
+
+
+def test_a_run_past_its_bound_is_labelled_timeout_not_an_error_it_raised() -> None:
+    run = observe(_Waits(), scenario("http_401_not_retried"), PROTOCOL, AgentLimits(timeout_s=0.5))
+    assert run.hung and run.outcome is None
+    assert "no outcome within 0.5 s" in (run.crash or "")
+    # a TimeoutError the framework raised itself is its outcome, judged as any other
+    own = observe(_Waits(TimeoutError("read timed out")), scenario("http_401_not_retried"), PROTOCOL)
+    assert not own.hung and own.outcome is not None and own.outcome.error_type == "TimeoutError"

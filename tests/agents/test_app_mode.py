@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.js import js_root, node_binary
+from stream_harness.adapters.processes.js import js_root, node_binary
 from stream_harness.agents.app import app_environment, app_variables
 from stream_harness.cli.main import main
 from stream_harness.reporting import load_report

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from framework_stub_server import REFUSALS, served, stub_server
-from stream_harness.adapters.js import missing as js_missing
+from stream_harness.adapters.processes.js import missing as js_missing
 from stream_harness.agents import configuration
 from stream_harness.agents.configuration import (
     declared,

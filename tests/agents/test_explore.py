@@ -402,6 +402,15 @@ def test_an_entry_with_faults_covers_explored_schedules_made_of_those_words(
     assert other("A8", schedule) == ""  # the entry's protocol only
 
 
+def test_a_known_failure_of_the_base_as_written_covers_every_schedule_on_it() -> None:
+    # thinking_signature carries no fault: a row that never sends the signature back
+    # fails A4 as written and under a 500 alike (found exploring autogen).
+    entry = AgentExpectation("fw", "thinking_signature", "A4", "anthropic-messages", "drops it")
+    reason = known_failure([entry], "fw", "anthropic-messages", "thinking_signature")
+    assert reason("A4", ((0, {"status": 500}),)).startswith("drops it (known on thinking_signature")
+    assert known_failure([entry], "fw", "anthropic-messages", "weather_tool_call")("A4", ((0, {"status": 500}),)) == ""
+
+
 def test_units_shrink_side_by_side_in_jobs_to_the_same_schedules(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

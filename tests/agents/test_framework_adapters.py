@@ -29,7 +29,7 @@ from framework_stub_server import (
     stub_server,
     tool_results,
 )
-from stream_harness.adapters.js import missing as js_missing
+from stream_harness.adapters.processes.js import missing as js_missing
 from stream_harness.agents.frameworks import FRAMEWORKS, support
 from stream_harness.agents.frameworks.support import conventions_for
 from stream_harness.agents.js import JS_AGENTS

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.js import missing
+from stream_harness.adapters.processes.js import missing
 from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.js import js_agent
 from stream_harness.agents.protocol import AgentLimits

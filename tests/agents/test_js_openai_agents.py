@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from stream_harness.adapters.js import missing
+from stream_harness.adapters.processes.js import missing
 from stream_harness.agents.conformance.runner import observe
 from stream_harness.agents.js import js_agent
 from stream_harness.agents.scenario.model import load_agent_scenario

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from framework_stub_server import Served, script, stub_server
-from stream_harness.adapters.js import missing as js_missing
+from stream_harness.adapters.processes.js import missing as js_missing
 from stream_harness.agents.frameworks import FRAMEWORKS
 from stream_harness.agents.frameworks.support import missing_framework, user_function
 from stream_harness.agents.js import JS_AGENTS

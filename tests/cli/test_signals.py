@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.js import missing as js_missing
+from stream_harness.adapters.processes.js import missing as js_missing
 from stream_harness.contract.facts import bundled_cassettes
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

@@ -17,7 +17,7 @@ from stream_harness.conformance.checks import CHECKS, gateway, resumption, sessi
 # do, imports it in its own module).
 ENGINE_MAY_IMPORT = {
     "stream_harness.adapters.protocol": "the Adapter protocol and its result",
-    "stream_harness.adapters.deadline": "one run bounded by --run-timeout",
+    "stream_harness.adapters.processes.deadline": "one run bounded by --run-timeout",
 }
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_harness.adapters.deadline import RunTimedOut, run_within
+from stream_harness.adapters.processes.deadline import RunTimedOut, run_within
 from stream_harness.adapters.protocol import AdapterResult, Headers, ReferenceAdapter
 from stream_harness.cli.main import main
 from stream_harness.conformance import SuiteError, run_conformance

@@ -21,9 +21,9 @@ from types import ModuleType
 
 from stream_harness.adapters.gateways.adapter import proxy_adapter
 from stream_harness.adapters.gateways.catalog import GATEWAYS
+from stream_harness.adapters.processes.stdio import command_adapter
 from stream_harness.adapters.protocol import Adapter, AdapterLoadError
 from stream_harness.adapters.registry import THIRD_PARTY
-from stream_harness.adapters.stdio import command_adapter
 from stream_harness.contract.names import known_names
 
 ENTRY_POINT_GROUP = "stream_harness.adapters"
@@ -32,8 +32,18 @@ ENTRY_POINT_GROUP = "stream_harness.adapters"
 # name does not import as given: a user's own ``harness`` package always wins.
 _RENAMED_MODULES = {
     "harness.adapter": "stream_harness.adapters.protocol",
-    "harness.stdio_adapter": "stream_harness.adapters.stdio",
+    "harness.stdio_adapter": "stream_harness.adapters.processes.stdio",
     "harness.proxy.adapter": "stream_harness.adapters.gateways.adapter",
+}
+
+# 0.1's ``harness.adapters.<module>`` sits in a wing of stream_harness.adapters now.
+_WING_OF = {
+    **dict.fromkeys(
+        ("anthropic_sdk", "bedrock_sdk", "cohere_sdk", "google_genai", "mistral_sdk", "openai_create", "openai_sdk", "openai_websocket"),
+        "sdks",
+    ),
+    **dict.fromkeys(("chunked", "langchain", "litellm", "pydantic_ai"), "libraries"),
+    **dict.fromkeys(("deadline", "exit_hooks", "js", "stdio"), "processes"),
 }
 
 
@@ -42,19 +52,21 @@ def renamed_module(old: str) -> str | None:
     if old in _RENAMED_MODULES:
         return _RENAMED_MODULES[old]
     if old.startswith("harness.adapters."):
-        return "stream_harness." + old.removeprefix("harness.")
+        rest = old.removeprefix("harness.adapters.")
+        wing = _WING_OF.get(rest.partition(".")[0])
+        return f"stream_harness.adapters.{wing}.{rest}" if wing else f"stream_harness.adapters.{rest}"
     return None
 
 
 BUILTIN: dict[str, str] = {
     "reference": "stream_harness.adapters.protocol:ReferenceAdapter",
-    "anthropic-sdk": "stream_harness.adapters.anthropic_sdk:AnthropicSDKAdapter",
-    "anthropic-sdk-beta": "stream_harness.adapters.anthropic_sdk:AnthropicBetaSDKAdapter",
-    "anthropic-sdk-vertex": "stream_harness.adapters.anthropic_sdk:AnthropicVertexSDKAdapter",
-    "openai-sdk": "stream_harness.adapters.openai_sdk:OpenAISDKAdapter",
+    "anthropic-sdk": "stream_harness.adapters.sdks.anthropic_sdk:AnthropicSDKAdapter",
+    "anthropic-sdk-beta": "stream_harness.adapters.sdks.anthropic_sdk:AnthropicBetaSDKAdapter",
+    "anthropic-sdk-vertex": "stream_harness.adapters.sdks.anthropic_sdk:AnthropicVertexSDKAdapter",
+    "openai-sdk": "stream_harness.adapters.sdks.openai_sdk:OpenAISDKAdapter",
     # Bedrock InvokeModelWithResponseStream (boto3 and botocore are in the sdk extra).
-    "boto3-bedrock-invoke": "stream_harness.adapters.bedrock_sdk:Boto3BedrockInvokeAdapter",
-    "anthropic-bedrock-sdk": "stream_harness.adapters.bedrock_sdk:AnthropicBedrockSDKAdapter",
+    "boto3-bedrock-invoke": "stream_harness.adapters.sdks.bedrock_sdk:Boto3BedrockInvokeAdapter",
+    "anthropic-bedrock-sdk": "stream_harness.adapters.sdks.bedrock_sdk:AnthropicBedrockSDKAdapter",
 }
 
 

@@ -2,7 +2,7 @@
 
 Each is a Node script speaking the stdio protocol's agent messages
 (:mod:`stream_harness.agents.stdio`), found and started as the JS stream adapters are
-(:mod:`stream_harness.adapters.js`: ``node`` or ``STREAM_HARNESS_NODE``, the folder's
+(:mod:`stream_harness.adapters.processes.js`: ``node`` or ``STREAM_HARNESS_NODE``, the folder's
 ``npm ci`` install or ``STREAM_HARNESS_JS``). Without them, loading says in one line what
 is missing, so the CLI exits 2, the matrix skips the row with that line and tests skip.
 
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Final
 
-from stream_harness.adapters.js import js_root, node_argv
+from stream_harness.adapters.processes.js import js_root, node_argv
 from stream_harness.agents.frameworks.support import conventions_for
 from stream_harness.agents.stdio import StdioAgent
 from stream_harness.contract import facts

@@ -103,6 +103,13 @@ class AgentOutcome:
         return self.error_type is not None
 
 
+class AgentRunTimedOut(TimeoutError):
+    """The agent's run outlasted the task's own bound (``AgentLimits.timeout_s``): a hang,
+    labelled ``timeout`` as a run that never returns is, not an outcome the agent chose
+    (a framework waiting out a one-hour ``retry-after`` raised this, and A12 read it as an
+    error that did not name the fault)."""
+
+
 @runtime_checkable
 class AgentAdapter(Protocol):
     """The protocol every agent under test satisfies.

@@ -12,7 +12,7 @@ that run (raised from :meth:`StdioAgent.run_agent`, which the runner records as 
 and is restarted for the next one.
 
 The messages have JSON Schemas (``specs/adapter-protocol/agent_*.schema.json``), checked
-as the stream messages' are (:mod:`stream_harness.adapters.stdio`): the agent's replies
+as the stream messages' are (:mod:`stream_harness.adapters.processes.stdio`): the agent's replies
 always, so that a misspelt field (``error`` for ``error_type``) is a crash that names it
 rather than an outcome silently read as empty; the harness's own requests with
 ``validate=True`` (the tests, keeping the page and the code in step).
@@ -26,13 +26,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.stdio import (
+from stream_harness.adapters.processes.stdio import (
     ProcessExited,
     ProcessHung,
     ProtocolError,
     StdioProcess,
 )
-from stream_harness.adapters.stdio import validate as validate_message
+from stream_harness.adapters.processes.stdio import validate as validate_message
 from stream_harness.agents.conventions import conventions_problem
 from stream_harness.agents.protocol import (
     AGENT_PROTOCOL_VERSION,

@@ -51,8 +51,8 @@ def _run_adapter(
     terminal that waits for ever."""
     import json
 
-    from stream_harness.adapters.deadline import RunTimedOut, run_within
     from stream_harness.adapters.loading import load_adapter
+    from stream_harness.adapters.processes.deadline import RunTimedOut, run_within
     from stream_harness.adapters.protocol import AdapterLoadError
     from stream_harness.conformance.config import ConfigError, check_numbers, load_config
     from stream_harness.contract.events import event_to_json

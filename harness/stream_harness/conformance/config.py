@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT
+from stream_harness.adapters.processes.deadline import DEFAULT_RUN_TIMEOUT
 from stream_harness.contract.names import known_names
 
 CONFIG_ENV = "STREAM_HARNESS_CONFIG"

@@ -41,8 +41,8 @@ from hypothesis import seed as hseed
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from stream_harness.adapters.deadline import RunTimedOut, run_within
 from stream_harness.adapters.loading import load_adapter
+from stream_harness.adapters.processes.deadline import RunTimedOut, run_within
 from stream_harness.adapters.protocol import AdapterLoadError
 from stream_harness.conformance.config import ConfigError, load_config
 from stream_harness.conformance.mutations import Mutation, framing_of, mutations

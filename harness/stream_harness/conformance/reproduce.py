@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT
+from stream_harness.adapters.processes.deadline import DEFAULT_RUN_TIMEOUT
 from stream_harness.agents.protocol import AgentLimits
 from stream_harness.conformance.config import (
     CONFIG_ENV,

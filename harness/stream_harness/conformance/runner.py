@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from stream_harness.adapters.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
-from stream_harness.adapters.exit_hooks import stop_now
+from stream_harness.adapters.processes.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
+from stream_harness.adapters.processes.exit_hooks import stop_now
 from stream_harness.adapters.protocol import Adapter
 from stream_harness.conformance.cases import Case
 from stream_harness.conformance.checks import CHECKS

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from stream_harness.adapters.js import node_binary
+from stream_harness.adapters.processes.js import node_binary
 from stream_harness.conformance.config import Config, ConfigError, check_numbers, load_config
 from stream_harness.conformance.expectations import (
     Expectations,
@@ -370,7 +370,7 @@ class SuiteOptions:
     save_failures: str | None = None
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
-        # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/js.py).
+        # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/processes/js.py).
         prefix = ["env", f"STREAM_HARNESS_JS={env.path / 'js'}"] if group.npm else []
         argv = [
             *prefix,
@@ -590,9 +590,14 @@ def run_matrix(
         stream_groups = [g for g in groups if g.adapters]
         agent_groups = [g for g in groups if g.agents]
         explored = [g for g in agent_groups if options.explore and g.explore is not None]
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        # An exploration mostly waits (the frameworks' SDKs back off after each HTTP error:
+        # 86 s of CPU in 367 s for openai-agents' rows), so the explorations get a pool of
+        # their own beside the `jobs` groups that compute.
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, ThreadPoolExecutor(
+            max_workers=max(1, jobs)
+        ) as waiting:
             futures = {
-                f"{g.name}\0explored": pool.submit(one, g, True, True)
+                f"{g.name}\0explored": waiting.submit(one, g, True, True)
                 for g in longest_first(explored, timings, suffix=" (explored)")
             }
             futures.update(
@@ -617,6 +622,7 @@ def run_matrix(
                 # at once, and would read as finished.
                 finished = sum(1 for f in futures.values() if f.done() and not f.cancelled())
                 pool.shutdown(wait=False, cancel_futures=True)
+                waiting.shutdown(wait=False, cancel_futures=True)
                 end_running()
                 exc.add_note(f"{finished} of {len(groups)} group(s) finished")
                 raise

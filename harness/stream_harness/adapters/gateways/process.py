@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from stream_harness.adapters.exit_hooks import stop_at_exit
+from stream_harness.adapters.processes.exit_hooks import stop_at_exit
 
 HOST: Final = "127.0.0.1"
 POLL_EVERY: Final = 0.05

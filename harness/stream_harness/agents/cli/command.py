@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stream_harness.adapters.stdio import stop_all as stop_all_stdio_processes
+from stream_harness.adapters.processes.stdio import stop_all as stop_all_stdio_processes
 from stream_harness.agents.app import AppError
 from stream_harness.agents.binding import BindingError
 from stream_harness.agents.cli.app_mode import (

@@ -708,7 +708,9 @@ def _squash(text: str) -> str:
 def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | None:
     """None when the run's error names what response ``k`` served (A12), else both texts."""
     raised = f"{outcome.error_type}: {outcome.error_message or ''}"
-    if served.stop == "none":
+    # A clean end of the body inside an event ends in a malformed frame (stop "error"), yet
+    # no provider error was served: its last event is no error object to name.
+    if served.stop == "none" or served.fault.startswith("clean_eof"):
         if any(w in raised.lower() for w in TRANSPORT_WORDS):
             return None
         what = f"a transport fault ({served.fault}: the body ended without its terminal event)"

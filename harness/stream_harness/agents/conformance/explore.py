@@ -709,12 +709,14 @@ def explored_reason(
 ) -> str:
     """Why an explored row (``scenario`` is ``<base>~explored``) whose shrunk schedule has
     the fault words ``kinds`` fails check C as a known failure, "" when it is new. Known
-    when an entry lists C (on this protocol) either with ``faults`` covering every word
-    (:meth:`AgentExpectation.covers_explored`), or for a scenario whose own faults include
-    every word: the bundled no_terminal_event known failure covers an explored missing
+    when an entry lists C (on this protocol) with ``faults`` covering every word
+    (:meth:`AgentExpectation.covers_explored`), or for the base itself (a base carries no
+    fault: failing C as written, it fails C under any schedule), or for a scenario whose own
+    faults include every word: the bundled no_terminal_event known failure covers an explored missing
     terminal event, not an explored 500. The runner and the merge's triage both ask here."""
     if not kinds:
         return ""
+    base = scenario.removesuffix(ANY_EXPLORED)
     for e in expectations:
         if e.covers_explored(agent, scenario, protocol, check, kinds):
             return e.reason
@@ -722,6 +724,9 @@ def explored_reason(
             continue
         if e.protocol not in (None, protocol):
             continue
+        if e.scenario == base:
+            # The base as written (no fault) already fails C: so does every schedule on it.
+            return f"{e.reason} (known on {base} as written)"
         faults = _scenario_faults(e.scenario)
         if faults is not None and set(kinds) <= faults:
             return f"{e.reason} (known on {e.scenario})"

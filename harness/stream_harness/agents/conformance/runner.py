@@ -28,6 +28,7 @@ from stream_harness.agents.protocol import (
     AgentAdapter,
     AgentLimits,
     AgentOutcome,
+    AgentRunTimedOut,
     AgentTask,
     AgentTool,
 )
@@ -322,7 +323,8 @@ def observe(
                 box["outcome"] = adapter.run_agent(task)
             except BaseException as exc:  # the adapter's own crash is a result
                 box["crash"] = f"{type(exc).__name__}: {exc}"
-                box["hung"] = isinstance(exc, StdioAgentHung)  # a stdio agent's reply never came
+                # A stdio agent's reply that never came, a framework's run past its bound.
+                box["hung"] = isinstance(exc, StdioAgentHung | AgentRunTimedOut)
 
         started = time.monotonic()
         worker = threading.Thread(target=target, daemon=True, name=f"agent-{scenario.name}")

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Final, TypeVar
 from stream_harness.adapters.library import LibraryMissingError
 from stream_harness.agents.conventions import policy_problem
 from stream_harness.agents.frameworks import REQUIRES
-from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
+from stream_harness.agents.protocol import AgentOutcome, AgentRunTimedOut, AgentTask, AgentTool
 from stream_harness.contract import facts
 
 T = TypeVar("T")
@@ -220,10 +220,21 @@ def run_guarded(
     """
 
     async def bounded() -> T:
-        return await asyncio.wait_for(build(), task.limits.timeout_s)
+        bound = asyncio.timeout(task.limits.timeout_s)
+        try:
+            async with bound:
+                return await build()
+        except TimeoutError:
+            if bound.expired():  # ours, not a timeout the framework raised itself
+                raise AgentRunTimedOut(
+                    f"no outcome within {task.limits.timeout_s:g} s (the run's bound)"
+                ) from None
+            raise
 
     try:
         result = asyncio.run(bounded())
+    except AgentRunTimedOut:
+        raise  # the runner labels it timeout
     except Exception as exc:  # the framework's raise is the run's outcome
         return raised(exc)
     return answer(result)

@@ -3,7 +3,7 @@
 All three translate every provider into ``ChatCompletionChunk``-like objects (any-llm and
 aisuite for Anthropic and Gemini too; llm for OpenAI-compatible servers) and leave the
 joining to their users, who join them as users of the openai SDK's
-``create(stream=True)`` do (:class:`stream_harness.adapters.openai_create.Joined`). What is under
+``create(stream=True)`` do (:class:`stream_harness.adapters.sdks.openai_create.Joined`). What is under
 test is each library's translation: a field it drops, a stop reason it renames, a chunk
 it fails on. Injection recipes are third-party-adapters.md, recipes 7 to 9; conventions
 are in ``specs/adapter_conventions.yaml``, sections ``any-llm``, ``aisuite`` and ``llm``.
@@ -15,7 +15,6 @@ import dataclasses
 from typing import Any, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.library import (
     BASE_URL,
@@ -25,7 +24,8 @@ from stream_harness.adapters.library import (
     as_int,
     run_async,
 )
-from stream_harness.adapters.openai_create import Joined, joined_collected
+from stream_harness.adapters.sdks.google_genai import uses_httpx2
+from stream_harness.adapters.sdks.openai_create import Joined, joined_collected
 from stream_harness.contract.events import ContentBlock, TextBlock, ToolCall
 
 

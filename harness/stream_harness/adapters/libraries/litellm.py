@@ -29,8 +29,8 @@ from typing import Any, Final
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.library import BASE_URL, PROMPT, Driven, LibraryAdapter, as_int, dump
-from stream_harness.adapters.openai_sdk import legacy_function_call
 from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdks.openai_sdk import legacy_function_call
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 from stream_harness.wire.eventstream import EventStreamDecoder
 

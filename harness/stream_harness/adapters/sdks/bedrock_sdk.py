@@ -26,7 +26,6 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from stream_harness.adapters.anthropic_sdk import AnthropicSDKAdapter
 from stream_harness.adapters.in_process import Replay, SDKAdapter
 from stream_harness.adapters.library import BASE_URL
 from stream_harness.adapters.protocol import AdapterResult
@@ -37,6 +36,7 @@ from stream_harness.adapters.sdk_support import (
     stop_mapping,
     tool_arguments,
 )
+from stream_harness.adapters.sdks.anthropic_sdk import AnthropicSDKAdapter
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,

@@ -1,7 +1,7 @@
 """The openai SDK's raw stream: ``chat.completions.create(stream=True)``, accumulated as its docs show.
 
 Most users of the openai SDK (and of every OpenAI-compatible server) do not use the
-``.stream()`` helper that :mod:`stream_harness.adapters.openai_sdk` runs: they iterate
+``.stream()`` helper that :mod:`stream_harness.adapters.sdks.openai_sdk` runs: they iterate
 ``create(stream=True)`` and join the deltas themselves. What is under test here is the
 SDK's SSE reading and its parsing of each chunk into ``ChatCompletionChunk`` (a field it
 drops, an error chunk it raises on, a body it cannot decode); the joining is the pattern of
@@ -10,7 +10,7 @@ id and name taken when present (never concatenated, unlike the helper's
 ``accumulate_delta``), the last finish reason and usage kept. The joined completion is
 then mapped exactly as the helper's final completion (specs/adapters.md, openai-sdk), so
 the two adapters differ only where the libraries' code does. Azure OpenAI runs the same
-loop on ``openai.AzureOpenAI`` (:func:`stream_harness.adapters.openai_sdk.sdk_client`).
+loop on ``openai.AzureOpenAI`` (:func:`stream_harness.adapters.sdks.openai_sdk.sdk_client`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any, Final
 
 from stream_harness.adapters.conventions import Collected, LibraryUsage
 from stream_harness.adapters.library import as_int, import_all
-from stream_harness.adapters.openai_sdk import OpenAIClientAdapter, chat_message
 from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import raised_result, tool_arguments
+from stream_harness.adapters.sdks.openai_sdk import OpenAIClientAdapter, chat_message
 from stream_harness.adapters.services import AZURE_CHAT
 from stream_harness.contract.events import ContentBlock, TextBlock, ThinkingBlock, ToolCall
 

@@ -1,6 +1,6 @@
 """The openai SDK's Responses WebSocket client (``client.responses.connect()``) as a
 conformance subject (its resume of a background stream is the openai-sdk row's
-``run_resumable``, harness/stream_harness/adapters/openai_sdk.py).
+``run_resumable``, harness/stream_harness/adapters/sdks/openai_sdk.py).
 
 WebSocket mode (specs/protocols/openai-responses-websocket.md): each run plays the case's
 turn on a loopback WebSocket server (harness/stream_harness/server/websocket.py, the frames
@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from stream_harness.adapters.in_process import Replay, SDKAdapter
-from stream_harness.adapters.openai_sdk import responses_message
 from stream_harness.adapters.protocol import AdapterResult
 from stream_harness.adapters.sdk_support import (
     error_message,
@@ -28,6 +27,7 @@ from stream_harness.adapters.sdk_support import (
     raised_result,
     require,
 )
+from stream_harness.adapters.sdks.openai_sdk import responses_message
 from stream_harness.adapters.ws_session import ChainState, SessionTurn
 from stream_harness.server.loopback import LoopbackServer
 from stream_harness.server.ws_session import OneSession

@@ -39,8 +39,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from stream_harness.adapters.processes.stdio import timeout_for
 from stream_harness.adapters.protocol import Adapter, AdapterResult, safe_run
-from stream_harness.adapters.stdio import timeout_for
 
 DEFAULT_RUN_TIMEOUT: Final = 30.0
 

@@ -16,8 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
+from stream_harness.adapters.processes.stdio import StdioAdapter
 from stream_harness.adapters.protocol import AdapterLoadError
-from stream_harness.adapters.stdio import StdioAdapter
 from stream_harness.contract.facts import bundled_js
 
 # adapter name -> script under adapters-js/adapters/

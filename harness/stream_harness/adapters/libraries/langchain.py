@@ -18,7 +18,7 @@ give since langchain-google-genai 4.0, ``ChatVertexAI`` being deprecated; it ask
 ``access_token`` and an ``http_client``).
 ``ChatBedrock`` (langchain-aws; InvokeModelWithResponseStream,
 not ``ChatBedrockConverse``) is handed a boto3 ``bedrock-runtime`` client whose
-``before-send`` hook answers with the recorded bytes (as harness/stream_harness/adapters/bedrock_sdk.py),
+``before-send`` hook answers with the recorded bytes (as harness/stream_harness/adapters/sdks/bedrock_sdk.py),
 and the model id of the body's family, from which it picks its request and chunk parsing;
 it reads Anthropic Messages, Titan, Llama and Mistral, not Nova (it switches to Converse),
 Cohere (it refuses: no chat prompt for that provider) nor Claude Text Completions (it
@@ -36,13 +36,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from stream_harness.adapters.bedrock_sdk import eventstream_response, runtime_client
 from stream_harness.adapters.conventions import Collected, LibraryUsage
-from stream_harness.adapters.google_genai import uses_httpx2
 from stream_harness.adapters.in_process import Replay
+from stream_harness.adapters.libraries.litellm import BEDROCK_MODELS, bedrock_family
 from stream_harness.adapters.library import BASE_URL, Driven, LibraryAdapter, as_int, dump
-from stream_harness.adapters.litellm import BEDROCK_MODELS, bedrock_family
 from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdks.bedrock_sdk import eventstream_response, runtime_client
+from stream_harness.adapters.sdks.google_genai import uses_httpx2
 from stream_harness.adapters.services import (
     AZURE_API_VERSION,
     AZURE_CHAT,
@@ -281,7 +281,7 @@ class LangChainAdapter(LibraryAdapter):
         chat_bedrock = importlib.import_module("langchain_aws").ChatBedrock
         # The model id decides how ChatBedrock builds the request and reads the chunks
         # (its provider prefix); the adapter is not given the URL, so the family of the
-        # body's first chunk names it (harness/stream_harness/adapters/litellm.py, bedrock_family).
+        # body's first chunk names it (harness/stream_harness/adapters/libraries/litellm.py, bedrock_family).
         # bedrock_client: ChatBedrock would build a control-plane client it only uses
         # for application inference profiles.
         model_id = BEDROCK_MODELS[bedrock_family(replay.chunks)]
@@ -293,7 +293,7 @@ class LangChainAdapter(LibraryAdapter):
         )
 
     def _bedrock_client(self) -> Any:
-        """boto3's bedrock-runtime client (:func:`~stream_harness.adapters.bedrock_sdk.runtime_client`)
+        """boto3's bedrock-runtime client (:func:`~stream_harness.adapters.sdks.bedrock_sdk.runtime_client`)
         answering every operation: ChatBedrock calls ConverseStream, not InvokeModel, for Nova.
         """
         # ChatBedrock logs every service error with its traceback (logger.exception)

@@ -26,9 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from stream_harness.adapters import services
-from stream_harness.adapters.bedrock_sdk import with_eventstream_type
 from stream_harness.adapters.conventions import PART_SEPARATOR, Collected, LibraryUsage, finish
-from stream_harness.adapters.google_genai import signature_text, uses_httpx2
 from stream_harness.adapters.in_process import Replay
 from stream_harness.adapters.library import (
     BASE_URL,
@@ -40,6 +38,8 @@ from stream_harness.adapters.library import (
 )
 from stream_harness.adapters.protocol import AdapterLevel, AdapterResult
 from stream_harness.adapters.sdk_support import tool_arguments
+from stream_harness.adapters.sdks.bedrock_sdk import with_eventstream_type
+from stream_harness.adapters.sdks.google_genai import signature_text, uses_httpx2
 from stream_harness.contract.events import (
     AssistantMessage,
     ContentBlock,
