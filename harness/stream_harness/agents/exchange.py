@@ -348,90 +348,117 @@ def read_request(protocol: str, body: Any) -> RequestView:
     """The calls, results and signatures a request body carries, in ``protocol``'s shape."""
     if not isinstance(body, dict):
         return RequestView(False)
-    calls: list[SentCall] = []
-    results: list[SentResult] = []
-    signatures: list[str] = []
     if protocol == "openai-responses":
-        items = body.get("input")
-        if isinstance(items, str):
-            return RequestView(True, messages=1)
-        if not isinstance(items, list):
-            return RequestView(False)
-        for item in items:
-            if not isinstance(item, dict):
-                continue
-            if item.get("type") == "function_call":
-                calls.append(
-                    SentCall(
-                        str(item.get("call_id")),
-                        str(item.get("name")),
-                        _parse_args(item.get("arguments")),
-                    )
-                )
-            elif item.get("type") == "function_call_output":
-                results.append(SentResult(str(item.get("call_id")), _text(item.get("output"))))
-        return RequestView(True, tuple(calls), tuple(results), (), len(items))
+        return _read_responses(body)
     if protocol == "google-generative-ai":
-        contents = body.get("contents")
-        if not isinstance(contents, list):
-            return RequestView(False)
-        for turn in contents:
-            parts = turn.get("parts") if isinstance(turn, dict) else None
-            for part in parts if isinstance(parts, list) else []:
-                if not isinstance(part, dict):
-                    continue
-                call, answer = part.get("functionCall"), part.get("functionResponse")
-                if isinstance(call, dict):
-                    calls.append(
-                        SentCall(str(call.get("id") or ""), str(call.get("name")), call.get("args"))
-                    )
-                elif isinstance(answer, dict):
-                    results.append(
-                        SentResult(
-                            str(answer.get("id") or ""),
-                            json.dumps(answer.get("response")),
-                            str(answer.get("name") or ""),
-                        )
-                    )
-        return RequestView(True, tuple(calls), tuple(results), (), len(contents))
+        return _read_google(body)
     messages = body.get("messages")
     if not isinstance(messages, list):
         return RequestView(False)
+    calls: list[SentCall] = []
+    results: list[SentResult] = []
+    signatures: list[str] = []
     for m in messages:
         if not isinstance(m, dict):
             continue
         content = m.get("content")
         if protocol == "bedrock-converse-stream":
-            for b in content if isinstance(content, list) else []:
-                use = b.get("toolUse") if isinstance(b, dict) else None
-                answer = b.get("toolResult") if isinstance(b, dict) else None
-                if isinstance(use, dict):
-                    calls.append(
-                        SentCall(str(use.get("toolUseId")), str(use.get("name")), use.get("input"))
-                    )
-                elif isinstance(answer, dict):
-                    results.append(
-                        SentResult(str(answer.get("toolUseId")), _text(answer.get("content")))
-                    )
+            _read_bedrock_content(content, calls, results)
         elif protocol == "openai-completions":
-            if m.get("role") == "assistant":
-                for c in m.get("tool_calls") or []:
-                    fn = c.get("function") or {}
-                    calls.append(
-                        SentCall(
-                            str(c.get("id")), str(fn.get("name")), _parse_args(fn.get("arguments"))
-                        )
-                    )
-            elif m.get("role") == "tool":
-                results.append(SentResult(str(m.get("tool_call_id")), _text(content)))
+            _read_completions_message(m, calls, results)
         elif isinstance(content, list):  # anthropic-messages
-            for b in content:
-                if not isinstance(b, dict):
-                    continue
-                if b.get("type") == "tool_use":
-                    calls.append(SentCall(str(b.get("id")), str(b.get("name")), b.get("input")))
-                elif b.get("type") == "tool_result":
-                    results.append(SentResult(str(b.get("tool_use_id")), _text(b.get("content"))))
-                elif b.get("type") == "thinking":
-                    signatures.append(str(b.get("signature")))
+            _read_anthropic_content(content, calls, results, signatures)
     return RequestView(True, tuple(calls), tuple(results), tuple(signatures), len(messages))
+
+
+def _read_responses(body: dict[str, Any]) -> RequestView:
+    """openai-responses: the ``input`` items (a string is one user message)."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return RequestView(True, messages=1)
+    if not isinstance(items, list):
+        return RequestView(False)
+    calls: list[SentCall] = []
+    results: list[SentResult] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            calls.append(
+                SentCall(
+                    str(item.get("call_id")),
+                    str(item.get("name")),
+                    _parse_args(item.get("arguments")),
+                )
+            )
+        elif item.get("type") == "function_call_output":
+            results.append(SentResult(str(item.get("call_id")), _text(item.get("output"))))
+    return RequestView(True, tuple(calls), tuple(results), (), len(items))
+
+
+def _read_google(body: dict[str, Any]) -> RequestView:
+    """google-generative-ai: the ``contents`` turns' functionCall and functionResponse parts."""
+    contents = body.get("contents")
+    if not isinstance(contents, list):
+        return RequestView(False)
+    calls: list[SentCall] = []
+    results: list[SentResult] = []
+    for turn in contents:
+        parts = turn.get("parts") if isinstance(turn, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if not isinstance(part, dict):
+                continue
+            call, answer = part.get("functionCall"), part.get("functionResponse")
+            if isinstance(call, dict):
+                calls.append(
+                    SentCall(str(call.get("id") or ""), str(call.get("name")), call.get("args"))
+                )
+            elif isinstance(answer, dict):
+                results.append(
+                    SentResult(
+                        str(answer.get("id") or ""),
+                        json.dumps(answer.get("response")),
+                        str(answer.get("name") or ""),
+                    )
+                )
+    return RequestView(True, tuple(calls), tuple(results), (), len(contents))
+
+
+def _read_bedrock_content(content: Any, calls: list[SentCall], results: list[SentResult]) -> None:
+    """bedrock-converse-stream: a message's toolUse and toolResult blocks."""
+    for b in content if isinstance(content, list) else []:
+        use = b.get("toolUse") if isinstance(b, dict) else None
+        answer = b.get("toolResult") if isinstance(b, dict) else None
+        if isinstance(use, dict):
+            calls.append(SentCall(str(use.get("toolUseId")), str(use.get("name")), use.get("input")))
+        elif isinstance(answer, dict):
+            results.append(SentResult(str(answer.get("toolUseId")), _text(answer.get("content"))))
+
+
+def _read_completions_message(
+    m: dict[str, Any], calls: list[SentCall], results: list[SentResult]
+) -> None:
+    """openai-completions: an assistant message's tool_calls, a tool message's result."""
+    if m.get("role") == "assistant":
+        for c in m.get("tool_calls") or []:
+            fn = c.get("function") or {}
+            calls.append(
+                SentCall(str(c.get("id")), str(fn.get("name")), _parse_args(fn.get("arguments")))
+            )
+    elif m.get("role") == "tool":
+        results.append(SentResult(str(m.get("tool_call_id")), _text(m.get("content"))))
+
+
+def _read_anthropic_content(
+    content: list[Any], calls: list[SentCall], results: list[SentResult], signatures: list[str]
+) -> None:
+    """anthropic-messages: a message's tool_use, tool_result and thinking blocks."""
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_use":
+            calls.append(SentCall(str(b.get("id")), str(b.get("name")), b.get("input")))
+        elif b.get("type") == "tool_result":
+            results.append(SentResult(str(b.get("tool_use_id")), _text(b.get("content"))))
+        elif b.get("type") == "thinking":
+            signatures.append(str(b.get("signature")))

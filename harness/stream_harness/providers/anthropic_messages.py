@@ -172,10 +172,27 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         if not isinstance(block, dict):
             self.malformed(f"content_block_start at index {index} without a content_block object")
             return
+        index = self._start_index(index, block)
+        if index is None:
+            return
+        block_type = block.get("type")
+        if block_type == "text":
+            self._start_text(index, block)
+        elif block_type == "thinking":
+            self._start_thinking(index, block)
+        elif block_type == "redacted_thinking":
+            self._start_redacted_thinking(index, block)
+        elif block_type == "tool_use":
+            self._start_tool_use(index, block)
+        else:
+            self._start_provider(index, block, block_type)
+
+    def _start_index(self, index: int, block: dict[str, Any]) -> int | None:
+        """Where a start at ``index`` puts its block (None: nowhere, it repeats the open one)."""
         previous = self._blocks.get(index)
         if previous is not None and previous.open:
             if previous.start == block:
-                return  # the same start sent twice: nothing new
+                return None  # the same start sent twice: nothing new
             self._stop_block(index)  # a different block under an open index replaces it
         elif previous is not None:
             # The index of a block already stopped (anthropic-sdk-typescript#879): the
@@ -188,65 +205,71 @@ class AnthropicMessagesNormalizer(SSENormalizer):
             )
             self._moved[index] = moved
             index = moved
-        block_type = block.get("type")
-        if block_type == "text":
-            wire = _WireBlock("text", block)
-            self._blocks[index] = wire
-            citations = block.get("citations")
-            if isinstance(citations, list):
-                wire.citations.extend(citations)
-            text = block.get("text")
-            if isinstance(text, str):
-                self._text(index, wire, text)
-        elif block_type == "thinking":
-            self._blocks[index] = _WireBlock("thinking", block)
-            thinking = block.get("thinking")
-            if isinstance(thinking, str):
-                self.acc.thinking(index, thinking)
-            signature = block.get("signature")
-            if isinstance(signature, str) and signature:
-                self.acc.open_thinking(index)
-                self.acc.signature(index, signature)
-        elif block_type == "redacted_thinking":
-            # case 21: arrives whole, opaque payload in `data`, no deltas.
-            data = block.get("data")
-            if not isinstance(data, str):
-                self.malformed(f"redacted_thinking block at index {index}: 'data' is not a string")
-                return
-            # Stays open on the wire until its stop, so a stray delta is ignored like any
-            # other delta that does not fit its block; the accumulator has closed it already.
-            self._blocks[index] = _WireBlock("redacted_thinking", block)
-            self.acc.redacted_thinking(index, data)
-        elif block_type == "tool_use":
-            tool_id = as_text(block.get("id"))
-            if tool_id and tool_id in self._tool_ids:
-                # Ids must be unique in a message (contract C10); a second block with the
-                # same id is a replayed or corrupted stream, not a new call.
-                self.malformed(f"tool_use at index {index} repeats the id {tool_id!r}")
-                return
-            if tool_id:
-                self._tool_ids.add(tool_id)
-            wire = _WireBlock("tool_use", block)
-            self._blocks[index] = wire
-            self.acc.tool_call(index, id=tool_id, name=as_text(block.get("name")))
-            start_input = block.get("input")
-            if isinstance(start_input, dict) and start_input:  # case 22
-                try:
-                    wire.start_input = json.dumps(
-                        start_input, ensure_ascii=False, separators=(",", ":")
-                    )
-                except (ValueError, RecursionError):
-                    self.malformed(f"tool_use at index {index}: 'input' cannot be encoded")
-        else:
-            provider_type = block_type if isinstance(block_type, str) else "unknown"
-            self._blocks[index] = _WireBlock(
-                "provider", block, provider_type=provider_type, data=dict(block)
-            )
-            if block_type == "fallback":
-                # The beta SDK relabels the message with the model that served it.
-                to = block.get("to")
-                if isinstance(to, dict):
-                    self.acc.set_meta(model=as_text(to.get("model")))
+        return index
+
+    def _start_text(self, index: int, block: dict[str, Any]) -> None:
+        wire = _WireBlock("text", block)
+        self._blocks[index] = wire
+        citations = block.get("citations")
+        if isinstance(citations, list):
+            wire.citations.extend(citations)
+        text = block.get("text")
+        if isinstance(text, str):
+            self._text(index, wire, text)
+
+    def _start_thinking(self, index: int, block: dict[str, Any]) -> None:
+        self._blocks[index] = _WireBlock("thinking", block)
+        thinking = block.get("thinking")
+        if isinstance(thinking, str):
+            self.acc.thinking(index, thinking)
+        signature = block.get("signature")
+        if isinstance(signature, str) and signature:
+            self.acc.open_thinking(index)
+            self.acc.signature(index, signature)
+
+    def _start_redacted_thinking(self, index: int, block: dict[str, Any]) -> None:
+        # case 21: arrives whole, opaque payload in `data`, no deltas.
+        data = block.get("data")
+        if not isinstance(data, str):
+            self.malformed(f"redacted_thinking block at index {index}: 'data' is not a string")
+            return
+        # Stays open on the wire until its stop, so a stray delta is ignored like any
+        # other delta that does not fit its block; the accumulator has closed it already.
+        self._blocks[index] = _WireBlock("redacted_thinking", block)
+        self.acc.redacted_thinking(index, data)
+
+    def _start_tool_use(self, index: int, block: dict[str, Any]) -> None:
+        tool_id = as_text(block.get("id"))
+        if tool_id and tool_id in self._tool_ids:
+            # Ids must be unique in a message (contract C10); a second block with the
+            # same id is a replayed or corrupted stream, not a new call.
+            self.malformed(f"tool_use at index {index} repeats the id {tool_id!r}")
+            return
+        if tool_id:
+            self._tool_ids.add(tool_id)
+        wire = _WireBlock("tool_use", block)
+        self._blocks[index] = wire
+        self.acc.tool_call(index, id=tool_id, name=as_text(block.get("name")))
+        start_input = block.get("input")
+        if isinstance(start_input, dict) and start_input:  # case 22
+            try:
+                wire.start_input = json.dumps(
+                    start_input, ensure_ascii=False, separators=(",", ":")
+                )
+            except (ValueError, RecursionError):
+                self.malformed(f"tool_use at index {index}: 'input' cannot be encoded")
+
+    def _start_provider(self, index: int, block: dict[str, Any], block_type: Any) -> None:
+        """A block the contract does not model, kept whole as a provider block."""
+        provider_type = block_type if isinstance(block_type, str) else "unknown"
+        self._blocks[index] = _WireBlock(
+            "provider", block, provider_type=provider_type, data=dict(block)
+        )
+        if block_type == "fallback":
+            # The beta SDK relabels the message with the model that served it.
+            to = block.get("to")
+            if isinstance(to, dict):
+                self.acc.set_meta(model=as_text(to.get("model")))
 
     def _on_block_delta(self, obj: dict[str, Any]) -> None:
         # The hot path of every stream: the checks of _index, _field and _text are inlined

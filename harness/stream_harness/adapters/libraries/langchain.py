@@ -332,95 +332,13 @@ class LangChainAdapter(LibraryAdapter):
     def collect(self, protocol: str, value: Any) -> Collected:
         if value is None:
             return Collected()
-        content: list[ContentBlock] = []
-        provider: list[ProviderBlock] = []
-        parsed = {c.get("id"): c for c in getattr(value, "tool_calls", None) or []}
-        invalid = {c.get("id"): c for c in getattr(value, "invalid_tool_calls", None) or []}
         extra = getattr(value, "additional_kwargs", None) or {}
-        # langchain-google-genai keeps each function call's thoughtSignature by call id.
-        signatures = extra.get(GEMINI_SIGNATURES) or {}
-        refusal: str | None = None
-        for block in value.content_blocks:
-            kind = block.get("type")
-            custom = _custom_tool_call(block)
-            if custom is not None:
-                content.append(_custom_call(custom, parsed))
-                continue
-            refused = _refusal_block(block)
-            if refused is not None:
-                # A Responses refusal part, which content_blocks leaves non_standard: the
-                # refusal is content, as the reference keeps it (and ends the turn in error).
-                content.append(TextBlock(content=refused))
-                refusal = refused
-                continue
-            if kind == "text":
-                if block.get("text"):
-                    content.append(TextBlock(content=block["text"]))
-            elif kind == "reasoning":
-                signature = (block.get("extras") or {}).get("signature")
-                text = block.get("reasoning")
-                if text is None and protocol == COHERE:
-                    text = _summary_text(block)
-                content.append(ThinkingBlock(content=text or "", signature=signature))
-            elif kind in ("tool_call", "tool_call_chunk", "invalid_tool_call"):
-                call_id = block.get("id") or ""
-                args: Any = block.get("args")
-                if call_id in invalid and call_id not in parsed:
-                    args = tool_arguments(invalid[call_id].get("args"))
-                elif not isinstance(args, dict):
-                    args = tool_arguments(args)
-                if protocol == COHERE and _made_up(call_id):
-                    # langchain-cohere names each streamed call fragment with a fresh
-                    # uuid4 (the wire's id is not passed on): not the provider's.
-                    call_id = ""
-                signature = signatures.get(call_id) if isinstance(signatures, Mapping) else None
-                content.append(
-                    ToolCall(
-                        id=call_id,
-                        name=block.get("name") or "",
-                        arguments=args,
-                        signature=signature if isinstance(signature, str) and signature else None,
-                    )
-                )
-            else:
-                data = dict(block)
-                if protocol in GEMINI and _made_up(data.get("id")):
-                    # langchain-google-genai names a code-execution block with a fresh
-                    # uuid4 (the wire's executableCode has no id): not the provider's.
-                    del data["id"]
-                provider.append(
-                    ProviderBlock(provider_type=str(kind), position=len(content), data=data)
-                )
-        legacy = extra.get("function_call")
-        if isinstance(legacy, Mapping) and legacy.get("name") and not any(
-            isinstance(b, ToolCall) for b in content
-        ):
-            # The deprecated single function_call (Azure's GA versions still stream it for
-            # a request with `functions`): ChatOpenAI merges it into additional_kwargs only.
-            content.append(
-                ToolCall(
-                    id="",
-                    name=str(legacy["name"]),
-                    arguments=tool_arguments(legacy.get("arguments")),
-                )
-            )
+        content, provider, refusal = _content_blocks(protocol, value, extra)
+        legacy = _legacy_function_call(extra, content)
+        if legacy is not None:
+            content.append(legacy)
         meta = value.response_metadata or {}
-        stop = None
-        error = None
-        blocked = _block_reason(meta) if protocol in GEMINI else None
-        if blocked is not None:
-            # A blocked prompt: no candidate, no finishReason; ChatGoogleGenerativeAI keeps
-            # promptFeedback in response_metadata. The raw value is the block reason, and
-            # the error says so as the contract words it.
-            stop, detail = blocked
-            error = f"prompt blocked: {stop}" + (f": {detail}" if detail else "")
-        for key in () if blocked else _STOP_KEYS[protocol]:
-            found = meta.get(key)
-            if isinstance(found, Mapping):
-                found = found.get("reason")
-            if found:
-                stop = str(getattr(found, "value", found))
-                break
+        stop, error = _stop_and_error(protocol, meta)
         return Collected(
             content=content,
             stop=stop,
@@ -437,6 +355,118 @@ class LangChainAdapter(LibraryAdapter):
             # explanation is the provider's message for the refused turn.
             refusal=_refusal_explanation(meta) if protocol in ANTHROPIC else refusal,
         )
+
+
+def _content_blocks(
+    protocol: str, value: Any, extra: Mapping[str, Any]
+) -> tuple[list[ContentBlock], list[ProviderBlock], str | None]:
+    """The message's ``content_blocks`` in the contract's terms: content, the provider
+    blocks, and the refusal text if a Responses refusal part was among them."""
+    content: list[ContentBlock] = []
+    provider: list[ProviderBlock] = []
+    parsed = {c.get("id"): c for c in getattr(value, "tool_calls", None) or []}
+    invalid = {c.get("id"): c for c in getattr(value, "invalid_tool_calls", None) or []}
+    # langchain-google-genai keeps each function call's thoughtSignature by call id.
+    signatures = extra.get(GEMINI_SIGNATURES) or {}
+    refusal: str | None = None
+    for block in value.content_blocks:
+        kind = block.get("type")
+        custom = _custom_tool_call(block)
+        if custom is not None:
+            content.append(_custom_call(custom, parsed))
+            continue
+        refused = _refusal_block(block)
+        if refused is not None:
+            # A Responses refusal part, which content_blocks leaves non_standard: the
+            # refusal is content, as the reference keeps it (and ends the turn in error).
+            content.append(TextBlock(content=refused))
+            refusal = refused
+            continue
+        if kind == "text":
+            if block.get("text"):
+                content.append(TextBlock(content=block["text"]))
+        elif kind == "reasoning":
+            signature = (block.get("extras") or {}).get("signature")
+            text = block.get("reasoning")
+            if text is None and protocol == COHERE:
+                text = _summary_text(block)
+            content.append(ThinkingBlock(content=text or "", signature=signature))
+        elif kind in ("tool_call", "tool_call_chunk", "invalid_tool_call"):
+            content.append(_call_block(protocol, block, parsed, invalid, signatures))
+        else:
+            data = dict(block)
+            if protocol in GEMINI and _made_up(data.get("id")):
+                # langchain-google-genai names a code-execution block with a fresh
+                # uuid4 (the wire's executableCode has no id): not the provider's.
+                del data["id"]
+            provider.append(
+                ProviderBlock(provider_type=str(kind), position=len(content), data=data)
+            )
+    return content, provider, refusal
+
+
+def _call_block(
+    protocol: str,
+    block: Mapping[str, Any],
+    parsed: Mapping[Any, Any],
+    invalid: Mapping[Any, Any],
+    signatures: Any,
+) -> ToolCall:
+    """A tool call block; its arguments from the invalid call where only that one has them."""
+    call_id = block.get("id") or ""
+    args: Any = block.get("args")
+    if call_id in invalid and call_id not in parsed:
+        args = tool_arguments(invalid[call_id].get("args"))
+    elif not isinstance(args, dict):
+        args = tool_arguments(args)
+    if protocol == COHERE and _made_up(call_id):
+        # langchain-cohere names each streamed call fragment with a fresh
+        # uuid4 (the wire's id is not passed on): not the provider's.
+        call_id = ""
+    signature = signatures.get(call_id) if isinstance(signatures, Mapping) else None
+    return ToolCall(
+        id=call_id,
+        name=block.get("name") or "",
+        arguments=args,
+        signature=signature if isinstance(signature, str) and signature else None,
+    )
+
+
+def _legacy_function_call(extra: Mapping[str, Any], content: list[ContentBlock]) -> ToolCall | None:
+    """The deprecated single function_call (Azure's GA versions still stream it for a
+    request with `functions`): ChatOpenAI merges it into additional_kwargs only."""
+    legacy = extra.get("function_call")
+    if isinstance(legacy, Mapping) and legacy.get("name") and not any(
+        isinstance(b, ToolCall) for b in content
+    ):
+        return ToolCall(
+            id="",
+            name=str(legacy["name"]),
+            arguments=tool_arguments(legacy.get("arguments")),
+        )
+    return None
+
+
+def _stop_and_error(protocol: str, meta: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The raw stop reason in ``response_metadata`` (under the protocol's key), and the
+    error of a blocked prompt."""
+    stop = None
+    error = None
+    blocked = _block_reason(meta) if protocol in GEMINI else None
+    if blocked is not None:
+        # A blocked prompt: no candidate, no finishReason; ChatGoogleGenerativeAI keeps
+        # promptFeedback in response_metadata. The raw value is the block reason, and
+        # the error says so as the contract words it.
+        stop, detail = blocked
+        error = f"prompt blocked: {stop}" + (f": {detail}" if detail else "")
+    for key in () if blocked else _STOP_KEYS[protocol]:
+        found = meta.get(key)
+        if isinstance(found, Mapping):
+            found = found.get("reason")
+        if found:
+            stop = str(getattr(found, "value", found))
+            break
+    return stop, error
 
 
 GEMINI_SIGNATURES: Final = "__gemini_function_call_thought_signatures__"

@@ -491,95 +491,18 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
     block at that index, so the events and the message agree by construction and what
     the checks compare is pydantic-ai's deltas against its own final parts.
     """
-    out: list[Event] = [StartEvent()]
-    merged_into = _merged_thinking_parts(events, message)
-    deferred = set(merged_into.values())
-    index_of: dict[int, int] = {}
-    kind_of: dict[int, str] = {}
-    args: dict[int, str] = {}
-    ended: set[int] = set()
-
-    def end(ci: int) -> None:
-        if ci in ended or ci >= len(message.content):
-            return
-        ended.add(ci)
-        block = message.content[ci]
-        if isinstance(block, TextBlock):
-            out.append(
-                TextEndEvent(content_index=ci, content=block.content, signature=block.signature)
-            )
-        elif isinstance(block, ThinkingBlock):
-            out.append(
-                ThinkingEndEvent(
-                    content_index=ci,
-                    content=block.content,
-                    signature=block.signature,
-                    redacted=block.redacted,
-                )
-            )
-        else:
-            out.append(ToolCallEndEvent(content_index=ci, tool_call=block))
-
-    def delta(ci: int, kind: str, text: str) -> None:
-        if not text:
-            return
-        if kind == "text":
-            out.append(TextDeltaEvent(content_index=ci, delta=text))
-        elif kind == "thinking":
-            out.append(ThinkingDeltaEvent(content_index=ci, delta=text))
-        else:
-            args[ci] = args.get(ci, "") + text
-            live = parse_partial(args[ci])
-            out.append(
-                ToolCallDeltaEvent(
-                    content_index=ci, delta=text, arguments=live if isinstance(live, dict) else {}
-                )
-            )
-
+    parts = _PartEvents(message, _merged_thinking_parts(events, message))
     for event in events:
         kind = getattr(event, "event_kind", None)
         if kind == "part_start" and _modeled(event.part):
-            part = event.part
-            if part.part_kind == "text" and not part.content and event.index not in index_of:
-                # An empty text part opens no block (the contract drops empty text), unless
-                # deltas follow: then it opens on its first delta.
-                kind_of[event.index] = "text-pending"
-                continue
-            if event.index in merged_into and merged_into[event.index] in index_of:
-                # A summary part the message joined into the previous one (thinking_parts):
-                # its deltas continue that block, after the separator the join put there.
-                ci = index_of[merged_into[event.index]]
-                index_of[event.index] = ci
-                kind_of[event.index] = "thinking"
-                delta(ci, "thinking", PART_SEPARATOR)
-                delta(ci, "thinking", _initial(part))
-                continue
-            _open(out, event.index, part, index_of, kind_of)
-            ci = index_of[event.index]
-            delta(ci, kind_of[event.index], _initial(part))
+            parts.start(event.index, event.part)
         elif kind == "part_delta":
-            d = event.delta
-            pk = kind_of.get(event.index)
-            if pk == "text-pending":
-                text = getattr(d, "content_delta", None) or ""
-                if not text:
-                    continue
-                _open(out, event.index, None, index_of, kind_of, as_kind="text")
-                pk = "text"
-            if pk is None or event.index not in index_of:
-                continue
-            ci = index_of[event.index]
-            if pk == "text":
-                delta(ci, pk, getattr(d, "content_delta", None) or "")
-            elif pk == "thinking":
-                delta(ci, pk, getattr(d, "content_delta", None) or "")
-            else:
-                a = getattr(d, "args_delta", None)
-                delta(ci, pk, a if isinstance(a, str) else (json.dumps(a) if a else ""))
-        elif kind == "part_end" and event.index in index_of and event.index not in deferred:
-            end(index_of[event.index])
-    for ci in sorted(index_of.values()):
-        end(ci)
+            parts.delta_of(event.index, event.delta)
+        elif kind == "part_end" and event.index in parts.index_of and event.index not in parts.deferred:
+            parts.end(parts.index_of[event.index])
+    for ci in sorted(parts.index_of.values()):
+        parts.end(ci)
+    out = parts.out
     # A call's start carries the id its end carries: the message's, where the
     # tool_call_ids alignment replaced an id pydantic-ai invented (Gemini calls without an
     # id or with a repeated one) by the reference's. Left as it was, C10 would flag the
@@ -590,6 +513,97 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             if isinstance(block, ToolCall) and event.id is not None and event.id != block.id:
                 out[i] = event.model_copy(update={"id": block.id})
     return out
+
+
+class _PartEvents:
+    """The contract's events so far, and which block each pydantic-ai part index writes."""
+
+    def __init__(self, message: AssistantMessage, merged_into: dict[int, int]) -> None:
+        self.out: list[Event] = [StartEvent()]
+        self.message = message
+        self.merged_into = merged_into
+        self.deferred = set(merged_into.values())
+        self.index_of: dict[int, int] = {}
+        self.kind_of: dict[int, str] = {}
+        self.args: dict[int, str] = {}
+        self.ended: set[int] = set()
+
+    def start(self, index: int, part: Any) -> None:
+        if part.part_kind == "text" and not part.content and index not in self.index_of:
+            # An empty text part opens no block (the contract drops empty text), unless
+            # deltas follow: then it opens on its first delta.
+            self.kind_of[index] = "text-pending"
+            return
+        if index in self.merged_into and self.merged_into[index] in self.index_of:
+            # A summary part the message joined into the previous one (thinking_parts):
+            # its deltas continue that block, after the separator the join put there.
+            ci = self.index_of[self.merged_into[index]]
+            self.index_of[index] = ci
+            self.kind_of[index] = "thinking"
+            self.delta(ci, "thinking", PART_SEPARATOR)
+            self.delta(ci, "thinking", _initial(part))
+            return
+        _open(self.out, index, part, self.index_of, self.kind_of)
+        ci = self.index_of[index]
+        self.delta(ci, self.kind_of[index], _initial(part))
+
+    def delta_of(self, index: int, d: Any) -> None:
+        """A part_delta event's text, or its arguments (a dict dumped as JSON)."""
+        pk = self.kind_of.get(index)
+        if pk == "text-pending":
+            text = getattr(d, "content_delta", None) or ""
+            if not text:
+                return
+            _open(self.out, index, None, self.index_of, self.kind_of, as_kind="text")
+            pk = "text"
+        if pk is None or index not in self.index_of:
+            return
+        ci = self.index_of[index]
+        if pk == "text":
+            self.delta(ci, pk, getattr(d, "content_delta", None) or "")
+        elif pk == "thinking":
+            self.delta(ci, pk, getattr(d, "content_delta", None) or "")
+        else:
+            a = getattr(d, "args_delta", None)
+            self.delta(ci, pk, a if isinstance(a, str) else (json.dumps(a) if a else ""))
+
+    def delta(self, ci: int, kind: str, text: str) -> None:
+        if not text:
+            return
+        if kind == "text":
+            self.out.append(TextDeltaEvent(content_index=ci, delta=text))
+        elif kind == "thinking":
+            self.out.append(ThinkingDeltaEvent(content_index=ci, delta=text))
+        else:
+            self.args[ci] = self.args.get(ci, "") + text
+            live = parse_partial(self.args[ci])
+            self.out.append(
+                ToolCallDeltaEvent(
+                    content_index=ci, delta=text, arguments=live if isinstance(live, dict) else {}
+                )
+            )
+
+    def end(self, ci: int) -> None:
+        """Block ``ci``'s end, once, carrying the message's block (none past its content)."""
+        if ci in self.ended or ci >= len(self.message.content):
+            return
+        self.ended.add(ci)
+        block = self.message.content[ci]
+        if isinstance(block, TextBlock):
+            self.out.append(
+                TextEndEvent(content_index=ci, content=block.content, signature=block.signature)
+            )
+        elif isinstance(block, ThinkingBlock):
+            self.out.append(
+                ThinkingEndEvent(
+                    content_index=ci,
+                    content=block.content,
+                    signature=block.signature,
+                    redacted=block.redacted,
+                )
+            )
+        else:
+            self.out.append(ToolCallEndEvent(content_index=ci, tool_call=block))
 
 
 def _merged_thinking_parts(events: Sequence[Any], message: AssistantMessage) -> dict[int, int]:

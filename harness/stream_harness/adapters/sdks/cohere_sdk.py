@@ -54,77 +54,118 @@ def _data(obj: Any) -> Any:
     return obj.model_dump(mode="json", exclude_none=True) if hasattr(obj, "model_dump") else obj
 
 
-def join_events(events: Sequence[Any]) -> Collected:
-    """The events of one stream joined as a user of ``chat_stream`` joins them."""
-    blocks: list[_Block] = []
-    by_key: dict[tuple[str, int], _Block] = {}
+@dataclass
+class _Joined:
+    """The stream so far, as a user's loop over ``chat_stream`` holds it."""
+
+    blocks: list[_Block] = field(default_factory=list)
+    by_key: dict[tuple[str, int], _Block] = field(default_factory=dict)
     plan: _Block | None = None
-    citations: list[Any] = []
+    citations: list[Any] = field(default_factory=list)
     stop: str | None = None
     error: str | None = None
     usage: Any = None
     response_id: str | None = None
-    calls = 0
+    calls: int = 0
     last_call: _Block | None = None
-    for event in events:
+
+    def add(self, event: Any) -> None:
         kind = getattr(event, "type", None)
         if kind == "message-start":
-            response_id = getattr(event, "id", None) or response_id
+            self.response_id = getattr(event, "id", None) or self.response_id
         elif kind in ("content-start", "content-delta"):
-            part = getattr(_message(event), "content", None)
-            index = getattr(event, "index", None) or 0
-            declared = getattr(part, "type", None)
-            thinking = getattr(part, "thinking", None)
-            text = getattr(part, "text", None)
-            block = by_key.get(("content", index))
-            if block is None:
-                is_thinking = declared == "thinking" or (declared is None and thinking is not None)
-                block = _Block("thinking" if is_thinking else "text")
-                by_key[("content", index)] = block
-                blocks.append(block)
-            piece = thinking if block.kind == "thinking" else text
-            if isinstance(piece, str):
-                block.parts.append(piece)
+            self._content(event)
         elif kind == "content-end":
-            by_key.pop(("content", getattr(event, "index", None) or 0), None)
+            self.by_key.pop(("content", getattr(event, "index", None) or 0), None)
         elif kind == "tool-plan-delta":
             piece = getattr(_message(event), "tool_plan", None)
             if isinstance(piece, str) and piece:
-                if plan is None:
-                    plan = _Block("thinking")
-                    blocks.append(plan)
-                plan.parts.append(piece)
+                if self.plan is None:
+                    self.plan = _Block("thinking")
+                    self.blocks.append(self.plan)
+                self.plan.parts.append(piece)
         elif kind == "tool-call-start":
-            call = getattr(_message(event), "tool_calls", None)
-            function = getattr(call, "function", None)
-            index = getattr(event, "index", None)
-            block = _Block(
-                "tool", id=getattr(call, "id", None), name=getattr(function, "name", None)
-            )
-            arguments = getattr(function, "arguments", None)
-            if isinstance(arguments, str):
-                block.parts.append(arguments)
-            by_key[("tool", index if index is not None else calls)] = block
-            calls += 1
-            blocks.append(block)
-            last_call = block
-            plan = None
+            self._call_start(event)
         elif kind == "tool-call-delta":
             call = getattr(_message(event), "tool_calls", None)
             arguments = getattr(getattr(call, "function", None), "arguments", None)
             index = getattr(event, "index", None)
-            target = by_key.get(("tool", index)) if index is not None else last_call
+            target = self.by_key.get(("tool", index)) if index is not None else self.last_call
             if target is not None and isinstance(arguments, str):
                 target.parts.append(arguments)
         elif kind == "citation-start":
             cited = getattr(_message(event), "citations", None)
             if cited is not None:
-                citations.append(_data(cited))
+                self.citations.append(_data(cited))
         elif kind == "message-end":
             delta = getattr(event, "delta", None)
-            stop = getattr(delta, "finish_reason", None)
-            error = getattr(delta, "error", None) or None
-            usage = getattr(delta, "usage", None) or usage
+            self.stop = getattr(delta, "finish_reason", None)
+            self.error = getattr(delta, "error", None) or None
+            self.usage = getattr(delta, "usage", None) or self.usage
+
+    def _content(self, event: Any) -> None:
+        """A content block's text or thinking (its kind declared, else read from the part)."""
+        part = getattr(_message(event), "content", None)
+        index = getattr(event, "index", None) or 0
+        declared = getattr(part, "type", None)
+        thinking = getattr(part, "thinking", None)
+        text = getattr(part, "text", None)
+        block = self.by_key.get(("content", index))
+        if block is None:
+            is_thinking = declared == "thinking" or (declared is None and thinking is not None)
+            block = _Block("thinking" if is_thinking else "text")
+            self.by_key[("content", index)] = block
+            self.blocks.append(block)
+        piece = thinking if block.kind == "thinking" else text
+        if isinstance(piece, str):
+            block.parts.append(piece)
+
+    def _call_start(self, event: Any) -> None:
+        """A new call; the plan before it is over (a later plan delta starts another)."""
+        call = getattr(_message(event), "tool_calls", None)
+        function = getattr(call, "function", None)
+        index = getattr(event, "index", None)
+        block = _Block("tool", id=getattr(call, "id", None), name=getattr(function, "name", None))
+        arguments = getattr(function, "arguments", None)
+        if isinstance(arguments, str):
+            block.parts.append(arguments)
+        self.by_key[("tool", index if index is not None else self.calls)] = block
+        self.calls += 1
+        self.blocks.append(block)
+        self.last_call = block
+        self.plan = None
+
+
+def join_events(events: Sequence[Any]) -> Collected:
+    """The events of one stream joined as a user of ``chat_stream`` joins them."""
+    joined = _Joined()
+    for event in events:
+        joined.add(event)
+    content = _joined_content(joined.blocks)
+    citations = joined.citations
+    provider = (
+        [
+            ProviderBlock(
+                provider_type="citations", position=len(content), data={"citations": citations}
+            )
+        ]
+        if citations
+        else []
+    )
+    stop, error = joined.stop, joined.error
+    return Collected(
+        content=content,
+        stop=stop if isinstance(stop, str) else None,
+        usage=cohere_usage(joined.usage),
+        response_id=joined.response_id,
+        provider_blocks=provider,
+        error=error if isinstance(error, str) and _failed(stop) else None,
+    )
+
+
+def _joined_content(blocks: Sequence[_Block]) -> list[ContentBlock]:
+    """The blocks as the contract's content: calls with their arguments parsed, empty
+    text and thinking left out."""
     content: list[ContentBlock] = []
     for block in blocks:
         joined = "".join(block.parts)
@@ -140,23 +181,7 @@ def join_events(events: Sequence[Any]) -> Collected:
             content.append(
                 (ThinkingBlock if block.kind == "thinking" else TextBlock)(content=joined)
             )
-    provider = (
-        [
-            ProviderBlock(
-                provider_type="citations", position=len(content), data={"citations": citations}
-            )
-        ]
-        if citations
-        else []
-    )
-    return Collected(
-        content=content,
-        stop=stop if isinstance(stop, str) else None,
-        usage=cohere_usage(usage),
-        response_id=response_id,
-        provider_blocks=provider,
-        error=error if isinstance(error, str) and _failed(stop) else None,
-    )
+    return content
 
 
 def _failed(stop: Any) -> bool:

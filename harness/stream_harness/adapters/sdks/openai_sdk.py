@@ -421,58 +421,11 @@ def responses_message(response: Any, protocol: str = RESPONSES) -> AssistantMess
     for item in response.output or []:
         kind = item.type
         if kind == "message":
-            text = ""
-            annotations: list[tuple[int, list[Any]]] = []
-            for index, part in enumerate(item.content or []):
-                if part.type == "output_text":
-                    text += part.text or ""
-                    if part.annotations:
-                        annotations.append(
-                            (index, [a.to_dict(warnings=False) for a in part.annotations])
-                        )
-                elif part.type == "refusal":
-                    text += part.refusal or ""
-                    refusals.append(part.refusal or "")
-            if text:
-                signature = signature_v1(item.id, phase=getattr(item, "phase", None))
-                content.append(TextBlock(content=text, signature=signature))
-            # Citations are provider blocks after their text block, as the reference keeps them.
-            for index, found in annotations:
-                data = {"item_id": item.id, "content_index": index, "annotations": found}
-                provider.append(
-                    ProviderBlock(
-                        provider_type="output_text.annotations", position=len(content), data=data
-                    )
-                )
+            _message_item(item, content, provider, refusals)
         elif kind == "reasoning":
-            parts = [s.text for s in item.summary or [] if s.text]
-            parts += [
-                c.text
-                for c in getattr(item, "content", None) or []
-                if getattr(c, "type", None) == "reasoning_text" and c.text
-            ]
-            content.append(
-                ThinkingBlock(
-                    content=THINKING_PART_SEPARATOR.join(parts),
-                    signature=_reasoning_signature(item),
-                )
-            )
+            content.append(_reasoning_item(item))
         elif kind in ("function_call", "custom_tool_call"):
-            call_id = item.call_id or item.id
-            if call_id in call_ids:
-                call_id = f"{call_id}|{item.id}"
-            call_ids.add(call_id)
-            if kind == "function_call":
-                arguments = tool_arguments(item.arguments)
-                signature = signature_v1(item.id, namespace=getattr(item, "namespace", None))
-            else:
-                arguments = {"input": item.input}
-                signature = signature_v1(
-                    item.id, type=kind, namespace=getattr(item, "namespace", None)
-                )
-            content.append(
-                ToolCall(id=call_id, name=item.name, arguments=arguments, signature=signature)
-            )
+            content.append(_call_item(item, call_ids))
         else:
             provider.append(
                 ProviderBlock(
@@ -497,6 +450,60 @@ def responses_message(response: Any, protocol: str = RESPONSES) -> AssistantMess
         details=details or "\n".join(refusals) or None,
         refusal=bool(refusals),
     )
+
+
+def _message_item(
+    item: Any, content: list[ContentBlock], provider: list[ProviderBlock], refusals: list[str]
+) -> None:
+    """A message item: its text and refusal parts as one text block, its citations after."""
+    text = ""
+    annotations: list[tuple[int, list[Any]]] = []
+    for index, part in enumerate(item.content or []):
+        if part.type == "output_text":
+            text += part.text or ""
+            if part.annotations:
+                annotations.append((index, [a.to_dict(warnings=False) for a in part.annotations]))
+        elif part.type == "refusal":
+            text += part.refusal or ""
+            refusals.append(part.refusal or "")
+    if text:
+        signature = signature_v1(item.id, phase=getattr(item, "phase", None))
+        content.append(TextBlock(content=text, signature=signature))
+    # Citations are provider blocks after their text block, as the reference keeps them.
+    for index, found in annotations:
+        data = {"item_id": item.id, "content_index": index, "annotations": found}
+        provider.append(
+            ProviderBlock(provider_type="output_text.annotations", position=len(content), data=data)
+        )
+
+
+def _reasoning_item(item: Any) -> ThinkingBlock:
+    parts = [s.text for s in item.summary or [] if s.text]
+    parts += [
+        c.text
+        for c in getattr(item, "content", None) or []
+        if getattr(c, "type", None) == "reasoning_text" and c.text
+    ]
+    return ThinkingBlock(
+        content=THINKING_PART_SEPARATOR.join(parts),
+        signature=_reasoning_signature(item),
+    )
+
+
+def _call_item(item: Any, call_ids: set[str]) -> ToolCall:
+    """A function or custom tool call; an id seen already in the response is made unique."""
+    kind = item.type
+    call_id = item.call_id or item.id
+    if call_id in call_ids:
+        call_id = f"{call_id}|{item.id}"
+    call_ids.add(call_id)
+    if kind == "function_call":
+        arguments = tool_arguments(item.arguments)
+        signature = signature_v1(item.id, namespace=getattr(item, "namespace", None))
+    else:
+        arguments = {"input": item.input}
+        signature = signature_v1(item.id, type=kind, namespace=getattr(item, "namespace", None))
+    return ToolCall(id=call_id, name=item.name, arguments=arguments, signature=signature)
 
 
 def _responses_usage(usage: Any) -> Usage:

@@ -166,30 +166,79 @@ def _error(message: str) -> int:
     return 2
 
 
+class _BadInput(Exception):
+    """Bad input found while a run is prepared: its message is what :func:`_error` prints."""
+
+
 def agents_command(args: argparse.Namespace) -> int:
     if args.serve:
         return serve_scenario(args)
+    try:
+        return _check_agents(args)
+    except _BadInput as exc:
+        return _error(str(exc))
+
+
+def _check_agents(args: argparse.Namespace) -> int:
+    """Every agent on every scenario in every protocol, judged; bad input raises
+    :class:`_BadInput` at the first problem, in the order the flags are read."""
+    _check_flags(args)
+    scenarios = _scenarios(args)
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        raise _BadInput(str(exc)) from exc
+    args.import_root = import_root(args.project, config.source)
+    adapters = _adapters(args, scenarios)
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ShardError as exc:
+        raise _BadInput(str(exc)) from exc
+    user = Path(args.expect) if args.expect else config.agent_expectations
+    expectations = _expectations(args, user, adapters, scenarios)
+    limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
+    if args.explore is not None:
+        scenarios, problem = explore_bases(scenarios, bool(args.scenarios))
+        if problem is not None:
+            raise _BadInput(problem)
+    units = planned_units(adapters, scenarios, args.protocol)
+    results = _results(adapters, scenarios, args, expectations, limits, shard)
+    results = with_project(results, args.project)
+    versions = {adapter.name: _version(adapter) for _, adapter in adapters}
+    info = None
+    if shard is not None:
+        owned = sum(1 for _, a, sc, pr in units if shard.owns(*agent_unit_key(a.name, sc.name, pr)))
+        info = ShardInfo(index=shard.index, count=shard.count, pairs=owned, total_pairs=len(units))
+    return _finish(results, args, versions, info)
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags that need no file read: what to check, and the limits of a run."""
     if not args.agent and not args.app:
-        return _error(
+        raise _BadInput(
             "--agent: name at least one agent (reference, module:object or cmd:COMMAND), or --app CMD"
         )
     if args.tool and not args.app:
-        return _error("--tool: binds tools for --app only (an adapter wires task.tools itself)")
+        raise _BadInput("--tool: binds tools for --app only (an adapter wires task.tools itself)")
     unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
     if unknown:
-        return _error(f"--check: unknown check(s) {', '.join(unknown)} ({known_names(unknown[0], CHECK_IDS)})")
+        raise _BadInput(f"--check: unknown check(s) {', '.join(unknown)} ({known_names(unknown[0], CHECK_IDS)})")
     if args.timeout <= 0 or args.max_turns < 1:
-        return _error("--timeout must be > 0 and --max-turns >= 1")
+        raise _BadInput("--timeout must be > 0 and --max-turns >= 1")
     if args.jobs < 1:
-        return _error(f"--jobs must be >= 1, got {args.jobs}")
+        raise _BadInput(f"--jobs must be >= 1, got {args.jobs}")
     problem = explore_problem(args)
     if problem is not None:
-        return _error(problem)
+        raise _BadInput(problem)
+
+
+def _scenarios(args: argparse.Namespace) -> list[AgentScenario]:
+    """The scenarios ``--scenarios`` names (default: the bundled ones), each file once."""
     roots: list[Path] = []
     for given in args.scenarios or ():
         found_root = resolve_scenarios_argument(given)
         if found_root is None:
-            return _error(
+            raise _BadInput(
                 f"--scenarios: {given}: no such file or folder, nor a bundled agent scenario"
             )
         roots.append(found_root)
@@ -198,55 +247,69 @@ def agents_command(args: argparse.Namespace) -> int:
     for root in roots:
         found = find_agent_scenarios(root)
         if not found:
-            return _error(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
+            raise _BadInput(f"--scenarios: {root}: no agent scenario (*.yaml) to check")
         files += [f for f in found if f not in files]
     scenarios: list[AgentScenario] = []
     for file in files:
         try:
             scenarios.append(load_agent_scenario(file))
         except ScenarioError as exc:
-            return _error(str(exc))
-    try:
-        config = load_config()
-    except ConfigError as exc:
-        return _error(str(exc))
-    args.import_root = import_root(args.project, config.source)
+            raise _BadInput(str(exc)) from exc
+    return scenarios
+
+
+def _adapters(
+    args: argparse.Namespace, scenarios: list[AgentScenario]
+) -> list[tuple[str, AgentAdapter]]:
+    """The ``--agent`` adapters, then the ``--app`` one, each with the spec that names it."""
     adapters: list[tuple[str, AgentAdapter]] = []
     for spec in args.agent or ():
         try:
             adapters.append((spec, load_agent(spec, args.import_root)))
         except AgentLoadError as exc:
-            return _error(str(exc))
+            raise _BadInput(str(exc)) from exc
     if args.app:
         try:
             adapters.append(app_adapter(args, scenarios))
         except (AppError, BindingError) as exc:
-            return _error(str(exc))
-    try:
-        shard = parse_shard(args.shard) if args.shard else None
-    except ShardError as exc:
-        return _error(str(exc))
-    user = Path(args.expect) if args.expect else config.agent_expectations
+            raise _BadInput(str(exc)) from exc
+    return adapters
+
+
+def _expectations(
+    args: argparse.Namespace,
+    user: Path | None,
+    adapters: list[tuple[str, AgentAdapter]],
+    scenarios: list[AgentScenario],
+) -> list[AgentExpectation]:
+    """The known failures of the agents run (``user``'s, else the bundled files); their
+    warnings go to stderr."""
     names = list(dict.fromkeys(adapter.name for _, adapter in adapters))
     try:
         expectations, warnings = expectations_for_agents(names, user, {s.name for s in scenarios})
     except (ExpectationError, ExpectationsError) as exc:
-        return _error(f"--expect: {exc}" if args.expect else str(exc))
+        raise _BadInput(f"--expect: {exc}" if args.expect else str(exc)) from exc
     for warning in warnings:
         print(f"stream-harness: warning: {warning}", file=sys.stderr)
-    limits = AgentLimits(max_turns=args.max_turns, timeout_s=args.timeout)
-    if args.explore is not None:
-        scenarios, problem = explore_bases(scenarios, bool(args.scenarios))
-        if problem is not None:
-            return _error(problem)
-    units = planned_units(adapters, scenarios, args.protocol)
+    return expectations
+
+
+def _results(
+    adapters: list[tuple[str, AgentAdapter]],
+    scenarios: list[AgentScenario],
+    args: argparse.Namespace,
+    expectations: list[AgentExpectation],
+    limits: AgentLimits,
+    shard: Shard | None,
+) -> list[AgentResult]:
+    """The runs (or the exploration), every agent process closed after, killed at once
+    when interrupted."""
     try:
         if args.explore is not None:
             spawn = lambda spec: spawn_app(adapters, spec) or load_agent(spec, args.import_root)  # noqa: E731
             explored = run_exploration(adapters, scenarios, args, expectations, limits, spawn)
-            results = app_reproduce(explored, args)
-        else:
-            results = app_reproduce(_run(adapters, scenarios, args, expectations, limits, shard), args)
+            return app_reproduce(explored, args)
+        return app_reproduce(_run(adapters, scenarios, args, expectations, limits, shard), args)
     except BaseException:
         # Interrupted: every agent process (one a job) asked to stop at once and killed
         # 2 s later, rather than 2 s each while their runs ignore the request.
@@ -257,13 +320,6 @@ def agents_command(args: argparse.Namespace) -> int:
             close = getattr(adapter, "close", None)
             if callable(close):
                 close()  # a stdio agent's process
-    results = with_project(results, args.project)
-    versions = {adapter.name: _version(adapter) for _, adapter in adapters}
-    info = None
-    if shard is not None:
-        owned = sum(1 for _, a, sc, pr in units if shard.owns(*agent_unit_key(a.name, sc.name, pr)))
-        info = ShardInfo(index=shard.index, count=shard.count, pairs=owned, total_pairs=len(units))
-    return _finish(results, args, versions, info)
 
 
 def _run(

@@ -32,6 +32,7 @@ from stream_harness.agents.scenario.faults import (
     ErrorKind,
     FaultSpec,
     InCall,
+    Place,
     Resolved,
     compact,
     normalize,
@@ -493,99 +494,13 @@ def _anthropic(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     s.add(_sse("message_start", {"type": "message_start", "message": message}))
     index = 0
     if script.thinking:
-        s.add(
-            _sse(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                },
-            )
-        )
-        for piece in _pieces(script.thinking, script.delta_size):
-            s.add(
-                _sse(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "thinking_delta", "thinking": piece},
-                    },
-                )
-            )
-        s.add(
-            _sse(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "signature_delta", "signature": _signature(script.thinking)},
-                },
-            )
-        )
-        s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        _anthropic_thinking(s, index, script.thinking, script.delta_size)
         index += 1
     if script.text:
-        s.add(
-            _sse(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {"type": "text", "text": ""},
-                },
-            )
-        )
-        for piece in _pieces(script.text, script.delta_size):
-            s.add(
-                _sse(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "text_delta", "text": piece},
-                    },
-                )
-            )
-        s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        _anthropic_text(s, index, script.text, script.delta_size)
         index += 1
     s.text_end = len(s.chunks)
-    for n, planned in enumerate(plan.calls):
-        call = planned.call
-        s.add(
-            _sse(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {
-                        "type": "tool_use",
-                        **_head_id(call, "id"),
-                        "name": call.name,
-                        "input": {},
-                    },
-                },
-            )
-        )
-        for piece, mark in planned.pieces():
-            s.add(
-                _sse(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": piece},
-                    },
-                )
-            )
-            s.started.add(n)
-            if mark:
-                s.mark = len(s.chunks)
-        if planned.closed:
-            s.add(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-            s.call_ends[n] = len(s.chunks)
-        index += 1
+    _anthropic_calls(s, index, plan)
     stop = "max_tokens" if plan.length else "tool_use" if plan.calls else "end_turn"
     s.terminal = len(s.chunks)
     s.add(
@@ -602,6 +517,54 @@ def _anthropic(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     return s
 
 
+def _block_start(index: int, block: Mapping[str, Any]) -> bytes:
+    return _sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+
+
+def _block_delta(index: int, delta: Mapping[str, Any]) -> bytes:
+    return _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+
+
+def _block_stop(index: int) -> bytes:
+    return _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _anthropic_thinking(s: _Stream, index: int, thinking: str, size: int) -> None:
+    """The thinking block, its signature in a last delta before the stop (PF 3.4)."""
+    s.add(_block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+    for piece in _pieces(thinking, size):
+        s.add(_block_delta(index, {"type": "thinking_delta", "thinking": piece}))
+    s.add(_block_delta(index, {"type": "signature_delta", "signature": _signature(thinking)}))
+    s.add(_block_stop(index))
+
+
+def _anthropic_text(s: _Stream, index: int, text: str, size: int) -> None:
+    s.add(_block_start(index, {"type": "text", "text": ""}))
+    for piece in _pieces(text, size):
+        s.add(_block_delta(index, {"type": "text_delta", "text": piece}))
+    s.add(_block_stop(index))
+
+
+def _anthropic_calls(s: _Stream, index: int, plan: _Plan) -> None:
+    """One tool_use block per call from block ``index`` on, marked where the faults cut."""
+    for n, planned in enumerate(plan.calls):
+        call = planned.call
+        head = {"type": "tool_use", **_head_id(call, "id"), "name": call.name, "input": {}}
+        s.add(_block_start(index, head))
+        for piece, mark in planned.pieces():
+            s.add(_block_delta(index, {"type": "input_json_delta", "partial_json": piece}))
+            s.started.add(n)
+            if mark:
+                s.mark = len(s.chunks)
+        if planned.closed:
+            s.add(_block_stop(index))
+            s.call_ends[n] = len(s.chunks)
+        index += 1
+
+
 def _anthropic_error(kind: ErrorKind) -> bytes:
     wire = {
         "overloaded": ("overloaded_error", "Overloaded"),
@@ -611,9 +574,19 @@ def _anthropic_error(kind: ErrorKind) -> bytes:
     return _sse("error", {"type": "error", "error": {"type": etype, "message": message}})
 
 
+class _ResponsesEvents:
+    """The Responses API's events, each numbered by its ``sequence_number`` in send order."""
+
+    def __init__(self) -> None:
+        self._seq = iter(range(10**6))
+
+    def __call__(self, etype: str, **data: Any) -> bytes:
+        return _sse(etype, {"type": etype, **data, "sequence_number": next(self._seq)})
+
+
 def _responses(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     s = _Stream()
-    seq = iter(range(10**6))
+    ev = _ResponsesEvents()
     response: dict[str, Any] = {
         "id": f"resp_{ident}",
         "object": "response",
@@ -622,64 +595,64 @@ def _responses(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
         "model": model,
         "output": [],
     }
-
-    def ev(etype: str, **data: Any) -> bytes:
-        return _sse(etype, {"type": etype, **data, "sequence_number": next(seq)})
-
     s.add(ev("response.created", response=response))
     output: list[dict[str, Any]] = []
     if script.text:
-        item = {
-            "id": f"msg_{ident}",
-            "type": "message",
-            "status": "in_progress",
-            "role": "assistant",
-            "content": [],
-        }
-        n = len(output)
-        s.add(ev("response.output_item.added", output_index=n, item=item))
-        s.add(
-            ev(
-                "response.content_part.added",
-                item_id=f"msg_{ident}",
-                output_index=n,
-                content_index=0,
-                part={"type": "output_text", "text": "", "annotations": []},
-            )
-        )
-        for piece in _pieces(script.text, script.delta_size):
-            s.add(
-                ev(
-                    "response.output_text.delta",
-                    item_id=f"msg_{ident}",
-                    output_index=n,
-                    content_index=0,
-                    delta=piece,
-                )
-            )
-        s.add(
-            ev(
-                "response.output_text.done",
-                item_id=f"msg_{ident}",
-                output_index=n,
-                content_index=0,
-                text=script.text,
-            )
-        )
-        part = {"type": "output_text", "text": script.text, "annotations": []}
-        s.add(
-            ev(
-                "response.content_part.done",
-                item_id=f"msg_{ident}",
-                output_index=n,
-                content_index=0,
-                part=part,
-            )
-        )
-        done = {**item, "status": "completed", "content": [part]}
-        s.add(ev("response.output_item.done", output_index=n, item=done))
-        output.append(done)
+        output.append(_responses_message(s, ev, script, f"msg_{ident}"))
     s.text_end = len(s.chunks)
+    _responses_calls(s, ev, plan, output)
+    usage = {
+        "input_tokens": script.input_tokens,
+        "output_tokens": script.output_tokens,
+        "total_tokens": script.input_tokens + script.output_tokens,
+    }
+    s.terminal = len(s.chunks)
+    if plan.length:
+        final = {
+            **response,
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": output,
+            "usage": usage,
+        }
+        s.add(ev("response.incomplete", response=final))
+    else:
+        final = {**response, "status": "completed", "output": output, "usage": usage}
+        s.add(ev("response.completed", response=final))
+    return s
+
+
+def _responses_message(
+    s: _Stream, ev: _ResponsesEvents, script: Script, item_id: str
+) -> dict[str, Any]:
+    """The text as the first output item (a message of one output_text part); returns the
+    item as done, for the final response's ``output``."""
+    item = {
+        "id": item_id,
+        "type": "message",
+        "status": "in_progress",
+        "role": "assistant",
+        "content": [],
+    }
+    where: dict[str, Any] = {"item_id": item_id, "output_index": 0, "content_index": 0}
+    s.add(ev("response.output_item.added", output_index=0, item=item))
+    empty = {"type": "output_text", "text": "", "annotations": []}
+    s.add(ev("response.content_part.added", **where, part=empty))
+    for piece in _pieces(script.text, script.delta_size):
+        s.add(ev("response.output_text.delta", **where, delta=piece))
+    s.add(ev("response.output_text.done", **where, text=script.text))
+    part = {"type": "output_text", "text": script.text, "annotations": []}
+    s.add(ev("response.content_part.done", **where, part=part))
+    done = {**item, "status": "completed", "content": [part]}
+    s.add(ev("response.output_item.done", output_index=0, item=done))
+    return done
+
+
+def _responses_calls(
+    s: _Stream, ev: _ResponsesEvents, plan: _Plan, output: list[dict[str, Any]]
+) -> None:
+    """One function_call item per call, after the items in ``output``; each call whose end
+    goes out joins ``output``."""
     for k, planned in enumerate(plan.calls):
         call = planned.call
         n = len(output)
@@ -719,25 +692,6 @@ def _responses(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
             s.add(ev("response.output_item.done", output_index=n, item=done))
             output.append(done)
             s.call_ends[k] = len(s.chunks)
-    usage = {
-        "input_tokens": script.input_tokens,
-        "output_tokens": script.output_tokens,
-        "total_tokens": script.input_tokens + script.output_tokens,
-    }
-    s.terminal = len(s.chunks)
-    if plan.length:
-        final = {
-            **response,
-            "status": "incomplete",
-            "incomplete_details": {"reason": "max_output_tokens"},
-            "output": output,
-            "usage": usage,
-        }
-        s.add(ev("response.incomplete", response=final))
-    else:
-        final = {**response, "status": "completed", "output": output, "usage": usage}
-        s.add(ev("response.completed", response=final))
-    return s
 
 
 def _responses_error(kind: ErrorKind) -> bytes:
@@ -908,59 +862,19 @@ def render(
     if protocol not in _STREAMS:
         raise ValueError(f"cannot render protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
     if fault.http_status is not None or fault.overflow:
-        status = fault.http_status or 400
-        body = (
-            fault.body
-            if fault.body is not None
-            else error_body(protocol, status, overflow=fault.overflow)
-        )
-        headers = {"content-type": "application/json", **fault.headers}
-        if protocol == "bedrock-converse-stream" and fault.body is None:
-            headers = {**_bedrock_error_headers(status), **headers}
-        return Served(
-            protocol,
-            status,
-            tuple(headers.items()),
-            (body.encode(),),
-            False,
-            fault.pace,
-            False,
-            "http",
-            (),
-            "",
-            None,
-            None,
-            _retry_after(fault.headers),
-            fault.kind,
-            _retryable_status(status) and not fault.overflow,
-            fault.overflow,
-        )
+        return _http_error(protocol, fault)
     resolved = fault.resolved(len(script.tool_calls))
     if resolved is not None and (why := unexpressible(resolved, protocol)) is not None:
         raise ValueError(why)
     plan = _plan(script, resolved, protocol)
     build, error = _STREAMS[protocol]
     s = build(script, plan, model, ident)
-    thinking = script.thinking if protocol == "anthropic-messages" else None
     chunks = list(s.chunks)
     cut = reset = False
     stop = "length" if plan.length else "tool_use" if plan.calls else "stop"
-    sent_text = script.text
     if resolved is not None and resolved.ending not in ("length", "finish"):
         place = resolved.place
-        ended = True
-        if isinstance(place, ByteAt):
-            ended = place.byte < sum(len(c) for c in chunks)
-            chunks = _cut_at(chunks, place.byte) if ended else chunks
-        elif isinstance(place, InCall):
-            assert s.mark is not None
-            chunks = chunks[: s.mark]
-        elif place == "after_text":
-            # The content so far (the text, up to the calls).
-            chunks = chunks[: s.text_end or 1]
-        else:
-            assert s.terminal is not None
-            chunks = chunks[: s.terminal]
+        chunks, ended = _chunks_before(s, place)
         if resolved.ending == "error_event":
             assert resolved.kind is not None
             chunks.append(error(resolved.kind))
@@ -977,6 +891,72 @@ def render(
                 protocol, 200, {}, b"".join(chunks), pace=fault.pace, fault=fault.kind
             )
             return replace(read, chunks=tuple(chunks))
+    return _stream_served(protocol, script, fault, ident, plan, s, chunks, stop, cut, reset)
+
+
+def _http_error(protocol: str, fault: Fault) -> Served:
+    """An HTTP error instead of a stream: the fault's body, or the provider's own."""
+    status = fault.http_status or 400
+    body = (
+        fault.body
+        if fault.body is not None
+        else error_body(protocol, status, overflow=fault.overflow)
+    )
+    headers = {"content-type": "application/json", **fault.headers}
+    if protocol == "bedrock-converse-stream" and fault.body is None:
+        headers = {**_bedrock_error_headers(status), **headers}
+    return Served(
+        protocol,
+        status,
+        tuple(headers.items()),
+        (body.encode(),),
+        False,
+        fault.pace,
+        False,
+        "http",
+        (),
+        "",
+        None,
+        None,
+        _retry_after(fault.headers),
+        fault.kind,
+        _retryable_status(status) and not fault.overflow,
+        fault.overflow,
+    )
+
+
+def _chunks_before(s: _Stream, place: Place | None) -> tuple[list[bytes], bool]:
+    """The chunks sent before an early end at ``place``, and whether the place falls
+    inside the body (a byte past its end ends nothing)."""
+    chunks = list(s.chunks)
+    if isinstance(place, ByteAt):
+        ended = place.byte < sum(len(c) for c in chunks)
+        return (_cut_at(chunks, place.byte) if ended else chunks), ended
+    if isinstance(place, InCall):
+        assert s.mark is not None
+        return chunks[: s.mark], True
+    if place == "after_text":
+        # The content so far (the text, up to the calls).
+        return chunks[: s.text_end or 1], True
+    assert s.terminal is not None
+    return chunks[: s.terminal], True
+
+
+def _stream_served(
+    protocol: str,
+    script: Script,
+    fault: Fault,
+    ident: str,
+    plan: _Plan,
+    s: _Stream,
+    chunks: list[bytes],
+    stop: str,
+    cut: bool,
+    reset: bool,
+) -> Served:
+    """A 200 stream as served: the ``chunks`` really sent, and what they delivered of the
+    calls and the text (a call whose end went out, the text when all of it did)."""
+    thinking = script.thinking if protocol == "anthropic-messages" else None
     sent = sum(len(c) for c in chunks)
     ends = _ends(s.chunks)
     as_read = _arguments_as_read(protocol, chunks)
@@ -991,6 +971,7 @@ def render(
         for n, p in enumerate(plan.calls)
         if n in s.call_ends or n in s.started
     )
+    sent_text = script.text
     if stop in ("none", "error") and s.text_end:
         sent_text = _text_sent(script.text, ends[s.text_end - 1], sent)
     return Served(
