@@ -89,7 +89,9 @@ def main() -> None:
     total = sum(float(r["wall_s"]) for r in rows.values())
     print(f"total {total:.1f} s of a {BUDGET_S:.0f} s budget")
     data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    data.update({"machine": platform.platform(), "python": platform.python_version(), "budget_s": BUDGET_S})
+    data.update(
+        {"machine": platform.platform(), "python": platform.python_version(), "budget_s": BUDGET_S}
+    )
     if label == "latest":
         data["rows"] = {**data.get("rows", {}), **rows}
     else:

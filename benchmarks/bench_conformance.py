@@ -46,7 +46,11 @@ def main() -> None:
         runs = run_adapters(adapters, cases, config, expectations, jobs=jobs)
         wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
         results = sum(len(r.results) for r in runs)
-        rows[f"jobs={jobs}"] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "results": results}
+        rows[f"jobs={jobs}"] = {
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+            "results": results,
+        }
         print(f"jobs={jobs}: {wall:.1f} s wall, {cpu:.1f} s CPU, {results} results")
     out = {
         "adapters": [a.name for a in adapters],
@@ -55,7 +59,11 @@ def main() -> None:
         "target_wall_s": 60,
         "runs": rows,
         "load_average": os.getloadavg(),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(terse=True)},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(terse=True),
+        },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

@@ -65,7 +65,9 @@ def main() -> None:
     rows = {a: protocol for a in args} if args else dict(DEFAULT_ROWS)
     bases = [
         s
-        for s in map(load_agent_scenario, find_agent_scenarios(bundled_cassettes() / "agent-scenarios"))
+        for s in map(
+            load_agent_scenario, find_agent_scenarios(bundled_cassettes() / "agent-scenarios")
+        )
         if not s.faults and explorable(s) is None
     ]
     out: dict[str, dict[str, object]] = {}

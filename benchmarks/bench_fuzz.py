@@ -35,7 +35,9 @@ def main() -> int:
     doc["python"] = platform.python_version()
     doc["machine"] = platform.machine()
     doc["cpus"] = os.cpu_count()
-    doc["command"] = f"python benchmarks/bench_fuzz.py --examples {args.examples} --seed {args.seed}"
+    doc["command"] = (
+        f"python benchmarks/bench_fuzz.py --examples {args.examples} --seed {args.seed}"
+    )
     out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     print(f"{'protocol':<26}{'mutations':>10}{'findings':>10}{'seconds':>10}")
     for proto in doc["protocols"]:

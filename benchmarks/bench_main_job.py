@@ -99,7 +99,8 @@ def compare(new: Path, committed: Path = COMMITTED) -> dict[str, Any]:
         "committed_results": len(want),
         "differing": len(differing),
         "first_differences": [
-            {"adapter": k[0], "case": k[1], "check": k[2], "committed": w, "now": g} for k, w, g in differing[:20]
+            {"adapter": k[0], "case": k[1], "check": k[2], "committed": w, "now": g}
+            for k, w, g in differing[:20]
         ],
         "equal": not differing and len(got) == len(want) and len(got) > 0,
         "outcomes": dict(collections.Counter(got.values())),
@@ -112,15 +113,30 @@ def compare(new: Path, committed: Path = COMMITTED) -> dict[str, Any]:
 def run_job(examples: int, jobs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-main-job-") as scratch:
         out = Path(scratch) / "report"
-        cmd = [*_cli(), "report", "--examples", str(examples), "--out", str(out), "--format", "plain", "--jobs", str(jobs)]
+        cmd = [
+            *_cli(),
+            "report",
+            "--examples",
+            str(examples),
+            "--out",
+            str(out),
+            "--format",
+            "plain",
+            "--jobs",
+            str(jobs),
+        ]
         load_before = os.getloadavg()
         cpu0, wall0 = children_cpu(), time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=scratch)
         wall, cpu = time.perf_counter() - wall0, children_cpu() - cpu0
         load_after = os.getloadavg()
         if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
-            raise SystemExit(f"bench_main_job: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
-        verdict = next((line for line in done.stdout.splitlines() if line.startswith("verdict:")), "")
+            raise SystemExit(
+                f"bench_main_job: {' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}"
+            )
+        verdict = next(
+            (line for line in done.stdout.splitlines() if line.startswith("verdict:")), ""
+        )
         return {
             "command": " ".join(["stream-harness", *cmd[len(_cli()) :]]),
             "exit": done.returncode,
@@ -196,7 +212,13 @@ def account(examples: int) -> dict[str, Any]:
     for module in (session, deadline):
         meter.wrap(module, "safe_run", lambda adapter, *a, **k: f"runs:{adapter.name}")
         # The runs on HTTP error responses apart: small bodies, so every single cut is tried.
-        meter.wrap(module, "safe_run", lambda adapter, *a, status=200, **k: "error-response runs" if status >= 400 else "stream runs")
+        meter.wrap(
+            module,
+            "safe_run",
+            lambda adapter, *a, status=200, **k: (
+                "error-response runs" if status >= 400 else "stream runs"
+            ),
+        )
     meter.wrap(cli_conformance, "run_suite", "run_suite")
     meter.wrap(cli_conformance, "_report", "build_report")
     meter.wrap(cli_conformance, "keep_previous", "keep_previous")
@@ -206,7 +228,19 @@ def account(examples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-main-job-") as scratch, gc_timer() as gc_found:
         cpu0 = time.process_time()
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-            code = cli_main.main(["report", "--examples", str(examples), "--out", scratch, "--format", "plain", "--jobs", "1"])
+            code = cli_main.main(
+                [
+                    "report",
+                    "--examples",
+                    str(examples),
+                    "--out",
+                    scratch,
+                    "--format",
+                    "plain",
+                    "--jobs",
+                    "1",
+                ]
+            )
         total = time.process_time()
         run = total - cpu0
     s = meter.seconds
@@ -222,7 +256,11 @@ def account(examples: int) -> dict[str, Any]:
                 "runs": meter.counts.get(f"runs:{name}", 0),
                 "ms_per_run": round(1e3 * in_runs / max(1, meter.counts.get(f"runs:{name}", 0)), 3),
             }
-    by_check = {k.split(":", 1)[1]: {"cpu_s": round(v, 2), "results": meter.counts[k]} for k, v in s.items() if k.startswith("check:")}
+    by_check = {
+        k.split(":", 1)[1]: {"cpu_s": round(v, 2), "results": meter.counts[k]}
+        for k, v in s.items()
+        if k.startswith("check:")
+    }
     pool = s.get("run_suite", 0.0)
     return {
         "exit": code,
@@ -235,10 +273,20 @@ def account(examples: int) -> dict[str, Any]:
             "keep_previous_rows": round(s.get("keep_previous", 0.0), 2),
             "write_report_files": round(s.get("write_report", 0.0), 2),
             "render_console": round(s.get("render", 0.0), 2),
-            "rest_of_cli": round(run - pool - sum(s.get(k, 0.0) for k in ("prepare", "build_report", "keep_previous", "write_report", "render")), 2),
+            "rest_of_cli": round(
+                run
+                - pool
+                - sum(
+                    s.get(k, 0.0)
+                    for k in ("prepare", "build_report", "keep_previous", "write_report", "render")
+                ),
+                2,
+            ),
         },
         "serial_s": round(total - pool, 2),
-        "adapter_runs_s": {k: round(s.get(k, 0.0), 2) for k in ("stream runs", "error-response runs")},
+        "adapter_runs_s": {
+            k: round(s.get(k, 0.0), 2) for k in ("stream runs", "error-response runs")
+        },
         "adapter_runs": {k: meter.counts.get(k, 0) for k in ("stream runs", "error-response runs")},
         "gc_s": round(gc_found["seconds"], 2),
         "gc_collections": gc_found["collections"],
@@ -268,7 +316,11 @@ _HARNESS_STAGES = (
     (("reporting/", None), "report building and writing"),
     (("cli/", None), "cli"),
 )
-_LIBRARIES_OF_OUR_OWN = {"yaml": "loading specs, cassettes, adapters", "rich": "report building and writing", "jsonschema": "loading specs, cassettes, adapters"}
+_LIBRARIES_OF_OUR_OWN = {
+    "yaml": "loading specs, cassettes, adapters",
+    "rich": "report building and writing",
+    "jsonschema": "loading specs, cassettes, adapters",
+}
 
 
 def stage_of(func: tuple[str, int, str]) -> str | None:
@@ -285,9 +337,17 @@ def stage_of(func: tuple[str, int, str]) -> str | None:
         return "imports"
     if "site-packages/" in path:
         top = path.split("site-packages/", 1)[1].split("/", 1)[0].split(".", 1)[0]
-        if top in ("pydantic", "pydantic_core", "typing_extensions", "typing_inspection", "annotated_types"):
+        if top in (
+            "pydantic",
+            "pydantic_core",
+            "typing_extensions",
+            "typing_inspection",
+            "annotated_types",
+        ):
             return "pydantic"
-        return _LIBRARIES_OF_OUR_OWN.get(top, "SDK libraries (openai, anthropic, google-genai, httpx2)")
+        return _LIBRARIES_OF_OUR_OWN.get(
+            top, "SDK libraries (openai, anthropic, google-genai, httpx2)"
+        )
     if path == "~" and "pydantic_core" in name:
         return "pydantic"
     return None
@@ -318,11 +378,20 @@ def stages(profile: Path) -> dict[str, float]:
                     found[stage] += share * (v[2] + v[3])
         total = sum(found.values())
         if total <= 0:
-            found = {"pydantic (called by the interpreter: imports, class creation)" if direct == "pydantic" else "interpreter (no caller of ours)": 1.0}
+            found = {
+                "pydantic (called by the interpreter: imports, class creation)"
+                if direct == "pydantic"
+                else "interpreter (no caller of ours)": 1.0
+            }
         else:
             found = {k: v / total for k, v in found.items()}
             if direct == "pydantic":
-                found = {k if k.startswith(("pydantic", "interpreter")) else f"pydantic (called by {k})": v for k, v in found.items()}
+                found = {
+                    k
+                    if k.startswith(("pydantic", "interpreter"))
+                    else f"pydantic (called by {k})": v
+                    for k, v in found.items()
+                }
         memo[func] = dict(found)
         return memo[func]
 
@@ -341,17 +410,30 @@ def profile_pass(examples: int, scratch: Path) -> dict[str, Any]:
         subprocess.run(cmd, capture_output=True, check=False, cwd=out)
     found = stages(prof)
     total = sum(found.values())
-    return {"profiled_s": round(total, 1), "shares": {k: round(v / total, 4) for k, v in sorted(found.items(), key=lambda kv: -kv[1])}}
+    return {
+        "profiled_s": round(total, 1),
+        "shares": {k: round(v / total, 4) for k, v in sorted(found.items(), key=lambda kv: -kv[1])},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    p.add_argument("--examples", type=int, default=100, help="random splits per split-sensitive check (the README's command: 100; CI's: 20)")
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=100,
+        help="random splits per split-sensitive check (the README's command: 100; CI's: 20)",
+    )
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--label", default="latest")
     p.add_argument("--skip-profile", action="store_true")
     p.add_argument("--no-write", action="store_true")
-    p.add_argument("--compare", type=Path, metavar="REPORT_JSONL", help="only compare this report's outcomes with the committed report's")
+    p.add_argument(
+        "--compare",
+        type=Path,
+        metavar="REPORT_JSONL",
+        help="only compare this report's outcomes with the committed report's",
+    )
     p.add_argument("--account", action="store_true", help=argparse.SUPPRESS)  # the child of pass 2
     args = p.parse_args(argv)
     if args.compare is not None:
@@ -371,20 +453,29 @@ def main(argv: list[str] | None = None) -> int:
         f"  against the committed report: {same['results']} results ({same['committed_results']} committed for these adapters), "
         f"{same['differing']} differing outcome(s): {'EQUAL' if same['equal'] else 'DIFFERENT'}"
     )
-    child = subprocess.run([sys.executable, __file__, "--account", "--examples", str(args.examples)], capture_output=True, text=True, check=False)
+    child = subprocess.run(
+        [sys.executable, __file__, "--account", "--examples", str(args.examples)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if child.returncode != 0:
         raise SystemExit(f"bench_main_job: the accounting pass failed:\n{child.stderr[-2000:]}")
     acc = json.loads(child.stdout.strip().splitlines()[-1])
     serial = acc["serial_s"]
     projected = (job["cpu_s"] - serial) / 2 + serial
-    print(f"accounting (--jobs 1): {acc['cpu_s']:.1f} s CPU, serial part {serial:.1f} s, GC {acc['gc_s']:.1f} s")
+    print(
+        f"accounting (--jobs 1): {acc['cpu_s']:.1f} s CPU, serial part {serial:.1f} s, GC {acc['gc_s']:.1f} s"
+    )
     for kind, sec in acc["adapter_runs_s"].items():
         print(f"  {kind:34} {sec:7.2f} s in {acc['adapter_runs'][kind]} adapter runs")
     for stage, sec in acc["stages_s"].items():
         print(f"  {stage:34} {sec:7.2f} s")
     print("  by adapter (CPU; in the adapter's runs; runs; ms per run):")
     for name, row in acc["by_adapter"].items():
-        print(f"    {name:22} {row['cpu_s']:7.2f} s {row['in_adapter_runs_s']:7.2f} s {row['runs']:6d} {row['ms_per_run']:7.3f}")
+        print(
+            f"    {name:22} {row['cpu_s']:7.2f} s {row['in_adapter_runs_s']:7.2f} s {row['runs']:6d} {row['ms_per_run']:7.3f}"
+        )
     print("  by check (CPU with the runs it asked for first; results):")
     for name, row in acc["by_check"].items():
         print(f"    {name:22} {row['cpu_s']:7.2f} s {row['results']:6d}")
@@ -392,7 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_profile:
         with tempfile.TemporaryDirectory(prefix="bench-main-job-") as scratch:
             prof = profile_pass(args.examples, Path(scratch))
-        print(f"profile (--jobs 1 under cProfile, {prof['profiled_s']:.0f} s): stages, share x accounting CPU")
+        print(
+            f"profile (--jobs 1 under cProfile, {prof['profiled_s']:.0f} s): stages, share x accounting CPU"
+        )
         for stage, share in prof["shares"].items():
             if share >= 0.001:
                 print(f"  {stage:58} {100 * share:5.1f} %  ~{share * acc['cpu_s']:6.1f} s")
@@ -413,7 +506,11 @@ def main(argv: list[str] | None = None) -> int:
             "wall_s": job["wall_s"],
             "target_wall_s": TARGET_WALL_S,
             "target_met_measured": job["wall_s"] < TARGET_WALL_S,
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(terse=True)},
+            "machine": {
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "platform": platform.platform(terse=True),
+            },
             "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         RESULTS.parent.mkdir(parents=True, exist_ok=True)

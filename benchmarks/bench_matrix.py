@@ -107,7 +107,9 @@ class TimedAdapter:
         self.name: str = inner.name
         self.level: AdapterLevel = inner.level
         self.protocols: frozenset[str] = inner.protocols
-        self.runs: list[tuple[str, int, float, float]] = []  # protocol, chunks, python cpu, child cpu
+        self.runs: list[
+            tuple[str, int, float, float]
+        ] = []  # protocol, chunks, python cpu, child cpu
 
     def version(self) -> str:
         return self.inner.version()
@@ -140,7 +142,10 @@ def metered() -> Iterator[Meter]:
     """The harness's functions inside an adapter run, wrapped where the adapters call them."""
     meter = Meter()
 
-    for module_name in ("stream_harness.adapters.library", "stream_harness.adapters.processes.stdio"):
+    for module_name in (
+        "stream_harness.adapters.library",
+        "stream_harness.adapters.processes.stdio",
+    ):
         try:
             module = __import__(module_name, fromlist=["_"])
         except ImportError:
@@ -167,7 +172,9 @@ def fit(runs: Sequence[tuple[int, float]]) -> tuple[float, float]:
     return max(0.0, my - slope * mx), slope
 
 
-def planned_runs(adapter: Adapter, cases: Sequence[Case], examples: int) -> dict[str, tuple[int, int]]:
+def planned_runs(
+    adapter: Adapter, cases: Sequence[Case], examples: int
+) -> dict[str, tuple[int, int]]:
     """Per protocol, the distinct adapter runs and their chunks that a full run's checks
     make on these cases: the whole body, every split the split-sensitive checks draw, about
     two truncations (shrinking a failure is not counted: it depends on the failure)."""
@@ -293,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--cassettes", action="append",
         help="subset measured (default: per protocol the adapter speaks, three bundled cases: see default_subset)",
     )  # fmt: skip
-    p.add_argument("--examples", type=int, default=100, help="random splits per check in the measured run")
+    p.add_argument(
+        "--examples", type=int, default=100, help="random splits per check in the measured run"
+    )
     p.add_argument("--label", default="latest", help="where the rows go in the results file")
     p.add_argument("--results", type=Path, default=RESULTS)
     p.add_argument("--no-write", action="store_true")

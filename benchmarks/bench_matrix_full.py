@@ -51,7 +51,9 @@ def measure(extra: Sequence[str], jobs: int) -> dict[str, Any]:
         wall = time.monotonic() - started
         if done.returncode not in (0, 1) or not (out / "report.jsonl").is_file():
             tail = " / ".join((done.stderr or "").strip().splitlines()[-3:])
-            raise SystemExit(f"bench_matrix_full: the matrix did not run (exit {done.returncode}): {tail}")
+            raise SystemExit(
+                f"bench_matrix_full: the matrix did not run (exit {done.returncode}): {tail}"
+            )
         report = load_report(out / "report.jsonl")
     finally:
         shutil.rmtree(out, ignore_errors=True)

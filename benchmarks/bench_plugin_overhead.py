@@ -41,12 +41,24 @@ def _import_ms(cwd: Path) -> float:
     """The plugin's modules (the entry module and the parts it registers), each imported as
     pytest imports them: the sum of their top-level import times."""
     parts = ("options", "agent_items", "stream_items", "markers")
-    code = "import pytest; " + "; ".join(f"import stream_harness.pytest_plugin.{part}" for part in parts)
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd, capture_output=True, text=True, check=True)
+    code = "import pytest; " + "; ".join(
+        f"import stream_harness.pytest_plugin.{part}" for part in parts
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = [
         int(m.group(1))
         for line in done.stderr.splitlines()
-        if (m := re.match(r"import time:\s+\d+ \|\s+(\d+) \| stream_harness\.pytest_plugin(\.\w+)?$", line))
+        if (
+            m := re.match(
+                r"import time:\s+\d+ \|\s+(\d+) \| stream_harness\.pytest_plugin(\.\w+)?$", line
+            )
+        )
     ]
     if not found:
         raise SystemExit("no import time line for stream_harness.pytest_plugin")
@@ -60,7 +72,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "test_plain.py").write_text(
-            "".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n\n" for i in range(50)), encoding="utf-8"
+            "".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n\n" for i in range(50)),
+            encoding="utf-8",
         )
         base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
         with_plugin, without = [], []
@@ -70,7 +83,9 @@ def main() -> int:
         imports = sorted(_import_ms(root) for _ in range(5))
     best_with, best_without = min(with_plugin), min(without)
     added_ms = (best_with - best_without) * 1000
-    median_added = (sorted(with_plugin)[len(with_plugin) // 2] - sorted(without)[len(without) // 2]) * 1000
+    median_added = (
+        sorted(with_plugin)[len(with_plugin) // 2] - sorted(without)[len(without) // 2]
+    ) * 1000
     result = {
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
@@ -85,10 +100,12 @@ def main() -> int:
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"pytest run of 50 tests, CPU best of {args.runs}: with the plugin {best_with * 1000:.0f} ms, "
-          f"without {best_without * 1000:.0f} ms; added {added_ms:.1f} ms (median {median_added:.1f} ms); "
-          f"plugin import {result['plugin_import_ms_median']} ms; target <= {TARGET_MS:.0f} ms: "
-          f"{'met' if result['met'] else 'MISSED'}")
+    print(
+        f"pytest run of 50 tests, CPU best of {args.runs}: with the plugin {best_with * 1000:.0f} ms, "
+        f"without {best_without * 1000:.0f} ms; added {added_ms:.1f} ms (median {median_added:.1f} ms); "
+        f"plugin import {result['plugin_import_ms_median']} ms; target <= {TARGET_MS:.0f} ms: "
+        f"{'met' if result['met'] else 'MISSED'}"
+    )
     print(f"wrote {RESULTS}")
     return 0
 

@@ -53,7 +53,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old", type=Path)
     parser.add_argument("new", type=Path)
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "report_verdicts.json"))
+    parser.add_argument(
+        "--out", default=str(ROOT / "benchmarks" / "results" / "report_verdicts.json")
+    )
     args = parser.parse_args()
     try:
         old_version, old = raw_verdicts(args.old)
@@ -73,11 +75,30 @@ def main() -> int:
     differing = sorted(k for k in old_rows.keys() & new_rows.keys() if old_rows[k] != new_rows[k])
     same_header = all(
         getattr(old_report, f) == getattr(new_report, f)
-        for f in ("checks", "adapters", "cases", "skipped", "seed", "examples", "started", "finished")
+        for f in (
+            "checks",
+            "adapters",
+            "cases",
+            "skipped",
+            "seed",
+            "examples",
+            "started",
+            "finished",
+        )
     )
     results = {
-        "old": {"path": str(args.old), "version": old_version, "rows": len(old), "bytes": args.old.stat().st_size},
-        "new": {"path": str(args.new), "version": new_version, "rows": len(new), "bytes": args.new.stat().st_size},
+        "old": {
+            "path": str(args.old),
+            "version": old_version,
+            "rows": len(old),
+            "bytes": args.old.stat().st_size,
+        },
+        "new": {
+            "path": str(args.new),
+            "version": new_version,
+            "rows": len(new),
+            "bytes": args.new.stat().st_size,
+        },
         "verdicts_compared": len(old.keys() & new.keys()),
         "outcomes_changed": len(changed),
         "rows_lost": len(lost),
@@ -88,7 +109,12 @@ def main() -> int:
         "counts_new": new_report.counts.model_dump(),
     }
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    for what, keys in (("changed", changed), ("lost", lost), ("added", added), ("differ", differing)):
+    for what, keys in (
+        ("changed", changed),
+        ("lost", lost),
+        ("added", added),
+        ("differ", differing),
+    ):
         for key in keys[:5]:
             print(f"{what}: {key}")
     ok = not (changed or lost or added or differing) and same_header

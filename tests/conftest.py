@@ -21,7 +21,9 @@ settings.register_profile(
     "stream-harness-tests",
     parent=settings.default,
     deadline=None,
-    suppress_health_check=sorted({*settings.default.suppress_health_check, HealthCheck.too_slow}, key=str),
+    suppress_health_check=sorted(
+        {*settings.default.suppress_health_check, HealthCheck.too_slow}, key=str
+    ),
 )
 settings.load_profile("stream-harness-tests")
 
@@ -57,7 +59,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A user's project folder as the working directory, with no config lookup above it."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STREAM_HARNESS_CONFIG", raising=False)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n', encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "0"\n', encoding="utf-8"
+    )
     return tmp_path
 
 

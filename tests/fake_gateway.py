@@ -99,7 +99,11 @@ class Handler(BaseHTTPRequestHandler):
                     if committed:
                         self._chunk(b"".join(held))
                         held = []
-                elif MODE == "hold-small-reads" and len(piece) < SMALL and sum(map(len, held)) + len(piece) < HOLD_BYTES:
+                elif (
+                    MODE == "hold-small-reads"
+                    and len(piece) < SMALL
+                    and sum(map(len, held)) + len(piece) < HOLD_BYTES
+                ):
                     held.append(piece)
                 else:
                     self._chunk(b"".join([*held, piece]))

@@ -155,7 +155,15 @@ EXPECTED_MATRIX = {
     ("beta", "truncation"): ("known", "1/2 (1 known)"),
 }
 # Totals over both adapters: 13 results.
-EXPECTED_COUNTS = {"passed": 7, "failed": 2, "timeout": 0, "crashed": 0, "errored": 1, "known_failure": 2, "fixed": 1}
+EXPECTED_COUNTS = {
+    "passed": 7,
+    "failed": 2,
+    "timeout": 0,
+    "crashed": 0,
+    "errored": 1,
+    "known_failure": 2,
+    "fixed": 1,
+}
 
 
 def v1_text(report: Report) -> str:

@@ -80,8 +80,13 @@ def run(case, own_words=False):
         if obj.get("usage"):
             u = obj["usage"]
             cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-            usage = {"input": u["prompt_tokens"] - cached, "output": u["completion_tokens"],
-                     "cache_read": cached, "cache_write": 0, "total": u.get("total_tokens")}
+            usage = {
+                "input": u["prompt_tokens"] - cached,
+                "output": u["completion_tokens"],
+                "cache_read": cached,
+                "cache_write": 0,
+                "total": u.get("total_tokens"),
+            }
         for choice in obj.get("choices") or []:
             delta = choice.get("delta") or {}
             text += delta.get("content") or ""
@@ -94,13 +99,23 @@ def run(case, own_words=False):
             stop = choice.get("finish_reason") or stop
     content = [{"type": "text", "content": text}] if text else []
     for _, call in sorted(calls.items()):
-        content.append({"type": "tool_call", "id": call["id"], "name": call["name"], "arguments": call["args"]})
+        content.append(
+            {"type": "tool_call", "id": call["id"], "name": call["name"], "arguments": call["args"]}
+        )
     if not done and stop is None:
         return {"raised": {"name": "StreamError", "message": "stream ended before [DONE]"}}
     if own_words:
         stop = OWN_WORDS.get(stop, stop)
-    return {"message": {"content": content, "stop_reason": stop, "usage": usage, "model": model, "response_id": rid},
-            "requests": 1}
+    return {
+        "message": {
+            "content": content,
+            "stop_reason": stop,
+            "usage": usage,
+            "model": model,
+            "response_id": rid,
+        },
+        "requests": 1,
+    }
 
 
 def main(argv):
@@ -121,9 +136,17 @@ def main(argv):
         if msg["cmd"] == "stop":
             return 0
         if msg["cmd"] == "start":
-            reply = {"version": 1, "implementation": {"name": name, "language": "python", "version": "0.1",
-                                                      "runtime": "python " + sys.version.split()[0]},
-                     "protocols": ["openai-completions"], "surface": "message"}
+            reply = {
+                "version": 1,
+                "implementation": {
+                    "name": name,
+                    "language": "python",
+                    "version": "0.1",
+                    "runtime": "python " + sys.version.split()[0],
+                },
+                "protocols": ["openai-completions"],
+                "surface": "message",
+            }
             if declare:
                 reply["conventions"] = CONVENTIONS
             if pid_file:

@@ -45,7 +45,11 @@ def test_the_table_is_read_with_paths_relative_to_its_file(project: Path) -> Non
     sub.mkdir()
     config = load_config(sub)
     assert config.cassettes == (Path("recorded"),)
-    assert config.adapters == ("mine:A",) and config.examples == 7 and config.out == Path("reports/conf")
+    assert (
+        config.adapters == ("mine:A",)
+        and config.examples == 7
+        and config.out == Path("reports/conf")
+    )
     # flags over the table; a flag not given keeps the table's value
     merged = config.with_overrides(examples=3, cassettes=None)
     assert merged.examples == 3 and merged.cassettes == (Path("recorded"),)
@@ -60,15 +64,21 @@ def test_the_table_is_read_with_paths_relative_to_its_file(project: Path) -> Non
         ("out = ''", "out"),
     ],
 )
-def test_a_bad_table_is_one_line_naming_file_and_key(project: Path, table: str, needle: str) -> None:
+def test_a_bad_table_is_one_line_naming_file_and_key(
+    project: Path, table: str, needle: str
+) -> None:
     (project / "pyproject.toml").write_text(f"[tool.stream-harness]\n{table}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=needle) as info:
         load_config()
     assert "pyproject.toml" in str(info.value) and "\n" not in str(info.value)
 
 
-def test_the_cli_reports_a_bad_table_with_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "pyproject.toml").write_text("[tool.stream-harness]\nexamples = 'many'\n", encoding="utf-8")
+def test_the_cli_reports_a_bad_table_with_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "pyproject.toml").write_text(
+        "[tool.stream-harness]\nexamples = 'many'\n", encoding="utf-8"
+    )
     code, _, err = run(capsys, "check")
     assert code == 2 and "examples" in err and "Traceback" not in err
 
@@ -87,7 +97,19 @@ def test_the_cli_reports_a_bad_table_with_exit_2(project: Path, capsys: pytest.C
         (["--check", "nope"], "unknown check id 'nope'"),
         (["--check", "overflow-classification", "--cassettes", str(CASSETTE)], "no check applies"),
         (["--split", "cuts:3"], "--split and --truncate replay one case"),
-        (["--cassettes", str(CASSETTE), "--interaction", "0", "--check", "split-invariance", "--split", "cuts:0"], "outside the body"),
+        (
+            [
+                "--cassettes",
+                str(CASSETTE),
+                "--interaction",
+                "0",
+                "--check",
+                "split-invariance",
+                "--split",
+                "cuts:0",
+            ],
+            "outside the body",
+        ),
     ],
 )
 def test_check_on_nothing_or_bad_input_exits_2_with_one_line(
@@ -116,17 +138,21 @@ def test_run_conformance_raises_on_nothing_to_check(project: Path) -> None:
 def test_a_suite_states_how_much_it_checks(project: Path) -> None:
     suite = prepare(Config(cassettes=(CASSETTE,), examples=4))
     assert suite.planned > 0
-    assert suite.describe().startswith(f"1 cassette(s), 1 case(s), {len(CHECKS)} check(s), 1 adapter(s)")
+    assert suite.describe().startswith(
+        f"1 cassette(s), 1 case(s), {len(CHECKS)} check(s), 1 adapter(s)"
+    )
 
 
-def test_scenarios_are_not_cassettes_and_not_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_scenarios_are_not_cassettes_and_not_errors(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(capsys, "lint", str(bundled_cassettes()))
     assert code == 0 and "agent-loop scenario" in err
 
 
 # -- one verdict; failures that replay ---------------------------------------------------
 
-BROKEN = '''
+BROKEN = """
 from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
 
 
@@ -142,7 +168,7 @@ class Broken:
         # loses the tool call's city: an "expected" failure with a precise path
         result = ReferenceAdapter().run(protocol, [b"".join(chunks).replace(b"Paulo", b"Paul")], status=status, headers=headers)
         return AdapterResult(message=result.message)
-'''
+"""
 
 
 def test_a_failure_carries_expected_observed_path_and_a_command_that_replays_it(
@@ -155,14 +181,32 @@ def test_a_failure_carries_expected_observed_path_and_a_command_that_replays_it(
     local = project / "cassettes" / "tool.yaml"
     local.parent.mkdir()
     local.write_bytes(body)
-    code, out, _ = run(capsys, "report", "--adapter", "brokenmod:Broken", "--cassettes", "cassettes", "--check", "expected", "--format", "plain")
+    code, out, _ = run(
+        capsys,
+        "report",
+        "--adapter",
+        "brokenmod:Broken",
+        "--cassettes",
+        "cassettes",
+        "--check",
+        "expected",
+        "--format",
+        "plain",
+    )
     assert code == 1 and "verdict: FAILED: 1 new failure(s)" in out
-    row = next(json.loads(line) for line in (project / "conformance_report" / "report.jsonl").read_text().splitlines() if '"outcome":"failed"' in line)
+    row = next(
+        json.loads(line)
+        for line in (project / "conformance_report" / "report.jsonl").read_text().splitlines()
+        if '"outcome":"failed"' in line
+    )
     failure = row["failures"][0]
     assert failure["path"].startswith("content[") and failure["path"].endswith(".arguments.city")
-    assert "Paulo" in failure["expected"] and "Paul\"" in failure["observed"]
+    assert "Paulo" in failure["expected"] and 'Paul"' in failure["observed"]
     command = failure["command"]
-    assert command == "stream-harness check --adapter brokenmod:Broken --cassettes cassettes/tool.yaml --interaction 0 --check expected"
+    assert (
+        command
+        == "stream-harness check --adapter brokenmod:Broken --cassettes cassettes/tool.yaml --interaction 0 --check expected"
+    )
     assert f"reproduce: {command}" in out and 'Paulo", observed "S' in out
     # the command, run as printed from the user's folder, fails the same way
     code, out, _ = run(capsys, *command.split()[1:], "--format", "plain")
@@ -182,7 +226,9 @@ def test_plain_output_cuts_nothing_and_github_annotates(project: Path) -> None:
     assert note.startswith("::error file=") and "\n" not in note
 
 
-def test_format_auto_follows_github_actions_and_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_format_auto_follows_github_actions_and_the_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     class Pipe:
         def isatty(self) -> bool:
             return False
@@ -198,8 +244,14 @@ def test_format_auto_follows_github_actions_and_the_terminal(monkeypatch: pytest
 
 
 def test_first_difference_names_the_path() -> None:
-    want = {"content": [{"type": "text"}, {"type": "tool_call", "arguments": {"city": "Paris"}}], "stop_reason": "tool_use"}
-    got = {"content": [{"type": "text"}, {"type": "tool_call", "arguments": {"city": "Pari"}}], "stop_reason": "tool_use"}
+    want = {
+        "content": [{"type": "text"}, {"type": "tool_call", "arguments": {"city": "Paris"}}],
+        "stop_reason": "tool_use",
+    }
+    got = {
+        "content": [{"type": "text"}, {"type": "tool_call", "arguments": {"city": "Pari"}}],
+        "stop_reason": "tool_use",
+    }
     assert first_difference(want, got) == "content[1].arguments.city"
     assert value_at(got, "content[1].arguments.city") == "Pari"
     assert first_difference(want, want) is None
@@ -213,11 +265,15 @@ def test_first_difference_names_the_path() -> None:
 # -- the scaffold -------------------------------------------------------------------------
 
 
-def test_init_scaffolds_a_project_whose_tests_pass(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_scaffolds_a_project_whose_tests_pass(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "init")
     assert code == 0 and "created: pyproject.toml" not in out  # it existed: the table was added
     assert "[tool.stream-harness]" in (project / "pyproject.toml").read_text()
-    assert (project / "cassettes" / "openai-completions" / "example_tool_call.expected.jsonl").is_file()
+    assert (
+        project / "cassettes" / "openai-completions" / "example_tool_call.expected.jsonl"
+    ).is_file()
     again, out, _ = run(capsys, "init")
     assert again == 0 and "left alone" in out
     env = {k: v for k, v in os.environ.items() if k != "STREAM_HARNESS_CONFIG"}
@@ -239,7 +295,9 @@ def _builds(project: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_init_in_an_empty_folder_writes_a_pyproject_that_installs(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_in_an_empty_folder_writes_a_pyproject_that_installs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 24.6: the scaffold's data folders beside its module must not make setuptools'
     automatic discovery fail (several top-level packages)."""
     folder = tmp_path / "My Project"
@@ -254,7 +312,9 @@ def test_init_in_an_empty_folder_writes_a_pyproject_that_installs(tmp_path: Path
     assert load_config().adapters == ("stream_adapter:MyAdapter",)
 
 
-def test_init_beside_automatic_discovery_says_what_to_exclude(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_beside_automatic_discovery_says_what_to_exclude(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "init")
     assert code == 0 and "note: cassettes/ and stream_expectations/ are data folders" in out
 
@@ -276,7 +336,14 @@ def test_wire_anomalies_the_reference_recovered_from_reach_the_report(tmp_path: 
     cases, skipped = load_cases([cassette])
     config = RunConfig(examples=0, checks=[CHECKS_BY_ID["expected"]])
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    report = build_report([run_adapter(ReferenceAdapter(), cases, config)], cases, skipped, config, started=now, finished=now)
+    report = build_report(
+        [run_adapter(ReferenceAdapter(), cases, config)],
+        cases,
+        skipped,
+        config,
+        started=now,
+        finished=now,
+    )
     assert report.cases[0].warnings and "reused index" in report.cases[0].warnings[0]
     assert "reused index" in render(report).split("## Wire anomalies")[1]
 
@@ -290,6 +357,9 @@ def test_no_module_finds_data_by_walking_up_from_its_own_file() -> None:
     offenders = [
         str(path.relative_to(package))
         for path in package.rglob("*.py")
-        if any(isinstance(node, ast.Name) and node.id == "__file__" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+        if any(
+            isinstance(node, ast.Name) and node.id == "__file__"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
     ]
     assert offenders == []

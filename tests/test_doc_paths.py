@@ -14,8 +14,19 @@ import pytest
 from stream_harness.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP = ("harness", "specs", "cassettes", "tests", "benchmarks", "conformance_report", "adapters-js", ".ci")
-PATH = re.compile(r"(?<![\w/.~-])((?:" + "|".join(re.escape(t) for t in TOP) + r")/[\w./-]*[\w/])([-_]*[*<{])?")
+TOP = (
+    "harness",
+    "specs",
+    "cassettes",
+    "tests",
+    "benchmarks",
+    "conformance_report",
+    "adapters-js",
+    ".ci",
+)
+PATH = re.compile(
+    r"(?<![\w/.~-])((?:" + "|".join(re.escape(t) for t in TOP) + r")/[\w./-]*[\w/])([-_]*[*<{])?"
+)
 # Paths that stand for a user's project or a generated file, not for this repository.
 USER_FILES = (
     "cassettes/openai-completions/example_tool_call",
@@ -31,7 +42,9 @@ USER_FILES = (
 )
 # Paths in other projects' repositories, cited as sources.
 UPSTREAM = ("tests/backend/data/",)
-DOCS = sorted([ROOT / "README.md", *(ROOT / "specs").rglob("*.md"), ROOT / "benchmarks" / "README.md"])
+DOCS = sorted(
+    [ROOT / "README.md", *(ROOT / "specs").rglob("*.md"), ROOT / "benchmarks" / "README.md"]
+)
 
 
 def cited(text: str) -> set[str]:
@@ -44,14 +57,19 @@ def _exists(path: str) -> bool:
     if path.endswith("*"):
         prefix = path[:-1]
         folder = ROOT / prefix.rpartition("/")[0]
-        return folder.is_dir() and any(str(p.relative_to(ROOT)).startswith(prefix) for p in folder.iterdir())
+        return folder.is_dir() and any(
+            str(p.relative_to(ROOT)).startswith(prefix) for p in folder.iterdir()
+        )
     return (ROOT / path).exists()
 
 
 def missing(paths: set[str]) -> list[str]:
     return sorted(
-        p for p in paths
-        if not _exists(p) and not p.startswith(USER_FILES) and not p.startswith(UPSTREAM)
+        p
+        for p in paths
+        if not _exists(p)
+        and not p.startswith(USER_FILES)
+        and not p.startswith(UPSTREAM)
         and not p.endswith("/my_case.yaml")  # the README's walk-through of adding a cassette
     )
 
@@ -78,4 +96,6 @@ def test_every_path_the_help_cites_exists() -> None:
 
 
 def test_the_readme_was_read() -> None:
-    assert "harness/stream_harness/contract/events.py" in cited((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert "harness/stream_harness/contract/events.py" in cited(
+        (ROOT / "README.md").read_text(encoding="utf-8")
+    )

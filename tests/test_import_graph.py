@@ -31,7 +31,9 @@ PACKAGE = "stream_harness"
 # right above the stream stage it builds on, so the wing is layered as the stream half is;
 # a module belongs to the longest name it lies in (agents.cli before agents).
 RANKS: tuple[frozenset[str], ...] = (
-    frozenset({"contract"}),  # the unified events, their rules, limits, partial JSON, the facts reader
+    frozenset(
+        {"contract"}
+    ),  # the unified events, their rules, limits, partial JSON, the facts reader
     frozenset({"wire"}),  # framing: bytes -> frames
     frozenset({"errors"}),  # provider errors classified once
     frozenset({"providers"}),  # one normalizer per wire protocol, the registry, the accumulator
@@ -39,16 +41,24 @@ RANKS: tuple[frozenset[str], ...] = (
     frozenset({"workflow", "server"}),  # record/import/lint/bless; the loopback HTTP server
     frozenset({"loop"}),  # the reference agent loop
     frozenset({"adapters"}),  # the implementations under test, in-process, stdio, gateways
-    frozenset({"agents.scenario", "agents.server"}),  # agent scenarios, their faults and bytes; the server that plays them
-    frozenset({"agents"}),  # the agent adapters: their protocol, frameworks, stdio, JS, app mode, tool runs
+    frozenset(
+        {"agents.scenario", "agents.server"}
+    ),  # agent scenarios, their faults and bytes; the server that plays them
+    frozenset(
+        {"agents"}
+    ),  # the agent adapters: their protocol, frameworks, stdio, JS, app mode, tool runs
     frozenset({"conformance"}),  # cases, checks, runner, expectations, fuzzing
-    frozenset({"agents.conformance"}),  # the agent checks, their runner, exploration, the pytest fixture
+    frozenset(
+        {"agents.conformance"}
+    ),  # the agent checks, their runner, exploration, the pytest fixture
     frozenset({"reporting"}),  # report files and terminal tables
     frozenset({"agents.reporting"}),  # the agent rows' console output and triage
     frozenset({"matrix"}),  # one environment per library group
     frozenset({"agents.cli"}),  # `stream-harness agents`
     frozenset({"cli"}),  # the command line
-    frozenset({"pytest_plugin"}),  # pytest --harness, its markers and fixtures: one module per plugin
+    frozenset(
+        {"pytest_plugin"}
+    ),  # pytest --harness, its markers and fixtures: one module per plugin
 )
 # The package root: the public API (lazy names), the pytest plugin and the data packages.
 ROOT_MODULES = {"__init__.py", "py.typed"}
@@ -106,7 +116,9 @@ def _edges(modules: dict[str, Path]) -> Iterator[Edge]:
         yield from _visit(tree, name, path.name == "__init__.py", modules, lazy=False)
 
 
-def _visit(node: ast.AST, name: str, is_package: bool, modules: dict[str, Path], *, lazy: bool) -> Iterator[Edge]:
+def _visit(
+    node: ast.AST, name: str, is_package: bool, modules: dict[str, Path], *, lazy: bool
+) -> Iterator[Edge]:
     """The import edges under ``node``, ``lazy`` inside a function; those under
     ``if TYPE_CHECKING:`` are edges like any other."""
     for child in ast.iter_child_nodes(node):
@@ -203,7 +215,9 @@ def _wrong_way(edges: list[Edge]) -> list[str]:
     for edge in edges:
         source_rank, target_rank = _rank(edge.source), _rank(edge.target)
         if target_rank is None:  # the package root or the plugin: nothing below imports them
-            wrong.append(f"{edge.source}:{edge.line} imports {edge.target}, which is above every subpackage")
+            wrong.append(
+                f"{edge.source}:{edge.line} imports {edge.target}, which is above every subpackage"
+            )
         elif source_rank is None:  # the root and the plugin may use anything below
             continue
         elif _subpackage(edge.source) == _subpackage(edge.target):
@@ -276,7 +290,9 @@ def test_a_type_only_import_closing_a_circle_is_reported(tmp_path: Path) -> None
             ),
         },
     )
-    assert _cycles(modules, edges) == [[f"{PACKAGE}.providers.base", f"{PACKAGE}.providers.registry"]]
+    assert _cycles(modules, edges) == [
+        [f"{PACKAGE}.providers.base", f"{PACKAGE}.providers.registry"]
+    ]
 
 
 def test_no_hidden_imports_outside_the_entry_points() -> None:
@@ -290,11 +306,16 @@ def test_no_hidden_imports_outside_the_entry_points() -> None:
 
 def test_reporting_never_imports_the_runner_or_the_checks() -> None:
     """Reports read results; they must not be able to produce them (or be tied to how)."""
-    forbidden = {f"{PACKAGE}.conformance.runner", f"{PACKAGE}.conformance.checks", f"{PACKAGE}.conformance.suite"}
+    forbidden = {
+        f"{PACKAGE}.conformance.runner",
+        f"{PACKAGE}.conformance.checks",
+        f"{PACKAGE}.conformance.suite",
+    }
     bad = [
         f"{e.source}:{e.line} -> {e.target}"
         for e in EDGES
-        if _subpackage(e.source) == "reporting" and (e.target in forbidden or e.target.startswith(f"{PACKAGE}.conformance.checks."))
+        if _subpackage(e.source) == "reporting"
+        and (e.target in forbidden or e.target.startswith(f"{PACKAGE}.conformance.checks."))
     ]
     assert not bad, bad
 
@@ -318,7 +339,9 @@ def test_every_protocol_module_is_imported_by_the_providers_package(module: str)
         for node in ast.parse(source).body
     )
     if registers:
-        assert module in _imported_by_providers(), f"{module} registers a protocol but stream_harness.providers does not import it"
+        assert module in _imported_by_providers(), (
+            f"{module} registers a protocol but stream_harness.providers does not import it"
+        )
 
 
 @functools.cache
@@ -326,5 +349,7 @@ def _imported_by_providers() -> frozenset[str]:
     """What importing the providers package loads, in a fresh interpreter (this one may
     have imported any module already)."""
     code = "import sys, stream_harness.providers; print('\\n'.join(sys.modules))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     return frozenset(done.stdout.split())

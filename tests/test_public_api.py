@@ -31,7 +31,11 @@ print(json.dumps(kinds))
 
 
 def test_no_public_name_is_a_submodule_name() -> None:
-    submodules = {name for name in dir(stream_harness) if isinstance(getattr(stream_harness, name, None), types.ModuleType)}
+    submodules = {
+        name
+        for name in dir(stream_harness)
+        if isinstance(getattr(stream_harness, name, None), types.ModuleType)
+    }
     import pkgutil
 
     children = {info.name for info in pkgutil.iter_modules(stream_harness.__path__)}
@@ -43,7 +47,10 @@ def test_every_name_survives_any_first_import(first: str) -> None:
     """``first`` imported alone, then every name, then every name again in reverse."""
     order = [first, *NAMES, *reversed(NAMES)]
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(order)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE, json.dumps(order)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     kinds = json.loads(done.stdout)
@@ -73,7 +80,10 @@ def test_importing_the_package_imports_nothing_else() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.replace("'", '"')) == ["stream_harness", "stream_harness.pytest_plugin"]
+    assert json.loads(done.stdout.replace("'", '"')) == [
+        "stream_harness",
+        "stream_harness.pytest_plugin",
+    ]
 
 
 def test_the_plugins_parts_import_nothing_else() -> None:

@@ -15,7 +15,10 @@ pytest_plugins = ["pytester"]
 
 
 def _sse(*events: dict[str, object]) -> bytes:
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in events)
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode()
+        for e in events
+    )
 
 
 BODY = _sse(
@@ -42,9 +45,15 @@ def _write_cassettes(root: Path) -> Path:
 
 def test_harness_option_adds_one_item_per_case_and_check(pytester: pytest.Pytester) -> None:
     cassettes = _write_cassettes(pytester.path)
-    result = pytester.runpytest("--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-v")
-    result.assert_outcomes(passed=5)  # contract, split-invariance, expected, stop-reason, truncation
-    result.stdout.fnmatch_lines(["stream-harness::reference::contract[[]anthropic-messages/hello.yaml#0[]] PASSED*"])
+    result = pytester.runpytest(
+        "--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-v"
+    )
+    result.assert_outcomes(
+        passed=5
+    )  # contract, split-invariance, expected, stop-reason, truncation
+    result.stdout.fnmatch_lines(
+        ["stream-harness::reference::contract[[]anthropic-messages/hello.yaml#0[]] PASSED*"]
+    )
 
 
 def test_harness_items_are_selected_like_tests(pytester: pytest.Pytester) -> None:
@@ -54,10 +63,21 @@ def test_harness_items_are_selected_like_tests(pytester: pytest.Pytester) -> Non
     pytester.makepyfile(mutant_adapter=MUTANT)
     pytester.syspathinsert()
     common = ["--harness-cassettes", str(cassettes), "--harness-examples", "2", "-p", "no:randomly"]
-    both = [*common, "--harness", "--harness-adapter", "reference", "--harness-adapter", "mutant_adapter:DropsStart"]
+    both = [
+        *common,
+        "--harness",
+        "--harness-adapter",
+        "reference",
+        "--harness-adapter",
+        "mutant_adapter:DropsStart",
+    ]
     first = pytester.runpytest(*both, "-rf")
     first.assert_outcomes(passed=7, failed=3)
-    first.stdout.fnmatch_lines(["FAILED stream-harness::mutant_adapter:DropsStart::contract[[]anthropic-messages/hello.yaml#0[]]*"])
+    first.stdout.fnmatch_lines(
+        [
+            "FAILED stream-harness::mutant_adapter:DropsStart::contract[[]anthropic-messages/hello.yaml#0[]]*"
+        ]
+    )
     assert "FAILED ::" not in first.stdout.str()
     # --lf reruns exactly the failed harness items, --ff runs them first
     last = pytester.runpytest(*both, "--lf")
@@ -69,7 +89,9 @@ def test_harness_items_are_selected_like_tests(pytester: pytest.Pytester) -> Non
     pytester.runpytest(*both, "-k", "reference and contract").assert_outcomes(passed=1)
     one = "stream-harness::reference::truncation[anthropic-messages/hello.yaml#0]"
     pytester.runpytest(*common, "--harness-adapter", "reference", one).assert_outcomes(passed=1)
-    prefix = pytester.runpytest(*common, "--harness-adapter", "reference", "stream-harness::reference")
+    prefix = pytester.runpytest(
+        *common, "--harness-adapter", "reference", "stream-harness::reference"
+    )
     prefix.assert_outcomes(passed=5)
     xdist = pytester.runpytest(*both, "-n", "2", "-rf")
     xdist.assert_outcomes(passed=7, failed=3)
@@ -84,7 +106,7 @@ def test_a_gateway_rows_brackets_are_kept_out_of_the_node_id() -> None:
     )
 
 
-MUTANT = '''
+MUTANT = """
 from stream_harness.adapters.protocol import AdapterResult, ReferenceAdapter
 from stream_harness.contract.events import DoneEvent
 
@@ -103,10 +125,12 @@ class DropsStart:
         chunks = [c.decode("utf-8", "replace").encode() for c in chunks]
         result = ReferenceAdapter().run(protocol, chunks, status=status, headers=headers)
         return AdapterResult(message=result.message, events=result.events[1:])
-'''
+"""
 
 
-def test_a_broken_adapter_fails_with_rule_ids_and_a_reproduce_command(pytester: pytest.Pytester) -> None:
+def test_a_broken_adapter_fails_with_rule_ids_and_a_reproduce_command(
+    pytester: pytest.Pytester,
+) -> None:
     cassettes = _write_cassettes(pytester.path)
     pytester.makepyfile(mutant_adapter=MUTANT)
     pytester.syspathinsert()
@@ -126,13 +150,21 @@ def test_a_broken_adapter_fails_with_rule_ids_and_a_reproduce_command(pytester: 
     [
         (["--harness-check", "nope"], "*unknown check id*nope*"),
         (["--harness-adapter", "no_such_module:X"], "*cannot import no_such_module*"),
-        (["--harness-cassettes", "does-not-exist"], "*does-not-exist: no such cassette folder or file*"),
+        (
+            ["--harness-cassettes", "does-not-exist"],
+            "*does-not-exist: no such cassette folder or file*",
+        ),
         (["--harness-cassettes", "empty"], "*empty: no cassettes in it*"),
         (["--harness-cassettes", "garbage.yaml"], "*garbage.yaml*"),
-        (["--harness-check", "overflow-classification", "--harness-cassettes", "ok"], "*no check applies*"),
+        (
+            ["--harness-check", "overflow-classification", "--harness-cassettes", "ok"],
+            "*no check applies*",
+        ),
     ],
 )
-def test_bad_input_is_a_collection_error_never_a_pass(pytester: pytest.Pytester, argv: list[str], needle: str) -> None:
+def test_bad_input_is_a_collection_error_never_a_pass(
+    pytester: pytest.Pytester, argv: list[str], needle: str
+) -> None:
     (pytester.path / "empty").mkdir()
     (pytester.path / "garbage.yaml").write_text("{not: [valid", encoding="utf-8")
     _write_cassettes(pytester.path / "ok")
@@ -161,7 +193,9 @@ def test_a_marker_naming_nothing_is_an_error(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*missing: no such cassette folder or file*"])
 
 
-def test_marker_parametrizes_a_users_test_and_the_transport_serves_the_body(pytester: pytest.Pytester) -> None:
+def test_marker_parametrizes_a_users_test_and_the_transport_serves_the_body(
+    pytester: pytest.Pytester,
+) -> None:
     cassettes = _write_cassettes(pytester.path)
     pytester.makepyfile(
         textwrap.dedent(
@@ -181,10 +215,17 @@ def test_marker_parametrizes_a_users_test_and_the_transport_serves_the_body(pyte
     )
     result = pytester.runpytest("-v")
     result.assert_outcomes(passed=21)  # the whole body and 20 splits of the plan
-    result.stdout.fnmatch_lines(["*test_client[[]hello.yaml#0-whole[]] PASSED*", "*test_client[[]hello.yaml#0-split20[]] PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_client[[]hello.yaml#0-whole[]] PASSED*",
+            "*test_client[[]hello.yaml#0-split20[]] PASSED*",
+        ]
+    )
 
 
-def test_harness_chunks_tries_many_chunkings_so_a_split_bug_fails(pytester: pytest.Pytester) -> None:
+def test_harness_chunks_tries_many_chunkings_so_a_split_bug_fails(
+    pytester: pytest.Pytester,
+) -> None:
     """Issue 24.4: a client that decodes each read on its own passes the whole body and
     fails where a split cuts the two bytes of "é": the fixture tries the splits that do."""
     cassettes = _write_cassettes(pytester.path)
@@ -210,11 +251,23 @@ def test_harness_chunks_tries_many_chunkings_so_a_split_bug_fails(pytester: pyte
 def test_the_suite_runs_under_xdist(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     cassettes = _write_cassettes(pytester.path)
-    result = pytester.runpytest_subprocess("--harness", "--harness-cassettes", str(cassettes), "--harness-examples", "2", "-n", "2", "-p", "xdist")
+    result = pytester.runpytest_subprocess(
+        "--harness",
+        "--harness-cassettes",
+        str(cassettes),
+        "--harness-examples",
+        "2",
+        "-n",
+        "2",
+        "-p",
+        "xdist",
+    )
     result.assert_outcomes(passed=5)
 
 
-def test_a_missing_cassette_folder_without_harness_is_a_usage_error_not_a_pass(pytester: pytest.Pytester) -> None:
+def test_a_missing_cassette_folder_without_harness_is_a_usage_error_not_a_pass(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile("def test_a():\n    pass\n")
     result = pytester.runpytest("--harness-cassettes", "does-not-exist")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -230,6 +283,8 @@ def test_the_stream_items_come_before_the_agent_items(pytester: pytest.Pytester)
         "--harness", "--harness-cassettes", str(cassettes), "--harness-agent", "reference",
         "--harness-agent-scenarios", str(scenario), "--co", "-q", "-p", "no:randomly",
     )  # fmt: skip
-    roots = [line.split("::")[0] for line in result.stdout.lines if line.startswith("stream-harness")]
+    roots = [
+        line.split("::")[0] for line in result.stdout.lines if line.startswith("stream-harness")
+    ]
     assert roots and roots == sorted(roots)  # stream-harness, then stream-harness-agents
     assert roots[0] == "stream-harness" and roots[-1] == "stream-harness-agents"

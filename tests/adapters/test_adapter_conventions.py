@@ -162,7 +162,10 @@ def test_an_estimated_usage_is_zero_when_the_wire_had_none() -> None:
 
 
 def test_thinking_parts_are_merged_only_when_they_join_to_the_references_block() -> None:
-    ref = _msg(ThinkingBlock(content="**A**\n\nfirst.\n\n**B**\n\nsecond.", signature="s"), TextBlock(content="t"))
+    ref = _msg(
+        ThinkingBlock(content="**A**\n\nfirst.\n\n**B**\n\nsecond.", signature="s"),
+        TextBlock(content="t"),
+    )
     parts = _msg(
         ThinkingBlock(content="**A**\n\nfirst.", signature="enc"),
         ThinkingBlock(content="**B**\n\nsecond."),
@@ -174,7 +177,11 @@ def test_thinking_parts_are_merged_only_when_they_join_to_the_references_block()
     # With signatures too, the merged block takes the reference's token, as any agreeing block.
     assert align(parts, ref, frozenset({"thinking_parts", "signatures"})).content == ref.content
     # A part lost or changed: nothing merged, the difference stays.
-    changed = _msg(ThinkingBlock(content="**A**\n\nfirst."), ThinkingBlock(content="**B**\n\nother."), TextBlock(content="t"))
+    changed = _msg(
+        ThinkingBlock(content="**A**\n\nfirst."),
+        ThinkingBlock(content="**B**\n\nother."),
+        TextBlock(content="t"),
+    )
     assert align(changed, ref, frozenset({"thinking_parts"})) == changed
 
 
@@ -205,7 +212,9 @@ class _Raising:
 
             def collect(self, protocol: str, value: Any) -> Collected:
                 return Collected(
-                    content=[TextBlock(content="partial")], stop="stop", usage=LibraryUsage(input=8, output=13)
+                    content=[TextBlock(content="partial")],
+                    stop="stop",
+                    usage=LibraryUsage(input=8, output=13),
                 )
 
         ref = _msg(TextBlock(content="partial"), usage=Usage(input=120, output=1, total=121))
@@ -255,12 +264,24 @@ def test_langchain_reads_block_reasons_custom_calls_and_drops_invented_ids() -> 
     meta = {"prompt_feedback": {"block_reason": "PROHIBITED_CONTENT", "block_reason_message": None}}
     assert _block_reason(meta) == ("PROHIBITED_CONTENT", None)
     assert _block_reason({"finish_reason": "STOP"}) is None
-    block = {"type": "non_standard", "value": {"type": "custom_tool_call", "call_id": "call_1", "name": "code_exec", "input": "print(1)"}}
+    block = {
+        "type": "non_standard",
+        "value": {
+            "type": "custom_tool_call",
+            "call_id": "call_1",
+            "name": "code_exec",
+            "input": "print(1)",
+        },
+    }
     value = _custom_tool_call(block)
     assert value is not None
     parsed = {"call_1": {"name": "code_exec", "args": {"__arg1": "print(1)"}, "id": "call_1"}}
-    assert _custom_call(value, parsed) == ToolCall(id="call_1", name="code_exec", arguments={"input": "print(1)"})
-    assert _custom_tool_call({"type": "non_standard", "value": {"type": "server_tool_call"}}) is None
+    assert _custom_call(value, parsed) == ToolCall(
+        id="call_1", name="code_exec", arguments={"input": "print(1)"}
+    )
+    assert (
+        _custom_tool_call({"type": "non_standard", "value": {"type": "server_tool_call"}}) is None
+    )
     assert _invented("4db49312-f59a-4416-8824-b5cec186c749")
     assert not _invented("5yq0kd2m")
 
@@ -269,9 +290,15 @@ def test_pydantic_ai_closes_a_failed_runs_cut_call_as_its_fragments_parse() -> N
     from stream_harness.adapters.libraries.pydantic_ai import _close_cut_calls
 
     cut = AssistantMessage(
-        content=[ToolCall(id="c", name="f", arguments={"_raw": '{"city":"To'}), ToolCall(id="d", name="g", arguments={"a": 1})],
+        content=[
+            ToolCall(id="c", name="f", arguments={"_raw": '{"city":"To'}),
+            ToolCall(id="d", name="g", arguments={"a": 1}),
+        ],
         stop_reason="error",
         error_message="cut",
     )
     closed = _close_cut_calls(cut)
-    assert [b.arguments for b in closed.content if isinstance(b, ToolCall)] == [{"city": "To"}, {"a": 1}]
+    assert [b.arguments for b in closed.content if isinstance(b, ToolCall)] == [
+        {"city": "To"},
+        {"a": 1},
+    ]

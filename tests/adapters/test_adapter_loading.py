@@ -27,7 +27,9 @@ def test_renamed_modules(old: str, new: str | None) -> None:
 
 
 def test_an_old_spec_loads_with_a_deprecation_warning() -> None:
-    with pytest.warns(FutureWarning, match=r"'harness\.adapter' is 'stream_harness\.adapters\.protocol'"):
+    with pytest.warns(
+        FutureWarning, match=r"'harness\.adapter' is 'stream_harness\.adapters\.protocol'"
+    ):
         adapter = load_adapter("harness.adapter:ReferenceAdapter")
     assert isinstance(adapter, ReferenceAdapter)
 

@@ -75,12 +75,12 @@ def test_the_sdk_agrees_with_the_reference_except_known_differences(
 
 def test_a_merged_call_keeps_every_argument_the_wire_sent(adapter: Adapter) -> None:
     """What the index merge hands the user: one call, the arguments run together."""
-    _, ours, _ = _differences(adapter, bundled_cassettes() / PROTOCOL / "parallel_tool_calls.yaml", "whole")
+    _, ours, _ = _differences(
+        adapter, bundled_cassettes() / PROTOCOL / "parallel_tool_calls.yaml", "whole"
+    )
     [call] = ours["content"]
     assert call["name"] == "get_weather"
-    assert call["arguments"] == {
-        "_raw": '{"city": "Paris"}{"city": "Oslo"}{"tz": "Europe/Oslo"}'
-    }
+    assert call["arguments"] == {"_raw": '{"city": "Paris"}{"city": "Oslo"}{"tz": "Europe/Oslo"}'}
 
 
 def test_the_sdks_error_classes_carry_the_providers_message(adapter: Adapter) -> None:
@@ -90,8 +90,12 @@ def test_the_sdks_error_classes_carry_the_providers_message(adapter: Adapter) ->
         ("context_overflow_400", "Prompt contains 40120 tokens"),
         ("validation_422", "body.messages: Field required"),
     ):
-        response = load_cassette(bundled_cassettes() / PROTOCOL / f"{name}.yaml").interactions[0].response
-        result = adapter.run(PROTOCOL, [response.body], status=response.status, headers=response.headers)
+        response = (
+            load_cassette(bundled_cassettes() / PROTOCOL / f"{name}.yaml").interactions[0].response
+        )
+        result = adapter.run(
+            PROTOCOL, [response.body], status=response.status, headers=response.headers
+        )
         assert result.raised is not None
         assert result.message is not None and result.message.stop_reason == "error"
         assert (result.message.error_message or "").startswith(message), name
@@ -120,7 +124,9 @@ def test_the_sdk_agrees_with_the_reference_on_the_recorded_mistral_traffic(
             except ValueError:
                 continue
             response = interaction.response
-            result = adapter.run(PROTOCOL, [response.body], status=response.status, headers=response.headers)
+            result = adapter.run(
+                PROTOCOL, [response.body], status=response.status, headers=response.headers
+            )
             ours = comparable_message(result.message)
             ref = comparable_message(
                 reference_message(PROTOCOL, [response.body], response.status, response.headers)

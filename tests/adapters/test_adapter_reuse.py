@@ -142,8 +142,12 @@ def test_kept_clients_give_what_fresh_ones_give(name: str, protocol: str) -> Non
 
 def test_the_reference_message_is_the_whole_bodys_for_every_split() -> None:
     for case in _cases("openai-completions")[:6]:
-        events = list(normalize(case.protocol, [case.body], status=case.status, headers=case.headers))
+        events = list(
+            normalize(case.protocol, [case.body], status=case.status, headers=case.headers)
+        )
         whole = events[-1].message  # type: ignore[union-attr]
         for cuts in _splits(case):
-            got = reference_message(case.protocol, split_at(case.body, cuts), case.status, case.headers)
+            got = reference_message(
+                case.protocol, split_at(case.body, cuts), case.status, case.headers
+            )
             assert got == whole

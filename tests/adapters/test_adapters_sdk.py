@@ -493,7 +493,9 @@ def test_azure_async_annotations_after_finish(openai_adapter: Adapter, split: st
     result = _run(openai_adapter, "azure-openai-completions", "async_filter_passes", split)
     msg = result.message
     assert result.raised is None and msg is not None
-    assert msg.content == [TextBlock(content="Color is a property of light that the eye perceives.")]
+    assert msg.content == [
+        TextBlock(content="Color is a property of light that the eye perceives.")
+    ]
     assert (msg.stop_reason, msg.provider_stop_reason) == ("stop", "stop")
     assert (msg.model, msg.response_id) == ("gpt-35-turbo", "chatcmpl-Cz7AzureAsync0001")
 
@@ -505,19 +507,26 @@ def test_azure_create_keeps_the_async_filter_stop() -> None:
 
     # The raw iterator yields the annotation chunk with finish_reason "content_filter"
     # (the stream helper drops it: findings/openai-python-azure-async-filter-stop.md).
-    result = _run(OpenAICreateAdapter(), "azure-openai-completions", "async_filter_blocked", "whole")
+    result = _run(
+        OpenAICreateAdapter(), "azure-openai-completions", "async_filter_blocked", "whole"
+    )
     msg = result.message
     assert msg is not None
     assert msg.content == [TextBlock(content="Hey Jude, don't make it bad")]
     assert (msg.stop_reason, msg.provider_stop_reason) == ("error", "content_filter")
-    assert msg.error_message == "Azure content filter stopped the completion (finish_reason content_filter)"
+    assert (
+        msg.error_message
+        == "Azure content filter stopped the completion (finish_reason content_filter)"
+    )
 
 
 def test_azure_legacy_function_call(openai_adapter: Adapter) -> None:
     # delta.function_call {"name": "get_weather"} then arguments '{"city":' ' "Oslo"}'.
     msg = _run(openai_adapter, "azure-openai-completions", "legacy_function_call", "whole").message
     assert msg is not None
-    assert msg.content == [ToolCall(id="toolcall_0", name="get_weather", arguments={"city": "Oslo"})]
+    assert msg.content == [
+        ToolCall(id="toolcall_0", name="get_weather", arguments={"city": "Oslo"})
+    ]
     assert (msg.stop_reason, msg.provider_stop_reason) == ("tool_use", "function_call")
 
 

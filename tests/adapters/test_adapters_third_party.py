@@ -324,7 +324,9 @@ def test_litellm_turns_a_server_tool_use_into_a_client_tool_call(split: str) -> 
     msg = result.message
     assert msg is not None, result.raised
     calls = [(c.id, c.name, c.arguments) for c in msg.content if isinstance(c, ToolCall)]
-    assert calls == [("srvtoolu_01W3eB5sE7aR9cH1tO3oL5kS", "web_search", {"query": "Paris weather today"})]
+    assert calls == [
+        ("srvtoolu_01W3eB5sE7aR9cH1tO3oL5kS", "web_search", {"query": "Paris weather today"})
+    ]
     assert msg.provider_stop_reason == "end_turn"
     # The reference keeps the server tool use out of the content.
     reference = _run(load_adapter("reference"), "anthropic-messages", "web_search_citations", split)
@@ -457,7 +459,9 @@ def test_langchain_keeps_a_responses_custom_tool_call() -> None:
     result = _run(_adapter("langchain"), "openai-responses", "custom_tool_call", "whole")
     assert result.message is not None
     calls = [(c.id, c.name, c.arguments) for c in result.message.content if isinstance(c, ToolCall)]
-    assert calls == [("call_06f1d302ce1ddb9e3812821c", "code_exec", {"input": 'print("héllo")\nprint(2 ** 10)'})]
+    assert calls == [
+        ("call_06f1d302ce1ddb9e3812821c", "code_exec", {"input": 'print("héllo")\nprint(2 ** 10)'})
+    ]
 
 
 def test_litellm_drops_its_builders_fill_ins_when_the_stream_raised() -> None:
@@ -489,7 +493,9 @@ def test_langchain_reads_a_responses_refusal_block() -> None:
     assert result.message is not None
     assert result.message.stop_reason == "error"
     assert result.message.error_message == "I'm sorry, but I can't help with that."
-    assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == ["I'm sorry, but I can't help with that."]
+    assert [b.content for b in result.message.content if isinstance(b, TextBlock)] == [
+        "I'm sorry, but I can't help with that."
+    ]
 
 
 def test_pydantic_ai_summary_parts_are_one_thinking_block_in_events_and_message() -> None:
@@ -498,7 +504,9 @@ def test_pydantic_ai_summary_parts_are_one_thinking_block_in_events_and_message(
     deltas add up to its end (C6)."""
     from stream_harness.contract.rules import check_contract
 
-    result = _run(_adapter("pydantic-ai"), "openai-responses", "reasoning_summary_encrypted", "whole")
+    result = _run(
+        _adapter("pydantic-ai"), "openai-responses", "reasoning_summary_encrypted", "whole"
+    )
     assert result.message is not None and result.events is not None
     assert [b.type for b in result.message.content] == ["thinking", "text"]
     assert [e.type for e in result.events].count("thinking_start") == 1

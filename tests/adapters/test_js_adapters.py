@@ -147,14 +147,20 @@ def test_the_vertex_rows_call_vertex_urls_and_give_the_reference_call(name: str)
             case = bundled_case(f"{protocol}/tool_call.yaml#0")
             result = a.run(protocol, [case.body], status=case.status, headers=case.headers)
             urls = result.raw.get("urls")
-            assert isinstance(urls, list) and len(urls) == result.raw.get("requests") == 1, result.raw
+            assert isinstance(urls, list) and len(urls) == result.raw.get("requests") == 1, (
+                result.raw
+            )
             assert VERTEX_PATHS[protocol].search(urls[0]), urls
             assert result.message is not None and result.raised is None, result
             end = case.expected_events()[-1]
             assert isinstance(end, DoneEvent)
             reference = end.message
-            calls = [(b.name, b.arguments) for b in result.message.content if isinstance(b, ToolCall)]
-            assert calls == [(b.name, b.arguments) for b in reference.content if isinstance(b, ToolCall)]
+            calls = [
+                (b.name, b.arguments) for b in result.message.content if isinstance(b, ToolCall)
+            ]
+            assert calls == [
+                (b.name, b.arguments) for b in reference.content if isinstance(b, ToolCall)
+            ]
             assert calls and calls[0][1]
 
 
@@ -179,7 +185,9 @@ def test_a_deliberately_wrong_client_fails_the_expected_check(name: str, tmp_pat
     assert len(run.results) == len(cases) >= 1
     for result in run.results:
         assert result.outcome == "failed", result
-        assert any("block" in f.message and "!= expected" in f.message for f in result.failures), result
+        assert any("block" in f.message and "!= expected" in f.message for f in result.failures), (
+            result
+        )
 
 
 def test_missing_install_is_a_load_error_not_a_crash(

@@ -106,9 +106,7 @@ REQUESTS: dict[str, tuple[str, str, str, str, dict[str, list[str]] | None]] = {
 
 
 @pytest.mark.parametrize("protocol", list(REQUESTS))
-def test_vertex_asks_aiplatform_with_the_bearer_token(
-    protocol: str, no_sockets: list[Any]
-) -> None:
+def test_vertex_asks_aiplatform_with_the_bearer_token(protocol: str, no_sockets: list[Any]) -> None:
     """Gemini streams from streamGenerateContent with alt=sse, Claude posts streamRawPredict;
     both with the access token, and no socket opened."""
     text, raw_stop, host, path, query = REQUESTS[protocol]

@@ -72,7 +72,12 @@ from stream_harness.server.upstream import (
 REPO = Path(__file__).resolve().parents[2]
 CASSETTES = REPO / "cassettes"
 FAKE = Path(__file__).resolve().parents[1] / "fake_gateway.py"
-ANTHROPIC, CHAT, RESPONSES, GOOGLE = "anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"
+ANTHROPIC, CHAT, RESPONSES, GOOGLE = (
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "google-generative-ai",
+)
 
 
 def case_of(rel: str) -> Case:
@@ -117,13 +122,27 @@ def post(url: str, path: str, query: str = "") -> tuple[int, bytes, str | None]:
 
 def test_the_upstream_answers_its_protocol_and_names_a_mismatch() -> None:
     with ProxyUpstream() as up:
-        up.answer(Reply(ANTHROPIC, 200, [("request-id", "r1")], [b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n"]))
+        up.answer(
+            Reply(
+                ANTHROPIC,
+                200,
+                [("request-id", "r1")],
+                [b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n"],
+            )
+        )
         status, body, problem = post(up.url, "/v1/messages")
-        assert (status, body, problem) == (200, b"event: a\ndata: {}\n\nevent: b\ndata: {}\n\n", None)
+        assert (status, body, problem) == (
+            200,
+            b"event: a\ndata: {}\n\nevent: b\ndata: {}\n\n",
+            None,
+        )
         assert len(up.hits[0].sent) == 2 and up.hits[0].protocol == ANTHROPIC
         status, body, _ = post(up.url, "/v1/responses")
         assert status == MISMATCH_STATUS
-        assert "the gateway called /v1/responses (openai-responses), the cassette has anthropic-messages" in body.decode()
+        assert (
+            "the gateway called /v1/responses (openai-responses), the cassette has anthropic-messages"
+            in body.decode()
+        )
 
 
 def test_a_side_request_is_answered_404_and_is_no_mismatch() -> None:
@@ -139,7 +158,9 @@ def test_a_side_request_is_answered_404_and_is_no_mismatch() -> None:
 
 def raw_post(url: str, path: str) -> RawResponse:
     host, port = url.removeprefix("http://").split(":")
-    return rawhttp.request(host, int(port), "POST", path, b"{}", {"connection": "close"}, timeout=10)
+    return rawhttp.request(
+        host, int(port), "POST", path, b"{}", {"connection": "close"}, timeout=10
+    )
 
 
 @pytest.mark.parametrize(
@@ -152,7 +173,9 @@ def raw_post(url: str, path: str) -> RawResponse:
         ("none", "complete", b"data: 1\n\ndata: 2\n\n"),
     ],
 )
-def test_each_cut_ends_the_upstream_body_as_it_says_and_the_raw_reader_tells_which(cut: str, end: str, received: bytes) -> None:
+def test_each_cut_ends_the_upstream_body_as_it_says_and_the_raw_reader_tells_which(
+    cut: str, end: str, received: bytes
+) -> None:
     with ProxyUpstream() as up:
         up.answer(Reply(CHAT, chunks=[b"data: 1\n\n", b"data: 2\n\n"], cut=cut))  # type: ignore[arg-type]
         resp = raw_post(up.url, "/v1/chat/completions")
@@ -183,10 +206,18 @@ def test_the_raw_reader_reports_a_short_content_length_and_a_close_delimited_end
 
     with LoopbackServer(Short(Whole(200, [("content-length", "10")], b"abc"))) as server:
         resp = raw_post(server.url, "/x")
-        assert (resp.transfer.framing, resp.transfer.end, resp.chunks) == ("content-length", "eof", [b"abc"])
+        assert (resp.transfer.framing, resp.transfer.end, resp.chunks) == (
+            "content-length",
+            "eof",
+            [b"abc"],
+        )
     with LoopbackServer(Short(Whole(200, [("connection", "close")], b"abc"))) as server:
         resp = raw_post(server.url, "/x")
-        assert (resp.transfer.framing, resp.transfer.end, resp.chunks) == ("close-delimited", "complete", [b"abc"])
+        assert (resp.transfer.framing, resp.transfer.end, resp.chunks) == (
+            "close-delimited",
+            "complete",
+            [b"abc"],
+        )
 
 
 def test_byte_pacing_writes_the_body_a_few_bytes_at_a_time_and_logs_where_events_end() -> None:
@@ -197,8 +228,14 @@ def test_byte_pacing_writes_the_body_a_few_bytes_at_a_time_and_logs_where_events
         assert resp.transfer.complete and b"".join(resp.chunks) == body
         hit = up.hits[0]
         sizes = [b - a for a, b in zip([0, *hit.sent_ends], hit.sent_ends, strict=False)]
-        assert all(BYTE_PIECES[0] <= n <= BYTE_PIECES[1] for n in sizes[:-1]) and sum(sizes) == len(body)
-        assert len(hit.sent) == len(sizes) and hit.event_ends[-1] == len(body) and len(hit.event_ends) == 13
+        assert all(BYTE_PIECES[0] <= n <= BYTE_PIECES[1] for n in sizes[:-1]) and sum(sizes) == len(
+            body
+        )
+        assert (
+            len(hit.sent) == len(sizes)
+            and hit.event_ends[-1] == len(body)
+            and len(hit.event_ends) == 13
+        )
     big = b"data: " + b"x" * 6000 + b"\n\n"
     pieces = list(Chunked(200, [], [big], pacing="bytes").writes())
     assert sum(len(p) for p in pieces[:-1]) == BYTE_HEAD_LIMIT and b"".join(pieces) == big
@@ -221,7 +258,11 @@ def test_gemini_framing_follows_the_request() -> None:
 
 
 def test_event_frames_cut_after_each_event() -> None:
-    assert event_frames(b"data: 1\n\ndata: 2\r\n\r\ndata: 3") == [b"data: 1\n\n", b"data: 2\r\n\r\n", b"data: 3"]
+    assert event_frames(b"data: 1\n\ndata: 2\r\n\r\ndata: 3") == [
+        b"data: 1\n\n",
+        b"data: 2\r\n\r\n",
+        b"data: 3",
+    ]
     assert event_frames(b'[{"a":1},\n{"b":2}]') == [b'[{"a":1},\n', b'{"b":2}]']
 
 
@@ -257,7 +298,9 @@ def fake_adapter(tmp_path: Path) -> Iterator[Callable[..., ProxyAdapter]]:
 
     def make(mode: str = "ok", upstream: str = ANTHROPIC, **kw: Any) -> ProxyAdapter:
         gw = fake_gateway(mode, **kw)
-        adapter = ProxyAdapter(gw, upstream, upstream, session=ProxySession(gw, tmp_path / mode), timeout=10)
+        adapter = ProxyAdapter(
+            gw, upstream, upstream, session=ProxySession(gw, tmp_path / mode), timeout=10
+        )
         made.append(adapter)
         return adapter
 
@@ -270,7 +313,9 @@ def run_case(adapter: ProxyAdapter, case: Case) -> AdapterResult:
     return adapter.run(case.protocol, [case.body], status=case.status, headers=case.headers)
 
 
-def test_a_gateway_starts_serves_and_stops_with_its_port_released(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_starts_serves_and_stops_with_its_port_released(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter()
     case = case_of("anthropic-messages/tool_call.yaml")
     result = run_case(adapter, case)
@@ -289,7 +334,9 @@ def test_a_gateway_starts_serves_and_stops_with_its_port_released(fake_adapter: 
     assert log is not None and "POST /v1/messages" in log.read_text()
 
 
-def test_a_gateway_that_never_becomes_ready_is_a_crashed_result_and_is_killed(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_that_never_becomes_ready_is_a_crashed_result_and_is_killed(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter("never-ready", start_timeout=1.0)
     result = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
     assert result.crashed is not None and "not ready on /ready within 1 s" in result.crashed
@@ -301,12 +348,16 @@ def test_a_gateway_that_never_becomes_ready_is_a_crashed_result_and_is_killed(fa
 
 def test_a_gateway_that_exits_at_start_says_why(tmp_path: Path) -> None:
     proc = fake_gateway("exit").process("http://127.0.0.1:9", tmp_path)
-    with pytest.raises(GatewayError, match=r"exited with code 3 before it was ready: .*refusing to start"):
+    with pytest.raises(
+        GatewayError, match=r"exited with code 3 before it was ready: .*refusing to start"
+    ):
         proc.start()
     assert not proc.alive() and port_is_free(proc.port)
 
 
-def test_a_gateway_that_dies_mid_run_is_a_crashed_result_then_restarted(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_that_dies_mid_run_is_a_crashed_result_then_restarted(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter("die-on-request")
     result = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
     assert result.crashed is not None and "the gateway died" in result.crashed
@@ -316,7 +367,9 @@ def test_a_gateway_that_dies_mid_run_is_a_crashed_result_then_restarted(fake_ada
     assert adapter.session.starts == 2 and port_is_free(first.port)
 
 
-def test_a_gateway_killed_between_runs_is_restarted(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_killed_between_runs_is_restarted(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter()
     case = case_of("anthropic-messages/plain_text.yaml")
     assert run_case(adapter, case).terminal == "done"
@@ -328,16 +381,23 @@ def test_a_gateway_killed_between_runs_is_restarted(fake_adapter: Callable[..., 
     assert adapter.session.starts == 2
 
 
-def test_a_gateway_calling_another_upstream_protocol_is_named(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_calling_another_upstream_protocol_is_named(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter()
     # The fake forwards to the client's path; serving it a chat body under /v1/messages
     # is what a gateway calling the wrong upstream endpoint looks like.
     case = case_of("openai-completions/tool_call_single.yaml")
     result = adapter.run(CHAT, [case.body])
-    assert result.crashed == "the gateway called /v1/messages (anthropic-messages), the cassette has openai-completions"
+    assert (
+        result.crashed
+        == "the gateway called /v1/messages (anthropic-messages), the cassette has openai-completions"
+    )
 
 
-def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter()
     ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), adapter)
     assert check_expected(ctx) == []
@@ -345,7 +405,9 @@ def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(fake_adapt
     assert check_proxy_streaming(ctx) == []
 
 
-def test_a_buffering_gateway_fails_the_streaming_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_buffering_gateway_fails_the_streaming_check(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("buffer"))
     by_events, by_bytes, by_lines = check_proxy_streaming(ctx)  # in every pacing
     assert by_events.message.startswith("the gateway buffered: with events 200 ms apart")
@@ -356,7 +418,9 @@ def test_a_buffering_gateway_fails_the_streaming_check(fake_adapter: Callable[..
         assert observed["ttfb_ratio"] >= 1 and observed["held_events"] == 13
 
 
-@pytest.mark.parametrize("case", ["anthropic-messages/tool_call.yaml", "openai-completions/tool_call_single.yaml"])
+@pytest.mark.parametrize(
+    "case", ["anthropic-messages/tool_call.yaml", "openai-completions/tool_call_single.yaml"]
+)
 def test_a_gateway_that_ends_a_cut_upstream_cleanly_fails_the_cut_check_in_every_cut_mode(
     fake_adapter: Callable[..., ProxyAdapter], case: str
 ) -> None:
@@ -364,23 +428,33 @@ def test_a_gateway_that_ends_a_cut_upstream_cleanly_fails_the_cut_check_in_every
     the gateway closes; what the check reads is the transfer: a clean, complete chunked
     message with no error event is the gateway passing a cut stream off as whole."""
     c = case_of(case)
-    found = check_proxy_upstream_cut(CheckContext(c, fake_adapter("clean-on-cut", upstream=c.protocol)))
+    found = check_proxy_upstream_cut(
+        CheckContext(c, fake_adapter("clean-on-cut", upstream=c.protocol))
+    )
     assert len(found) == len(TRANSPORT_CUTS)
     for failure, cut in zip(found, TRANSPORT_CUTS, strict=True):
         assert "complete HTTP message (chunked) with no error event" in failure.message
         observed = json.loads(failure.observed or "{}")
-        assert observed["cut"] == cut and observed["client_transfer"] == "complete (chunked)" and not observed["error_carried"]
+        assert (
+            observed["cut"] == cut
+            and observed["client_transfer"] == "complete (chunked)"
+            and not observed["error_carried"]
+        )
         assert failure.path == "client_transfer"
 
 
-def test_a_gateway_that_sends_an_error_event_on_a_cut_passes_the_cut_check(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_that_sends_an_error_event_on_a_cut_passes_the_cut_check(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("error-on-cut"))
     assert check_proxy_upstream_cut(ctx) == []
     ex = ctx.adapter.exchange(ANTHROPIC, event_frames(ctx.case.body)[:4], cut="reset")  # type: ignore[attr-defined]
     assert ex.transfer.complete and ex.error_carried() and ex.result.terminal == "error"
 
 
-def test_the_pass_through_drops_the_client_connection_as_the_upstream_dropped(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_the_pass_through_drops_the_client_connection_as_the_upstream_dropped(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter()
     frames = event_frames(case_of("anthropic-messages/tool_call.yaml").body)
     for cut in TRANSPORT_CUTS:
@@ -390,7 +464,9 @@ def test_the_pass_through_drops_the_client_connection_as_the_upstream_dropped(fa
         assert ex.result.terminal == "error" and ex.result.crashed is None
 
 
-def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_run(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_run(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     """Event by event each read is a whole event and goes out; byte by byte every read is
     small and the gateway holds them until the upstream ends (no first byte before the
     last write) or, with a 1200-byte threshold, until 7 of 13 events are out (the first
@@ -402,19 +478,28 @@ def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_ru
     (failure,) = check_proxy_streaming(CheckContext(case, fake_adapter("hold-small-reads:1200")))
     assert failure.message.startswith("the gateway held the head: with 3-7 byte writes 3 ms apart")
     observed = json.loads(failure.observed or "{}")
-    assert observed["held_events"] >= 7 and observed["ttfb_ratio"] < 1  # 8 when the fake is slow to flush
+    assert (
+        observed["held_events"] >= 7 and observed["ttfb_ratio"] < 1
+    )  # 8 when the fake is slow to flush
 
 
-def test_a_gateway_that_streams_once_a_read_holds_a_whole_line_fails_the_slow_run(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_gateway_that_streams_once_a_read_holds_a_whole_line_fails_the_slow_run(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     """Issue 35: a gateway that commits to streaming only once one transport read holds a
     whole line. Reading each upstream write as it comes, it never sees one in the slow
     run's half lines and buffers the whole stream: the check says so for that run."""
     case = case_of("anthropic-messages/tool_call.yaml")
     failures = check_proxy_streaming(CheckContext(case, fake_adapter("whole-line")))
-    assert any(f.message.startswith("the gateway buffered: with the head's lines cut in two") for f in failures), failures
+    assert any(
+        f.message.startswith("the gateway buffered: with the head's lines cut in two")
+        for f in failures
+    ), failures
 
 
-def test_a_faithful_pass_through_holds_no_head_in_either_pacing(fake_adapter: Callable[..., ProxyAdapter]) -> None:
+def test_a_faithful_pass_through_holds_no_head_in_either_pacing(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
     adapter = fake_adapter()
     body = case_of("anthropic-messages/tool_call.yaml").body
     ex = adapter.exchange(ANTHROPIC, [body], delay=0.003, pacing="bytes")
@@ -429,8 +514,11 @@ def test_a_faithful_pass_through_holds_no_head_in_either_pacing(fake_adapter: Ca
 # ---------------------------------------------------------------------------------------
 
 
-def chat_stream(message: AssistantMessage, *, finish: str | None, usage: bool = True, done: bool = True) -> bytes:
+def chat_stream(
+    message: AssistantMessage, *, finish: str | None, usage: bool = True, done: bool = True
+) -> bytes:
     """An OpenAI chat stream carrying ``message``: what a faithful Anthropic -> chat gateway sends."""
+
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
         data = {"id": "c1", "object": "chat.completion.chunk", "model": "m",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}  # fmt: skip
@@ -445,7 +533,15 @@ def chat_stream(message: AssistantMessage, *, finish: str | None, usage: bool = 
             out.append(chunk({"reasoning_content": block.content}))
         elif isinstance(block, ToolCall):
             fn = {"name": block.name, "arguments": json.dumps(block.arguments)}
-            out.append(chunk({"tool_calls": [{"index": calls, "id": block.id, "type": "function", "function": fn}]}))
+            out.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": calls, "id": block.id, "type": "function", "function": fn}
+                        ]
+                    }
+                )
+            )
             calls += 1
     if finish is not None:
         out.append(chunk({}, finish))
@@ -468,7 +564,14 @@ class HandMade:
     proxy = True
     split_budget = 2
 
-    def __init__(self, upstream: str, client: str, output: Callable[[Sequence[bytes], float, str], tuple[int, dict[str, list[str]], bytes, bool]]) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        client: str,
+        output: Callable[
+            [Sequence[bytes], float, str], tuple[int, dict[str, list[str]], bytes, bool]
+        ],
+    ) -> None:
         self.name = f"handmade[{upstream}->{client}]"
         self.protocols = frozenset({upstream})
         self.client_protocol = client
@@ -478,24 +581,51 @@ class HandMade:
     def version(self) -> str:
         return "0"
 
-    def run(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None) -> AdapterResult:
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
         return self.exchange(protocol, chunks, status=status, headers=headers).result
 
-    def exchange(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None, delay: float = 0.0, cut: str = "none", pacing: str = "chunks", timeout: float | None = None) -> Exchange:
+    def exchange(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+        delay: float = 0.0,
+        cut: str = "none",
+        pacing: str = "chunks",
+        timeout: float | None = None,
+    ) -> Exchange:
         client_status, client_headers, body, buffered = self.output(chunks, delay, cut)
-        events = list(normalize(self.client_protocol, [body], status=client_status, headers=client_headers))
+        events = list(
+            normalize(self.client_protocol, [body], status=client_status, headers=client_headers)
+        )
         last = events[-1]
         assert isinstance(last, DoneEvent | ErrorEvent)
         writes = list(Chunked(status, [], chunks, pacing=pacing).writes())  # type: ignore[arg-type]
         sent = [i * delay for i in range(len(writes))]
         ends = [sum(len(w) for w in writes[: i + 1]) for i in range(len(writes))]
-        event_ends = [sum(len(f) for f in event_frames(b"".join(chunks))[: i + 1]) for i in range(len(event_frames(b"".join(chunks))))]
+        event_ends = [
+            sum(len(f) for f in event_frames(b"".join(chunks))[: i + 1])
+            for i in range(len(event_frames(b"".join(chunks))))
+        ]
         first = (sent[-1] if buffered else sent[0]) + delay / 2
-        result = AdapterResult(message=last.message, events=events, raw={"client_status": client_status})
+        result = AdapterResult(
+            message=last.message, events=events, raw={"client_status": client_status}
+        )
         hit = Hit("POST", "/v1/messages", protocol, {}, b"", 0.0, status, sent, ends, event_ends)
         # The body written whole and ended well, as a gateway that closes a cut stream cleanly does.
         transfer = Transfer("chunked", "complete" if cut == "none" or self.clean_on_cut else "eof")
-        return Exchange(result, client_status, client_headers, [body], [first], 0.0, [hit], transfer)
+        return Exchange(
+            result, client_status, client_headers, [body], [first], 0.0, [hit], transfer
+        )
 
 
 TOOL_CASE = "anthropic-messages/tool_call.yaml"
@@ -505,11 +635,18 @@ def handmade(case: Case, **changes: Any) -> HandMade:
     """Anthropic -> chat, faithful unless ``changes`` break it."""
     want = case.expected_terminal().message
 
-    def output(chunks: Sequence[bytes], delay: float, cut: str) -> tuple[int, dict[str, list[str]], bytes, bool]:
+    def output(
+        chunks: Sequence[bytes], delay: float, cut: str
+    ) -> tuple[int, dict[str, list[str]], bytes, bool]:
         message = changes.get("message", want)
         complete = cut == "none" and b"".join(chunks) == case.body
         done = complete or changes.get("clean_on_cut", False)
-        body = chat_stream(message, finish=changes.get("finish", "tool_calls") if done else None, usage=changes.get("usage", True) and done, done=done)
+        body = chat_stream(
+            message,
+            finish=changes.get("finish", "tool_calls") if done else None,
+            usage=changes.get("usage", True) and done,
+            done=done,
+        )
         return 200, {"content-type": ["text/event-stream"]}, body, changes.get("buffered", False)
 
     made = HandMade(ANTHROPIC, CHAT, output)
@@ -524,8 +661,28 @@ class WholeLineReads(HandMade):
 
     LATENCY = 0.025
 
-    def exchange(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None, delay: float = 0.0, cut: str = "none", pacing: str = "chunks", timeout: float | None = None) -> Exchange:
-        ex = super().exchange(protocol, chunks, status=status, headers=headers, delay=delay, cut=cut, pacing=pacing, timeout=timeout)
+    def exchange(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+        delay: float = 0.0,
+        cut: str = "none",
+        pacing: str = "chunks",
+        timeout: float | None = None,
+    ) -> Exchange:
+        ex = super().exchange(
+            protocol,
+            chunks,
+            status=status,
+            headers=headers,
+            delay=delay,
+            cut=cut,
+            pacing=pacing,
+            timeout=timeout,
+        )
         writes = list(Chunked(status, [], chunks, pacing=pacing).writes())  # type: ignore[arg-type]
         per_read = max(1, int(self.LATENCY // delay)) if delay > 0 else len(writes)
         seen = b""
@@ -542,7 +699,9 @@ class WholeLineReads(HandMade):
         return ex
 
 
-def test_only_the_slow_run_catches_a_whole_line_gateway_whose_reads_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_the_slow_run_catches_a_whole_line_gateway_whose_reads_merge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Where the gateway's reads merge the 3 ms writes, the byte-paced run lets it through
     (a merged read soon holds a whole line); the slow run's 40 ms writes reach it one by
     one and it holds the stream. Without the slow run the check passed it."""
@@ -561,7 +720,12 @@ def failures_of(check: Callable[[CheckContext], list[Any]], adapter: Any, case: 
 def test_a_faithful_translation_passes_every_check() -> None:
     case = case_of(TOOL_CASE)
     adapter = handmade(case)
-    for check in (check_expected, check_stop_reason, check_proxy_streaming, check_proxy_upstream_cut):
+    for check in (
+        check_expected,
+        check_stop_reason,
+        check_proxy_streaming,
+        check_proxy_upstream_cut,
+    ):
         assert failures_of(check, adapter, case) == [], check.__name__
 
 
@@ -578,9 +742,20 @@ def test_the_cross_protocol_comparison_fails_a_lossy_translation(change: str, ex
     case = case_of(TOOL_CASE)
     want = case.expected_terminal().message
     if change == "text":
-        message = want.model_copy(update={"content": [b for b in want.content if not isinstance(b, TextBlock)]})
+        message = want.model_copy(
+            update={"content": [b for b in want.content if not isinstance(b, TextBlock)]}
+        )
     elif change == "arguments":
-        message = want.model_copy(update={"content": [b.model_copy(update={"arguments": {"city": "Paris"}}) if isinstance(b, ToolCall) else b for b in want.content]})
+        message = want.model_copy(
+            update={
+                "content": [
+                    b.model_copy(update={"arguments": {"city": "Paris"}})
+                    if isinstance(b, ToolCall)
+                    else b
+                    for b in want.content
+                ]
+            }
+        )
     elif change == "output_tokens":
         message = want.model_copy(update={"usage": want.usage.model_copy(update={"output": 7})})
     else:
@@ -598,8 +773,14 @@ def test_a_renamed_stop_reason_fails_the_stop_reason_check() -> None:
 
 def test_a_buffering_gateway_fails_and_a_clean_finish_on_a_cut_fails() -> None:
     case = case_of(TOOL_CASE)
-    assert "the gateway buffered" in failures_of(check_proxy_streaming, handmade(case, buffered=True), case)[0]
-    assert "saw a clean finish" in failures_of(check_proxy_upstream_cut, handmade(case, clean_on_cut=True), case)[0]
+    assert (
+        "the gateway buffered"
+        in failures_of(check_proxy_streaming, handmade(case, buffered=True), case)[0]
+    )
+    assert (
+        "saw a clean finish"
+        in failures_of(check_proxy_upstream_cut, handmade(case, clean_on_cut=True), case)[0]
+    )
 
 
 def error_gateway(status: int, headers: dict[str, list[str]], body: bytes) -> HandMade:
@@ -609,21 +790,44 @@ def error_gateway(status: int, headers: dict[str, list[str]], body: bytes) -> Ha
 def test_an_upstream_error_must_keep_its_status_and_retry_after() -> None:
     case = case_of("anthropic-messages/http_429_rate_limit.yaml")
     assert case.expected_terminal().message.stop_reason == "error"
-    body = json.dumps({"error": {"message": "rate limited", "type": "rate_limit_error", "code": "429"}}).encode()
+    body = json.dumps(
+        {"error": {"message": "rate limited", "type": "rate_limit_error", "code": "429"}}
+    ).encode()
     ok = error_gateway(429, {"retry-after": ["17"], "content-type": ["application/json"]}, body)
     assert failures_of(check_proxy_error_status, ok, case) == []
     no_header = error_gateway(429, {"content-type": ["application/json"]}, body)
-    assert "retry-after (17 s) did not reach the client" in failures_of(check_proxy_error_status, no_header, case)[0]
+    assert (
+        "retry-after (17 s) did not reach the client"
+        in failures_of(check_proxy_error_status, no_header, case)[0]
+    )
     other_status = error_gateway(500, {"retry-after": ["17"]}, body)
-    assert "the upstream answered HTTP 429, the client got 500" in failures_of(check_proxy_error_status, other_status, case)[0]
+    assert (
+        "the upstream answered HTTP 429, the client got 500"
+        in failures_of(check_proxy_error_status, other_status, case)[0]
+    )
 
 
 def test_the_overflow_classifier_runs_on_what_the_client_got() -> None:
     case = case_of("anthropic-messages/http_400_context_overflow.yaml")
     check = CHECKS_BY_ID["overflow-classification"]
-    recognised = error_gateway(400, {}, json.dumps({"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum", "type": "invalid_request_error"}}).encode())
+    recognised = error_gateway(
+        400,
+        {},
+        json.dumps(
+            {
+                "error": {
+                    "message": "prompt is too long: 210000 tokens > 200000 maximum",
+                    "type": "invalid_request_error",
+                }
+            }
+        ).encode(),
+    )
     assert check.run(CheckContext(case, recognised)) == []
-    reworded = error_gateway(400, {}, json.dumps({"error": {"message": "Bad request", "type": "invalid_request_error"}}).encode())
+    reworded = error_gateway(
+        400,
+        {},
+        json.dumps({"error": {"message": "Bad request", "type": "invalid_request_error"}}).encode(),
+    )
     (failure,) = check.run(CheckContext(case, reworded))
     assert "expected overflow" in failure.message
 
@@ -642,18 +846,30 @@ def test_gateway_minted_ids_are_replaced_by_one_marker() -> None:
     minted = AssistantMessage(content=[ToolCall(id="call_9f", name="f")], response_id="chatcmpl-1")
     kept = AssistantMessage(content=[ToolCall(id="toolu_1", name="f")], response_id="msg_1")
     out, notes = stable_ids(minted, ref)
-    assert out.response_id == "<minted by the gateway>" and out.content[0].id == "<minted by the gateway> #0"  # type: ignore[union-attr]
+    assert (
+        out.response_id == "<minted by the gateway>"
+        and out.content[0].id == "<minted by the gateway> #0"
+    )  # type: ignore[union-attr]
     assert len(notes) == 2
     assert stable_ids(kept, ref) == (kept, [])
 
 
 def test_a_pass_through_must_keep_signatures_and_raw_stop_reasons() -> None:
-    want = AssistantMessage(content=[ThinkingBlock(content="t", signature="s1")], stop_reason="stop", provider_stop_reason="end_turn")
+    want = AssistantMessage(
+        content=[ThinkingBlock(content="t", signature="s1")],
+        stop_reason="stop",
+        provider_stop_reason="end_turn",
+    )
     got = want.model_copy(update={"content": [ThinkingBlock(content="t", signature=None)]})
     assert compare.differences(want, ANTHROPIC, want, ANTHROPIC) == []
     assert compare.differences(want, ANTHROPIC, got, ANTHROPIC)[0].startswith("block 0")
     # across protocols the signature has nowhere to go and is not asked for
-    assert compare.differences(want, ANTHROPIC, got.model_copy(update={"provider_stop_reason": "stop"}), CHAT) == []
+    assert (
+        compare.differences(
+            want, ANTHROPIC, got.model_copy(update={"provider_stop_reason": "stop"}), CHAT
+        )
+        == []
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -673,7 +889,10 @@ def test_rows_name_the_gateway_and_the_protocol_pair() -> None:
 
 def test_the_litellm_config_turns_retries_off_and_points_every_alias_upstream() -> None:
     config = json.loads(litellm_config("http://127.0.0.1:1234"))
-    assert config["router_settings"]["num_retries"] == 0 and config["litellm_settings"]["num_retries"] == 0
+    assert (
+        config["router_settings"]["num_retries"] == 0
+        and config["litellm_settings"]["num_retries"] == 0
+    )
     bases = {m["model_name"]: m["litellm_params"]["api_base"] for m in config["model_list"]}
     assert bases == {
         "up-anthropic-messages": "http://127.0.0.1:1234",
@@ -696,7 +915,9 @@ def test_a_run_that_exits_without_closing_leaves_no_gateway(tmp_path: Path) -> N
     )
     import subprocess
 
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr
     pid, port = (int(x) for x in done.stdout.split())
     with pytest.raises(ProcessLookupError):
@@ -708,7 +929,9 @@ def test_the_matrix_groups_pin_every_gateway_row() -> None:
     from stream_harness.matrix.groups import MatrixError, default_pins, js_source, load_groups
 
     groups = {g.name: g for g in load_groups(default_pins())}
-    assert set(groups["litellm-proxy"].adapters) | set(groups["portkey"].adapters) == set(all_rows())
+    assert set(groups["litellm-proxy"].adapters) | set(groups["portkey"].adapters) == set(
+        all_rows()
+    )
     assert groups["litellm-proxy"].requirements[0].startswith("litellm[proxy]==")
     assert groups["portkey"].npm is not None
     folder = js_source(groups["portkey"].npm)
@@ -719,7 +942,9 @@ def test_the_matrix_groups_pin_every_gateway_row() -> None:
         js_source("adapters-js/../specs")
 
 
-def test_two_litellm_processes_in_one_folder_read_their_own_upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_litellm_processes_in_one_folder_read_their_own_upstream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Forked runner workers share a log folder; a shared config would point both gateways
     at one upstream (seen as 'the gateway answered without calling the upstream')."""
     from stream_harness.adapters.gateways.catalog import LITELLM

@@ -101,9 +101,7 @@ def test_the_suite_finds_what_the_toy_gets_wrong() -> None:
 
 
 def test_parallel_runs_start_one_process_per_worker() -> None:
-    cases, _ = load_cases(
-        [OPENAI / f"{n}.yaml" for n in TOY_CASES[:4]]
-    )
+    cases, _ = load_cases([OPENAI / f"{n}.yaml" for n in TOY_CASES[:4]])
     config = RunConfig(examples=3)
     with toy() as adapter:
         sequential = run_adapter(adapter, cases, config).results
@@ -154,7 +152,9 @@ def test_a_hung_implementation_is_killed_and_restarted() -> None:
 
 
 @pytest.mark.parametrize(("fault", "label"), [("hang", "timeout"), ("crash", "crashed")])
-def test_a_run_the_process_did_not_finish_labels_the_checks_that_saw_it(fault: str, label: str) -> None:
+def test_a_run_the_process_did_not_finish_labels_the_checks_that_saw_it(
+    fault: str, label: str
+) -> None:
     # Issue 36, point 6: a stdio adapter that hangs or dies is that row's timeout or crash,
     # as an in-process adapter's is, never a plain failure nor the harness's error.
     cases, _ = load_cases([OPENAI / "text_plain.yaml"])

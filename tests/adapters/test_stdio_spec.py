@@ -133,7 +133,15 @@ def _examples() -> list[tuple[str, Any]]:
 def test_every_example_on_the_page_is_a_valid_message() -> None:
     examples = _examples()
     # Every kind of message is shown, so this test cannot pass on an empty page.
-    assert {kind for kind, _ in examples} == {"start", "started", "run", "result", "stop", "session", "session_result"}
+    assert {kind for kind, _ in examples} == {
+        "start",
+        "started",
+        "run",
+        "result",
+        "stop",
+        "session",
+        "session_result",
+    }
     for kind, data in examples:
         validate(kind, data)
         # And the harness reads each as the page says it does.

@@ -31,7 +31,9 @@ def test_the_list_holds_every_name_that_works() -> None:
     assert all(gateway in message for gateway in GATEWAYS) and "cmd:COMMAND" in message
 
 
-@pytest.mark.parametrize(("given", "meant"), [("openai-sdk-creat", "openai-sdk-create"), ("pydantic_ai", "pydantic-ai")])
+@pytest.mark.parametrize(
+    ("given", "meant"), [("openai-sdk-creat", "openai-sdk-create"), ("pydantic_ai", "pydantic-ai")]
+)
 def test_a_near_miss_is_named(given: str, meant: str) -> None:
     message = _error(given)
     assert f"did you mean {meant!r}?" in message and "\n" not in message

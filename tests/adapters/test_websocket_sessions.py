@@ -40,37 +40,71 @@ SESSION_CHECKS = ("session-turns", "session-chaining", "previous-response-recove
 
 def _plan(name: str):  # type: ignore[no-untyped-def]
     turns = load_cassette(WEBSOCKET / f"{name}.yaml").interactions
-    return session_plan([parse_create(t.request.body) for t in turns], [t.response.body for t in turns])
+    return session_plan(
+        [parse_create(t.request.body) for t in turns], [t.response.body for t in turns]
+    )
 
 
 def test_a_create_is_compared_on_the_chain_id_and_the_input_items() -> None:
-    recorded = {"type": "response.create", "previous_response_id": "resp_1", "input": [{"role": "user", "content": "Hi"}]}
+    recorded = {
+        "type": "response.create",
+        "previous_response_id": "resp_1",
+        "input": [{"role": "user", "content": "Hi"}],
+    }
     assert create_differences(recorded, dict(recorded)) == []
-    assert create_differences(recorded, {**recorded, "input": "Hi"}) == []  # a bare string is that message
+    assert (
+        create_differences(recorded, {**recorded, "input": "Hi"}) == []
+    )  # a bare string is that message
     assert create_differences(recorded, {**recorded, "previous_response_id": None}) == [
         "sent no previous_response_id, recorded 'resp_1'"
     ]
-    resent = {**recorded, "input": [{"role": "user", "content": "Earlier"}, {"role": "user", "content": "Hi"}]}
+    resent = {
+        **recorded,
+        "input": [{"role": "user", "content": "Earlier"}, {"role": "user", "content": "Hi"}],
+    }
     assert create_differences(recorded, resent) == ["sent 2 input item(s), recorded 1"]
     fresh = {"type": "response.create", "previous_response_id": None, "input": "Hi"}
     assert create_differences(fresh, {**fresh, "previous_response_id": "resp_0"}) == [
         "sent previous_response_id 'resp_0', recorded none (the full context, a new chain)"
     ]
     # An output message resent as input is the same message as its short form.
-    output = {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "Yo", "annotations": []}]}
-    assert create_differences({"input": [{"role": "assistant", "content": "Yo"}]}, {"type": "response.create", "input": [output]}) == []
+    output = {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Yo", "annotations": []}],
+    }
+    assert (
+        create_differences(
+            {"input": [{"role": "assistant", "content": "Yo"}]},
+            {"type": "response.create", "input": [output]},
+        )
+        == []
+    )
 
 
 def test_a_cassette_read_as_user_turns() -> None:
     chained = _plan("chained_turns")
-    assert [t.chained for t in chained.turns] == [False, True, True] and chained.answered_by == (0, 1, 2)
+    assert [t.chained for t in chained.turns] == [False, True, True] and chained.answered_by == (
+        0,
+        1,
+        2,
+    )
     # The resend after previous_response_not_found is the client's, not a user turn; what
     # its user held before the connection is the first turn's context.
     refused = _plan("previous_response_not_found")
     assert len(refused.turns) == 1 and refused.refused == {0} and refused.answered_by == (1,)
-    assert [m["content"] for m in refused.turns[0].context] == ["My name is Ada.", "Nice to meet you, Ada."]
+    assert [m["content"] for m in refused.turns[0].context] == [
+        "My name is Ada.",
+        "Nice to meet you, Ada.",
+    ]
     mid = _plan("recovery_after_chained_turn")
-    assert len(mid.turns) == 2 and mid.refused == {1} and mid.answered_by == (0, 2) and mid.turns[0].context == ()
+    assert (
+        len(mid.turns) == 2
+        and mid.refused == {1}
+        and mid.answered_by == (0, 2)
+        and mid.turns[0].context == ()
+    )
     assert _plan("response_already_in_flight").concurrent
 
 
@@ -114,7 +148,9 @@ class RetriesSameParent:
     def run(self, protocol: str, chunks: Sequence[bytes], **kwargs: object) -> AdapterResult:
         return self._ref.run(protocol, chunks, **kwargs)  # type: ignore[arg-type]
 
-    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
         chain = _SameParent(turns[0].context)
         runs = reference_session(protocol, base_url, turns, chain=chain)
         return [AdapterResult(message=getattr(e[-1], "message", None), events=e) for e in runs]
@@ -180,7 +216,11 @@ def test_the_node_sdk_row_plays_a_session_over_the_stdio_protocol() -> None:
             results = js.run_session("openai-responses-websocket", server.url, plan.turns)  # type: ignore[attr-defined]
         assert server_side.differences == {} and len(server_side.sent) == 3
         texts = [
-            "".join(b.content for b in r.message.content if hasattr(b, "content") and isinstance(b.content, str))
+            "".join(
+                b.content
+                for b in r.message.content
+                if hasattr(b, "content") and isinstance(b.content, str)
+            )
             for r in results
             if r.message is not None
         ]

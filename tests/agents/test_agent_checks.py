@@ -101,6 +101,7 @@ def weather_history(task: AgentTask) -> list[Any]:
     out = task.tools[0].call({"city": "Paris"})
     return [USER, assistant(("call_w1", "get_weather", {"city": "Paris"})), result("call_w1", out)]
 
+
 def test_a1_catches_a_tool_run_on_truncated_arguments() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])  # cut inside the arguments
@@ -242,7 +243,9 @@ def test_a10_measures_the_wait_from_the_reply_s_last_write_not_its_logging() -> 
     good = observe(ReferenceAgent(), scenario("http_429_retry_after"), PROTOCOL)
     k = next(k for k, s in good.answers() if s.retry_after is not None)
     hit = good.requests[k]
-    assert hit.last_write is not None and hit.finished is not None and hit.last_write <= hit.finished
+    assert (
+        hit.last_write is not None and hit.finished is not None and hit.last_write <= hit.finished
+    )
     late = dataclasses.replace(hit, finished=good.requests[k + 1].arrived - 0.001)
     requests = [*good.requests[:k], late, *good.requests[k + 1 :]]
     assert verdict(dataclasses.replace(good, requests=requests), "A10").status == "passed"
@@ -289,9 +292,13 @@ def test_a_crashed_run_is_its_own_failing_row_unless_listed() -> None:
     results = run_agent_checks(adapters, [scenario("weather_tool_call")], protocols=[PROTOCOL])  # type: ignore[list-item]
     a12 = next(r for r in results if r.check == "A12")
     assert a12.status == "crashed" and a12.failing and "framework bug" in a12.message
-    assert all(r.status in ("skipped", "crashed") for r in results), {r.check: r.status for r in results}
+    assert all(r.status in ("skipped", "crashed") for r in results), {
+        r.check: r.status for r in results
+    }
     listed = [AgentExpectation("broken", "weather_tool_call", "A12", None, "upstream issue")]
-    again = run_agent_checks(adapters, [scenario("weather_tool_call")], protocols=[PROTOCOL], expectations=listed)  # type: ignore[list-item]
+    again = run_agent_checks(
+        adapters, [scenario("weather_tool_call")], protocols=[PROTOCOL], expectations=listed
+    )  # type: ignore[list-item]
     assert next(r for r in again if r.check == "A12").status == "known_failure"
 
 

@@ -145,8 +145,18 @@ def test_a13_does_not_apply_where_every_call_was_json() -> None:
         ("http_401_not_retried", "KeyError", "'choices'", "failed"),
         ("http_401_not_retried", "AuthenticationError", "Error code: 401", "passed"),
         ("cut_at_byte", "KeyError", "'choices'", "failed"),
-        ("cut_at_byte", "RemoteProtocolError", "peer closed connection without sending complete message body", "passed"),
-        ("cut_at_byte", "ClientPayloadError", "Response payload is not completed", "passed"),  # aiohttp
+        (
+            "cut_at_byte",
+            "RemoteProtocolError",
+            "peer closed connection without sending complete message body",
+            "passed",
+        ),
+        (
+            "cut_at_byte",
+            "ClientPayloadError",
+            "Response payload is not completed",
+            "passed",
+        ),  # aiohttp
     ],
 )
 def test_a12_an_error_outcome_must_say_what_was_served(
@@ -160,7 +170,9 @@ def test_a12_an_error_outcome_must_say_what_was_served(
     assert outcome.status == status, outcome.message
     if status == "failed":
         assert f"{error_type}: {message}" in outcome.message  # the text raised ...
-        assert ("401" if name.startswith("http") else "transport fault") in outcome.message  # ... and served
+        assert (
+            "401" if name.startswith("http") else "transport fault"
+        ) in outcome.message  # ... and served
 
 
 @pytest.mark.parametrize(
@@ -241,7 +253,9 @@ def test_a3_names_a_delivered_call_that_never_ran_and_never_got_a_result() -> No
         post([USER, assistant(PARIS), result(PARIS[0], a)])
         return AgentOutcome(output="Paris 18 C, Rome 24 C.")
 
-    outcome = verdict(observe(Scripted(drops_rome), scenario("parallel_tool_calls"), PROTOCOL), "A3")
+    outcome = verdict(
+        observe(Scripted(drops_rome), scenario("parallel_tool_calls"), PROTOCOL), "A3"
+    )
     assert outcome.status == "failed"
     assert "call_r1" in outcome.message and "never ran" in outcome.message
 
@@ -285,8 +299,12 @@ def test_a_framework_s_raise_is_recorded_with_the_exceptions_that_caused_it() ->
     )
 
 
-@pytest.mark.parametrize(("order", "status"), [(("Paris", "Rome"), "passed"), (("Rome", "Paris"), "failed")])
-def test_a3_pairs_id_less_gemini_replays_by_name_and_order(order: tuple[str, str], status: str) -> None:
+@pytest.mark.parametrize(
+    ("order", "status"), [(("Paris", "Rome"), "passed"), (("Rome", "Paris"), "failed")]
+)
+def test_a3_pairs_id_less_gemini_replays_by_name_and_order(
+    order: tuple[str, str], status: str
+) -> None:
     # Gemini's functionCall.id is optional: two calls of one tool sent back without ids pair
     # with the calls served by their order (LangGraph sends them so, and correctly).
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
@@ -367,5 +385,7 @@ def test_a_run_past_its_bound_is_labelled_timeout_not_an_error_it_raised() -> No
     assert run.hung and run.outcome is None
     assert "no outcome within 0.5 s" in (run.crash or "")
     # a TimeoutError the framework raised itself is its outcome, judged as any other
-    own = observe(_Waits(TimeoutError("read timed out")), scenario("http_401_not_retried"), PROTOCOL)
+    own = observe(
+        _Waits(TimeoutError("read timed out")), scenario("http_401_not_retried"), PROTOCOL
+    )
     assert not own.hung and own.outcome is not None and own.outcome.error_type == "TimeoutError"

@@ -45,7 +45,9 @@ def _stdio_agent(declared: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_
     return str(caught.value)
 
 
-def _module_object(declared: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+def _module_object(
+    declared: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> str:
     (tmp_path / "declaring_agent.py").write_text(
         "from stream_harness.agents.reference import ReferenceAgent\n\n"
         "class Declaring(ReferenceAgent):\n"
@@ -70,10 +72,19 @@ PLACES: dict[str, Callable[[dict[str, Any], pytest.MonkeyPatch, Path], str]] = {
 @pytest.mark.parametrize(
     ("declared", "words"),
     [
-        ({"max_retry": 1}, "unknown conventions key 'max_retry' (did you mean 'max_retries'? known: "),
+        (
+            {"max_retry": 1},
+            "unknown conventions key 'max_retry' (did you mean 'max_retries'? known: ",
+        ),
         ({"max_retries": "two"}, ".max_retries is 'two', not a whole number >= 0"),
-        ({"retry_after_cap_s": -5}, ".retry_after_cap_s is -5, not a number of seconds >= 0 or null"),
-        ({"retried_statuses": ["429"]}, ".retried_statuses is ['429'], not a list of HTTP statuses or null"),
+        (
+            {"retry_after_cap_s": -5},
+            ".retry_after_cap_s is -5, not a number of seconds >= 0 or null",
+        ),
+        (
+            {"retried_statuses": ["429"]},
+            ".retried_statuses is ['429'], not a list of HTTP statuses or null",
+        ),
     ],
 )
 def test_a_key_or_value_outside_the_vocabulary_is_refused_in_one_line(
@@ -104,7 +115,9 @@ def test_every_bundled_row_and_its_per_protocol_policies_pass() -> None:
 
 
 def test_a_per_protocol_policy_is_checked_too() -> None:
-    problem = conventions_problem({"by_protocol": {"anthropic-messages": {"retry_after_honored": False}}})
+    problem = conventions_problem(
+        {"by_protocol": {"anthropic-messages": {"retry_after_honored": False}}}
+    )
     assert problem is not None
     assert problem.startswith("conventions.by_protocol.anthropic-messages: unknown conventions key")
     assert "did you mean 'retry_after_honoured'?" in problem

@@ -29,7 +29,9 @@ import shop_agent
 pytest_plugins = ["pytester"]
 
 
-@pytest.mark.agent_scenarios(rate_limit(retry_after=1), truncate(), cut_tool_args(), no_finish(), overflow())
+@pytest.mark.agent_scenarios(
+    rate_limit(retry_after=1), truncate(), cut_tool_args(), no_finish(), overflow()
+)
 def test_the_clean_agent_is_conformant(agent_scenario, monkeypatch):
     monkeypatch.setattr(shop_agent, "BUG", "")
     agent_scenario.run(shop_agent.main)
@@ -60,7 +62,9 @@ def test_tools_that_report_nothing_are_a_wiring_problem_not_a_pass(monkeypatch, 
     monkeypatch.setattr(shop_agent, "BUG", "")
     monkeypatch.setattr(shop_agent, "issue_payment", lambda customer, amount_cents: {"paid": 1})
     fixture.run(shop_agent.main)
-    with pytest.raises(AssertionError, match="wiring: the agent went on after a call to issue_payment"):
+    with pytest.raises(
+        AssertionError, match="wiring: the agent went on after a call to issue_payment"
+    ):
         fixture.assert_conformant()
 
 

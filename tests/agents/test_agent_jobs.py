@@ -29,7 +29,8 @@ def test_a_job_that_cannot_make_its_adapter_leaves_the_work_to_the_others() -> N
     units = _units()
     runs = observe_in_jobs(units, 3, refuse, None)  # type: ignore[arg-type]
     assert [(r.scenario.name, r.protocol) for r in runs] == [
-        (u[2].name, u[3]) for u in units  # type: ignore[attr-defined]
+        (u[2].name, u[3])
+        for u in units  # type: ignore[attr-defined]
     ]
     assert all(r.crash is None and r.outcome is not None for r in runs)
     assert made and set(made) == {"reference"}  # tried, refused, and the run went on

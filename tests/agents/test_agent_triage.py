@@ -29,7 +29,12 @@ def _explored(outcome: str, faults: tuple[str, ...]) -> AgentRow:
 
 def test_an_explored_failure_becomes_known_by_an_entry_listing_its_fault_words() -> None:
     entry = AgentExpectation(
-        "fw", "~explored", "A5", "openai-responses", "findings say why", frozenset({"http_500", "clean_eof"})
+        "fw",
+        "~explored",
+        "A5",
+        "openai-responses",
+        "findings say why",
+        frozenset({"http_500", "clean_eof"}),
     )
     failed = _explored("failed", ("clean_eof", "http_500"))
     [row] = reclassify_agents(_report(failed), [entry]).agent_results

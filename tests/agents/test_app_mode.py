@@ -55,7 +55,9 @@ def test_the_clean_agent_passes_with_its_own_tool_names(capsys, monkeypatch, tmp
 )
 def test_each_planted_bug_is_caught_by_a_built_in_check(capsys, monkeypatch, bug, scenario, check):
     monkeypatch.setenv("SHOP_AGENT_BUG", bug)
-    code, out, _ = _run(capsys, "--app", SHOP, "--scenarios", scenario, "--protocol", "openai-completions")
+    code, out, _ = _run(
+        capsys, "--app", SHOP, "--scenarios", scenario, "--protocol", "openai-completions"
+    )
     assert code == 1, out
     assert f"FAIL app {scenario} [openai-completions] {check} " in out
     assert f"reproduce: stream-harness agents --app {shlex.quote(SHOP)} --scenarios " in out
@@ -64,7 +66,13 @@ def test_each_planted_bug_is_caught_by_a_built_in_check(capsys, monkeypatch, bug
 def test_a_mapping_reaches_the_reproduce_command(capsys, monkeypatch):
     monkeypatch.setenv("SHOP_AGENT_BUG", "double_charge")
     code, out, _ = _run(
-        capsys, "--app", SHOP, "--scenarios", "retry_after_payment", "--tool", "charge_card=issue_payment"
+        capsys,
+        "--app",
+        SHOP,
+        "--scenarios",
+        "retry_after_payment",
+        "--tool",
+        "charge_card=issue_payment",
     )
     assert code == 1
     assert "--tool charge_card=issue_payment --scenarios " in out
@@ -115,7 +123,9 @@ def _cohere() -> Any:
     # cohere reads CO_API_URL as a default argument, when the module is imported: a fresh
     # process, as app mode's program is, sees the variable; this one may have imported it.
     code = "import cohere; print(cohere.ClientV2()._client_wrapper.get_base_url())"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 BASE_URL_OF: dict[str, Callable[[], Any]] = {
@@ -146,6 +156,14 @@ def test_any_language_a_node_agent_on_openai_node_is_judged_the_same_way(capsys,
     monkeypatch.setenv("NODE_PATH", str(modules))
     script = Path(__file__).parent / "apps" / "shop_agent.mjs"
     command = f"{shlex.quote(str(node_binary()))} {shlex.quote(str(script))}"
-    code, out, _ = _run(capsys, "--app", command, "--scenarios", "three_tool_turns", "--scenarios", "retry_after_payment")
+    code, out, _ = _run(
+        capsys,
+        "--app",
+        command,
+        "--scenarios",
+        "three_tool_turns",
+        "--scenarios",
+        "retry_after_payment",
+    )
     assert code == 0, out
     assert out.splitlines()[-1].startswith("OK: 2 agent runs")

@@ -35,7 +35,11 @@ REFUND = OfferedTool(
 LOOKUP = OfferedTool(
     "lookup_order",
     "Read an order's status.",
-    {"type": "object", "properties": {"order_id": {"type": "string", "minLength": 3}}, "required": ["order_id"]},
+    {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "minLength": 3}},
+        "required": ["order_id"],
+    },
 )
 
 
@@ -56,7 +60,10 @@ def test_the_protocol_of_each_request_path_is_found(protocol):
 def test_auto_binds_the_payment_to_the_effect_tool_and_the_weather_to_the_read_tool():
     scenario = load_agent_scenario(bundled_agent_scenarios() / "three_tool_turns.yaml")
     bound = bind_scenario(scenario, [LOOKUP, REFUND], ToolBinding())
-    assert {t.name: t.side_effect for t in bound.tools} == {"lookup_order": False, "refund_order": True}
+    assert {t.name: t.side_effect for t in bound.tools} == {
+        "lookup_order": False,
+        "refund_order": True,
+    }
     calls = [c for r in bound.spec.responses if r.script for c in r.script.tool_calls]
     assert [c.name for c in calls] == ["lookup_order", "refund_order", "lookup_order"]
     for call in calls:
@@ -116,7 +123,12 @@ _SCHEMAS = st.fixed_dictionaries(
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])  # a loaded CI box
-@given(_SCHEMAS, st.dictionaries(st.sampled_from(["a", "city", "n"]), st.one_of(st.text(max_size=5), st.integers())))
+@given(
+    _SCHEMAS,
+    st.dictionaries(
+        st.sampled_from(["a", "city", "n"]), st.one_of(st.text(max_size=5), st.integers())
+    ),
+)
 def test_fitted_arguments_are_valid_for_the_offered_schema(schema, scripted):
     jsonschema.validate(fit_arguments(scripted, schema), schema)
 
@@ -126,7 +138,10 @@ def test_the_payment_chooses_first_when_every_offered_tool_changes_something():
     send = OfferedTool("send_invoice", "Send an invoice.", {"type": "object"})
     bound = bind_scenario(scenario, [send, REFUND], ToolBinding())
     # the payment takes the first effect-like tool; the weather the one left, as no payment
-    assert {t.name: t.side_effect for t in bound.tools} == {"send_invoice": True, "refund_order": False}
+    assert {t.name: t.side_effect for t in bound.tools} == {
+        "send_invoice": True,
+        "refund_order": False,
+    }
 
 
 def test_an_agent_offering_no_tools_leaves_the_scenario_as_written():

@@ -69,7 +69,9 @@ def test_the_rows_the_issue_names_are_declared() -> None:
     assert {
         "agno", "pydantic-ai-agent", "langgraph", "openai-agents", "strands", "js-ai-sdk-agent"
     } <= bases  # fmt: skip
-    assert {"agno[retries=1]", "agno[model.retries=1]", "js-ai-sdk-agent[maxRetries=5]"} <= set(ROWS)
+    assert {"agno[retries=1]", "agno[model.retries=1]", "js-ai-sdk-agent[maxRetries=5]"} <= set(
+        ROWS
+    )
     for base in bases - {"js-ai-sdk-agent"}:
         assert len(declared(base)) >= 2, base
 
@@ -121,7 +123,9 @@ def test_a_configuration_leaves_the_base_row_as_it_was() -> None:
 @pytest.mark.parametrize(
     "row", ["pydantic-ai-agent[http.retries=2]", "strands[client_args.max_retries=5]"]
 )
-def test_a_setting_with_nowhere_to_go_on_a_protocol_takes_that_protocol_off_the_row(row: str) -> None:
+def test_a_setting_with_nowhere_to_go_on_a_protocol_takes_that_protocol_off_the_row(
+    row: str,
+) -> None:
     """pydantic-ai's retrying httpx transport and Strands' client_args have no place on
     Bedrock (a boto3 client): run there, the row would be its base row judged by the
     configuration's declared retries, so it does not speak bedrock-converse-stream."""
@@ -129,7 +133,9 @@ def test_a_setting_with_nowhere_to_go_on_a_protocol_takes_that_protocol_off_the_
     configured = _load(row)
     assert "bedrock-converse-stream" not in configured.protocols
     assert configured.protocols == _load(split_row(row)[0]).protocols - {"bedrock-converse-stream"}
-    assert "bedrock-converse-stream" in _load("strands[ModelRetryStrategy.max_attempts=3]").protocols
+    assert (
+        "bedrock-converse-stream" in _load("strands[ModelRetryStrategy.max_attempts=3]").protocols
+    )
 
 
 def test_every_declared_configuration_runs_in_its_base_rows_matrix_group_and_back() -> None:
@@ -194,7 +200,9 @@ def test_options_are_read_from_the_name() -> None:
 
 
 def _task(protocol: str, url: str) -> AgentTask:
-    tool = AgentTool("get_weather", "Weather.", {"type": "object", "properties": {}}, f"{url}/_ledger")
+    tool = AgentTool(
+        "get_weather", "Weather.", {"type": "object", "properties": {}}, f"{url}/_ledger"
+    )
     return AgentTask(
         scenario="stub", protocol=protocol, base_url=url, model="gpt-4o-mini",
         prompt="Weather?", tools=(tool,), system=None,

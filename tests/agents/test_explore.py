@@ -78,7 +78,9 @@ def base(name: str = "weather_tool_call") -> AgentScenario:
 
 def smallest(predicate: Any, scenario: AgentScenario | None = None) -> Schedule:
     strategy = schedules(scenario or base(), "openai-completions", REFERENCE)
-    found: Schedule = find(strategy, predicate, settings=settings(database=None, derandomize=True, max_examples=1000))
+    found: Schedule = find(
+        strategy, predicate, settings=settings(database=None, derandomize=True, max_examples=1000)
+    )
     # the engine's last pass: drop faults that play no part
     return fewest_faults(found, lambda s: object() if predicate(s) else None)[0]  # type: ignore[return-value]
 
@@ -95,14 +97,21 @@ def test_the_bundled_fault_free_scenarios_are_the_default_bases() -> None:
         (lambda s: len(s) >= 2, ((0, {"status": 500}), (0, {"status": 500}))),
         (lambda s: any(i == 1 for i, _ in s), ((1, {"status": 500}),)),
         # an early end: the simplest ending (fin) at the shortest place (byte 0), no pace
-        (lambda s: any("ending" in f for _, f in s), ((0, {"place": {"byte": 0}, "ending": "fin"}),)),
+        (
+            lambda s: any("ending" in f for _, f in s),
+            ((0, {"place": {"byte": 0}, "ending": "fin"}),),
+        ),
         # inside a call: the first named place before any character offset
         (
             lambda s: any("call" in f.get("place", ()) for _, f in s),
             ((0, {"place": {"call": 1, "at": "last_value"}, "ending": "fin"}),),
         ),
         (
-            lambda s: any(isinstance(f.get("place", {}).get("at"), int) for _, f in s if isinstance(f.get("place"), dict)),
+            lambda s: any(
+                isinstance(f.get("place", {}).get("at"), int)
+                for _, f in s
+                if isinstance(f.get("place"), dict)
+            ),
             ((0, {"place": {"call": 1, "at": 1}, "ending": "fin"}),),
         ),
         # an ending, then its error kind, keeps its order: finish needs a call, error_event a kind
@@ -141,7 +150,9 @@ AGENT_PROTOCOLS = sorted({p for name in BASES for p in base(name).protocols})
 @pytest.mark.parametrize("protocol", AGENT_PROTOCOLS)
 @settings(max_examples=25, deadline=None, derandomize=True, database=None)
 @given(data=st.data())
-def test_the_strategy_never_draws_a_fault_the_protocol_cannot_serve(protocol: str, data: st.DataObject) -> None:
+def test_the_strategy_never_draws_a_fault_the_protocol_cannot_serve(
+    protocol: str, data: st.DataObject
+) -> None:
     name = data.draw(st.sampled_from([n for n in BASES if protocol in base(n).protocols]))
     scenario = base(name)
     schedule = data.draw(schedules(scenario, protocol, REFERENCE))
@@ -166,20 +177,30 @@ def test_a_planted_bug_shrinks_to_the_minimal_named_place_and_ending(protocol: s
     def runs_a_repaired_call(schedule: Schedule) -> bool:
         for index, fault in schedule:
             place = fault.get("place")
-            if not isinstance(place, dict) or "call" not in place or fault["ending"] not in ("rst", "clean_eof"):
+            if (
+                not isinstance(place, dict)
+                or "call" not in place
+                or fault["ending"] not in ("rst", "clean_eof")
+            ):
                 continue
             script = scenario.spec.responses[index].script
             assert script is not None
             arguments = script.tool_calls[place["call"] - 1].arguments
             text = compact(arguments)
-            cut = place_offset(arguments, place["at"], script.delta_size, whole=protocol in WHOLE_CALLS)
+            cut = place_offset(
+                arguments, place["at"], script.delta_size, whole=protocol in WHOLE_CALLS
+            )
             assert cut is not None
             if cut > text.rindex(":"):
                 return True
         return False
 
     strategy = schedules(scenario, protocol, REFERENCE)
-    found = find(strategy, runs_a_repaired_call, settings=settings(database=None, derandomize=True, max_examples=2000))
+    found = find(
+        strategy,
+        runs_a_repaired_call,
+        settings=settings(database=None, derandomize=True, max_examples=2000),
+    )
     found = fewest_faults(found, lambda s: object() if runs_a_repaired_call(s) else None)[0]  # type: ignore[arg-type,return-value]
     assert found == ((0, {"place": {"call": 1, "at": "last_value"}, "ending": "rst"}),)
 
@@ -225,7 +246,11 @@ def test_a_schedule_written_as_a_file_loads_back_as_the_same_scenario(
     path.write_text(scenario_yaml(scenario, schedule, "why"))
     loaded = load_agent_scenario(path)
     assert loaded.spec.responses == apply(scenario, schedule).responses
-    faulted = [r for r in loaded.spec.responses if r.fault not in (FaultSpec(), FaultSpec(pace=r.fault.pace))]
+    faulted = [
+        r
+        for r in loaded.spec.responses
+        if r.fault not in (FaultSpec(), FaultSpec(pace=r.fault.pace))
+    ]
     copies = sum(1 for _, f in schedule if set(f) != {"pace"} and "mutate" not in f)
     assert len(faulted) == copies + len({i for i, f in schedule if "mutate" in f})
     loaded.served(protocol)  # renders in its protocol
@@ -250,7 +275,11 @@ def test_the_reference_passes_its_explored_schedules(
     text = capsys.readouterr().out
     assert code == 0, text
     # 12 drawn, each distinct schedule run once (hypothesis may draw one twice)
-    run = int(re.search(r"explored (\d+) schedules over 1 \(agent, base, protocol\) units, seed 0", text)[1])  # type: ignore[index]
+    run = int(
+        re.search(r"explored (\d+) schedules over 1 \(agent, base, protocol\) units, seed 0", text)[
+            1
+        ]
+    )  # type: ignore[index]
     assert 10 <= run <= 12
     assert text.splitlines()[-1].startswith("OK: 1 explored units, ")
     rows = load_report(out / "report.jsonl").agent_results
@@ -292,7 +321,10 @@ def test_a_schedule_reusing_an_id_skips_a3_as_the_bundled_scenario_does(
             "openai-completions", "--out", str(tmp_path / "out")]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().out
     rows = load_report(tmp_path / "out" / "report.jsonl").agent_results
-    assert "A3" not in {r.check for r in rows} and {r.outcome for r in rows} <= {"passed", "skipped"}
+    assert "A3" not in {r.check for r in rows} and {r.outcome for r in rows} <= {
+        "passed",
+        "skipped",
+    }
 
 
 def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
@@ -316,7 +348,9 @@ def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
     row = next(r for r in load_report(tmp_path / "report" / "report.jsonl").agent_results)
     assert row.outcome == "failed" and row.explored is not None
     assert row.explored["schedule"] == [{"response": 0, "fault": {"status": 500}}]
-    command = next(line for line in text.splitlines() if "reproduce:" in line).split("reproduce: ")[1]
+    command = next(line for line in text.splitlines() if "reproduce:" in line).split("reproduce: ")[
+        1
+    ]
     assert command == row.command and "--explore" not in command
     assert main(shlex.split(command)[1:]) == 1
     again = capsys.readouterr().out
@@ -333,7 +367,10 @@ def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
             ["--explore", "2", "--scenarios", "ALL_FAULTED"],
             "cannot be explored: every response carries a fault already",
         ),
-        (["--explore", "2", "--scenarios", "weather_tool_call", "--check", "A4"], "nothing was checked"),
+        (
+            ["--explore", "2", "--scenarios", "weather_tool_call", "--check", "A4"],
+            "nothing was checked",
+        ),
     ],
 )
 def test_bad_or_empty_explorations_are_one_line_and_exit_2(
@@ -394,7 +431,9 @@ def test_a_known_failure_covers_schedules_of_its_scenarios_fault_kinds(
 def test_an_entry_with_faults_covers_explored_schedules_made_of_those_words(
     entry_scenario: str, faults: list[str], base: str, schedule: Schedule, known: bool
 ) -> None:
-    entry = AgentExpectation("fw", entry_scenario, "A8", "openai-completions", "why", frozenset(faults))
+    entry = AgentExpectation(
+        "fw", entry_scenario, "A8", "openai-completions", "why", frozenset(faults)
+    )
     reason = known_failure([entry], "fw", "openai-completions", base)
     assert (reason("A8", schedule) == "why") is known
     assert reason("A1", schedule) == ""
@@ -408,7 +447,12 @@ def test_a_known_failure_of_the_base_as_written_covers_every_schedule_on_it() ->
     entry = AgentExpectation("fw", "thinking_signature", "A4", "anthropic-messages", "drops it")
     reason = known_failure([entry], "fw", "anthropic-messages", "thinking_signature")
     assert reason("A4", ((0, {"status": 500}),)).startswith("drops it (known on thinking_signature")
-    assert known_failure([entry], "fw", "anthropic-messages", "weather_tool_call")("A4", ((0, {"status": 500}),)) == ""
+    assert (
+        known_failure([entry], "fw", "anthropic-messages", "weather_tool_call")(
+            "A4", ((0, {"status": 500}),)
+        )
+        == ""
+    )
 
 
 def test_units_shrink_side_by_side_in_jobs_to_the_same_schedules(
@@ -429,7 +473,9 @@ def test_units_shrink_side_by_side_in_jobs_to_the_same_schedules(
     assert all("'schedule': [{'response': 0, 'fault': {'status': 500}}]" in r[2] for r in rows["2"])
 
 
-@pytest.mark.parametrize(("date", "at_least", "at_most"), [(FUTURE_DATE, 1e9, float("inf")), (PAST_DATE, 0.0, 0.0)])
+@pytest.mark.parametrize(
+    ("date", "at_least", "at_most"), [(FUTURE_DATE, 1e9, float("inf")), (PAST_DATE, 0.0, 0.0)]
+)
 def test_an_http_date_hint_is_served_as_the_seconds_until_it(
     date: str, at_least: float, at_most: float
 ) -> None:
@@ -447,7 +493,9 @@ def test_a_shrink_past_its_budget_is_cut_says_so_and_keeps_a_failing_schedule(
     (tmp_path / "no_retry.py").write_text(NO_RETRY)
     monkeypatch.syspath_prepend(str(tmp_path))
     agent = load_agent("no_retry:NoRetry", tmp_path)
-    options = ExploreOptions(examples=8, seed=1, shrink_runs=1)  # a seed whose first failure is not minimal
+    options = ExploreOptions(
+        examples=8, seed=1, shrink_runs=1
+    )  # a seed whose first failure is not minimal
     units, results = explore([("no_retry:NoRetry", agent)], [base()], options,
                              protocols=["openai-completions"], checks=["A9"])  # fmt: skip
     (unit,) = units
@@ -498,9 +546,14 @@ def test_a_toy_agent_that_runs_repaired_arguments_shrinks_to_the_minimal_named_p
     (unit,) = units
     (finding,) = unit.findings
     assert finding.check == "A13" and not unit.shrink_cut
-    assert finding.schedule == ((0, {"place": {"call": 1, "at": "last_value"}, "ending": "finish"}),)
+    assert finding.schedule == (
+        (0, {"place": {"call": 1, "at": "last_value"}, "ending": "finish"}),
+    )
     # saved in canonical YAML, and its command fails the same check
     assert finding.saved is not None
-    assert "fault: {place: {call: 1, at: last_value}, ending: finish}\n" in Path(finding.saved).read_text()
+    assert (
+        "fault: {place: {call: 1, at: last_value}, ending: finish}\n"
+        in Path(finding.saved).read_text()
+    )
     assert main([*shlex.split(finding.command)[1:], "--out", str(tmp_path / "again")]) == 1
     assert " A13 " in capsys.readouterr().out

@@ -40,7 +40,7 @@ from stream_harness.agents.server import AgentServer, ScriptedAnswer
 from stream_harness.cli.main import main
 from stream_harness.contract.facts import bundled_cassettes
 
-ARGS = {"customer": "cus_\"ada\"", "amount_cents": 4200, "note": "x"}
+ARGS = {"customer": 'cus_"ada"', "amount_cents": 4200, "note": "x"}
 SCHEMA = {
     "type": "object",
     "properties": {"customer": {"type": "string"}, "amount_cents": {"type": "integer"}},
@@ -149,7 +149,9 @@ def test_every_fault_offered_renders_and_says_what_the_normalizer_reads(
     protocol: str, fault: FaultSpec
 ) -> None:
     served = render(protocol, SCRIPT, fault_of(fault))
-    read = served_from_bytes(protocol, 200, dict(served.headers), b"".join(served.chunks), cut=served.cut)
+    read = served_from_bytes(
+        protocol, 200, dict(served.headers), b"".join(served.chunks), cut=served.cut
+    )
     assert read.complete == served.complete
     assert read.retryable == served.retryable
     assert served.reset == (fault.ending == "rst" and served.cut)
@@ -203,7 +205,9 @@ def test_gemini_cannot_finish_a_cut_call_and_says_so() -> None:
     )
 
 
-def write(tmp_path: Path, fault: str, calls: str = "[{id: c1, name: pay, arguments: {a: 1}}]") -> Path:
+def write(
+    tmp_path: Path, fault: str, calls: str = "[{id: c1, name: pay, arguments: {a: 1}}]"
+) -> Path:
     path = tmp_path / "s.yaml"
     path.write_text(
         "kind: agent\ntools: {pay: {schema: {type: object, required: [a]}}}\n"
@@ -220,7 +224,11 @@ def write(tmp_path: Path, fault: str, calls: str = "[{id: c1, name: pay, argumen
         ("{ending: finish}", "responses.0.fault", "needs a place inside a call"),
         ("{place: {byte: 3}, ending: length}", "responses.0.fault", "a byte place takes"),
         ("{place: {call: 2, at: 3}, ending: fin}", "responses.0.fault.place.call", "not 2"),
-        ("{place: {call: 1, at: escape}, ending: fin}", "responses.0.fault.place.at", "no place 'escape'"),
+        (
+            "{place: {call: 1, at: escape}, ending: fin}",
+            "responses.0.fault.place.at",
+            "no place 'escape'",
+        ),
         ("{mutate: {call: 1, id: reused}}", "responses.0.fault.mutate.id", "no call was served"),
         ("{ending: rst, cut_at: 4}", "responses.0.fault", "one fault per response"),
         ("{place: {call: 1, at: middle}, ending: fin}", "responses.0.fault.place", ""),
@@ -250,10 +258,16 @@ def test_mutations_serve_the_call_wrong_on_purpose(tmp_path: Path) -> None:
         assert all(c.delivered for c in served.calls) and served.complete
 
 
-@pytest.mark.parametrize(("ending", "error"), [("fin", httpx.RemoteProtocolError), ("rst", httpx.ReadError)])
-def test_a_fin_and_an_rst_reach_the_client_as_themselves(ending: str, error: type[Exception]) -> None:
+@pytest.mark.parametrize(
+    ("ending", "error"), [("fin", httpx.RemoteProtocolError), ("rst", httpx.ReadError)]
+)
+def test_a_fin_and_an_rst_reach_the_client_as_themselves(
+    ending: str, error: type[Exception]
+) -> None:
     served = render(
-        "anthropic-messages", SCRIPT, Fault(place=InCall(call=1, at="number"), ending=ending)  # type: ignore[arg-type]
+        "anthropic-messages",
+        SCRIPT,
+        Fault(place=InCall(call=1, at="number"), ending=ending),  # type: ignore[arg-type]
     )
     answer = ScriptedAnswer(200, served.headers, served.chunks, served.cut, reset=served.reset)
     with AgentServer([answer], []) as server, pytest.raises(error):
@@ -292,7 +306,9 @@ class Repairing:
 def test_a1_and_a6_catch_a_repaired_call_cut_inside_its_last_value() -> None:
     path = bundled_cassettes() / "agent-scenarios" / "cut_in_last_value_length.yaml"
     run = observe(Repairing(), load_agent_scenario(path), "openai-completions")
-    assert [e.arguments for e in run.ledger] == [{"customer": "cus_ada_lovelace", "amount_cents": 42}]
+    assert [e.arguments for e in run.ledger] == [
+        {"customer": "cus_ada_lovelace", "amount_cents": 42}
+    ]
     verdicts = {v.check: v.status for v in judge(run)}
     assert verdicts["A1"] == verdicts["A6"] == "failed"
 
@@ -308,7 +324,6 @@ def test_serving_a_fault_in_a_protocol_that_cannot_express_it_says_why(
         "stream-harness: --protocol google-generative-ai: google-generative-ai sends whole "
         "calls: no call finishes with its arguments cut short"
     )
-
 
 
 class StopsAtTheLimit:

@@ -21,14 +21,18 @@ def _pytest(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_init_agent_scaffolds_a_test_that_passes_and_judges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_agent_scaffolds_a_test_that_passes_and_judges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["init", "--agent", "--dir", str(tmp_path)]) == 0
     assert "created" in capsys.readouterr().out
     assert main(["init", "--agent", "--dir", str(tmp_path)]) == 0
     assert "left alone (exists)" in capsys.readouterr().out
     test_lines = (tmp_path / "tests" / "test_agent.py").read_text().strip().splitlines()
     assert len(test_lines) <= 16
-    done = _pytest(tmp_path, "tests/test_agent.py", "-k", "one_line_faults", "-n", "2")  # ids agree across workers
+    done = _pytest(
+        tmp_path, "tests/test_agent.py", "-k", "one_line_faults", "-n", "2"
+    )  # ids agree across workers
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
     app = tmp_path / "agent_app.py"

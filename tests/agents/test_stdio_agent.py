@@ -111,7 +111,10 @@ def test_a_declared_policy_the_checks_do_not_know_is_refused_in_one_line() -> No
         load_agent(command("--over-cap", "ignored"))
     message = str(caught.value)
     assert "\n" not in message
-    assert "conventions.retry_after_over_cap is 'ignored', not one of backoff, capped, give_up" in message
+    assert (
+        "conventions.retry_after_over_cap is 'ignored', not one of backoff, capped, give_up"
+        in message
+    )
     agent = load_agent(command("--over-cap", "backoff"))  # a known value loads
     try:
         assert agent.conventions["retry_after_over_cap"] == "backoff"

@@ -51,7 +51,16 @@ PASSED: dict[str, list[Any]] = {
     "js-openai-agents": ["Paris"],
 }
 REFUSED: frozenset[str] = frozenset(
-    {"agno", "langgraph", "openai-agents", "strands", "autogen", "pydantic-ai-agent", "js-langgraph", "js-mastra"}
+    {
+        "agno",
+        "langgraph",
+        "openai-agents",
+        "strands",
+        "autogen",
+        "pydantic-ai-agent",
+        "js-langgraph",
+        "js-mastra",
+    }
 )
 
 
@@ -94,7 +103,12 @@ def test_the_parameters_follow_the_schema_and_keys_that_are_no_identifiers_still
 
 def _raw_string_call() -> Served:
     """A Chat Completions tool call whose arguments are the JSON string ``"Paris"``."""
-    head = {"id": "chatcmpl-raw", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4o-mini"}
+    head = {
+        "id": "chatcmpl-raw",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "gpt-4o-mini",
+    }
     call = {"index": 0, "id": "call_raw1", "type": "function",
             "function": {"name": "get_weather", "arguments": json.dumps("Paris")}}  # fmt: skip
     chunks = [

@@ -122,7 +122,9 @@ def test_every_bundled_agent_expectation_names_a_real_agent_scenario_and_check()
         assert is_known_row(agent), f"{path.name}: no agent {agent!r} in the registry"
         for entry in load_agent_expectations(path, agent=agent):  # checks and protocols exist
             base = entry.scenario.removesuffix("~explored") if entry.faults else entry.scenario
-            assert base in scenarios or (entry.faults and not base), f"{path.name}: no scenario {entry.scenario!r}"
+            assert base in scenarios or (entry.faults and not base), (
+                f"{path.name}: no scenario {entry.scenario!r}"
+            )
 
 
 def test_agent_shards_split_the_runs_and_merge_into_the_whole_run(

@@ -29,13 +29,23 @@ def shards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delitem(sys.modules, "lazy_agent", raising=False)
     monkeypatch.chdir(tmp_path)
     for k in (1, 2):
-        argv = ["agents", "--agent", "lazy_agent:Lazy", "--project", ".", "--scenarios", "weather_tool_call"]
+        argv = [
+            "agents",
+            "--agent",
+            "lazy_agent:Lazy",
+            "--project",
+            ".",
+            "--scenarios",
+            "weather_tool_call",
+        ]
         assert main([*argv, "--shard", f"{k}/2", "--allow-empty-shard", "--out", f"s{k}"]) in (0, 1)
     return tmp_path
 
 
 def _outcomes(folder: Path) -> set[str]:
-    return {r.outcome for r in load_report(folder / "report.jsonl").agent_results if r.check == "A12"}
+    return {
+        r.outcome for r in load_report(folder / "report.jsonl").agent_results if r.check == "A12"
+    }
 
 
 def test_a_known_failure_added_after_the_shards_ran_is_known_in_the_merge(
@@ -43,11 +53,17 @@ def test_a_known_failure_added_after_the_shards_ran_is_known_in_the_merge(
 ) -> None:
     assert _outcomes(shards / "s1") | _outcomes(shards / "s2") == {"failed"}
     (shards / "known.yaml").write_text(KNOWN)
-    code = main(["merge", "out", "s1", "s2", "--agent-expectations", "known.yaml", "--format", "plain"])
+    code = main(
+        ["merge", "out", "s1", "s2", "--agent-expectations", "known.yaml", "--format", "plain"]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "verdict: passed" in out
     assert _outcomes(shards / "out") == {"known_failure"}
-    issues = {r.issue for r in load_report(shards / "out" / "report.jsonl").agent_results if r.check == "A12"}
+    issues = {
+        r.issue
+        for r in load_report(shards / "out" / "report.jsonl").agent_results
+        if r.check == "A12"
+    }
     assert issues == {"it never asks the model"}
 
 
@@ -56,8 +72,27 @@ def test_a_known_failure_the_files_no_longer_list_fails_in_the_merge(
 ) -> None:
     (shards / "known.yaml").write_text(KNOWN)
     for k in (1, 2):  # the shards re-run with the entry: known there
-        argv = ["agents", "--agent", "lazy_agent:Lazy", "--project", ".", "--scenarios", "weather_tool_call"]
-        main([*argv, "--expect", "known.yaml", "--shard", f"{k}/2", "--allow-empty-shard", "--out", f"k{k}"])
+        argv = [
+            "agents",
+            "--agent",
+            "lazy_agent:Lazy",
+            "--project",
+            ".",
+            "--scenarios",
+            "weather_tool_call",
+        ]
+        main(
+            [
+                *argv,
+                "--expect",
+                "known.yaml",
+                "--shard",
+                f"{k}/2",
+                "--allow-empty-shard",
+                "--out",
+                f"k{k}",
+            ]
+        )
     assert _outcomes(shards / "k1") | _outcomes(shards / "k2") == {"known_failure"}
     assert main(["merge", "out", "k1", "k2", "--format", "plain"]) == 1
     assert _outcomes(shards / "out") == {"failed"}
@@ -70,7 +105,9 @@ def test_an_agent_only_merge_says_what_it_checked_in_agent_terms(
     main(["merge", "out", "s1", "s2", "--format", "plain"])
     out = capsys.readouterr().out
     checked = next(line for line in out.splitlines() if line.startswith("stream-harness: checked "))
-    assert checked.startswith("stream-harness: checked 1 agent run(s) of 1 agent(s) on 1 scenario(s)")
+    assert checked.startswith(
+        "stream-harness: checked 1 agent run(s) of 1 agent(s) on 1 scenario(s)"
+    )
     readme = (shards / "out" / "README.md").read_text()
     html = (shards / "out" / "report.html").read_text()
     for text in (checked, readme, html):
@@ -80,8 +117,27 @@ def test_an_agent_only_merge_says_what_it_checked_in_agent_terms(
 def test_agent_shards_of_two_runs_are_told_apart_in_agent_terms(
     shards: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["agents", "--agent", "lazy_agent:Lazy", "--project", ".", "--scenarios", "weather_tool_call"]
-    main([*argv, "--scenarios", "tool_raises", "--shard", "2/2", "--allow-empty-shard", "--out", "other"])
+    argv = [
+        "agents",
+        "--agent",
+        "lazy_agent:Lazy",
+        "--project",
+        ".",
+        "--scenarios",
+        "weather_tool_call",
+    ]
+    main(
+        [
+            *argv,
+            "--scenarios",
+            "tool_raises",
+            "--shard",
+            "2/2",
+            "--allow-empty-shard",
+            "--out",
+            "other",
+        ]
+    )
     capsys.readouterr()
     assert main(["merge", "out", "s1", "other"]) == 2
     err = capsys.readouterr().err

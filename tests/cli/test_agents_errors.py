@@ -19,7 +19,13 @@ from stream_harness.agents.frameworks import FRAMEWORKS, REQUIRES
 from stream_harness.agents.scenario.model import FaultSpec, ScenarioError, load_agent_scenario
 from stream_harness.cli.main import main
 
-PYDANTIC_WORDING = ("Extra inputs", "Value error", "Input should", "Field required", "validation error")
+PYDANTIC_WORDING = (
+    "Extra inputs",
+    "Value error",
+    "Input should",
+    "Field required",
+    "validation error",
+)
 
 
 def _agents(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -74,7 +80,9 @@ def test_the_valid_keys_come_from_the_model_not_a_list(
     assert "did you mean" not in err
 
 
-@pytest.mark.parametrize(("given", "meant"), [("referenc", "reference"), ("pydantic-ai", "pydantic-ai-agent")])
+@pytest.mark.parametrize(
+    ("given", "meant"), [("referenc", "reference"), ("pydantic-ai", "pydantic-ai-agent")]
+)
 def test_a_mistyped_agent_name_gets_a_did_you_mean(
     capsys: pytest.CaptureFixture[str], given: str, meant: str
 ) -> None:
@@ -106,7 +114,9 @@ def test_a_framework_row_whose_framework_is_not_installed_cannot_run_exit_2(
     monkeypatch.setitem(REQUIRES, name, ("missing-framework", "no_such_framework_module"))
     code, out, err = _agents(["--agent", name, "--scenarios", "weather_tool_call"], capsys)
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and "needs the missing-framework package" in err and repr(name) in err
+    assert (
+        err.count("\n") == 1 and "needs the missing-framework package" in err and repr(name) in err
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FRAMEWORKS))
@@ -136,9 +146,13 @@ def test_module_object_is_imported_from_the_configured_project_as_check_does(
     monkeypatch.chdir(_project_with_lazy_agent(tmp_path))
     monkeypatch.delenv("STREAM_HARNESS_CONFIG", raising=False)
     monkeypatch.delitem(sys.modules, "lazy_agent", raising=False)
-    code, out, err = _agents(["--agent", "lazy_agent:Lazy", "--scenarios", "weather_tool_call"], capsys)
+    code, out, err = _agents(
+        ["--agent", "lazy_agent:Lazy", "--scenarios", "weather_tool_call"], capsys
+    )
     assert code == 1, err
-    command = next(line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line)
+    command = next(
+        line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line
+    )
     assert "--project" not in command
     argv = shlex.split(command)
     assert argv[:2] == ["stream-harness", "agents"]
@@ -155,7 +169,9 @@ def test_a_given_project_is_repeated_in_each_reproduce_command(
     monkeypatch.delitem(sys.modules, "lazy_agent", raising=False)
     argv = ["--agent", "lazy_agent:Lazy", "--project", "code", "--scenarios", "weather_tool_call"]
     code, out, _ = _agents(argv, capsys)
-    commands = [line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line]
+    commands = [
+        line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line
+    ]
     assert code == 1 and commands
     assert all(shlex.split(c)[-2:] == ["--project", "code"] for c in commands)
     monkeypatch.delitem(sys.modules, "lazy_agent", raising=False)
@@ -165,9 +181,21 @@ def test_a_given_project_is_repeated_in_each_reproduce_command(
 @pytest.mark.parametrize(
     ("form", "present", "absent"),
     [
-        ("plain", ["lazy: ", "  FAIL lazy weather_tool_call [openai-completions] A12 "], ["::error", "┃"]),
+        (
+            "plain",
+            ["lazy: ", "  FAIL lazy weather_tool_call [openai-completions] A12 "],
+            ["::error", "┃"],
+        ),
         ("rich", ["stream-harness agents", "failed", "  FAIL lazy "], ["::error", "lazy: "]),
-        ("github", ["lazy: ", "::error file=", "title=A12 [lazy] weather_tool_call [openai-completions]::"], ["┃"]),
+        (
+            "github",
+            [
+                "lazy: ",
+                "::error file=",
+                "title=A12 [lazy] weather_tool_call [openai-completions]::",
+            ],
+            ["┃"],
+        ),
     ],
 )
 def test_agents_takes_format_as_check_does(
@@ -180,7 +208,14 @@ def test_agents_takes_format_as_check_does(
 ) -> None:
     (tmp_path / "lazy_agent.py").write_text(lazy_agent_source())
     monkeypatch.delitem(sys.modules, "lazy_agent", raising=False)
-    argv = ["--agent", "lazy_agent:Lazy", "--project", str(tmp_path), "--scenarios", "weather_tool_call"]
+    argv = [
+        "--agent",
+        "lazy_agent:Lazy",
+        "--project",
+        str(tmp_path),
+        "--scenarios",
+        "weather_tool_call",
+    ]
     code, out, _ = _agents([*argv, "--format", form], capsys)
     assert code == 1 and out.splitlines()[-1].startswith("FAILED: 1 agent runs")
     assert all(p in out for p in present) and not any(a in out for a in absent)
@@ -188,7 +223,9 @@ def test_agents_takes_format_as_check_does(
 
 
 @pytest.mark.parametrize("field", [f.alias or n for n, f in FaultSpec.model_fields.items()])
-def test_a_wrong_value_in_any_fault_field_is_said_in_the_files_terms(tmp_path: Path, field: str) -> None:
+def test_a_wrong_value_in_any_fault_field_is_said_in_the_files_terms(
+    tmp_path: Path, field: str
+) -> None:
     """Over the model's fields, so a fault field added later is covered without a new case."""
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"kind: agent\nresponses:\n  - fault: {{{field}: {{x: [1]}}}}\n")
@@ -211,7 +248,9 @@ def test_a_wrong_value_in_any_fault_field_is_said_in_the_files_terms(tmp_path: P
         ("{call: 1, at: nowhere}", "place.at", "expected a whole number, or one of last_value"),
     ],
 )
-def test_a_place_is_said_by_the_form_the_file_meant(tmp_path: Path, place: str, where: str, problem: str) -> None:
+def test_a_place_is_said_by_the_form_the_file_meant(
+    tmp_path: Path, place: str, where: str, problem: str
+) -> None:
     """A place is one of several mappings: the file's value is judged against the form it
     has (a bound broken inside it), or the forms are listed; never each branch's errors."""
     bad = tmp_path / "bad.yaml"

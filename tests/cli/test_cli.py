@@ -25,7 +25,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["normalize", "/nonexistent/x.yaml"], "/nonexistent/x.yaml: cannot read"),
         (["normalize", str(CASSETTE), "--split", "bytes:0"], "bad --split 'bytes:0'"),
         (["normalize", str(CASSETTE), "--interaction", "9"], "no interaction 9"),
-        (["normalize", str(CASSETTE), "--protocol", "smoke-signals"], "unknown protocol 'smoke-signals'"),
+        (
+            ["normalize", str(CASSETTE), "--protocol", "smoke-signals"],
+            "unknown protocol 'smoke-signals'",
+        ),
         (["normalize", str(ROOT / "README.md")], "cannot tell the protocol"),
         (["normalize", str(CASSETTE), "--adapter", "nope:Nope"], "cannot import nope"),
         (["check", "--adapter", "nope"], "unknown adapter 'nope'"),
@@ -33,7 +36,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["check", "--cassettes", "/nonexistent"], "/nonexistent: no such cassette folder"),
     ],
 )
-def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+def test_bad_input_is_one_line_on_stderr_with_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert needle in err
@@ -41,7 +46,9 @@ def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys: pytest.CaptureFixtu
     assert "Traceback" not in err
 
 
-def test_a_malformed_cassette_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_malformed_cassette_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "broken.yaml"
     bad.write_text("interactions:\n- request: {}\n  response: 7\nversion: 1\n")
     code, _, err = run(capsys, "normalize", str(bad))
@@ -60,35 +67,78 @@ def test_normalize_prints_the_same_events_for_any_split(capsys: pytest.CaptureFi
     assert lines[-1]["message"]["stop_reason"] == "tool_use"
 
 
-def test_check_passes_the_reference_and_report_writes_four_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_passes_the_reference_and_report_writes_four_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = ROOT / "cassettes" / "openai-completions"
-    code, out, _ = run(capsys, "check", "--cassettes", str(folder), "--examples", "2", "--jobs", "1")
+    code, out, _ = run(
+        capsys, "check", "--cassettes", str(folder), "--examples", "2", "--jobs", "1"
+    )
     assert code == 0, out
-    code, _, _ = run(capsys, "report", "--adapter", "reference", "--cassettes", str(folder), "--examples", "2", "--jobs", "1", "--out", str(tmp_path))
+    code, _, _ = run(
+        capsys,
+        "report",
+        "--adapter",
+        "reference",
+        "--cassettes",
+        str(folder),
+        "--examples",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "junit.xml", "report.html", "report.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "README.md",
+        "junit.xml",
+        "report.html",
+        "report.jsonl",
+    ]
 
 
 def test_summary_lists_every_bundled_cassette(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "summary", "--cassettes", str(ROOT / "cassettes" / "google-generative-ai"))
+    code, out, _ = run(
+        capsys, "summary", "--cassettes", str(ROOT / "cassettes" / "google-generative-ai")
+    )
     assert code == 0
     assert "violations" not in out.split("interactions,")[0]
     assert "0 with contract violations" in out
 
 
-def test_report_keeps_the_rows_of_adapters_it_did_not_rerun(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_keeps_the_rows_of_adapters_it_did_not_rerun(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The main job over a committed matrix refreshes its own rows and keeps the
     third-party ones, unless the run differs or --fresh says otherwise."""
     pytest.importorskip("openai")
     from stream_harness.reporting import load_report
 
-    common = ["--cassettes", str(ROOT / "cassettes" / "openai-completions" / "tool_call_single.yaml"), "--jobs", "1", "--out", str(tmp_path)]
+    common = [
+        "--cassettes",
+        str(ROOT / "cassettes" / "openai-completions" / "tool_call_single.yaml"),
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
 
     def adapters() -> list[str]:
         return [a.name for a in load_report(tmp_path / "report.jsonl").adapters]
 
     # (openai-sdk fails truncation here: exit 1, with its rows written all the same)
-    first, _, _ = run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
+    first, _, _ = run(
+        capsys,
+        "report",
+        "--adapter",
+        "reference",
+        "--adapter",
+        "openai-sdk",
+        "--examples",
+        "2",
+        *common,
+    )
     assert adapters() == ["reference", "openai-sdk"]
     failed = load_report(tmp_path / "report.jsonl").did_fail
     assert first == (1 if failed else 0)
@@ -99,7 +149,21 @@ def test_report_keeps_the_rows_of_adapters_it_did_not_rerun(tmp_path: Path, caps
     assert f"verdict: {load_report(tmp_path / 'report.jsonl').verdict}" in out
     code, out, err = run(capsys, "report", "--adapter", "reference", "--examples", "3", *common)
     assert code == 0 and adapters() == ["reference"]
-    assert "not keeping the other adapters" in err and "differ in examples (2, 3)" in " ".join(err.split())
-    run(capsys, "report", "--adapter", "reference", "--adapter", "openai-sdk", "--examples", "2", *common)
-    code, out, err = run(capsys, "report", "--adapter", "reference", "--examples", "2", "--fresh", *common)
+    assert "not keeping the other adapters" in err and "differ in examples (2, 3)" in " ".join(
+        err.split()
+    )
+    run(
+        capsys,
+        "report",
+        "--adapter",
+        "reference",
+        "--adapter",
+        "openai-sdk",
+        "--examples",
+        "2",
+        *common,
+    )
+    code, out, err = run(
+        capsys, "report", "--adapter", "reference", "--examples", "2", "--fresh", *common
+    )
     assert code == 0 and adapters() == ["reference"] and "kept" not in err

@@ -184,7 +184,16 @@ def test_matrix_forwards_run_timeout_and_refuses_a_bad_one(
     monkeypatch.setenv("STREAM_HARNESS_CONFIG", "")
     parser = argparse.ArgumentParser()
     configure_parser(parser)
-    common = ["--pins", str(pins), "--examples", "5", "--format", "plain", "--cache-dir", str(tmp_path / "cache")]
+    common = [
+        "--pins",
+        str(pins),
+        "--examples",
+        "5",
+        "--format",
+        "plain",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     args = parser.parse_args([*common, "--run-timeout", "2.5", "--out", str(tmp_path / "out")])
     assert matrix_command(args, runner=runner) == 0
     (report,) = [argv for argv in calls if len(argv) > 1 and argv[1] == "report"]

@@ -22,7 +22,12 @@ class Counting(ReferenceAdapter):
         self.runs = 0
 
     def run(
-        self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
     ) -> AdapterResult:
         self.runs += 1
         return super().run(protocol, chunks, status=status, headers=headers)

@@ -43,13 +43,23 @@ def test_the_engine_imports_no_adapter() -> None:
     spec = importlib.util.find_spec(f"{PACKAGE}.engine")
     assert spec is not None and spec.origin is not None
     imported = _imports(Path(spec.origin))
-    adapters = {m for m in imported if m == "stream_harness.adapters" or m.startswith("stream_harness.adapters.")}
+    adapters = {
+        m
+        for m in imported
+        if m == "stream_harness.adapters" or m.startswith("stream_harness.adapters.")
+    }
     assert adapters, "the graph was not read: the engine runs adapters through their protocol"
-    wrong = sorted(m for m in adapters if not any(m == ok or m.startswith(f"{ok}.") for ok in ENGINE_MAY_IMPORT))
+    wrong = sorted(
+        m
+        for m in adapters
+        if not any(m == ok or m.startswith(f"{ok}.") for ok in ENGINE_MAY_IMPORT)
+    )
     assert not wrong, f"the check engine imports adapters: {wrong}"
 
 
-@pytest.mark.parametrize("family", [stream, session, resumption, gateway], ids=lambda m: m.__name__.rpartition(".")[2])
+@pytest.mark.parametrize(
+    "family", [stream, session, resumption, gateway], ids=lambda m: m.__name__.rpartition(".")[2]
+)
 def test_a_family_builds_on_the_engine_alone(family: ModuleType) -> None:
     """Families are side by side: one never imports another, so each can be read alone."""
     assert family.__file__ is not None

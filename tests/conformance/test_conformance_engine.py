@@ -57,7 +57,8 @@ URI = "https://api.anthropic.com/v1/messages"
 
 def sse(*events: dict[str, object]) -> bytes:
     return b"".join(
-        f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in events
+        f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode()
+        for e in events
     )
 
 
@@ -86,12 +87,34 @@ MIDSTREAM_ERROR = sse(
 def responses_events(text: list[str]) -> list[dict[str, object]]:
     """A Responses stream with sequence numbers: what a background stream resumes."""
     resp = {"id": "resp_1", "model": "gpt-x", "status": "in_progress", "output": []}
-    item = {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "status": "in_progress",
+        "role": "assistant",
+        "content": [],
+    }
     events: list[dict[str, object]] = [
         {"type": "response.created", "response": resp},
         {"type": "response.output_item.added", "output_index": 0, "item": item},
-        *({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": d} for d in text),
-        {"type": "response.completed", "response": {**resp, "status": "completed", "usage": {"input_tokens": 3, "output_tokens": 4}}},
+        *(
+            {
+                "type": "response.output_text.delta",
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": d,
+            }
+            for d in text
+        ),
+        {
+            "type": "response.completed",
+            "response": {
+                **resp,
+                "status": "completed",
+                "usage": {"input_tokens": 3, "output_tokens": 4},
+            },
+        },
     ]
     return [{**e, "sequence_number": i} for i, e in enumerate(events)]
 
@@ -107,8 +130,15 @@ def websocket_log(events: list[dict[str, object]]) -> bytes:
 def _websocket_turn(body: bytes) -> Interaction:
     return Interaction(
         index=0,
-        request=Request(method="GET", uri="wss://api.openai.com/v1/responses", headers={"upgrade": ["websocket"]}, body=b'{"type":"response.create"}'),
-        response=Response(status=101, reason="Switching Protocols", headers={"upgrade": ["websocket"]}, body=body),
+        request=Request(
+            method="GET",
+            uri="wss://api.openai.com/v1/responses",
+            headers={"upgrade": ["websocket"]},
+            body=b'{"type":"response.create"}',
+        ),
+        response=Response(
+            status=101, reason="Switching Protocols", headers={"upgrade": ["websocket"]}, body=body
+        ),
     )
 
 
@@ -116,8 +146,18 @@ def _interaction(index: int, body: bytes, status: int = 200) -> Interaction:
     ctype = "text/event-stream" if status < 400 else "application/json"
     return Interaction(
         index=index,
-        request=Request(method="POST", uri=URI, headers={"content-type": ["application/json"]}, body=b'{"stream": true}'),
-        response=Response(status=status, reason="OK" if status < 400 else "Error", headers={"content-type": [ctype]}, body=body),
+        request=Request(
+            method="POST",
+            uri=URI,
+            headers={"content-type": ["application/json"]},
+            body=b'{"stream": true}',
+        ),
+        response=Response(
+            status=status,
+            reason="OK" if status < 400 else "Error",
+            headers={"content-type": [ctype]},
+            body=body,
+        ),
     )
 
 
@@ -132,11 +172,17 @@ def case_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     responses = root.parent / "openai-responses"
     responses.mkdir()
     resumable = _interaction(0, RESUMABLE)
-    resumable = Interaction(0, Request("POST", "https://api.openai.com/v1/responses", {}, b'{"stream": true}'), resumable.response)
+    resumable = Interaction(
+        0,
+        Request("POST", "https://api.openai.com/v1/responses", {}, b'{"stream": true}'),
+        resumable.response,
+    )
     dump_cassette([resumable], responses / "resumable.yaml")
     websocket = root.parent / "openai-responses-websocket"
     websocket.mkdir()
-    dump_cassette([_websocket_turn(websocket_log(responses_events(["Grüße", " ☃"])))], websocket / "turn.yaml")
+    dump_cassette(
+        [_websocket_turn(websocket_log(responses_events(["Grüße", " ☃"])))], websocket / "turn.yaml"
+    )
     # Sessions of several turns (the session checks): bundled, as generated and reviewed.
     for name in ("chained_turns", "previous_response_not_found", "recovery_after_chained_turn"):
         shutil.copy(bundled_cassettes() / "openai-responses-websocket" / f"{name}.yaml", websocket)
@@ -156,7 +202,14 @@ class Mutant:
     def version(self) -> str:
         return "mutant"
 
-    def run(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None) -> AdapterResult:
+    def run(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        headers: Mapping[str, Sequence[str]] | None = None,
+    ) -> AdapterResult:
         chunks = self.mutate_chunks(list(chunks))
         result = self._ref.run(protocol, chunks, status=status, headers=headers)
         assert result.events is not None
@@ -191,8 +244,13 @@ class ShoutsText(Mutant):
             elif isinstance(e, TextEndEvent):
                 e = TextEndEvent(content_index=e.content_index, content=e.content.upper())
             elif isinstance(e, DoneEvent | ErrorEvent):
-                content = [TextBlock(content=b.content.upper()) if isinstance(b, TextBlock) else b for b in e.message.content]
-                e = e.model_copy(update={"message": e.message.model_copy(update={"content": content})})
+                content = [
+                    TextBlock(content=b.content.upper()) if isinstance(b, TextBlock) else b
+                    for b in e.message.content
+                ]
+                e = e.model_copy(
+                    update={"message": e.message.model_copy(update={"content": content})}
+                )
             out.append(e)
         return out
 
@@ -200,7 +258,10 @@ class ShoutsText(Mutant):
 class JumpyArguments(Mutant):
     def mutate(self, events: list[Event]) -> list[Event]:
         return [
-            e.model_copy(update={"arguments": {"zzz": True}}) if isinstance(e, ToolCallDeltaEvent) else e for e in events
+            e.model_copy(update={"arguments": {"zzz": True}})
+            if isinstance(e, ToolCallDeltaEvent)
+            else e
+            for e in events
         ]
 
 
@@ -256,7 +317,9 @@ class FixedCursor(Mutant):
         first = b""
         with httpx.Client() as client:
             try:
-                with client.stream("POST", f"{base_url}/v1/responses", content=request_body) as response:
+                with client.stream(
+                    "POST", f"{base_url}/v1/responses", content=request_body
+                ) as response:
                     for chunk in response.iter_raw():
                         first += chunk
             except httpx.TransportError:
@@ -273,7 +336,9 @@ class CarriesState(Mutant):
 
     sessions = True
 
-    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
         from websockets.sync.client import connect
 
         normalizer = get_normalizer(protocol)
@@ -283,8 +348,12 @@ class CarriesState(Mutant):
                 frames, closed = exchange(ws, chain.request(turn))
                 chain.answered(turn, completed_response(server_messages(frame_log(frames))))
                 events.extend(normalizer.feed(frame_log(frames)))
-                last = next((e for e in reversed(events) if isinstance(e, DoneEvent | ErrorEvent)), None)
-                out.append(AdapterResult(message=getattr(last, "message", None), events=list(events)))
+                last = next(
+                    (e for e in reversed(events) if isinstance(e, DoneEvent | ErrorEvent)), None
+                )
+                out.append(
+                    AdapterResult(message=getattr(last, "message", None), events=list(events))
+                )
                 if closed:
                     break
         return out
@@ -302,7 +371,9 @@ class ForgetsChain(Mutant):
 
     sessions = True
 
-    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
         runs = reference_session(protocol, base_url, turns, chain=_Unchained())
         return [AdapterResult(message=getattr(e[-1], "message", None), events=e) for e in runs]
 
@@ -313,7 +384,9 @@ class GivesUpOnLostChain(Mutant):
     sessions = True
     recovers_previous_response = True
 
-    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
         runs = reference_session(protocol, base_url, turns, recover=False)
         return [AdapterResult(message=getattr(e[-1], "message", None), events=e) for e in runs]
 
@@ -361,7 +434,12 @@ def test_each_check_catches_its_mutant(case_dir: Path, check: str) -> None:
 
 def test_run_conformance_raises_with_a_reproduce_command(case_dir: Path) -> None:
     with pytest.raises(AssertionError) as info:
-        run_conformance(DecodesEachChunkAlone("utf8-bug"), cassettes=[case_dir], checks=["split-invariance"], examples=5)
+        run_conformance(
+            DecodesEachChunkAlone("utf8-bug"),
+            cassettes=[case_dir],
+            checks=["split-invariance"],
+            examples=5,
+        )
     text = str(info.value)
     assert "split-invariance" in text
     assert "--split cuts:" in text and "--adapter utf8-bug" in text
@@ -404,7 +482,9 @@ def test_a_listed_crash_is_a_known_failure(case_dir: Path) -> None:
             raise KeyError("choices")
 
     cases, _ = load_cases([case_dir])
-    listed = Expectations("crashes", (KnownFailure(check="*", case="*", issue="https://example.org/1"),))
+    listed = Expectations(
+        "crashes", (KnownFailure(check="*", case="*", issue="https://example.org/1"),)
+    )
     run = run_adapter(Crashes("crashes"), cases, RunConfig(examples=2), listed)
     assert run.results and {r.outcome for r in run.results} == {"known_failure"}
 
@@ -418,7 +498,14 @@ def test_message_level_adapters_skip_event_checks(case_dir: Path) -> None:
         def version(self) -> str:
             return "1"
 
-        def run(self, protocol: str, chunks: Sequence[bytes], *, status: int = 200, headers: Mapping[str, Sequence[str]] | None = None) -> AdapterResult:
+        def run(
+            self,
+            protocol: str,
+            chunks: Sequence[bytes],
+            *,
+            status: int = 200,
+            headers: Mapping[str, Sequence[str]] | None = None,
+        ) -> AdapterResult:
             ref = ReferenceAdapter().run(protocol, chunks, status=status, headers=headers)
             msg: AssistantMessage | None = ref.message
             return AdapterResult(message=msg)
@@ -444,7 +531,13 @@ def test_parallel_run_gives_the_sequential_results_in_the_same_order(case_dir: P
 
 
 def _chat_chunk(choices: list[dict[str, object]], **extra: object) -> dict[str, object]:
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-x", "choices": choices, **extra}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "gpt-x",
+        "choices": choices,
+        **extra,
+    }
 
 
 # Complete at its finish_reason, early on; then keep-alive comments (as OpenRouter sends
@@ -453,7 +546,15 @@ COMPLETE_EARLY = (
     b"".join(
         b"data: " + json.dumps(chunk).encode() + b"\n\n"
         for chunk in (
-            _chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": "Hi"}, "finish_reason": None}]),
+            _chat_chunk(
+                [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": "Hi"},
+                        "finish_reason": None,
+                    }
+                ]
+            ),
             _chat_chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
         )
     )
@@ -465,8 +566,15 @@ COMPLETE_EARLY = (
 def _truncation_case(tmp_path: Path) -> CheckContext:
     path = tmp_path / "openai-completions" / "complete_early.yaml"
     path.parent.mkdir()
-    request = Request(method="POST", uri="https://api.openai.com/v1/chat/completions", headers={}, body=b"{}")
-    response = Response(status=200, reason="OK", headers={"content-type": ["text/event-stream"]}, body=COMPLETE_EARLY)
+    request = Request(
+        method="POST", uri="https://api.openai.com/v1/chat/completions", headers={}, body=b"{}"
+    )
+    response = Response(
+        status=200,
+        reason="OK",
+        headers={"content-type": ["text/event-stream"]},
+        body=COMPLETE_EARLY,
+    )
     dump_cassette([Interaction(0, request, response)], path)
     cases, _ = load_cases([tmp_path])
     return cases[0]
@@ -489,7 +597,10 @@ def test_truncation_cuts_only_where_the_stream_is_unfinished(tmp_path: Path) -> 
     failures = check.run(CheckContext(case, ErrorsBecomeDone("takes-any-end")))
     assert len(failures) == 1
     cut = int(failures[0].message.split("at byte ")[1].split()[0])
-    assert ReferenceAdapter().run("openai-completions", [COMPLETE_EARLY[:cut]]).events[-1].type == "error"
+    assert (
+        ReferenceAdapter().run("openai-completions", [COMPLETE_EARLY[:cut]]).events[-1].type
+        == "error"
+    )
     # A prefix that ends right after the finish chunk is complete: never used as a cut.
     complete = COMPLETE_EARLY[: COMPLETE_EARLY.index(b"\n\n", finish_at) + 2]
     assert ReferenceAdapter().run("openai-completions", [complete]).events[-1].type == "done"
@@ -502,7 +613,9 @@ def test_overflow_classification_skips_adapters_that_do_not_classify(case_dir: P
     assert "failed" in _results(mutant, case_dir, "overflow-classification")
     mutant.classifies_errors = False  # type: ignore[attr-defined]
     cases, _ = load_cases([case_dir])
-    run = run_adapter(mutant, cases, RunConfig(examples=2, checks=[CHECKS_BY_ID["overflow-classification"]]))
+    run = run_adapter(
+        mutant, cases, RunConfig(examples=2, checks=[CHECKS_BY_ID["overflow-classification"]])
+    )
     assert run.results == []
 
 
@@ -522,7 +635,9 @@ def test_a_bundled_cassette_is_named_from_the_bundled_folder_whatever_part_is_gi
     assert [c.id for c in single] == [one.id]
 
 
-def test_a_cassette_outside_the_bundled_folder_is_named_from_the_folder_given(case_dir: Path) -> None:
+def test_a_cassette_outside_the_bundled_folder_is_named_from_the_folder_given(
+    case_dir: Path,
+) -> None:
     cases, _ = load_cases([case_dir / "anthropic-messages"])
     assert cases and all(not c.id.startswith("anthropic-messages/") for c in cases)
 
@@ -535,31 +650,46 @@ class DiesOnOverflow(Mutant):
         import multiprocessing
         import os
 
-        if b"prompt is too long" in b"".join(chunks) and multiprocessing.parent_process() is not None:
+        if (
+            b"prompt is too long" in b"".join(chunks)
+            and multiprocessing.parent_process() is not None
+        ):
             os._exit(3)
         return chunks
 
 
-def test_a_worker_killed_by_the_library_is_that_case_crashed_and_the_run_goes_on(case_dir: Path) -> None:
+def test_a_worker_killed_by_the_library_is_that_case_crashed_and_the_run_goes_on(
+    case_dir: Path,
+) -> None:
     from stream_harness.conformance.runner import run_adapters
 
     cases, _ = load_cases([case_dir])
     config = RunConfig(examples=2)
     reference = run_adapters([ReferenceAdapter()], cases, config, [None], jobs=1)[0].results
     for slice_size in (1, 6):
-        run = run_adapters([DiesOnOverflow("dies")], cases, config, [None], jobs=2, slice_size=slice_size)[0]
+        run = run_adapters(
+            [DiesOnOverflow("dies")], cases, config, [None], jobs=2, slice_size=slice_size
+        )[0]
         died = [r for r in run.results if r.case == "anthropic-messages/overflow.yaml#0"]
         others = [r for r in run.results if r.case != "anthropic-messages/overflow.yaml#0"]
-        assert died and all(r.outcome == "crashed" and "died" in r.failures[0].message for r in died)
+        assert died and all(
+            r.outcome == "crashed" and "died" in r.failures[0].message for r in died
+        )
         assert died[0].failures[0].command and "--check" in died[0].failures[0].command
         # Every other case settled as the sequential run settles it, in the same order
         # (the reference also resumes streams and plays sessions, capabilities the mutant
         # does not declare).
-        declared_by_reference_only = {"resumption", "session-turns", "session-chaining", "previous-response-recovery"}
+        declared_by_reference_only = {
+            "resumption",
+            "session-turns",
+            "session-chaining",
+            "previous-response-recovery",
+        }
         assert [(r.case, r.check, r.outcome) for r in others] == [
             (r.case, r.check, r.outcome)
             for r in reference
-            if r.case != "anthropic-messages/overflow.yaml#0" and r.check not in declared_by_reference_only
+            if r.case != "anthropic-messages/overflow.yaml#0"
+            and r.check not in declared_by_reference_only
         ]
 
 

@@ -53,11 +53,17 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "openai-sdk": (("openai/openai-python",), ("platform.openai.com",)),
     "openai-sdk-create": (("openai/openai-python",), ("platform.openai.com",)),
-    "openai-sdk-websocket": (("openai/openai-python", "python-websockets/websockets"), ("platform.openai.com", "developers.openai.com")),
+    "openai-sdk-websocket": (
+        ("openai/openai-python", "python-websockets/websockets"),
+        ("platform.openai.com", "developers.openai.com"),
+    ),
     "google-genai": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev")),
     "cohere": (("cohere-ai/cohere-python",), ("docs.cohere.com",)),
     "mistral-sdk": (("mistralai/client-python",), ("docs.mistral.ai",)),
-    "google-genai-vertex": (("googleapis/python-genai",), ("googleapis.github.io", "ai.google.dev", "cloud.google.com")),
+    "google-genai-vertex": (
+        ("googleapis/python-genai",),
+        ("googleapis.github.io", "ai.google.dev", "cloud.google.com"),
+    ),
     "anthropic-sdk-vertex": (
         ("anthropics/anthropic-sdk-python",),
         ("docs.anthropic.com", "platform.claude.com", "cloud.google.com"),
@@ -90,7 +96,10 @@ FAMILY: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("docs.anthropic.com", "platform.claude.com"),
     ),
     "js-openai": (("openai/openai-node",), ("platform.openai.com",)),
-    "js-openai-websocket": (("openai/openai-node", "websockets/ws"), ("platform.openai.com", "developers.openai.com")),
+    "js-openai-websocket": (
+        ("openai/openai-node", "websockets/ws"),
+        ("platform.openai.com", "developers.openai.com"),
+    ),
     "js-ai-sdk": (("vercel/ai",), ("ai-sdk.dev",)),
     "js-ai-sdk-openai-compatible": (("vercel/ai",), ("ai-sdk.dev",)),
     "js-google-genai": (("googleapis/js-genai",), ("googleapis.github.io", "ai.google.dev")),
@@ -179,11 +188,27 @@ def test_family_map_covers_every_adapter() -> None:
         ("js-langchain", "https://github.com/openai/openai-node/issues/1", None),
         ("openai-sdk", "https://github.com/ollama/ollama/issues/15457", None),
         ("llm", f"{FINDINGS}llm-truncated-stream.md", None),
-        ("litellm-proxy[anthropic-messages->openai-completions]", "https://github.com/BerriAI/litellm/issues", "front page"),
-        ("litellm-proxy[anthropic-messages->openai-completions]", "https://github.com/BerriAI/litellm/issues/42085", None),
-        ("portkey[google-generative-ai->openai-completions]", "https://github.com/BerriAI/litellm/issues/42085", "family"),
+        (
+            "litellm-proxy[anthropic-messages->openai-completions]",
+            "https://github.com/BerriAI/litellm/issues",
+            "front page",
+        ),
+        (
+            "litellm-proxy[anthropic-messages->openai-completions]",
+            "https://github.com/BerriAI/litellm/issues/42085",
+            None,
+        ),
+        (
+            "portkey[google-generative-ai->openai-completions]",
+            "https://github.com/BerriAI/litellm/issues/42085",
+            "family",
+        ),
         ("portkey[google-generative-ai->openai-completions]", "https://portkey.ai/docs/x", None),
-        ("portkey[google-generative-ai->openai-completions]", "https://docs.litellm.ai/docs/x", "not listed"),
+        (
+            "portkey[google-generative-ai->openai-completions]",
+            "https://docs.litellm.ai/docs/x",
+            "not listed",
+        ),
     ],
 )
 def test_link_rules(adapter: str, link: str, problem: str | None) -> None:

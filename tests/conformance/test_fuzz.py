@@ -98,9 +98,9 @@ def test_a_planted_normalizer_bug_is_a_finding(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(ollama.OllamaNormalizer, "on_eof", broken)
     doc = run_fuzz(CASSETTES, ["ollama"], examples=200)
     (proto,) = doc["protocols"]
-    assert any(
-        "never-raise net fired" in p for f in proto["findings"] for p in f["problems"]
-    ), proto["findings"]
+    assert any("never-raise net fired" in p for f in proto["findings"] for p in f["problems"]), (
+        proto["findings"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ def test_bad_input_is_exit_2_with_one_line(
 
 
 def test_event_problems_names_a_lost_delta_and_a_second_terminal() -> None:
-    body = (CASSETTES / "ollama" / "plain_text.yaml")
+    body = CASSETTES / "ollama" / "plain_text.yaml"
     from stream_harness.recordings.cassette import load_cassette
 
     events = ref("ollama", [load_cassette(body).interactions[0].response.body])

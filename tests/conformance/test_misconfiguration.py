@@ -32,25 +32,36 @@ def _bundled_case() -> str:
     return str(bundled_cassettes() / ONE_CASE)
 
 
-@pytest.mark.parametrize("table", ["stream_harness", "stream-harnes", "Stream-Harness", "streamharness"])
+@pytest.mark.parametrize(
+    "table", ["stream_harness", "stream-harnes", "Stream-Harness", "streamharness"]
+)
 def test_a_near_miss_table_is_an_error_naming_the_right_one(project: Path, table: str) -> None:
-    (project / "pyproject.toml").write_text(f'[project]\nname = "p"\nversion = "0"\n[tool.{table}]\nexamples = 3\n')
-    with pytest.raises(ConfigError, match=rf"\[tool\.{table}\] is not read: did you mean \[tool\.stream-harness\]\?"):
+    (project / "pyproject.toml").write_text(
+        f'[project]\nname = "p"\nversion = "0"\n[tool.{table}]\nexamples = 3\n'
+    )
+    with pytest.raises(
+        ConfigError,
+        match=rf"\[tool\.{table}\] is not read: did you mean \[tool\.stream-harness\]\?",
+    ):
         load_config()
 
 
 def test_an_unrelated_tool_table_is_not_a_near_miss(project: Path) -> None:
-    (project / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n[tool.ruff]\nline-length = 3\n')
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "0"\n[tool.ruff]\nline-length = 3\n'
+    )
     assert load_config() == Config()
 
 
 def test_an_unknown_key_suggests_the_known_one(project: Path) -> None:
-    (project / "pyproject.toml").write_text('[tool.stream-harness]\nexampels = 3\n')
+    (project / "pyproject.toml").write_text("[tool.stream-harness]\nexampels = 3\n")
     with pytest.raises(ConfigError, match=r"unknown key 'exampels' \(did you mean 'examples'\?"):
         load_config()
 
 
-def test_a_near_miss_table_fails_the_cli_with_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_near_miss_table_fails_the_cli_with_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "pyproject.toml").write_text('[tool.stream_harness]\ncassettes = ["nowhere"]\n')
     assert main(["check", "--format", "plain"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -58,8 +69,13 @@ def test_a_near_miss_table_fails_the_cli_with_exit_2(project: Path, capsys: pyte
 
 
 @pytest.mark.parametrize("examples", [-3, MAX_EXAMPLES + 1])
-def test_examples_out_of_range_are_refused_by_every_front_end(project: Path, examples: int, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SuiteError, match=rf"examples must be a whole number from 0 to {MAX_EXAMPLES}, got {examples}"):
+def test_examples_out_of_range_are_refused_by_every_front_end(
+    project: Path, examples: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(
+        SuiteError,
+        match=rf"examples must be a whole number from 0 to {MAX_EXAMPLES}, got {examples}",
+    ):
         run_conformance("reference", cassettes=[_bundled_case()], examples=examples)
     assert main(["check", "--examples", str(examples), "--format", "plain"]) == 2
     assert f"--examples must be a whole number from 0 to {MAX_EXAMPLES}" in capsys.readouterr().err
@@ -72,13 +88,22 @@ def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (project / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "test_nothing.py"],
-        cwd=project, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
 @pytest.mark.parametrize(
     "option",
-    ["--harness-adapter=nosuch:X", "--harness-examples=3", "--harness-single-cut-limit=9", "--harness-check=contract", "--harness-expectations=x"],
+    [
+        "--harness-adapter=nosuch:X",
+        "--harness-examples=3",
+        "--harness-single-cut-limit=9",
+        "--harness-check=contract",
+        "--harness-expectations=x",
+    ],
 )
 def test_a_suite_option_without_harness_is_a_usage_error(project: Path, option: str) -> None:
     done = _pytest(project, option)
@@ -99,11 +124,15 @@ def test_an_expectation_file_with_an_unknown_key_is_an_error(tmp_path: Path) -> 
     path.write_text("adapter: mine\nknown_failure:\n  - {check: contract, case: '*', issue: x}\n")
     with pytest.raises(ExpectationsError, match=r"unknown key 'known_failure'"):
         load_expectations(path, "mine")
-    path.write_text("adapter: mine\nknown_failures:\n  - {check: contract, case: '*', issue: x, reasn: y}\n")
+    path.write_text(
+        "adapter: mine\nknown_failures:\n  - {check: contract, case: '*', issue: x, reasn: y}\n"
+    )
     with pytest.raises(ExpectationsError, match=r"unknown field 'reasn'"):
         load_expectations(path, "mine")
     path.write_text("adapter: theirs\nknown_failures: []\n")
-    with pytest.raises(ExpectationsError, match=r"names adapter 'theirs', but is the file of 'mine'"):
+    with pytest.raises(
+        ExpectationsError, match=r"names adapter 'theirs', but is the file of 'mine'"
+    ):
         load_expectations(path, "mine")
 
 
@@ -121,7 +150,9 @@ def test_an_expectation_file_for_no_adapter_that_ran_is_a_warning(project: Path)
     folder = project / "stream_expectations"
     folder.mkdir()
     (folder / "refrence.yaml").write_text("adapter: refrence\nknown_failures: []\n")
-    with pytest.warns(UserWarning, match=r"refrence.yaml: no adapter of this run is named 'refrence'"):
+    with pytest.warns(
+        UserWarning, match=r"refrence.yaml: no adapter of this run is named 'refrence'"
+    ):
         run_conformance("reference", cassettes=[_bundled_case()], examples=1, expectations=folder)
 
 
@@ -137,9 +168,18 @@ class Named(ReferenceAdapter):
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("def broken(:\n", r"adapter 'mod:Adapter': importing mod raised SyntaxError: .*mod\.py:1\)"),
-        ("raise RuntimeError('no config here')\n", r"importing mod raised RuntimeError: no config here \(.*mod\.py:1\)"),
-        ("class Adapter:\n    def __init__(self):\n        raise ValueError('needs a key')\n", r"constructing it raised ValueError: needs a key \(.*mod\.py:3\)"),
+        (
+            "def broken(:\n",
+            r"adapter 'mod:Adapter': importing mod raised SyntaxError: .*mod\.py:1\)",
+        ),
+        (
+            "raise RuntimeError('no config here')\n",
+            r"importing mod raised RuntimeError: no config here \(.*mod\.py:1\)",
+        ),
+        (
+            "class Adapter:\n    def __init__(self):\n        raise ValueError('needs a key')\n",
+            r"constructing it raised ValueError: needs a key \(.*mod\.py:3\)",
+        ),
     ],
 )
 def test_an_adapter_that_fails_to_load_is_one_line_and_exit_2(
@@ -156,12 +196,22 @@ def test_an_adapter_that_fails_to_load_is_one_line_and_exit_2(
     sys.modules.pop("mod", None)
 
 
-def test_two_adapters_with_one_name_are_refused(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_adapters_with_one_name_are_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "named.py").write_text(ADAPTER_OK + "\n\nclass Other(Named):\n    pass\n")
     sys.modules.pop("named", None)
     with pytest.raises(SuiteError, match=r"'named:Named' and 'named:Other' are both named 'same'"):
         prepare(Config(cassettes=(Path(_bundled_case()),), adapters=("named:Named", "named:Other")))
-    args = ["check", "--adapter", "named:Named", "--adapter", "named:Other", "--cassettes", _bundled_case()]
+    args = [
+        "check",
+        "--adapter",
+        "named:Named",
+        "--adapter",
+        "named:Other",
+        "--cassettes",
+        _bundled_case(),
+    ]
     assert main([*args, "--format", "plain"]) == 2
     assert "are both named 'same'" in capsys.readouterr().err
     sys.modules.pop("named", None)
@@ -171,7 +221,9 @@ def test_a_project_adapter_loads_from_a_subfolder_without_changing_sys_path(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (project / "proj_adapter.py").write_text(ADAPTER_OK)
-    (project / "pyproject.toml").write_text('[tool.stream-harness]\nadapters = ["proj_adapter:Named"]\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.stream-harness]\nadapters = ["proj_adapter:Named"]\n'
+    )
     sub = project / "tests" / "deeper"
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)
@@ -179,7 +231,9 @@ def test_a_project_adapter_loads_from_a_subfolder_without_changing_sys_path(
     before = list(sys.path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        run = run_conformance("proj_adapter:Named", cassettes=[_bundled_case()], examples=1, config=load_config())
+        run = run_conformance(
+            "proj_adapter:Named", cassettes=[_bundled_case()], examples=1, config=load_config()
+        )
     assert run.adapter.name == "same"
     assert sys.path == before
     sys.modules.pop("proj_adapter", None)
@@ -189,7 +243,9 @@ def test_a_cut_body_whose_arguments_differ_says_where() -> None:
     """Issue 24.4: not "1 blocks expected, 1 kept" when the one block kept is wrong."""
     from stream_harness.conformance.checks.stream import _content_difference
 
-    want = [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São Paulo"}}]
+    want = [
+        {"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São Paulo"}}
+    ]
     have = [{"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "São"}}]
     text = _content_difference(want, have)
     assert text == 'differs at content[0].arguments.city: expected "São Paulo", observed "São"'

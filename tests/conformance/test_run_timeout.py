@@ -90,7 +90,10 @@ def test_a_hanging_adapter_is_a_timeout_with_its_reproduce_command_and_the_run_g
     reference = next(line for line in lines if line.startswith("reference "))
     assert "errored" not in reference and "contract 2/2" in reference, reference
     verdict = lines[-1]
-    assert verdict.startswith("verdict: FAILED: 0 new failure(s), ") and " timed out, 0 errored" in verdict, verdict
+    assert (
+        verdict.startswith("verdict: FAILED: 0 new failure(s), ")
+        and " timed out, 0 errored" in verdict
+    ), verdict
     hang = next(line for line in lines if line.startswith("hang "))
     assert "timeout" in hang and "errored" not in hang, hang
 
@@ -167,7 +170,9 @@ def test_an_adapter_exception_still_becomes_a_crashed_result_and_none_is_unbound
             raise ValueError("broken parser")
 
     result = run_within(Raising(), 5.0, "openai-completions", [_body()])
-    assert result.crashed is not None and result.crashed.startswith("ValueError: broken parser (at ")
+    assert result.crashed is not None and result.crashed.startswith(
+        "ValueError: broken parser (at "
+    )
     assert run_within(_Blocking(), None, "openai-completions", [_body()]).message is not None
 
 
@@ -243,7 +248,9 @@ def test_the_plugin_checks_its_run_timeout_as_the_cli_does(project: Path) -> Non
     ), alone.stderr
 
 
-def test_the_pytest_plugin_gives_a_hanging_adapter_the_same_verdict(pytester: pytest.Pytester) -> None:
+def test_the_pytest_plugin_gives_a_hanging_adapter_the_same_verdict(
+    pytester: pytest.Pytester,
+) -> None:
     """Issue 36, point 6: the CLI and the pytest items label the same hang alike (the
     item fails with the line the CLI prints), so neither calls it the harness's error."""
     # Hangs 5 s at most: the inline run's modules are gone before the test could release it.
@@ -255,5 +262,11 @@ def test_the_pytest_plugin_gives_a_hanging_adapter_the_same_verdict(pytester: py
         "--harness-run-timeout", "0.5", "--harness-examples", "2", "-p", "no:randomly", "-p", "no:cacheprovider",
     )  # fmt: skip
     outcomes = result.parseoutcomes()
-    assert outcomes.get("failed", 0) >= 1 and "error" not in outcomes and "errors" not in outcomes, outcomes
-    result.stdout.fnmatch_lines([f"TIMEOUT [[]hang[]] contract :: {OPENAI}#0: *did not return within the run timeout of 0.5 s*"])
+    assert (
+        outcomes.get("failed", 0) >= 1 and "error" not in outcomes and "errors" not in outcomes
+    ), outcomes
+    result.stdout.fnmatch_lines(
+        [
+            f"TIMEOUT [[]hang[]] contract :: {OPENAI}#0: *did not return within the run timeout of 0.5 s*"
+        ]
+    )

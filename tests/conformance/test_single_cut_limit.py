@@ -36,16 +36,22 @@ def test_every_single_cut_up_to_the_limit_and_the_one_byte_split_regardless() ->
 
 
 def test_the_limit_comes_from_the_table_and_a_bad_one_is_one_line(project: Path) -> None:
-    (project / "pyproject.toml").write_text("[tool.stream-harness]\nsingle_cut_limit = 4096\n", encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        "[tool.stream-harness]\nsingle_cut_limit = 4096\n", encoding="utf-8"
+    )
     assert load_config().single_cut_limit == 4096
-    (project / "pyproject.toml").write_text("[tool.stream-harness]\nsingle_cut_limit = -3\n", encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        "[tool.stream-harness]\nsingle_cut_limit = -3\n", encoding="utf-8"
+    )
     with pytest.raises(ConfigError, match="single_cut_limit") as info:
         load_config()
     assert "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("command", ["check", "report", "matrix"])
-def test_a_negative_flag_is_exit_2(project: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+def test_a_negative_flag_is_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     assert main([command, "--single-cut-limit", "-1"]) == 2
     err = capsys.readouterr().err
     assert "--single-cut-limit must be >= 0" in err and len(err.strip().splitlines()) == 1
@@ -55,7 +61,21 @@ def test_a_report_says_its_limit_and_reports_of_different_limits_do_not_merge(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for limit, out in ((0, "a"), (2048, "b")):
-        code = main(["report", "--cassettes", str(CASSETTE), "--examples", "2", "--single-cut-limit", str(limit), "--out", out, "--jobs", "1"])
+        code = main(
+            [
+                "report",
+                "--cassettes",
+                str(CASSETTE),
+                "--examples",
+                "2",
+                "--single-cut-limit",
+                str(limit),
+                "--out",
+                out,
+                "--jobs",
+                "1",
+            ]
+        )
         assert code == 0
     a, b = load_report(Path("a/report.jsonl")), load_report(Path("b/report.jsonl"))
     assert (a.single_cut_limit, b.single_cut_limit) == (0, 2048)
@@ -66,5 +86,7 @@ def test_a_report_says_its_limit_and_reports_of_different_limits_do_not_merge(
     lines = Path("a/report.jsonl").read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     del header["single_cut_limit"]
-    Path("old.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    Path("old.jsonl").write_text(
+        "\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8"
+    )
     assert load_report(Path("old.jsonl")).single_cut_limit == 1024

@@ -82,7 +82,9 @@ def test_a_failing_split_round_trips_through_the_cli_spec() -> None:
 
 
 @settings(max_examples=60)
-@given(st.one_of(truncations(BODY), dropped_events(BODY), duplicated_events(BODY), garbage_lines(BODY)))
+@given(
+    st.one_of(truncations(BODY), dropped_events(BODY), duplicated_events(BODY), garbage_lines(BODY))
+)
 def test_mutations_end_in_exactly_one_terminal_event(body: bytes) -> None:
     events = list(normalize("openai-completions", [body]))
     assert events[0].type == "start"

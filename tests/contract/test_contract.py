@@ -23,7 +23,11 @@ from stream_harness.contract.events import (
 from stream_harness.contract.rules import check_contract, is_prefix_value
 
 CALL = ToolCall(id="c1", name="f", arguments={"a": "xy"})
-MESSAGE = AssistantMessage(content=[TextBlock(content="Hi!"), CALL], stop_reason="tool_use", provider_stop_reason="tool_use")
+MESSAGE = AssistantMessage(
+    content=[TextBlock(content="Hi!"), CALL],
+    stop_reason="tool_use",
+    provider_stop_reason="tool_use",
+)
 
 
 def good() -> list[Event]:
@@ -85,7 +89,10 @@ def test_error_terminal_rules() -> None:
     msg = AssistantMessage(stop_reason="error", error_message="boom")
     ok: list[Event] = [StartEvent(), ErrorEvent(reason="error", error_message="boom", message=msg)]
     assert check_contract(ok) == []
-    mismatch: list[Event] = [StartEvent(), ErrorEvent(reason="aborted", error_message="boom", message=msg)]
+    mismatch: list[Event] = [
+        StartEvent(),
+        ErrorEvent(reason="aborted", error_message="boom", message=msg),
+    ]
     assert "C11" in rules(mismatch)
 
 

@@ -60,11 +60,19 @@ def test_hand_written_event_json_validates_against_the_schema_and_round_trips(li
 
 
 def test_event_json_is_snake_case_with_a_type_tag() -> None:
-    event = ToolCallEndEvent(content_index=2, tool_call=ToolCall(id="c", name="n", arguments={"a": 1}))
+    event = ToolCallEndEvent(
+        content_index=2, tool_call=ToolCall(id="c", name="n", arguments={"a": 1})
+    )
     data = json.loads(event_to_json(event))
     assert data["type"] == "toolcall_end"
     assert data["content_index"] == 2
-    assert data["tool_call"] == {"type": "tool_call", "id": "c", "name": "n", "arguments": {"a": 1}, "signature": None}
+    assert data["tool_call"] == {
+        "type": "tool_call",
+        "id": "c",
+        "name": "n",
+        "arguments": {"a": 1},
+        "signature": None,
+    }
 
 
 def test_unknown_event_type_and_extra_fields_are_rejected() -> None:

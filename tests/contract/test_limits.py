@@ -245,14 +245,24 @@ def test_brackets_inside_strings_do_not_count_as_depth() -> None:
 def chat_call(arguments: str) -> bytes:
     delta = {
         "tool_calls": [
-            {"index": 0, "id": "call_1", "type": "function",
-             "function": {"name": "f", "arguments": arguments}}
+            {
+                "index": 0,
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "f", "arguments": arguments},
+            }
         ]
     }
-    first = {"id": "c", "object": "chat.completion.chunk",
-             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-    last = {"id": "c", "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    first = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
+    last = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+    }
     return (f"data: {json.dumps(first)}\n\ndata: {json.dumps(last)}\n\ndata: [DONE]\n\n").encode()
 
 
@@ -282,7 +292,7 @@ def test_a_payload_nested_too_deep_is_an_error_event_not_a_recursion_error(proto
     body = (
         f'{{"x": {deep}}}\n'.encode()
         if protocol == "ollama"
-        else f"event: message_start\ndata: {{\"x\": {deep}}}\n\n".encode()
+        else f'event: message_start\ndata: {{"x": {deep}}}\n\n'.encode()
     )
     norm = get_normalizer(protocol)
     events = norm.feed(body) + norm.close()

@@ -285,7 +285,10 @@ def test_sse_body_finds_the_error_event() -> None:
             "<body><!-- x --><h1>Service Unavailable</h1></body></html>",
             "Service Unavailable",
         ),
-        ("<html><head><title> </title></head><body><h1>Bad Gateway</h1></body></html>", "Bad Gateway"),
+        (
+            "<html><head><title> </title></head><body><h1>Bad Gateway</h1></body></html>",
+            "Bad Gateway",
+        ),
         ("<title>Rate limited &amp; queued &#39;m&#39;</title>", "Rate limited & queued 'm'"),
         ("<style>" * 1000, None),
         ("\ufeffplain", "plain"),
@@ -384,10 +387,26 @@ def test_bedrock_type_from_headers() -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        pytest.param('{"error": {"message": "Quota exceeded",}}', "Quota exceeded", id="trailing-comma-object"),
-        pytest.param('[{"error": {"message": "Quota exceeded"}},\n]', "Quota exceeded", id="trailing-comma-array"),
-        pytest.param('{"error": {"message": "a, ] b, }",}}', "a, ] b, }", id="comma-bracket-inside-a-string-kept"),
-        pytest.param('[{"error": {"code": 503, "message": "The model is overloaded"', "The model is overloaded", id="cut-off"),
+        pytest.param(
+            '{"error": {"message": "Quota exceeded",}}',
+            "Quota exceeded",
+            id="trailing-comma-object",
+        ),
+        pytest.param(
+            '[{"error": {"message": "Quota exceeded"}},\n]',
+            "Quota exceeded",
+            id="trailing-comma-array",
+        ),
+        pytest.param(
+            '{"error": {"message": "a, ] b, }",}}',
+            "a, ] b, }",
+            id="comma-bracket-inside-a-string-kept",
+        ),
+        pytest.param(
+            '[{"error": {"code": 503, "message": "The model is overloaded"',
+            "The model is overloaded",
+            id="cut-off",
+        ),
         pytest.param("[", "[", id="a-bracket-alone-is-text"),
         pytest.param("[not json, ]", "[not json, ]", id="not-json-is-text"),
     ],
@@ -402,4 +421,7 @@ def test_only_a_small_body_is_repaired() -> None:
     the bound a body that is not strict JSON is read as text, as before."""
     padding = " " * (1 << 14)
     body = '{"error": {"message": "Quota exceeded",' + padding + "}}"
-    assert error_details_from_body(body.encode()).message == '{"error": {"message": "Quota exceeded", }}'
+    assert (
+        error_details_from_body(body.encode()).message
+        == '{"error": {"message": "Quota exceeded", }}'
+    )

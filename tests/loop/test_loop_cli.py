@@ -125,7 +125,9 @@ def test_a_run_that_raises_is_one_line_not_a_traceback(
     assert out[-1].startswith("ERROR: 0 passed")
 
 
-def test_bundled_scenarios_run_by_name_and_check_without_a_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bundled_scenarios_run_by_name_and_check_without_a_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from stream_harness.cli.main import main
 
     monkeypatch.chdir(tmp_path)  # nothing named like a scenario here

@@ -19,7 +19,12 @@ BAD = [
     ("not_a_mapping", "- just\n- a list\n", "", "a scenario is a YAML mapping"),
     ("yaml_syntax", "responses: [\n", "line 2", "expected"),
     ("no_responses", "prompt: hi\n", "responses", "a required key, missing"),
-    ("unknown_key", "responses: []\nexpct: {}\n", "expct", "unknown key 'expct' (did you mean 'expect'? known:"),
+    (
+        "unknown_key",
+        "responses: []\nexpct: {}\n",
+        "expct",
+        "unknown key 'expct' (did you mean 'expect'? known:",
+    ),
     (
         "two_sources",
         "responses: [{raise: boom, script: {text: hi}}]\n",

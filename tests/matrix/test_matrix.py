@@ -281,7 +281,9 @@ def test_a_js_group_on_a_machine_without_node_is_skipped_in_one_line_and_the_oth
     )
     monkeypatch.delenv("STREAM_HARNESS_NODE", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    runner = FakeRunner({"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")})
+    runner = FakeRunner(
+        {"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")}
+    )
     result = _run_matrix(tmp_path, pins, runner)
     assert result.failed_groups == []  # a skip, not a broken matrix
     (js,) = [r for r in result.runs if r.group.name == "js"]
@@ -292,7 +294,9 @@ def test_a_js_group_on_a_machine_without_node_is_skipped_in_one_line_and_the_oth
     assert result.report.environment["group js"] == f"SKIPPED ({js.skipped})"
     # Only JS groups: nothing was checked, which is an error, never a pass.
     only = tmp_path / "only-js.toml"
-    only.write_text('[groups.js]\nrequirements = []\nnpm = "adapters-js"\nadapters = ["js-openai"]\n')
+    only.write_text(
+        '[groups.js]\nrequirements = []\nnpm = "adapters-js"\nadapters = ["js-openai"]\n'
+    )
     with pytest.raises(MatrixError, match="no group produced a report: js: node is not on PATH"):
         _run_matrix(tmp_path, only, runner)
 
@@ -323,21 +327,55 @@ def test_one_group_rerun_updates_its_rows_and_keeps_the_others(
 
     monkeypatch.setattr("stream_harness.matrix.groups.find_uv", lambda: None)
     out = tmp_path / "report"
-    write_report(merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out)
+    write_report(
+        merge_reports([_report("one", "1.0", "failed"), _report("two", "2.0", "failed")]), out
+    )
     parser = argparse.ArgumentParser()
     configure_parser(parser)
     runner = FakeRunner({"two": _report("two", "2.0", "passed")})
-    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)])
+    args = parser.parse_args(
+        [
+            "--pins",
+            str(pins),
+            "--group",
+            "two",
+            "--examples",
+            "5",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--out",
+            str(out),
+        ]
+    )
     assert matrix_command(args, runner=runner) == 1  # one's kept row still fails
     report = load_report(out / "report.jsonl")
-    assert [(r.adapter, r.outcome) for r in report.results] == [("one", "failed"), ("two", "passed")]
+    assert [(r.adapter, r.outcome) for r in report.results] == [
+        ("one", "failed"),
+        ("two", "passed"),
+    ]
     assert "kept the rows of one" in capsys.readouterr().err
-    args = parser.parse_args(["--pins", str(pins), "--group", "two", "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--fresh"])
+    args = parser.parse_args(
+        [
+            "--pins",
+            str(pins),
+            "--group",
+            "two",
+            "--examples",
+            "5",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--out",
+            str(out),
+            "--fresh",
+        ]
+    )
     assert matrix_command(args, runner=runner) == 0
     assert [a.name for a in load_report(out / "report.jsonl").adapters] == ["two"]
 
 
-def test_group_environments_get_this_harness_from_where_it_was_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_group_environments_get_this_harness_from_where_it_was_installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import stream_harness.matrix.groups as matrix_module
     from stream_harness.contract.facts import Origin
 
@@ -352,7 +390,9 @@ def test_group_environments_get_this_harness_from_where_it_was_installed(monkeyp
         assert matrix_module.harness_requirement() == want
 
 
-def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_js_group_installs_its_lock_file_into_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "repo"
     (project / "adapters-js" / "adapters").mkdir(parents=True)
     monkeypatch.setattr("stream_harness.matrix.groups.bundled_js", lambda: project / "adapters-js")
@@ -380,7 +420,10 @@ def test_a_js_group_installs_its_lock_file_into_the_environment(tmp_path: Path, 
     assert argv[argv.index("--jobs") + 1] == "4"
     # A new lock file is a new environment.
     (project / "adapters-js" / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}')
-    assert ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None).path != env.path
+    assert (
+        ensure_env(group, tmp_path / "cache", ["-e", str(project)], runner, uv=None).path
+        != env.path
+    )
 
 
 def test_a_failed_group_ends_in_an_error_verdict_that_agrees_with_exit_2(
@@ -396,9 +439,24 @@ def test_a_failed_group_ends_in_an_error_verdict_that_agrees_with_exit_2(
     parser = argparse.ArgumentParser()
     configure_parser(parser)
     runner = FakeRunner({"one": _report("one", "1.0", "passed")}, fail=["libtwo==2.0"])
-    args = parser.parse_args(["--pins", str(pins), "--examples", "5", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "report"), "--format", "plain"])
+    args = parser.parse_args(
+        [
+            "--pins",
+            str(pins),
+            "--examples",
+            "5",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--out",
+            str(tmp_path / "report"),
+            "--format",
+            "plain",
+        ]
+    )
     assert matrix_command(args, runner=runner) == 2
-    verdicts = [line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict:")]
+    verdicts = [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict:")
+    ]
     assert verdicts[-1].startswith("verdict: ERROR: group(s) two did not run")
 
 
@@ -411,12 +469,16 @@ def test_groups_start_longest_first_as_last_timed_and_results_keep_file_order(
     cache = tmp_path / "cache"
 
     def run() -> tuple[list[str], list[str]]:
-        runner = FakeRunner({"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")})
+        runner = FakeRunner(
+            {"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")}
+        )
         result = run_matrix(
             groups, options=SuiteOptions(examples=5), cache=cache, project=["-e", "/repo"],
             runner=runner, uv=None,
         )  # fmt: skip
-        started = [c[c.index("--adapter") + 1] for c in runner.calls if len(c) > 1 and c[1] == "report"]
+        started = [
+            c[c.index("--adapter") + 1] for c in runner.calls if len(c) > 1 and c[1] == "report"
+        ]
         return started, [r.group.name for r in result.runs]
 
     # Never timed: the pins file's order; the run then records each group's time.
@@ -426,7 +488,11 @@ def test_groups_start_longest_first_as_last_timed_and_results_keep_file_order(
     assert run() == (["two", "one"], ["one", "two"])
     # A group never timed goes first (it may be long); an unreadable file is no timings.
     three = Group("three", (), ("three",))
-    assert [g.name for g in longest_first([*groups, three], {"one": 1.0, "two": 2.0})] == ["three", "two", "one"]
+    assert [g.name for g in longest_first([*groups, three], {"one": 1.0, "two": 2.0})] == [
+        "three",
+        "two",
+        "one",
+    ]
     (cache / TIMINGS).write_text("not json")
     assert load_timings(cache) == {}
 
@@ -452,7 +518,9 @@ def test_the_subprocess_runner_reports_the_cpu_of_the_command_and_its_children()
     assert failed.returncode == 3
 
 
-def test_a_new_dependency_of_stream_harness_rebuilds_the_cached_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_dependency_of_stream_harness_rebuilds_the_cached_environments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # A checkout that adds a runtime dependency keeps its version number; an environment
     # cached before would lack the dependency and every group run in it would fail.
     import importlib.metadata
@@ -460,7 +528,9 @@ def test_a_new_dependency_of_stream_harness_rebuilds_the_cached_environments(mon
     import stream_harness.matrix.groups as matrix_module
 
     group = matrix_module.Group(name="g", description="", requirements=("x==1",), adapters=("a",))
-    assert "websockets" in " ".join(matrix_module.harness_dependencies())  # read from our installed metadata
+    assert "websockets" in " ".join(
+        matrix_module.harness_dependencies()
+    )  # read from our installed metadata
     before = group.key(["-e", "/src"])
     real = importlib.metadata.requires
     monkeypatch.setattr(

@@ -50,7 +50,10 @@ class AgentRunner(FakeRunner):
             out = Path(argv[argv.index("--out") + 1])
             name = argv[argv.index("--agent") + 1]
             # An exploration's canned report, when given, under `<agent>~explore`.
-            report = self.agents.get(f"{name}~explore" if "--explore" in argv else name) or self.agents[name]
+            report = (
+                self.agents.get(f"{name}~explore" if "--explore" in argv else name)
+                or self.agents[name]
+            )
             write_report(report, out)
             return subprocess.CompletedProcess(argv, 1 if report.did_fail else 0, "", "")
         return super().__call__(argv)
@@ -109,7 +112,10 @@ def test_one_agent_group_alone_keeps_the_stream_rows_there(
     assert matrix_command(_args(pins, tmp_path, "--group", "agent-fw"), runner=runner) == 1
     report = load_report(tmp_path / "report" / "report.jsonl")
     # The stream rows (one's still failing) and header stay; the agent's row is the new one.
-    assert [(r.adapter, r.outcome) for r in report.results] == [("one", "failed"), ("two", "passed")]
+    assert [(r.adapter, r.outcome) for r in report.results] == [
+        ("one", "failed"),
+        ("two", "passed"),
+    ]
     assert report.examples == 5
     assert [(a.agent, a.outcome) for a in report.agent_results] == [("fw-agent", "passed")]
     assert "kept the stream rows" in capsys.readouterr().err
@@ -124,7 +130,9 @@ def test_one_agent_group_alone_keeps_the_stream_rows_there(
 def test_an_agent_group_that_does_not_run_is_an_error_verdict(
     tmp_path: Path, pins: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runner = AgentRunner({"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")}, {})
+    runner = AgentRunner(
+        {"one": _report("one", "1.0", "passed"), "two": _report("two", "2.0", "passed")}, {}
+    )
     runner.fail = {"fw==1.0"}
     assert matrix_command(_args(pins, tmp_path), runner=runner) == 2
     out = capsys.readouterr().out

@@ -25,7 +25,7 @@ def test_every_bundled_agent_group_has_an_exploration_budget() -> None:
     [
         AGENT_PINS + "explore = 0\n",
         AGENT_PINS + 'explore = "many"\n',
-        AGENT_PINS.replace('[groups.agent-fw]', 'explore = 5\n[groups.agent-fw]'),  # a stream group
+        AGENT_PINS.replace("[groups.agent-fw]", "explore = 5\n[groups.agent-fw]"),  # a stream group
     ],
 )
 def test_a_bad_budget_is_one_error_naming_it(tmp_path: Path, pins_text: str) -> None:
@@ -57,7 +57,9 @@ def test_explore_runs_the_scenarios_as_written_and_the_budget_into_one_report(
     agents = next(c for c in calls if "--explore" in c)
     assert "--save-failures" not in bundled
     assert agents[agents.index("--explore") + 1] == "7" and "--seed" in agents
-    assert agents[agents.index("--save-failures") + 1] == str((tmp_path / "report" / "explored").resolve())
+    assert agents[agents.index("--save-failures") + 1] == str(
+        (tmp_path / "report" / "explored").resolve()
+    )
     assert code == 0
     report = load_report(tmp_path / "report" / "report.jsonl")
     assert {(r.scenario, r.explored is not None) for r in report.agent_results} == {

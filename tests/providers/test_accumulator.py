@@ -147,7 +147,13 @@ def test_usage_overwrites_field_by_field_and_total_defaults_to_the_sum() -> None
     acc = Accumulator("anthropic-messages")
     acc.set_usage(input=100, output=1, cache_read=20, cache_write=5)
     acc.set_usage(output=42)  # cumulative report: only output changes
-    assert acc.usage().model_dump() == {"input": 100, "output": 42, "cache_read": 20, "cache_write": 5, "total": 167}
+    assert acc.usage().model_dump() == {
+        "input": 100,
+        "output": 42,
+        "cache_read": 20,
+        "cache_write": 5,
+        "total": 167,
+    }
     acc.set_usage(total=999)
     assert acc.usage().total == 999
 
@@ -155,7 +161,12 @@ def test_usage_overwrites_field_by_field_and_total_defaults_to_the_sum() -> None
 def test_finish_with_error_reason_ends_in_an_error_event() -> None:
     acc = Accumulator("anthropic-messages")
     acc.text(0, "I can't")
-    acc.finish("error", provider_stop_reason="refusal", error_message="The model refused", error=ErrorInfo())
+    acc.finish(
+        "error",
+        provider_stop_reason="refusal",
+        error_message="The model refused",
+        error=ErrorInfo(),
+    )
     err = acc.drain()[-1]
     assert isinstance(err, ErrorEvent)
     assert err.reason == "error" and err.error_message == "The model refused"
@@ -171,13 +182,18 @@ def test_error_origin_tells_provider_errors_from_stream_faults() -> None:
     assert isinstance(e, ErrorEvent) and e.error is not None and e.error.origin == "stream"
 
     spoke = Accumulator("anthropic-messages")
-    spoke.fail("Overloaded", body={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    spoke.fail(
+        "Overloaded",
+        body={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    )
     e = spoke.drain()[-1]
     assert isinstance(e, ErrorEvent) and e.error is not None
     assert (e.error.origin, e.error.kind) == ("provider", "overloaded")
 
     filtered = Accumulator("google-generative-ai")
-    filtered.finish("error", provider_stop_reason="SAFETY", error_message="Provider stopped with: SAFETY")
+    filtered.finish(
+        "error", provider_stop_reason="SAFETY", error_message="Provider stopped with: SAFETY"
+    )
     e = filtered.drain()[-1]
     assert isinstance(e, ErrorEvent) and e.error is not None and e.error.origin == "provider"
 

@@ -61,9 +61,7 @@ def test_corpus_stream_ends_in_done_and_matches_the_wire(inter: Interaction) -> 
             if w["type"] == "content_block_delta" and w["delta"]["type"] == delta_type
         )
 
-    assert blocks_text(msg.content) == joined(
-        "text_delta", "text"
-    )
+    assert blocks_text(msg.content) == joined("text_delta", "text")
     thinking = [b for b in msg.content if isinstance(b, ThinkingBlock)]
     assert "".join(b.content for b in thinking if not b.redacted) == joined(
         "thinking_delta", "thinking"

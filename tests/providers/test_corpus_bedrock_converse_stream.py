@@ -153,9 +153,7 @@ def read_with_botocore(body: bytes) -> Wire:
 
 def assert_matches(message: Any, w: Wire) -> None:
     content = message.content
-    assert blocks_text(content) == "".join(
-        w.texts[i] for i in sorted(w.texts)
-    )
+    assert blocks_text(content) == "".join(w.texts[i] for i in sorted(w.texts))
     thinking = [b for b in content if isinstance(b, ThinkingBlock) and not b.redacted]
     assert [b.content for b in thinking] == [w.reasoning[i] for i in sorted(w.reasoning)]
     assert [b.signature for b in thinking] == [w.signatures.get(i) for i in sorted(w.reasoning)]
@@ -276,5 +274,3 @@ def test_bundled_cassettes_against_botocore(path: Path) -> None:
         assert isinstance(last, ErrorEvent)
         w.usage = {"totalTokens": 0}
     assert_matches(last.message, w)
-
-

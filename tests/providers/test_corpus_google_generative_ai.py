@@ -151,5 +151,3 @@ def test_http_errors_carry_the_provider_message(inter: Interaction) -> None:
     last = ends_failed(interaction_events(inter, detect_protocol(inter)))
     assert last.error_message == json.loads(inter.response.body)["error"]["message"]
     assert last.error is not None and last.error.status == inter.response.status
-
-

@@ -41,7 +41,8 @@ def _without_url(inter):  # type: ignore[no-untyped-def]
     [
         p
         for p in BUNDLED
-        if p.parent.name in ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
+        if p.parent.name
+        in ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
         # a stream whose only event is `event: error` carries nothing protocol-specific
         and p.name != "error_first_event.yaml"
         # Mistral's bytes behind a gateway URL: without the URL they are Mistral's (the
@@ -74,7 +75,8 @@ def test_corpus_streams_are_detected_as_their_folder() -> None:
                     # their aiplatform.googleapis.com URLs make them vertex-gemini.
                     expected = (
                         "vertex-gemini"
-                        if protocol == "google-generative-ai" and "aiplatform.googleapis.com" in inter.request.uri
+                        if protocol == "google-generative-ai"
+                        and "aiplatform.googleapis.com" in inter.request.uri
                         else protocol
                     )
                     assert detect_protocol(inter) == expected, f"{folder}/{path.name}#{inter.index}"

@@ -286,4 +286,3 @@ def test_gemini_usage_repeated_or_partial_keeps_the_latest_counters() -> None:
     assert done.message.content == [TextBlock(content="abcd")]
     # input 10; output 5 candidates + 3 thoughts; total as last sent (12).
     assert done.message.usage == Usage(input=10, output=8, cache_read=0, cache_write=0, total=12)
-

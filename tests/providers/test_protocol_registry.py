@@ -107,7 +107,14 @@ def test_a_second_registration_of_an_id_is_refused() -> None:
     with pytest.raises(ValueError, match="already registered"):
         registry.register(clash)
     with pytest.raises(ValueError, match="lower-case"):
-        Protocol(id="Bad Id", title="x", framing=JSON_LINES, translator=ToyNormalizer, detect=Detect(), stop_reasons="ollama")
+        Protocol(
+            id="Bad Id",
+            title="x",
+            framing=JSON_LINES,
+            translator=ToyNormalizer,
+            detect=Detect(),
+            stop_reasons="ollama",
+        )
     with pytest.raises(UnknownProtocolError, match=r"known: .*anthropic-messages"):
         registry.get("smoke-signals")
 
@@ -168,7 +175,9 @@ def test_a_json_lines_translator_gives_the_same_events_over_sse(protocol: Protoc
             sse = b"".join(b"data: " + line + b"\n\n" for line in body.splitlines() if line.strip())
             norm = protocol.translator(SSE.decoder())
             over_sse = [*norm.feed(sse), *norm.close()]
-            assert over_sse == read_expected(expected_path(path, inter.index)), f"{path.name}#{inter.index}"
+            assert over_sse == read_expected(expected_path(path, inter.index)), (
+                f"{path.name}#{inter.index}"
+            )
             compared += 1
     if compared == 0:
         pytest.skip(f"no {protocol.id} cassette of well-formed lines")
@@ -234,7 +243,11 @@ def toy() -> Iterator[Protocol]:
     assert "toy-lines" not in registry.protocol_ids()
 
 
-def _interaction(uri: str = "https://toy.example/toy/v1/stream", headers: dict[str, list[str]] | None = None, body: bytes = TOY_BODY) -> Interaction:
+def _interaction(
+    uri: str = "https://toy.example/toy/v1/stream",
+    headers: dict[str, list[str]] | None = None,
+    body: bytes = TOY_BODY,
+) -> Interaction:
     return Interaction(
         index=0,
         request=Request(method="POST", uri=uri, headers={}, body=b'{"stream": true}'),
@@ -248,7 +261,10 @@ def _interaction(uri: str = "https://toy.example/toy/v1/stream", headers: dict[s
 
 def test_the_toy_is_detected_by_url_header_and_body(toy: Protocol) -> None:
     assert detect_protocol(_interaction()) == "toy-lines"
-    assert detect_protocol(_interaction(uri="", headers={"x-toy-protocol": ["1"]}, body=b"{}")) == "toy-lines"
+    assert (
+        detect_protocol(_interaction(uri="", headers={"x-toy-protocol": ["1"]}, body=b"{}"))
+        == "toy-lines"
+    )
     assert detect_protocol(_interaction(uri="", headers={})) == "toy-lines"
     with pytest.raises(UnknownProtocolError):
         detect_protocol(_interaction(uri="", headers={}, body=b"{}"))
@@ -278,7 +294,9 @@ def test_the_toy_goes_through_the_conformance_checks(toy: Protocol, tmp_path: Pa
     assert {r.check for r in run.results} >= {"contract", "split-invariance"}
 
 
-def test_the_toy_is_offered_by_the_cli_and_documented(toy: Protocol, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_toy_is_offered_by_the_cli_and_documented(
+    toy: Protocol, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     usage = build_parser().format_help() + _subcommand_help("normalize") + _subcommand_help("fuzz")
     assert "toy-lines" in usage
     body = tmp_path / "body.jsonl"

@@ -244,7 +244,9 @@ def test_one_tool_call_exact_events() -> None:
         ToolCallStartEvent(content_index=0, id="toolu_1", name="get_weather"),
         ToolCallDeltaEvent(content_index=0, delta='{"city": "Pa', arguments={"city": "Pa"}),
         ToolCallDeltaEvent(content_index=0, delta='ris"}', arguments={"city": "Paris"}),
-        ToolCallEndEvent(content_index=0, tool_call=call, raw_arguments='{"city": "Paris"}', strict=True),
+        ToolCallEndEvent(
+            content_index=0, tool_call=call, raw_arguments='{"city": "Paris"}', strict=True
+        ),
     ]
     t = terminal(events)
     assert isinstance(t, DoneEvent) and t.reason == "tool_use"

@@ -24,11 +24,23 @@ def _interaction(uri: str, body: bytes = b"") -> Interaction:
 @pytest.mark.parametrize(
     ("uri", "protocol"),
     [
-        ("https://r.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", "azure-openai-completions"),
-        ("https://r.cognitiveservices.azure.com/openai/v1/chat/completions", "azure-openai-completions"),
+        (
+            "https://r.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+            "azure-openai-completions",
+        ),
+        (
+            "https://r.cognitiveservices.azure.com/openai/v1/chat/completions",
+            "azure-openai-completions",
+        ),
         ("https://r.services.ai.azure.com/openai/v1/chat/completions", "azure-openai-completions"),
-        ("https://gateway.example.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", "azure-openai-completions"),
-        ("https://r.openai.azure.com/openai/responses?api-version=2025-04-01-preview", "azure-openai-responses"),
+        (
+            "https://gateway.example.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+            "azure-openai-completions",
+        ),
+        (
+            "https://r.openai.azure.com/openai/responses?api-version=2025-04-01-preview",
+            "azure-openai-responses",
+        ),
         ("https://r.openai.azure.com/openai/v1/responses", "azure-openai-responses"),
         # Not Azure: the generic protocols keep them.
         ("https://api.openai.com/v1/chat/completions", "openai-completions"),
@@ -83,7 +95,9 @@ def test_responses_error_with_content_filters_is_kept() -> None:
                 "content_filter_results": {"violence": {"filtered": True, "severity": "high"}}}]  # fmt: skip
     error = {"type": "error", "sequence_number": 1,
              "error": {"code": "content_filter", "message": "filtered", "content_filters": filters}}  # fmt: skip
-    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (created, error)).encode()
+    body = "".join(
+        f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (created, error)
+    ).encode()
     last = _terminal("azure-openai-responses", body)
     assert isinstance(last, ErrorEvent) and last.error_message == "filtered"
     assert [(b.provider_type, b.data) for b in last.message.provider_blocks] == [

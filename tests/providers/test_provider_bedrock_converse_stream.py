@@ -299,7 +299,9 @@ def test_tool_use_exact_events() -> None:
         ToolCallStartEvent(content_index=0, id="tooluse_abc", name="get_weather"),
         ToolCallDeltaEvent(content_index=0, delta='{"city":', arguments={}),
         ToolCallDeltaEvent(content_index=0, delta=' "Paris"}', arguments={"city": "Paris"}),
-        ToolCallEndEvent(content_index=0, tool_call=call, raw_arguments='{"city": "Paris"}', strict=True),
+        ToolCallEndEvent(
+            content_index=0, tool_call=call, raw_arguments='{"city": "Paris"}', strict=True
+        ),
         events[5],
     ]
     t = terminal(events)

@@ -264,7 +264,10 @@ def test_bundled_streams_are_detected_from_the_body_alone() -> None:
     checked = 0
     for path in sorted((bundled_cassettes() / PROTOCOL).glob("*.yaml")):
         inter = load_cassette(path).interactions[0]
-        if inter.response.status >= 400 or b":event-type\x07\x00\x05chunk" not in inter.response.body:
+        if (
+            inter.response.status >= 400
+            or b":event-type\x07\x00\x05chunk" not in inter.response.body
+        ):
             continue  # HTTP errors, and streams that are one exception frame
         bare = dataclasses.replace(inter, request=dataclasses.replace(inter.request, uri=""))
         assert detect_protocol(bare) == PROTOCOL, path.name

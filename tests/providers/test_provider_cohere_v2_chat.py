@@ -47,7 +47,10 @@ def content(index: int | None, kind: str, text: str, *, start: bool = False) -> 
 
 
 def call_start(index: int | None, call: Any) -> str:
-    payload: dict[str, Any] = {"type": "tool-call-start", "delta": {"message": {"tool_calls": call}}}
+    payload: dict[str, Any] = {
+        "type": "tool-call-start",
+        "delta": {"message": {"tool_calls": call}},
+    }
     if index is not None:
         payload["index"] = index
     return ev(payload)
@@ -299,9 +302,18 @@ def test_done_after_message_end_is_not_needed_and_not_an_error() -> None:
 @pytest.mark.parametrize(
     ("bad", "fragment"),
     [
-        ('event: content-delta\ndata: {"type":"content-delta","index":0,"delta":{"message":{"content":{"text":7}}}}\n\n', "'text' is not a string"),
-        ('event: tool-call-delta\ndata: {"type":"tool-call-delta","index":5,"delta":{}}\n\n', "not started"),
-        ('event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":3}}\n\n', "finish_reason is not a string"),
+        (
+            'event: content-delta\ndata: {"type":"content-delta","index":0,"delta":{"message":{"content":{"text":7}}}}\n\n',
+            "'text' is not a string",
+        ),
+        (
+            'event: tool-call-delta\ndata: {"type":"tool-call-delta","index":5,"delta":{}}\n\n',
+            "not started",
+        ),
+        (
+            'event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":3}}\n\n',
+            "finish_reason is not a string",
+        ),
         ("event: content-delta\ndata: {not json\n\n", "malformed JSON"),
         ('data: {"message":"gateway exploded"}\n\n', "gateway exploded"),
     ],

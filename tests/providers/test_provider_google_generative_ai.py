@@ -691,7 +691,9 @@ def test_parse_json_path(path: str, segments: tuple[Any, ...]) -> None:
     assert parse_json_path(path) == segments
 
 
-@pytest.mark.parametrize("path", ["$", "", "$..a", "$.a[-1]", "$.a[*]", "$a", "$.a[" + "9" * 5000 + "]"])
+@pytest.mark.parametrize(
+    "path", ["$", "", "$..a", "$.a[-1]", "$.a[*]", "$a", "$.a[" + "9" * 5000 + "]"]
+)
 def test_parse_json_path_rejects(path: str) -> None:
     with pytest.raises(PartialArgsError):
         parse_json_path(path)

@@ -101,7 +101,9 @@ def test_detection_by_url(uri: str, protocol: str) -> None:
 def test_detection_without_a_url_by_the_correlation_header_then_a_thinking_chunk() -> None:
     header = {"mistral-correlation-id": ["019c3b4c-0a1b-7c2d-8e3f-4a5b6c7d8e9f"]}
     assert detect_protocol(interaction("", PLAIN, header)) == PROTOCOL
-    thinking = chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "a"}]}]})
+    thinking = chunk(
+        {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "a"}]}]}
+    )
     assert detect_protocol(interaction("", thinking + PLAIN)) == PROTOCOL
     # A plain chunk stream without either says nothing Mistral-specific.
     assert detect_protocol(interaction("", PLAIN)) == "openai-completions"
@@ -119,7 +121,9 @@ def test_the_corpus_uris_and_the_bundled_cassettes_are_mistral_chat() -> None:
     ("native", "gateway"),
     [("thinking_array", "mistral_thinking_array"), ("tool_null_id", "mistral_tool_null_id")],
 )
-def test_the_same_bytes_give_the_same_events_under_both_protocols(native: str, gateway: str) -> None:
+def test_the_same_bytes_give_the_same_events_under_both_protocols(
+    native: str, gateway: str
+) -> None:
     root = bundled_cassettes()
     mine = load_cassette(root / PROTOCOL / f"{native}.yaml").interactions[0]
     theirs = load_cassette(root / "openai-completions" / f"{gateway}.yaml").interactions[0]
@@ -158,9 +162,21 @@ def test_two_named_fragments_without_index_or_id_are_two_calls() -> None:
 def test_devstral_fragments_continue_their_call() -> None:
     """`name: ""` and `id: "null"` on continuations (mistral-vibe's recorded streams)."""
     body = (
-        chunk({"tool_calls": [{"id": "k3Vb8Nq1Z", "function": {"name": "read", "arguments": ""}, "index": 0}]})
+        chunk(
+            {
+                "tool_calls": [
+                    {"id": "k3Vb8Nq1Z", "function": {"name": "read", "arguments": ""}, "index": 0}
+                ]
+            }
+        )
         + chunk({"tool_calls": [{"function": {"name": "", "arguments": '{"p": '}, "index": 0}]})
-        + chunk({"tool_calls": [{"id": "null", "function": {"name": "", "arguments": "1}"}, "index": 0}]})
+        + chunk(
+            {
+                "tool_calls": [
+                    {"id": "null", "function": {"name": "", "arguments": "1}"}, "index": 0}
+                ]
+            }
+        )
         + chunk({"content": ""}, "tool_calls")
         + DONE
     )
@@ -169,7 +185,9 @@ def test_devstral_fragments_continue_their_call() -> None:
 
 def test_a_fragment_without_index_or_name_continues_the_latest_call() -> None:
     body = (
-        chunk({"tool_calls": [{"id": "Ab1Cd2Ef3", "function": {"name": "f", "arguments": '{"a":'}}]})
+        chunk(
+            {"tool_calls": [{"id": "Ab1Cd2Ef3", "function": {"name": "f", "arguments": '{"a":'}}]}
+        )
         + chunk({"tool_calls": [{"function": {"arguments": "1}"}}]})
         + chunk({}, "tool_calls")
         + DONE
@@ -193,13 +211,21 @@ def test_a_signature_goes_on_the_thinking_block_and_other_pieces_are_provider_bl
         + DONE
     )
     msg = final(body).message
-    assert msg.content == [ThinkingBlock(content="Two", signature="c2ln"), TextBlock(content="Four.")]
+    assert msg.content == [
+        ThinkingBlock(content="Two", signature="c2ln"),
+        TextBlock(content="Four."),
+    ]
     [ref] = msg.provider_blocks
     assert (ref.provider_type, ref.position) == ("mistral.reference", 1)
 
 
 def test_a_signature_without_thinking_text_is_a_thinking_block_of_its_own() -> None:
-    body = chunk({"content": "a"}) + chunk(think(signature="c2ln")) + chunk({"content": "b"}, "stop") + DONE
+    body = (
+        chunk({"content": "a"})
+        + chunk(think(signature="c2ln"))
+        + chunk({"content": "b"}, "stop")
+        + DONE
+    )
     assert final(body).message.content == [
         TextBlock(content="a"),
         ThinkingBlock(content="", signature="c2ln"),
@@ -212,7 +238,14 @@ def test_a_signature_without_thinking_text_is_a_thinking_block_of_its_own() -> N
 
 @pytest.mark.parametrize(
     ("raw", "reason"),
-    [("stop", "stop"), ("length", "length"), ("model_length", "length"), ("tool_calls", "tool_use"), ("error", "error"), (None, "stop")],
+    [
+        ("stop", "stop"),
+        ("length", "length"),
+        ("model_length", "length"),
+        ("tool_calls", "tool_use"),
+        ("error", "error"),
+        (None, "stop"),
+    ],
 )
 def test_every_documented_finish_reason_maps(raw: str | None, reason: str) -> None:
     assert map_stop_reason(PROTOCOL, raw).reason == reason
@@ -226,7 +259,9 @@ def test_an_unknown_finish_reason_is_an_error_that_names_it() -> None:
 
 
 def test_a_validation_error_body_gives_its_field_and_message() -> None:
-    body = json.dumps({"detail": [{"type": "missing", "loc": ["body", "model"], "msg": "Field required"}]})
+    body = json.dumps(
+        {"detail": [{"type": "missing", "loc": ["body", "model"], "msg": "Field required"}]}
+    )
     events = list(normalize(PROTOCOL, [body.encode()], status=422))
     last = events[-1]
     assert isinstance(last, ErrorEvent)

@@ -253,7 +253,9 @@ def test_one_tool_call_exact_events() -> None:
         ToolCallStartEvent(content_index=0, id="call_1", name="get_weather"),
         ToolCallDeltaEvent(content_index=0, delta='{"city":', arguments={}),
         ToolCallDeltaEvent(content_index=0, delta=' "Paris"}', arguments={"city": "Paris"}),
-        ToolCallEndEvent(content_index=0, tool_call=final, raw_arguments='{"city": "Paris"}', strict=True),
+        ToolCallEndEvent(
+            content_index=0, tool_call=final, raw_arguments='{"city": "Paris"}', strict=True
+        ),
     ]
     t = terminal(events)
     assert (t.reason, t.message.content) == ("tool_use", [final])

@@ -427,7 +427,9 @@ def test_case29_function_call_exact_events_and_tool_use() -> None:
         ToolCallStartEvent(content_index=0, id="call_1", name="get_weather"),
         ToolCallDeltaEvent(content_index=0, delta='{"city":', arguments={}),
         ToolCallDeltaEvent(content_index=0, delta='"Paris"}', arguments={"city": "Paris"}),
-        ToolCallEndEvent(content_index=0, tool_call=call, raw_arguments='{"city":"Paris"}', strict=True),
+        ToolCallEndEvent(
+            content_index=0, tool_call=call, raw_arguments='{"city":"Paris"}', strict=True
+        ),
     ]
     t = terminal(events)
     assert isinstance(t, DoneEvent) and t.reason == "tool_use"
@@ -902,7 +904,10 @@ def test_server_tool_calls_of_undeclared_tools_are_provider_blocks_and_stop() ->
     last = (norm.feed(_bundled("xai_server_tool_calls")) + norm.close())[-1]
     assert last.type == "done" and last.reason == "stop"
     assert [b.type for b in last.message.content] == ["text"]
-    assert [p.data["name"] for p in last.message.provider_blocks] == ["web_search", "x_keyword_search"]
+    assert [p.data["name"] for p in last.message.provider_blocks] == [
+        "web_search",
+        "x_keyword_search",
+    ]
 
 
 def test_a_declared_custom_tool_stays_a_client_call() -> None:

@@ -766,7 +766,9 @@ def test_dump_accepts_a_cassette_and_overwrites_atomically(tmp_path: Path) -> No
 def _gzipped_and_dumped(tmp_path: Path, plain: bytes, headers_yaml: str) -> tuple[Path, Path]:
     """A cassette whose stored body is ``plain`` gzipped (src.yaml), and what dump_cassette
     writes of it (out.yaml)."""
-    src = write(tmp_path, one_response(binary_body(gzip.compress(plain)), headers_yaml), name="src.yaml")
+    src = write(
+        tmp_path, one_response(binary_body(gzip.compress(plain)), headers_yaml), name="src.yaml"
+    )
     out = tmp_path / "out.yaml"
     dump_cassette(load_cassette(src), out)
     return src, out

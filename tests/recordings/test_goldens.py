@@ -27,15 +27,13 @@ def test_every_protocol_has_enough_bundled_cassettes(protocol: str) -> None:
     assert sum(1 for p, _ in CASES if p == protocol) >= 10
 
 
-@pytest.mark.parametrize(
-    ("protocol", "path"), CASES, ids=[f"{p}/{path.stem}" for p, path in CASES]
-)
+@pytest.mark.parametrize(("protocol", "path"), CASES, ids=[f"{p}/{path.stem}" for p, path in CASES])
 def test_golden(protocol: str, path: Path) -> None:
     for inter in load_cassette(path).interactions:
         expected = read_expected(expected_path(path, inter.index))
         events = interaction_events(inter, protocol)
         assert events == expected, (
-            f"regenerate with: python -c \"from stream_harness.recordings.golden import write_expected; "
+            f'regenerate with: python -c "from stream_harness.recordings.golden import write_expected; '
             f"write_expected('{path}')\" and review the diff"
         )
         assert check_contract(events) == []

@@ -27,7 +27,14 @@ from stream_harness.conformance.expectations import (
 
 ROOT = Path(__file__).resolve().parents[2]
 # Names Windows reserves whatever the extension (CON.yaml cannot be created either).
-_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(1, 10)),
+    *(f"lpt{i}" for i in range(1, 10)),
+}
 
 
 def unportable(name: str) -> str | None:
@@ -49,9 +56,7 @@ def test_every_shipped_file_name_is_portable(folder: str) -> None:
     paths = [p for p in root.rglob("*") if "node_modules" not in p.relative_to(root).parts]
     assert paths, f"nothing under {folder}/"
     bad = [
-        f"{p.relative_to(ROOT)}: {why}"
-        for p in paths
-        if (why := unportable(p.name)) is not None
+        f"{p.relative_to(ROOT)}: {why}" for p in paths if (why := unportable(p.name)) is not None
     ]
     assert bad == []
 

@@ -71,7 +71,9 @@ def test_a_stream_only_report_gains_nothing() -> None:
     folder = Path(__file__).resolve().parents[2] / "conformance_report"
     if not (folder / "report.jsonl").exists():
         pytest.skip("no committed report in this checkout")
-    committed = jsonl.load_report(folder / "report.jsonl")  # the footer's counts are checked on load
+    committed = jsonl.load_report(
+        folder / "report.jsonl"
+    )  # the footer's counts are checked on load
     report = committed.model_copy(update={"agent_results": ()})
     assert "agent run" not in report.scope and report.counts.total == len(report.results)
     text = jsonl.render(report)

@@ -15,7 +15,11 @@ ROW = {
     "sources": {"max_retries": "openai/_constants.py"},
     "by_protocol": {
         "openai-completions": {"max_retries": 2, "retry_after_cap_s": 120, "client": "openai"},
-        "anthropic-messages": {"max_retries": 2, "retry_after_cap_s": None, "client": "anthropic-2"},
+        "anthropic-messages": {
+            "max_retries": 2,
+            "retry_after_cap_s": None,
+            "client": "anthropic-2",
+        },
         "google-generative-ai": {
             "max_retries": 0,
             "retry_after_honoured": False,

@@ -93,10 +93,16 @@ def _laid_out(tmp_path: Path, page: str, width: int) -> dict[str, Any]:
 def _assert_fits(measured: dict[str, Any], width: int) -> None:
     viewport = measured["viewport"]
     assert viewport == width, measured  # no scrollbar took a part of the window
-    assert measured["page"] <= viewport, f"the page scrolls sideways: {measured['page']} > {viewport}"
+    assert measured["page"] <= viewport, (
+        f"the page scrolls sideways: {measured['page']} > {viewport}"
+    )
     for name, table in measured["tables"].items():
         assert table["scroll"] <= viewport, (name, table["scroll"], viewport)
-        assert 0 <= table["left"] and table["right"] <= viewport, (name, table["left"], table["right"])
+        assert 0 <= table["left"] and table["right"] <= viewport, (
+            name,
+            table["left"],
+            table["right"],
+        )
 
 
 class _Cells(HTMLParser):
@@ -172,7 +178,9 @@ def committed_page() -> str:
 
 
 @pytest.mark.parametrize("width", [1400, 800])
-def test_the_page_of_the_committed_report_fits_the_window(tmp_path: Path, committed_page: str, width: int) -> None:
+def test_the_page_of_the_committed_report_fits_the_window(
+    tmp_path: Path, committed_page: str, width: int
+) -> None:
     measured = _laid_out(tmp_path, committed_page, width)
     assert {"matrix", "agent-matrix"} <= set(measured["tables"]), measured["tables"].keys()
     _assert_fits(measured, width)
@@ -205,9 +213,14 @@ def _made_up_report() -> Report:
 
 
 @pytest.mark.parametrize("width", [1400, 800])
-def test_n_a_columns_are_hidden_and_agent_checks_come_in_natural_order(tmp_path: Path, width: int) -> None:
+def test_n_a_columns_are_hidden_and_agent_checks_come_in_natural_order(
+    tmp_path: Path, width: int
+) -> None:
     measured = _laid_out(tmp_path, html.render(_made_up_report()), width)
     _assert_fits(measured, width)
     # contract applied to no adapter of this report: no column for it.
     assert measured["tables"]["matrix"]["heads"] == ["adapter", "split-invariance", "truncation"]
-    assert measured["tables"]["agent-matrix"]["heads"] == ["agent", *(f"A{n}" for n in range(1, 14))]
+    assert measured["tables"]["agent-matrix"]["heads"] == [
+        "agent",
+        *(f"A{n}" for n in range(1, 14)),
+    ]

@@ -27,7 +27,11 @@ def test_suites_and_counts() -> None:
         assert len(suite.findall("testcase/error")) == int(suite.get("errors", "-1"))
         assert len(suite.findall("testcase/skipped")) == int(suite.get("skipped", "-1"))
     props = {p.get("name"): p.get("value") for p in suites[1].iter("property")}
-    assert props == {"adapter.version": "2.5", "adapter.level": "message", "adapter.protocols": "openai-completions"}
+    assert props == {
+        "adapter.version": "2.5",
+        "adapter.level": "message",
+        "adapter.protocols": "openai-completions",
+    }
     run = {p.get("name"): p.get("value") for p in root.findall("properties/property")}
     assert run["seed"] == "7" and run["verdict"].startswith("FAILED")
 
@@ -49,7 +53,13 @@ def test_each_fact_is_written_once() -> None:
 def test_an_adapter_timeout_or_crash_is_a_failure_of_its_kind() -> None:
     run = beta_run()
     run.results += [
-        CaseResult("beta", C3, "contract", "timeout", (Failure("did not return within the run timeout of 1 s"),)),
+        CaseResult(
+            "beta",
+            C3,
+            "contract",
+            "timeout",
+            (Failure("did not return within the run timeout of 1 s"),),
+        ),
         CaseResult("beta", C2, "contract", "crashed", (Failure("the process running beta died"),)),
     ]
     root = ET.fromstring(render(make_report([run])))

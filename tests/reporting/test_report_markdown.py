@@ -52,25 +52,45 @@ def test_new_failures_in_full_known_ones_by_finding_and_fixes_apart() -> None:
     assert f"- `{C3}`: **errored**: the check raised: KeyError: 'x'" in section
     assert "split-invariance" not in new  # a known failure and a fix are not new failures
     known = md[md.index("## Known failures, by finding") : md.index("## Fixed")]
-    assert f"- alpha: <{KNOWN_ISSUE}>: 1 result (split-invariance); e.g. `{C2}`: final text differs" in known
+    assert (
+        f"- alpha: <{KNOWN_ISSUE}>: 1 result (split-invariance); e.g. `{C2}`: final text differs"
+        in known
+    )
     assert f"  - reproduce: `{REPRO}`" in known
     fixed = md[md.index("## Fixed") : md.index("## Wire anomalies")]
-    assert f"- alpha / split-invariance `{C3}`: passed although listed as known (<{FIXED_ISSUE}>)" in fixed
+    assert (
+        f"- alpha / split-invariance `{C3}`: passed although listed as known (<{FIXED_ISSUE}>)"
+        in fixed
+    )
 
 
 def test_known_failures_are_one_entry_per_finding_and_the_page_stays_small() -> None:
     # Issue 36, point 5: 2,000 known failures of 4 findings are 4 entries with their
     # counts and one reproduce command each, not 2,000 entries; report.jsonl keeps the rows.
     issues = [f"https://github.com/example/lib/issues/{n}" for n in range(10, 14)]
-    failure = FailureInfo(message="cut stream ended in done " + "x" * 300, split="cuts:3", command=REPRO)
+    failure = FailureInfo(
+        message="cut stream ended in done " + "x" * 300, split="cuts:3", command=REPRO
+    )
     small = make_report([alpha_run()])
-    cases = [small.cases[0].model_copy(update={"id": f"openai-completions/case_{i}.yaml#0"}) for i in range(1000)]
+    cases = [
+        small.cases[0].model_copy(update={"id": f"openai-completions/case_{i}.yaml#0"})
+        for i in range(1000)
+    ]
     rows = [
-        Result(adapter="alpha", case=c.id, check=check, outcome="known_failure", failures=(failure,), issue=issues[i % 4])
+        Result(
+            adapter="alpha",
+            case=c.id,
+            check=check,
+            outcome="known_failure",
+            failures=(failure,),
+            issue=issues[i % 4],
+        )
         for i, c in enumerate(cases)
         for check in ("contract", "truncation")
     ]
-    report = Report.model_validate({**small.model_dump(), "cases": cases, "results": rows, "adapters": small.adapters[:1]})
+    report = Report.model_validate(
+        {**small.model_dump(), "cases": cases, "results": rows, "adapters": small.adapters[:1]}
+    )
     md = render(report)
     known = md[md.index("## Known failures, by finding") : md.index("## Fixed")]
     assert known.count("  - reproduce: ") == 4, known

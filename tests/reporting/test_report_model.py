@@ -252,7 +252,9 @@ def test_a_real_engine_run_builds_a_report_that_round_trips(tmp_path: Path) -> N
 def test_update_replaces_the_rerun_adapters_and_keeps_the_others_in_place() -> None:
     previous = make_report([alpha_run(), beta_run()])
     rerun = alpha_run()
-    rerun.results = [dataclasses.replace(r, outcome="passed", failures=(), issue=None) for r in rerun.results]
+    rerun.results = [
+        dataclasses.replace(r, outcome="passed", failures=(), issue=None) for r in rerun.results
+    ]
     updated = update_report(previous, make_report([rerun]))
     assert [a.name for a in updated.adapters] == ["alpha", "beta"]  # the previous order
     alpha_rows = [r for r in updated.results if r.adapter == "alpha"]
@@ -272,15 +274,31 @@ def test_update_with_every_adapter_rerun_is_the_new_report() -> None:
 def test_update_refuses_a_previous_report_of_other_cases_or_checks() -> None:
     previous = make_report()
     # C3 is an openai-completions case, beta's only protocol: beta's rows are stale.
-    with pytest.raises(ReportError, match=r"the cases differ: beta: 1 of its cases added, removed or changed \(.*error\.yaml#1\)"):
-        update_report(previous.model_copy(update={"cases": previous.cases[:2], "results": tuple(r for r in previous.results if r.case != C3)}), make_report([alpha_run()]))
+    with pytest.raises(
+        ReportError,
+        match=r"the cases differ: beta: 1 of its cases added, removed or changed \(.*error\.yaml#1\)",
+    ):
+        update_report(
+            previous.model_copy(
+                update={
+                    "cases": previous.cases[:2],
+                    "results": tuple(r for r in previous.results if r.case != C3),
+                }
+            ),
+            make_report([alpha_run()]),
+        )
     changed = previous.cases[0].model_copy(update={"sha256": "f" * 64})
     with pytest.raises(ReportError, match="the cases differ"):
-        update_report(previous.model_copy(update={"cases": (changed, *previous.cases[1:])}), make_report([alpha_run()]))
+        update_report(
+            previous.model_copy(update={"cases": (changed, *previous.cases[1:])}),
+            make_report([alpha_run()]),
+        )
     with pytest.raises(ReportError, match=r"differ in examples"):
         update_report(previous.model_copy(update={"examples": 99}), make_report([alpha_run()]))
     with pytest.raises(ReportError, match=r"the checks differ"):
-        update_report(previous.model_copy(update={"checks": previous.checks[:2]}), make_report([alpha_run()]))
+        update_report(
+            previous.model_copy(update={"checks": previous.checks[:2]}), make_report([alpha_run()])
+        )
 
 
 def test_a_case_of_another_protocol_leaves_an_adapters_rows_standing() -> None:
@@ -305,13 +323,19 @@ def test_changed_expected_events_make_rows_stale_and_only_those_are_dropped() ->
     previous = make_report()
     assert all(c.expected_sha256 for c in previous.cases)  # build_report records it
     digested = previous.model_copy(
-        update={"cases": tuple(c.model_copy(update={"expected_sha256": "a" * 64}) for c in previous.cases)}
+        update={
+            "cases": tuple(
+                c.model_copy(update={"expected_sha256": "a" * 64}) for c in previous.cases
+            )
+        }
     )
     new = make_report([]).model_copy(
-        update={"cases": tuple(
-            c.model_copy(update={"expected_sha256": "b" * 64 if c.id == C2 else "a" * 64})
-            for c in previous.cases
-        )}
+        update={
+            "cases": tuple(
+                c.model_copy(update={"expected_sha256": "b" * 64 if c.id == C2 else "a" * 64})
+                for c in previous.cases
+            )
+        }
     )
     # C2 is Anthropic: alpha's rows are stale, beta's stand.
     assert set(stale_adapters(digested, new)) == {"alpha"}
@@ -321,7 +345,9 @@ def test_changed_expected_events_make_rows_stale_and_only_those_are_dropped() ->
     assert {r.adapter for r in updated.results} == {"beta"}
     # A report that recorded no digest (written before it was) cannot tell: rows are kept.
     undigested = previous.model_copy(
-        update={"cases": tuple(c.model_copy(update={"expected_sha256": None}) for c in previous.cases)}
+        update={
+            "cases": tuple(c.model_copy(update={"expected_sha256": None}) for c in previous.cases)
+        }
     )
     assert stale_adapters(undigested, new) == {}
 
@@ -343,7 +369,9 @@ def test_an_adapter_timeout_or_crash_is_its_own_failing_outcome(label: str, said
     assert cell.status == "fail" and f"1 {label}" in cell.text
     unlisted = reclassify(report, lambda name: Expectations(name))
     assert next(r.outcome for r in unlisted.results if r.case == C3) == label
-    listed = reclassify(report, lambda name: Expectations(name, (KnownFailure("contract", C3, "https://x/1"),)))
+    listed = reclassify(
+        report, lambda name: Expectations(name, (KnownFailure("contract", C3, "https://x/1"),))
+    )
     assert next(r.outcome for r in listed.results if r.case == C3) == "known_failure"
     assert not listed.did_fail
 

@@ -22,9 +22,14 @@ from stream_harness.reporting.keep import keep_previous
 from stream_harness.reporting.report import AgentRow, CaseInfo, Report, ReportError, Result
 
 SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[2] / "specs" / "report.schema.json").read_text(encoding="utf-8")
+    (Path(__file__).resolve().parents[2] / "specs" / "report.schema.json").read_text(
+        encoding="utf-8"
+    )
 )
-CONVENTIONS = {"max_retries": 2, "sources": {"max_retries": "openai/_constants.py DEFAULT_MAX_RETRIES = 2"}}
+CONVENTIONS = {
+    "max_retries": 2,
+    "sources": {"max_retries": "openai/_constants.py DEFAULT_MAX_RETRIES = 2"},
+}
 
 
 def agent_row(
@@ -154,7 +159,9 @@ def test_one_new_case_and_one_new_scenario_add_their_own_rows_and_nothing_else()
     cases = list(base.cases)
     cases.insert(1, CaseInfo(id=new_case, cassette="cassettes/anthropic-messages/new.yaml",
                              interaction=0, protocol="anthropic-messages", status=200, sha256="0" * 64))  # fmt: skip
-    new_rows = [Result(adapter="alpha", case=new_case, check=c.id, outcome="passed") for c in base.checks]
+    new_rows = [
+        Result(adapter="alpha", case=new_case, check=c.id, outcome="passed") for c in base.checks
+    ]
     grown = base.model_copy(
         update={
             "cases": tuple(cases),
@@ -182,7 +189,9 @@ def test_a_version_1_report_is_converted_on_read_and_says_so_in_one_stderr_line(
     path.write_text(v1_text(report), encoding="utf-8")
     assert jsonl.load_report(path) == report
     err = capsys.readouterr().err.splitlines()
-    assert err == [f"stream-harness: {path}: report format version 1, converted on read (what is written from it is version 2)"]
+    assert err == [
+        f"stream-harness: {path}: report format version 1, converted on read (what is written from it is version 2)"
+    ]
     # A v2 file reads silently.
     path.write_text(jsonl.render(report), encoding="utf-8")
     assert jsonl.load_report(path) == report
@@ -211,7 +220,9 @@ def test_a_version_1_report_merges_with_a_version_2_one_and_is_kept_by_a_rerun(
     new.write_text(jsonl.render(alpha_only), encoding="utf-8")
     merged = merge_reports([jsonl.load_report(new), jsonl.load_report(old)])
     assert {r.key: r.outcome for r in merged.results} == {r.key: r.outcome for r in whole.results}
-    assert sorted(merged.agent_results, key=lambda a: a.key) == sorted(whole.agent_results, key=lambda a: a.key)
+    assert sorted(merged.agent_results, key=lambda a: a.key) == sorted(
+        whole.agent_results, key=lambda a: a.key
+    )
     # `report` over a folder holding a version 1 report keeps the adapters it did not run.
     out = tmp_path / "out"
     out.mkdir()
@@ -226,16 +237,31 @@ def test_a_row_naming_an_agent_the_header_does_not_list_is_refused_naming_the_li
     lines = jsonl.render(full_report()).splitlines()
     at = next(i for i, line in enumerate(lines) if '"kind":"agent_result"' in line)
     lines[at] = lines[at].replace('"agent":"fw"', '"agent":"ghost"')
-    with pytest.raises(ReportError, match=rf"r.jsonl:{at + 1}: names agent 'ghost', which the header does not list"):
+    with pytest.raises(
+        ReportError, match=rf"r.jsonl:{at + 1}: names agent 'ghost', which the header does not list"
+    ):
         jsonl.parse("\n".join(lines) + "\n", "r.jsonl")
 
 
 def test_the_schema_accepts_a_row_without_the_facts_but_not_without_its_keys() -> None:
     validator = jsonschema.Draft202012Validator(SCHEMA)
-    row = {"kind": "agent_result", "agent": "fw", "scenario": "s", "protocol": "p", "check": "A1", "outcome": "passed"}
+    row = {
+        "kind": "agent_result",
+        "agent": "fw",
+        "scenario": "s",
+        "protocol": "p",
+        "check": "A1",
+        "outcome": "passed",
+    }
     assert validator.is_valid(row)
     assert not validator.is_valid({k: v for k, v in row.items() if k != "check"})
-    result = {"kind": "result", "adapter": "alpha", "case": C1, "check": "contract", "outcome": "passed"}
+    result = {
+        "kind": "result",
+        "adapter": "alpha",
+        "case": C1,
+        "check": "contract",
+        "outcome": "passed",
+    }
     assert validator.is_valid(result)
     assert not validator.is_valid({**result, "seq": 1})
 

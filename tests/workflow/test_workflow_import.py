@@ -362,10 +362,22 @@ def test_har_entry_selection_and_missing_bodies(
     har.write_text(json.dumps(_har(original)))
     out = tmp_path / "js.yaml"
     # Entry 0 is a script, not a stream: refused unless --force says it is meant.
-    assert _import(str(har), "--protocol", "anthropic-messages", "--out", str(out), "--entry", "0") == 2
+    assert (
+        _import(str(har), "--protocol", "anthropic-messages", "--out", str(out), "--entry", "0")
+        == 2
+    )
     assert "not a anthropic-messages stream" in capsys.readouterr().err and not out.exists()
     assert (
-        _import(str(har), "--protocol", "anthropic-messages", "--out", str(out), "--entry", "0", "--force")
+        _import(
+            str(har),
+            "--protocol",
+            "anthropic-messages",
+            "--out",
+            str(out),
+            "--entry",
+            "0",
+            "--force",
+        )
         == 0
     )
     assert _only(out).response.body == b"x=1"

@@ -87,7 +87,9 @@ def test_a_contract_breaking_normalization_is_a_finding(
         yield StartEvent()
         yield TextDeltaEvent(content_index=0, delta="x")
 
-    monkeypatch.setattr(importlib.import_module("stream_harness.workflow.lint"), "normalize", broken)
+    monkeypatch.setattr(
+        importlib.import_module("stream_harness.workflow.lint"), "normalize", broken
+    )
     path = write_sse_cassette(tmp_path / "anthropic-messages" / "x.yaml", GOOD)
     assert _lint(str(tmp_path)) == 1
     lines = capsys.readouterr().out.splitlines()
@@ -104,7 +106,9 @@ def test_a_normalizer_that_raises_is_a_finding(
         raise RuntimeError("boom\nsecond line")
         yield  # pragma: no cover
 
-    monkeypatch.setattr(importlib.import_module("stream_harness.workflow.lint"), "normalize", raising)
+    monkeypatch.setattr(
+        importlib.import_module("stream_harness.workflow.lint"), "normalize", raising
+    )
     path = write_sse_cassette(tmp_path / "anthropic-messages" / "x.yaml", GOOD)
     assert _lint(str(tmp_path)) == 1
     [line] = capsys.readouterr().out.splitlines()

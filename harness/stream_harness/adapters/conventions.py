@@ -57,7 +57,14 @@ Alignment: TypeAlias = Literal[
     "tool_call_ids",
 ]
 ALIGNMENTS: Final[frozenset[str]] = frozenset(
-    {"text_joined", "block_order", "signatures", "thinking_joined", "thinking_parts", "tool_call_ids"}
+    {
+        "text_joined",
+        "block_order",
+        "signatures",
+        "thinking_joined",
+        "thinking_parts",
+        "tool_call_ids",
+    }
 )
 # The separator the reference puts between the summary parts of one reasoning item.
 PART_SEPARATOR: Final = "\n\n"
@@ -277,7 +284,9 @@ def _reference_message(
 ) -> AssistantMessage | None:
     """Memoized: every split of a case asks for the same whole body (hundreds of times;
     the messages are frozen, so sharing one is safe)."""
-    events = list(normalize(protocol, [body], status=status, headers={k: list(v) for k, v in headers}))
+    events = list(
+        normalize(protocol, [body], status=status, headers={k: list(v) for k, v in headers})
+    )
     last = events[-1] if events else None
     return last.message if isinstance(last, DoneEvent | ErrorEvent) else None
 

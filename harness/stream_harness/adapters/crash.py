@@ -24,7 +24,8 @@ from stream_harness.recordings.inputs import display_path
 # How many of the innermost frames of the user's code a crash line shows.
 FRAMES_SHOWN: Final = 2
 _STDLIB = tuple(
-    str(Path(p).resolve()) for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
+    str(Path(p).resolve())
+    for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
 )
 
 
@@ -34,14 +35,20 @@ def crash_text(exc: BaseException) -> str:
     where = user_frames(exc.__traceback__)
     if not where:
         return head
-    shown = [f"{display_path(Path(f.filename))}:{f.lineno} in {f.name}" + (f": {f.line.strip()}" if f.line else "") for f in where]
+    shown = [
+        f"{display_path(Path(f.filename))}:{f.lineno} in {f.name}"
+        + (f": {f.line.strip()}" if f.line else "")
+        for f in where
+    ]
     return f"{head} (at {'; called from '.join(shown)})"
 
 
 def user_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
     """The innermost frames of the code under test, innermost first (see the module docstring)."""
     walked = list(traceback.walk_tb(tb))
-    outside = [i for i, (frame, _) in enumerate(walked) if not _is_ours(frame.f_globals.get("__name__"))]
+    outside = [
+        i for i, (frame, _) in enumerate(walked) if not _is_ours(frame.f_globals.get("__name__"))
+    ]
     if not outside:
         return []
     frames = traceback.StackSummary.extract(walked, lookup_lines=True)
@@ -50,11 +57,17 @@ def user_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
 
 
 def _is_ours(module: object) -> bool:
-    return isinstance(module, str) and (module == "stream_harness" or module.startswith("stream_harness."))
+    return isinstance(module, str) and (
+        module == "stream_harness" or module.startswith("stream_harness.")
+    )
 
 
 def _in_stdlib(filename: str) -> bool:
     if filename.startswith("<"):  # <frozen ...>, <string>
         return True
     resolved = str(Path(filename).resolve())
-    return resolved.startswith(_STDLIB) and "site-packages" not in resolved and "dist-packages" not in resolved
+    return (
+        resolved.startswith(_STDLIB)
+        and "site-packages" not in resolved
+        and "dist-packages" not in resolved
+    )

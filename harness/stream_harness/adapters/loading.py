@@ -39,7 +39,16 @@ _RENAMED_MODULES = {
 # 0.1's ``harness.adapters.<module>`` sits in a wing of stream_harness.adapters now.
 _WING_OF = {
     **dict.fromkeys(
-        ("anthropic_sdk", "bedrock_sdk", "cohere_sdk", "google_genai", "mistral_sdk", "openai_create", "openai_sdk", "openai_websocket"),
+        (
+            "anthropic_sdk",
+            "bedrock_sdk",
+            "cohere_sdk",
+            "google_genai",
+            "mistral_sdk",
+            "openai_create",
+            "openai_sdk",
+            "openai_websocket",
+        ),
         "sdks",
     ),
     **dict.fromkeys(("chunked", "langchain", "litellm", "pydantic_ai"), "libraries"),
@@ -54,7 +63,9 @@ def renamed_module(old: str) -> str | None:
     if old.startswith("harness.adapters."):
         rest = old.removeprefix("harness.adapters.")
         wing = _WING_OF.get(rest.partition(".")[0])
-        return f"stream_harness.adapters.{wing}.{rest}" if wing else f"stream_harness.adapters.{rest}"
+        return (
+            f"stream_harness.adapters.{wing}.{rest}" if wing else f"stream_harness.adapters.{rest}"
+        )
     return None
 
 
@@ -72,13 +83,19 @@ BUILTIN: dict[str, str] = {
 
 def _instantiate(obj: object, spec: str) -> Adapter:
     try:
-        candidate = obj() if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter)) else obj
+        candidate = (
+            obj()
+            if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter))
+            else obj
+        )
     except AdapterLoadError:
         raise
     except ImportError as exc:  # an adapter whose library is not installed
         raise AdapterLoadError(f"adapter {spec!r} cannot start: {exc}") from None
     except Exception as exc:  # the user's constructor: one line, never a traceback
-        raise AdapterLoadError(f"adapter {spec!r}: constructing it raised {_one_line(exc)}") from None
+        raise AdapterLoadError(
+            f"adapter {spec!r}: constructing it raised {_one_line(exc)}"
+        ) from None
     if not isinstance(candidate, Adapter):
         raise AdapterLoadError(
             f"adapter {spec!r} is not an Adapter (needs name, level, protocols, version(), run())"
@@ -122,7 +139,9 @@ def _import(module_name: str, spec: str, project: Path | None) -> ModuleType:
     except ImportError as exc:
         new_name = renamed_module(module_name)
         if new_name is None:
-            raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name}: {exc}") from None
+            raise AdapterLoadError(
+                f"adapter {spec!r}: cannot import {module_name}: {exc}"
+            ) from None
         warnings.warn(
             f"stream-harness: {module_name!r} is {new_name!r} since 0.2 (the import package is "
             f"stream_harness); the old name is accepted until 0.3",
@@ -131,7 +150,9 @@ def _import(module_name: str, spec: str, project: Path | None) -> ModuleType:
         )
         return importlib.import_module(new_name)
     except Exception as exc:  # a SyntaxError or an exception at import in the user's module
-        raise AdapterLoadError(f"adapter {spec!r}: importing {module_name} raised {_one_line(exc)}") from None
+        raise AdapterLoadError(
+            f"adapter {spec!r}: importing {module_name} raised {_one_line(exc)}"
+        ) from None
 
 
 def load_adapter(spec: str, *, project: Path | None = None) -> Adapter:
@@ -153,12 +174,16 @@ def load_adapter(spec: str, *, project: Path | None = None) -> Adapter:
                     return _instantiate(ep.load(), spec)
                 except ImportError as exc:
                     if renamed_module(ep.module) is None:
-                        raise AdapterLoadError(f"adapter {spec!r}: cannot import {ep.value}: {exc}") from None
+                        raise AdapterLoadError(
+                            f"adapter {spec!r}: cannot import {ep.value}: {exc}"
+                        ) from None
                     target = ep.value  # an entry point naming one of our 0.1 modules
                 except AdapterLoadError:
                     raise
                 except Exception as exc:
-                    raise AdapterLoadError(f"adapter {spec!r}: loading {ep.value} raised {_one_line(exc)}") from None
+                    raise AdapterLoadError(
+                        f"adapter {spec!r}: loading {ep.value} raised {_one_line(exc)}"
+                    ) from None
         target = target or spec
     module_name, _, attr = target.partition(":")
     if not attr:
@@ -178,8 +203,17 @@ def load_adapter(spec: str, *, project: Path | None = None) -> Adapter:
 # What `stream-harness report` runs when no adapter is named: the reference and every
 # official SDK adapter (the `sdk` extra); the third-party libraries run when named, or
 # per environment by `stream-harness matrix`.
-DEFAULT_ADAPTERS = ("reference", "anthropic-sdk", "anthropic-sdk-beta", "openai-sdk", "openai-sdk-create", "openai-sdk-websocket", "google-genai",
-                    "anthropic-sdk-vertex", "google-genai-vertex")
+DEFAULT_ADAPTERS = (
+    "reference",
+    "anthropic-sdk",
+    "anthropic-sdk-beta",
+    "openai-sdk",
+    "openai-sdk-create",
+    "openai-sdk-websocket",
+    "google-genai",
+    "anthropic-sdk-vertex",
+    "google-genai-vertex",
+)
 
 
 def available_adapters() -> list[str]:
@@ -197,7 +231,9 @@ def available_adapters() -> list[str]:
 def known_adapter_names() -> list[str]:
     """Every name ``--adapter`` takes as it is: built-in, third-party (installed here or
     not: each names its package when it cannot start) and entry points, sorted."""
-    return sorted({*BUILTIN, *THIRD_PARTY, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))})
+    return sorted(
+        {*BUILTIN, *THIRD_PARTY, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))}
+    )
 
 
 def is_known_name(name: str) -> bool:

@@ -182,13 +182,14 @@ class ReferenceAdapter:
         message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
         return AdapterResult(message=message, events=events)
 
-
     # -- several turns on one WebSocket connection (the session checks) ----------------
 
     sessions = True
     recovers_previous_response = True
 
-    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
         """Play ``turns`` on one WebSocket connection to ``base_url``, chained and
         recovering as a real client does (:mod:`stream_harness.adapters.ws_session`); one
         result a turn, each from a fresh normalizer."""

@@ -72,10 +72,15 @@ def server_messages(log: bytes) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     pending = ""
     for frame in parse_log(log):
-        if frame.get("dir", "server") == "client" or frame.get("op") not in ("text", "continuation"):
+        if frame.get("dir", "server") == "client" or frame.get("op") not in (
+            "text",
+            "continuation",
+        ):
             continue
         data = frame.get("data")
-        pending = (pending if frame.get("op") == "continuation" else "") + (data if isinstance(data, str) else "")
+        pending = (pending if frame.get("op") == "continuation" else "") + (
+            data if isinstance(data, str) else ""
+        )
         if frame.get("fin", True) is not False:
             value = parse_create(pending)
             if value:

@@ -206,7 +206,11 @@ def detect_protocol(command: str, *, cwd: Path | None, timeout: float) -> Probe:
         hits = [h for h in server.requests if not h.path.startswith(LEDGER_PATH)]
     paths = [h.path for h in hits]
     if not paths:
-        said = f" ({outcome.error_type}: {outcome.error_message})" if outcome and outcome.raised else ""
+        said = (
+            f" ({outcome.error_type}: {outcome.error_message})"
+            if outcome and outcome.raised
+            else ""
+        )
         raise AppError(
             f"--app: the program sent no model request{said}; does its SDK read the variables "
             "of specs/app_env.yaml (a client built with an explicit base_url ignores them)?"

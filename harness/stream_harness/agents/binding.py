@@ -118,7 +118,9 @@ def offered_tools(body: Any) -> list[OfferedTool]:
                 {"type": "object"},
             )
             out.append(
-                OfferedTool(entry["name"], str(entry.get("description") or ""), _lower_types(schema))
+                OfferedTool(
+                    entry["name"], str(entry.get("description") or ""), _lower_types(schema)
+                )
             )
     return out
 
@@ -287,7 +289,9 @@ def _value(schema: Any, key: str | None, original: dict[str, Any], pool: list[An
     for example in (*(schema.get("examples") or ()), schema.get("default")):
         if _matches(example, kind):
             return example
-    return _bounded({"string": "example", "integer": 1, "number": 1.0, "boolean": True}.get(kind), schema, kind)
+    return _bounded(
+        {"string": "example", "integer": 1, "number": 1.0, "boolean": True}.get(kind), schema, kind
+    )
 
 
 def _bounded(value: Any, schema: Mapping[str, Any], kind: str) -> Any:
@@ -362,7 +366,7 @@ class Binder:
                     f"wiring: the agent went on after a call to {called[0]} (a side-effect tool) "
                     "but no tool run was recorded: report each run with "
                     "stream_harness.agents.record_tool_run(name, arguments), the @side_effect "
-                    "decorator, or POST {\"tool\": NAME, \"arguments\": {...}} to "
+                    'decorator, or POST {"tool": NAME, "arguments": {...}} to '
                     "$STREAM_HARNESS_LEDGER_URL"
                 )
         return None

@@ -59,7 +59,9 @@ def conventions_problem(conventions: object, where: str = "conventions") -> str 
     return None
 
 
-def policy_problem(policy: Mapping[str, Any], where: str, *, extra: tuple[str, ...] = ()) -> str | None:
+def policy_problem(
+    policy: Mapping[str, Any], where: str, *, extra: tuple[str, ...] = ()
+) -> str | None:
     """Why one policy (policy keys, and the ``extra`` keys the place allows) is not in
     the vocabulary, or None. ``where`` names the mapping in the message."""
     known = vocabulary()

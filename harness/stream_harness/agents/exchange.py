@@ -430,7 +430,9 @@ def _read_bedrock_content(content: Any, calls: list[SentCall], results: list[Sen
         use = b.get("toolUse") if isinstance(b, dict) else None
         answer = b.get("toolResult") if isinstance(b, dict) else None
         if isinstance(use, dict):
-            calls.append(SentCall(str(use.get("toolUseId")), str(use.get("name")), use.get("input")))
+            calls.append(
+                SentCall(str(use.get("toolUseId")), str(use.get("name")), use.get("input"))
+            )
         elif isinstance(answer, dict):
             results.append(SentResult(str(answer.get("toolUseId")), _text(answer.get("content"))))
 

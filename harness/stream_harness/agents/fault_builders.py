@@ -30,7 +30,11 @@ _PAYMENT: Final[Mapping[str, Any]] = {
 _CALL: Final[Mapping[str, Any]] = {
     "text": "Charging now.",
     "tool_calls": [
-        {"id": "call_c1", "name": "charge_card", "arguments": {"amount_cents": 4200, "customer": "cus_ada"}}
+        {
+            "id": "call_c1",
+            "name": "charge_card",
+            "arguments": {"amount_cents": 4200, "customer": "cus_ada"},
+        }
     ],
 }
 _DONE: Final[Mapping[str, Any]] = {"script": {"text": "Done: receipt r-1001."}}
@@ -53,7 +57,9 @@ class Draft:
         return load_agent_scenario(path)
 
 
-def _draft(name: str, description: str, *responses: Mapping[str, Any], prompt: str | None = None) -> Draft:
+def _draft(
+    name: str, description: str, *responses: Mapping[str, Any], prompt: str | None = None
+) -> Draft:
     return Draft(
         name,
         {
@@ -71,7 +77,9 @@ def rate_limit(retry_after: float | None = 2, *, status: int = 429) -> Draft:
     headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
     fault = {"status": status, "headers": headers}
     return _draft(
-        f"http_{status}_retry_after_{retry_after:g}" if retry_after is not None else f"http_{status}",
+        f"http_{status}_retry_after_{retry_after:g}"
+        if retry_after is not None
+        else f"http_{status}",
         f"HTTP {status} after the payment: retried after the hint, the payment not repeated.",
         {"script": dict(_CALL)},
         {"script": {}, "fault": fault},
@@ -85,7 +93,10 @@ def truncate(at: int = 300) -> Draft:
         f"truncate_{at}",
         "The answer after the payment is cut mid-stream: the retry resends the conversation.",
         {"script": dict(_CALL)},
-        {"script": {"text": "Your card was charged 42.00 dollars, receipt r-1001, thank you."}, "fault": {"cut_at": at}},
+        {
+            "script": {"text": "Your card was charged 42.00 dollars, receipt r-1001, thank you."},
+            "fault": {"cut_at": at},
+        },
         _DONE,
     )
 

@@ -94,7 +94,9 @@ class AgentReplies:
     # tools to serve instead (agents/binding.py binds the scenario's calls to the tools
     # the request offers). With ``any_tool`` the ledger records a tool it was not told of
     # (a user's own tool; A1 then says no call carried it) instead of refusing it.
-    rebind: Callable[[bytes], tuple[Sequence[ScriptedAnswer], Mapping[str, LedgerTool]]] | None = None
+    rebind: Callable[[bytes], tuple[Sequence[ScriptedAnswer], Mapping[str, LedgerTool]]] | None = (
+        None
+    )
     any_tool: bool = False
 
     def __post_init__(self) -> None:

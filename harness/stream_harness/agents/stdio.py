@@ -189,7 +189,9 @@ class StdioAgent:
             reply = _receive(self._proc, task.limits.timeout_s + REPLY_GRACE_S)
         except (StdioAgentError, OSError, ValueError) as exc:
             self.close(polite=False)  # hung, out of step or dead: the next run starts afresh
-            raise (StdioAgentHung if isinstance(exc, StdioAgentHung) else StdioAgentError)(str(exc)) from None
+            raise (StdioAgentHung if isinstance(exc, StdioAgentHung) else StdioAgentError)(
+                str(exc)
+            ) from None
         if reply.get("kind") != "agent_outcome" or reply.get("seq") != self._seq:
             self.close(polite=False)
             raise StdioAgentError(

@@ -65,22 +65,48 @@ class CommandError(Exception):
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options every suite command shares; unset ones fall back to [tool.stream-harness]."""
-    p.add_argument("--adapter", action="append", dest="adapters", help="adapter: built-in name, entry-point name or module:object (repeatable)")
+    p.add_argument(
+        "--adapter",
+        action="append",
+        dest="adapters",
+        help="adapter: built-in name, entry-point name or module:object (repeatable)",
+    )
     p.add_argument(
         "--adapter-command", action="append", default=[],
         help="an executable speaking the stdio adapter protocol (specs/adapter-protocol.md), e.g. \"node adapter.mjs\" (repeatable; the same as --adapter 'cmd:...')",
     )  # fmt: skip
-    p.add_argument("--cassettes", action="append", help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
-    p.add_argument("--examples", type=int, help=f"random splits per split-sensitive check (default 100, at most {MAX_EXAMPLES})")
-    p.add_argument("--single-cut-limit", type=int, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
+    p.add_argument(
+        "--cassettes",
+        action="append",
+        help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)",
+    )
+    p.add_argument(
+        "--examples",
+        type=int,
+        help=f"random splits per split-sensitive check (default 100, at most {MAX_EXAMPLES})",
+    )
+    p.add_argument(
+        "--single-cut-limit",
+        type=int,
+        help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)",
+    )
     p.add_argument("--seed", type=int, help="seed of the random splits (default 0)")
-    p.add_argument("--check", action="append", dest="checks", help="only these check ids (repeatable)")
-    p.add_argument("--expectations", help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})")
+    p.add_argument(
+        "--check", action="append", dest="checks", help="only these check ids (repeatable)"
+    )
+    p.add_argument(
+        "--expectations",
+        help=f"folder of <adapter>.yaml known-failure files (default: {expectations_default()})",
+    )
     p.add_argument(
         "--run-timeout", type=float, metavar="SECONDS",
         help="seconds one run of an in-process (Python) adapter may take before it is recorded as timeout (a failure) and abandoned (default: [tool.stream-harness] run_timeout, else 30, as a stdio adapter's reply)",
     )  # fmt: skip
-    p.add_argument("--skip-unusable", action="store_true", help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)")
+    p.add_argument(
+        "--skip-unusable",
+        action="store_true",
+        help="skip cassettes that do not load or hold nothing to check, each listed with its reason, instead of failing (other projects' recordings; skipping all is still an error)",
+    )
     p.add_argument(
         "--shard", metavar="K/N",
         help="run only shard K of N: the (adapter, case) pairs whose hash falls to it, the same on every machine (`stream-harness merge` combines the shards' reports)",
@@ -109,15 +135,29 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("check", help="run the conformance suite; exit 1 on any new failure")
     add_run_options(p)
     _add_output_options(p)
-    p.add_argument("--interaction", type=int, help="only this interaction of each cassette (reproduce commands use it)")
-    p.add_argument("--split", help="replay only this split in split-sensitive checks: whole, cuts:A,B,... (A-B: every offset from A to B) or plan:K (the K-th split of the plan --seed, --examples and --single-cut-limit draw)")
-    p.add_argument("--truncate", type=int, help="replay only the body cut after this many bytes in the truncation check")
+    p.add_argument(
+        "--interaction",
+        type=int,
+        help="only this interaction of each cassette (reproduce commands use it)",
+    )
+    p.add_argument(
+        "--split",
+        help="replay only this split in split-sensitive checks: whole, cuts:A,B,... (A-B: every offset from A to B) or plan:K (the K-th split of the plan --seed, --examples and --single-cut-limit draw)",
+    )
+    p.add_argument(
+        "--truncate",
+        type=int,
+        help="replay only the body cut after this many bytes in the truncation check",
+    )
     p.set_defaults(func=check_command)
 
     p = sub.add_parser("report", help="the main job: run the suite and write the report folder")
     add_run_options(p)
     _add_output_options(p)
-    p.add_argument("--out", help="report folder (default: [tool.stream-harness] out, else ./conformance_report)")
+    p.add_argument(
+        "--out",
+        help="report folder (default: [tool.stream-harness] out, else ./conformance_report)",
+    )
     p.add_argument(
         "--fresh", action="store_true",
         help="drop the rows of adapters this run did not run (default: keep them from the report in --out when it describes the same cases, checks, seed, examples and single-cut limit)",
@@ -155,8 +195,18 @@ def add_parsers(sub: Any) -> None:
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core; 1 runs in-process)")
-    p.add_argument("--format", choices=FORMATS, default="auto", help="console output: rich tables on a terminal, plain lines in logs, github annotations (default: auto)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="worker processes (default: one per core; 1 runs in-process)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="console output: rich tables on a terminal, plain lines in logs, github annotations (default: auto)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -166,7 +216,11 @@ def config_from_args(args: argparse.Namespace) -> Config:
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     try:
-        check_numbers(examples=args.examples, single_cut_limit=args.single_cut_limit, run_timeout=args.run_timeout)
+        check_numbers(
+            examples=args.examples,
+            single_cut_limit=args.single_cut_limit,
+            run_timeout=args.run_timeout,
+        )
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     named = [*(args.adapters or []), *(f"cmd:{c}" for c in args.adapter_command)]
@@ -201,7 +255,9 @@ def default_report_adapters() -> list[str]:
     return found
 
 
-def run_suite(suite: Suite, jobs: int, console: Console, every: float = DEFAULT_EVERY) -> list[AdapterRun]:
+def run_suite(
+    suite: Suite, jobs: int, console: Console, every: float = DEFAULT_EVERY
+) -> list[AdapterRun]:
     """The suite on ``jobs`` processes, with rich progress bars on a terminal, and without
     one a progress line every ``every`` seconds (:mod:`stream_harness.reporting.progress`)."""
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
@@ -252,21 +308,38 @@ def _replay_options(args: argparse.Namespace, config: Config) -> dict[str, Any]:
     """--split / --truncate pin one case and one check: what a reproduce command passes."""
     if args.split is None and args.truncate is None:
         return {"interaction": args.interaction}
-    if len(config.cassettes) != 1 or not config.cassettes[0].is_file() or args.interaction is None or len(config.checks) != 1:
-        raise CommandError("--split and --truncate replay one case: give one --cassettes FILE, --interaction N and one --check")
+    if (
+        len(config.cassettes) != 1
+        or not config.cassettes[0].is_file()
+        or args.interaction is None
+        or len(config.checks) != 1
+    ):
+        raise CommandError(
+            "--split and --truncate replay one case: give one --cassettes FILE, --interaction N and one --check"
+        )
     only_cuts: tuple[int, ...] | None = None
     if args.split is not None and args.split.startswith("plan:"):
         index = args.split[len("plan:") :]
         if not index.isdigit():
-            raise CommandError(f"bad --split {args.split!r}: plan:K takes the split's place in the plan, a whole number")
-        return {"interaction": args.interaction, "only_plan": int(index), "only_truncate": args.truncate}
+            raise CommandError(
+                f"bad --split {args.split!r}: plan:K takes the split's place in the plan, a whole number"
+            )
+        return {
+            "interaction": args.interaction,
+            "only_plan": int(index),
+            "only_truncate": args.truncate,
+        }
     if args.split is not None:
         if args.split != "whole" and not args.split.startswith("cuts:"):
-            raise CommandError(f"bad --split {args.split!r}: a replay takes whole, cuts:A,B,... or plan:K")
+            raise CommandError(
+                f"bad --split {args.split!r}: a replay takes whole, cuts:A,B,... or plan:K"
+            )
         only_cuts = ()
         if args.split.startswith("cuts:"):
             try:
-                body = load_cassette(config.cassettes[0]).interactions[args.interaction].response.body
+                body = (
+                    load_cassette(config.cassettes[0]).interactions[args.interaction].response.body
+                )
             except (CassetteError, IndexError) as exc:
                 raise CommandError(f"{config.cassettes[0]}: {exc}") from None
             try:
@@ -278,7 +351,9 @@ def _replay_options(args: argparse.Namespace, config: Config) -> dict[str, Any]:
     return {"interaction": args.interaction, "only_cuts": only_cuts, "only_truncate": args.truncate}
 
 
-def _run(args: argparse.Namespace, prepared: Callable[[Config], Suite]) -> tuple[Config, Report] | int:
+def _run(
+    args: argparse.Namespace, prepared: Callable[[Config], Suite]
+) -> tuple[Config, Report] | int:
     """The configuration and report of the suite ``prepared`` makes, or, when the arguments
     cannot make one, exit status 2 with the reason said: ``check`` and ``report`` differ
     only in the suite they run and what they do with the report."""
@@ -378,7 +453,10 @@ def _publish(report: Report, out: Path, form: Format, how: str) -> int:
     try:
         written = write_report(report, out)
     except OSError as exc:
-        print(f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"stream-harness: {out}: cannot write the report: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 2
     render(report, form)
     print(f"wrote {', '.join(str(p) for p in written)} ({how})")

@@ -34,7 +34,9 @@ def add_loop_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run an agent-loop scenario on virtual time and print its agent events as JSON lines",
         description="Run an agent-loop scenario (specs/scenarios.md) on virtual time.",
     )
-    p.add_argument("scenario", nargs="?", help="a scenario YAML file, or the name of a bundled scenario")
+    p.add_argument(
+        "scenario", nargs="?", help="a scenario YAML file, or the name of a bundled scenario"
+    )
     p.add_argument(
         "--check",
         metavar="DIR",

@@ -34,9 +34,13 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     out = sys.stdout
     if args.adapter and args.adapter != "reference":
-        return _run_adapter(args.adapter, body.protocol, chunks, body.status, body.headers, args.run_timeout)
+        return _run_adapter(
+            args.adapter, body.protocol, chunks, body.status, body.headers, args.run_timeout
+        )
     warnings: list[str] = []
-    for event in normalize(body.protocol, chunks, status=body.status, headers=body.headers, warnings=warnings):
+    for event in normalize(
+        body.protocol, chunks, status=body.status, headers=body.headers, warnings=warnings
+    ):
         out.write(event_to_json(event) + "\n")
     for warning in warnings:
         print(f"warning: {body.source}: {warning}", file=sys.stderr)
@@ -44,7 +48,12 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
 
 
 def _run_adapter(
-    name: str, protocol: str, chunks: list[bytes], status: int, headers: dict[str, list[str]], run_timeout: float | None
+    name: str,
+    protocol: str,
+    chunks: list[bytes],
+    status: int,
+    headers: dict[str, list[str]],
+    run_timeout: float | None,
 ) -> int:
     """Replay through an adapter under test: its events, or its final message as one line.
     Bounded by the run timeout as `check` bounds it: a hang is one line and exit 1, not a
@@ -64,13 +73,19 @@ def _run_adapter(
         raise UsageError(str(exc)) from None
     try:
         # A module:object of the project is imported from its folder, as `check` imports it.
-        adapter = load_adapter(name, project=config.source.parent if config.source is not None else None)
+        adapter = load_adapter(
+            name, project=config.source.parent if config.source is not None else None
+        )
     except AdapterLoadError as exc:
         raise UsageError(str(exc)) from None
     if protocol not in adapter.protocols:
-        raise UsageError(f"adapter {name!r} does not handle {protocol} (it handles {', '.join(sorted(adapter.protocols))})")
+        raise UsageError(
+            f"adapter {name!r} does not handle {protocol} (it handles {', '.join(sorted(adapter.protocols))})"
+        )
     try:
-        result = run_within(adapter, config.run_timeout, protocol, chunks, status=status, headers=headers)
+        result = run_within(
+            adapter, config.run_timeout, protocol, chunks, status=status, headers=headers
+        )
     except RunTimedOut as exc:
         print(f"stream-harness: {exc}", file=sys.stderr)
         return 1
@@ -103,8 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"stream-harness {facts.version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_normalize_parser(sub)
+    _add_summary_parser(sub)
+    _add_other_parsers(sub)
+    return parser
 
-    p = sub.add_parser("normalize", help="print the unified events of a cassette or raw body, one JSON line each")
+
+def _add_normalize_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "normalize", help="print the unified events of a cassette or raw body, one JSON line each"
+    )
     p.add_argument("file", help="a vcrpy cassette (.yaml) or a raw response body")
     from stream_harness.providers.registry import choices_metavar
 
@@ -113,20 +136,46 @@ def build_parser() -> argparse.ArgumentParser:
         metavar=choices_metavar(),
         help="wire protocol id (default: detected from the URL and body)",
     )
-    p.add_argument("--interaction", type=int, help="interaction index in the cassette (default: the first streaming one)")
-    p.add_argument("--split", default="whole", help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...")
-    p.add_argument("--adapter", help="replay through this adapter instead of the reference (as conformance failures name it)")
+    p.add_argument(
+        "--interaction",
+        type=int,
+        help="interaction index in the cassette (default: the first streaming one)",
+    )
+    p.add_argument(
+        "--split",
+        default="whole",
+        help="feed the body in chunks: whole, bytes:N, random:SEED, cuts:A,B,...",
+    )
+    p.add_argument(
+        "--adapter",
+        help="replay through this adapter instead of the reference (as conformance failures name it)",
+    )
     p.add_argument(
         "--run-timeout", type=float, metavar="SECONDS",
         help="with --adapter: seconds its run may take (default: [tool.stream-harness] run_timeout, else 30)",
     )  # fmt: skip
     p.set_defaults(func=_cmd_normalize)
 
-    p = sub.add_parser("summary", help="one line per cassette interaction: what the reference normalizer makes of it")
-    p.add_argument("--cassettes", default=None, help="cassette directory (default: the bundled cassettes)")
-    p.add_argument("--format", choices=("auto", "rich", "plain"), default="auto", help="a table on a terminal, plain lines (never cut or wrapped) in logs (default: auto)")
+
+def _add_summary_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "summary",
+        help="one line per cassette interaction: what the reference normalizer makes of it",
+    )
+    p.add_argument(
+        "--cassettes", default=None, help="cassette directory (default: the bundled cassettes)"
+    )
+    p.add_argument(
+        "--format",
+        choices=("auto", "rich", "plain"),
+        default="auto",
+        help="a table on a terminal, plain lines (never cut or wrapped) in logs (default: auto)",
+    )
     p.set_defaults(func=_cmd_summary)
 
+
+def _add_other_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The other subcommands, each from its own module, in the order `--help` lists them."""
     from stream_harness.agents.cli.command import add_agents_parser
     from stream_harness.cli.conformance import add_parsers as add_conformance
     from stream_harness.cli.loop import add_loop_parser
@@ -146,9 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_fuzz_parser(sub)
     add_serve_parser(sub)
-    for add in (add_init_parser, add_record_parser, add_import_parser, add_lint_parser, add_bless_parser):
+    for add in (
+        add_init_parser,
+        add_record_parser,
+        add_import_parser,
+        add_lint_parser,
+        add_bless_parser,
+    ):
         add(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,7 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # SIGTERM (a CI runner cancelling the job) ends the run as Ctrl-C does: as an exception,
     # so atexit and the finalizers stop the adapter and gateway processes it started.
-    previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
+    previous = (
+        signal.signal(signal.SIGTERM, _terminated)
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
     try:
         code: int = args.func(args)
         return code
@@ -172,7 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The partial summary: how far the run got, when the command noted it (run_suite).
         done = "".join(f": {note}" for note in getattr(exc, "__notes__", ()))
         how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
-        print(f"stream-harness: interrupted ({how}){done}: the run did not finish, nothing was reported", file=sys.stderr)
+        print(
+            f"stream-harness: interrupted ({how}){done}: the run did not finish, nothing was reported",
+            file=sys.stderr,
+        )
         return 143 if isinstance(exc, Terminated) else 130
     finally:
         if previous is not None:

@@ -69,15 +69,24 @@ def run_conformance(
     except ConfigError as exc:
         raise SuiteError(str(exc)) from None
     merged = base.with_overrides(
-        cassettes=cassettes, checks=checks, examples=examples, seed=seed, expectations=expectations,
-        single_cut_limit=single_cut_limit, run_timeout=run_timeout,
+        cassettes=cassettes,
+        checks=checks,
+        examples=examples,
+        seed=seed,
+        expectations=expectations,
+        single_cut_limit=single_cut_limit,
+        run_timeout=run_timeout,
     )
     suite = prepare(merged, [adapter])
     loaded = suite.adapters[0]
-    run = run_adapter(loaded.adapter, suite.cases, suite.run_config, loaded.expectations, spec=loaded.spec)
+    run = run_adapter(
+        loaded.adapter, suite.cases, suite.run_config, loaded.expectations, spec=loaded.spec
+    )
     bad = [r for r in run.results if not r.ok]
     if bad:
-        lines = [f"{len(bad)} conformance failure(s) for adapter {loaded.spec!r} ({suite.describe()}):"]
+        lines = [
+            f"{len(bad)} conformance failure(s) for adapter {loaded.spec!r} ({suite.describe()}):"
+        ]
         for r in bad[:50]:
             lines += failure_lines(r)
         if len(bad) > 50:

@@ -55,7 +55,9 @@ class Case:
     def _expected(self) -> tuple[Event, ...]:
         if self.golden is not None and self.golden.is_file():
             return tuple(read_expected(self.golden))
-        return tuple(normalize(self.protocol, [self.body], status=self.status, headers=self.headers))
+        return tuple(
+            normalize(self.protocol, [self.body], status=self.status, headers=self.headers)
+        )
 
     def expected_sha256(self) -> str:
         """A digest of the expected events, so a report can tell when its rows went stale."""
@@ -65,7 +67,9 @@ class Case:
     def warnings(self) -> list[str]:
         """What the reference recovered from on the whole body (a report shows it)."""
         found: list[str] = []
-        for _ in normalize(self.protocol, [self.body], status=self.status, headers=self.headers, warnings=found):
+        for _ in normalize(
+            self.protocol, [self.body], status=self.status, headers=self.headers, warnings=found
+        ):
             pass
         return found
 
@@ -74,7 +78,9 @@ class Case:
         that leaves the stream unfinished (the truncation check counts no other)."""
         found = self._cut_ends_in_error.get(n)
         if found is None:
-            events = normalize(self.protocol, [self.body[:n]], status=self.status, headers=self.headers)
+            events = normalize(
+                self.protocol, [self.body[:n]], status=self.status, headers=self.headers
+            )
             found = self._cut_ends_in_error[n] = isinstance(list(events)[-1], ErrorEvent)
         return found
 
@@ -102,7 +108,8 @@ def cassette_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in [*root.rglob("*.yaml"), *root.rglob("*.yml")]
-        if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts[:-1])
+        if p.is_file()
+        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts[:-1])
     )
 
 

@@ -101,18 +101,26 @@ _KEYS: Mapping[str, str] = {
 
 
 def check_numbers(
-    *, examples: int | None, single_cut_limit: int | None, run_timeout: float | None = None, prefix: str = "--"
+    *,
+    examples: int | None,
+    single_cut_limit: int | None,
+    run_timeout: float | None = None,
+    prefix: str = "--",
 ) -> None:
     """The numeric settings as every front end checks them (CLI flags, pytest options, the API).
 
     ``prefix`` names the option as its front end spells it (``--``, ``--harness-``).
     """
     if examples is not None and not 0 <= examples <= MAX_EXAMPLES:
-        raise ConfigError(f"{prefix}examples must be a whole number from 0 to {MAX_EXAMPLES}, got {examples}")
+        raise ConfigError(
+            f"{prefix}examples must be a whole number from 0 to {MAX_EXAMPLES}, got {examples}"
+        )
     if single_cut_limit is not None and single_cut_limit < 0:
         raise ConfigError(f"{prefix}single-cut-limit must be >= 0, got {single_cut_limit}")
     if run_timeout is not None and not (math.isfinite(run_timeout) and run_timeout > 0):
-        raise ConfigError(f"{prefix}run-timeout must be a number of seconds > 0, got {run_timeout:g}")
+        raise ConfigError(
+            f"{prefix}run-timeout must be a number of seconds > 0, got {run_timeout:g}"
+        )
 
 
 def find_config_file(start: Path | None = None) -> Path | None:
@@ -144,7 +152,9 @@ def load_project_config(project: Path) -> Config:
     path = project / "pyproject.toml" if project.is_dir() else project
     if not path.is_file():
         what = "no pyproject.toml in it" if project.is_dir() else "no such folder or file"
-        raise ConfigError(f"{project}: {what} (the project root is the folder of its pyproject.toml)")
+        raise ConfigError(
+            f"{project}: {what} (the project root is the folder of its pyproject.toml)"
+        )
     return read_config_file(path)
 
 
@@ -189,7 +199,9 @@ def _near_miss(tools: object) -> str | None:
         return None
     for name in tools:
         folded = "".join(ch for ch in str(name).lower() if ch.isalnum())
-        if folded == "streamharness" or difflib.get_close_matches(str(name), [TABLE], n=1, cutoff=0.8):
+        if folded == "streamharness" or difflib.get_close_matches(
+            str(name), [TABLE], n=1, cutoff=0.8
+        ):
             return str(name)
     return None
 
@@ -216,8 +228,10 @@ def parse_table(table: object, path: Path) -> Config:
     def integer(key: str, minimum: int | None, maximum: int | None = None) -> int:
         value = table[key]
         if (
-            not isinstance(value, int) or isinstance(value, bool)
-            or (minimum is not None and value < minimum) or (maximum is not None and value > maximum)
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or (minimum is not None and value < minimum)
+            or (maximum is not None and value > maximum)
         ):
             raise ConfigError(f"{where} {key}: expected {_KEYS[key]}, got {value!r}")
         return value
@@ -230,7 +244,11 @@ def parse_table(table: object, path: Path) -> Config:
 
     def timeout(key: str) -> float:
         value = table[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (math.isfinite(value) and value > 0)
+        ):
             raise ConfigError(f"{where} {key}: expected {_KEYS[key]}, got {value!r}")
         return float(value)
 
@@ -261,4 +279,3 @@ def _under(base: Path, value: str) -> Path:
         return full.relative_to(Path.cwd())
     except ValueError:
         return full
-

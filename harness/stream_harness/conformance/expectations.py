@@ -112,14 +112,20 @@ def load_expectations(path: Path, adapter: str) -> Expectations:
         raise ExpectationsError(f"{path}: known_failures must be a list")
     known = []
     for i, row in enumerate(rows):
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("check", "case", "issue")):
-            raise ExpectationsError(f"{path}: known_failures[{i}] needs string fields check, case and issue")
+        if not isinstance(row, dict) or not all(
+            isinstance(row.get(k), str) for k in ("check", "case", "issue")
+        ):
+            raise ExpectationsError(
+                f"{path}: known_failures[{i}] needs string fields check, case and issue"
+            )
         extra = sorted(set(map(str, row)) - ENTRY_KEYS)
         if extra:
             raise ExpectationsError(
                 f"{path}: known_failures[{i}]: unknown field {extra[0]!r} (known: {', '.join(sorted(ENTRY_KEYS))})"
             )
-        known.append(KnownFailure(row["check"], row["case"], row["issue"], str(row.get("reason", ""))))
+        known.append(
+            KnownFailure(row["check"], row["case"], row["issue"], str(row.get("reason", "")))
+        )
     return Expectations(adapter, tuple(known))
 
 
@@ -169,7 +175,9 @@ def shown_folder(folder: Path, project: Path | None = None) -> str:
         return str(folder)
 
 
-def expectation_folders_shown(user_dir: Path | None, project: Path | None = None) -> tuple[str, ...]:
+def expectation_folders_shown(
+    user_dir: Path | None, project: Path | None = None
+) -> tuple[str, ...]:
     """Where a run looks known failures up, in order, as reports and help texts name them:
     the project's folder, then the bundled files (their path in a checkout of
     stream-harness or a ``STREAM_HARNESS_SPECS`` folder, :data:`BUNDLED_EXPECTATIONS` when
@@ -192,4 +200,6 @@ def unclaimed_files(directory: Path, adapters: Iterable[str]) -> list[Path]:
 
 
 def expectations_for(adapter: str, directory: Path | None = None) -> Expectations:
-    return load_expectations((directory or expectations_dir()) / expectation_file_name(adapter), adapter)
+    return load_expectations(
+        (directory or expectations_dir()) / expectation_file_name(adapter), adapter
+    )

@@ -54,7 +54,9 @@ def failure_lines(r: ShownResult) -> list[str]:
     """A new failure in plain lines: what, where it differs, how to replay it."""
     first = r.failures[0] if r.failures else None
     label = _LABELS.get(r.outcome, "FAIL")
-    lines = [f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"]
+    lines = [
+        f"{label} [{r.adapter}] {r.check} :: {r.case}: {first.message if first else r.outcome}"
+    ]
     if first is not None:
         diff = short_diff_of_texts(first.expected, first.observed, first.path)
         if diff:

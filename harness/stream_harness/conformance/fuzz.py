@@ -310,7 +310,15 @@ def fuzz_protocol(
         except AssertionError:
             cassette, mutation, cuts, found = current
             result.findings.append(
-                Finding(protocol, cassette, mutation.kind, mutation.detail, found, cuts=list(cuts), body=mutation.body)
+                Finding(
+                    protocol,
+                    cassette,
+                    mutation.kind,
+                    mutation.detail,
+                    found,
+                    cuts=list(cuts),
+                    body=mutation.body,
+                )
             )
             seen.add(found[0].split(":")[0])
         shrinking[0] = False
@@ -321,7 +329,9 @@ def fuzz_protocol(
     return result
 
 
-def _drawn_cases(protocol: str, bodies: list[tuple[str, bytes]]) -> SearchStrategy[tuple[int, Mutation, list[int]]]:
+def _drawn_cases(
+    protocol: str, bodies: list[tuple[str, bytes]]
+) -> SearchStrategy[tuple[int, Mutation, list[int]]]:
     """One fuzz case: which body, its mutation, and up to six cuts of the mutant."""
 
     @st.composite
@@ -350,7 +360,9 @@ def _batch_settings(batch: int) -> settings:
     )
 
 
-def _write_reproducers(results: list[ProtocolResult], out: Path, adapter: str, timeout: float) -> None:
+def _write_reproducers(
+    results: list[ProtocolResult], out: Path, adapter: str, timeout: float
+) -> None:
     """Each shrunk mutant as a raw body beside the results, with the command replaying it."""
     folder = out.parent / (out.stem + "-findings")
     for res in results:
@@ -391,18 +403,24 @@ def run_fuzz(
     selected = [p for p in (protocols or protocol_ids()) if p in handled]
     unknown = [p for p in protocols if p not in protocol_ids()]
     if unknown:
-        raise FuzzInputError(f"unknown protocol(s): {', '.join(unknown)} (known: {', '.join(protocol_ids())})")
+        raise FuzzInputError(
+            f"unknown protocol(s): {', '.join(unknown)} (known: {', '.join(protocol_ids())})"
+        )
     results: list[ProtocolResult] = []
     started = time.perf_counter()
     for protocol in selected:
         count, bodies = streaming_bodies(cassettes, protocol)
         if not bodies:
             continue
-        res = fuzz_protocol(protocol, bodies, examples=examples, seed=seed, timeout=timeout, run=run)
+        res = fuzz_protocol(
+            protocol, bodies, examples=examples, seed=seed, timeout=timeout, run=run
+        )
         res.cassettes = count
         results.append(res)
     if not results:
-        raise FuzzInputError(f"{cassettes}: no streaming cassette of {', '.join(selected) or 'any protocol'}")
+        raise FuzzInputError(
+            f"{cassettes}: no streaming cassette of {', '.join(selected) or 'any protocol'}"
+        )
     if sum(r.mutations for r in results) == 0:
         raise FuzzInputError("no mutation ran")
     if out is not None:
@@ -506,14 +524,29 @@ def add_parser(subparsers: Any) -> None:
         help="mutate every bundled cassette of every protocol and check nothing breaks",
     )
 
-    p.add_argument("--cassettes", default=None, help="cassette folder, one sub-folder per protocol (default: the first of [tool.stream-harness] cassettes, else the bundled cassettes)")
     p.add_argument(
-        "--protocol", action="append", metavar=choices_metavar(), help="only this protocol (repeatable)"
+        "--cassettes",
+        default=None,
+        help="cassette folder, one sub-folder per protocol (default: the first of [tool.stream-harness] cassettes, else the bundled cassettes)",
     )
-    p.add_argument("--examples", type=int, default=1000, help="mutations per protocol (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0: the same run every time)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds one run may take before it is a hang")
-    p.add_argument("--adapter", help="fuzz this adapter (name or module:object) instead of the reference")
+    p.add_argument(
+        "--protocol",
+        action="append",
+        metavar=choices_metavar(),
+        help="only this protocol (repeatable)",
+    )
+    p.add_argument(
+        "--examples", type=int, default=1000, help="mutations per protocol (default 1000)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="hypothesis seed (default 0: the same run every time)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds one run may take before it is a hang"
+    )
+    p.add_argument(
+        "--adapter", help="fuzz this adapter (name or module:object) instead of the reference"
+    )
     p.add_argument(
         "--out",
         default="fuzz-results.json",
@@ -522,4 +555,12 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_fuzz)
 
 
-__all__ = ["Finding", "FuzzInputError", "ProtocolResult", "add_parser", "event_problems", "problems", "run_fuzz"]
+__all__ = [
+    "Finding",
+    "FuzzInputError",
+    "ProtocolResult",
+    "add_parser",
+    "event_problems",
+    "problems",
+    "run_fuzz",
+]

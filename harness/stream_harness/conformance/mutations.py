@@ -62,6 +62,7 @@ KINDS: Final = (
     "field",
 )
 
+
 @dataclass(frozen=True, slots=True)
 class Mutation:
     """One mutant: what was done (``kind``, ``detail``) and the resulting body."""
@@ -125,7 +126,9 @@ _GARBAGE: Final[dict[Framing, tuple[bytes, ...]]] = {
 
 _NUMBER: Final = re.compile(rb"(?<=[:\[,])[ ]*-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _STRING_VALUE: Final = re.compile(rb'(?<=:)[ ]*"(?:[^"\\\n]|\\.)*"')
-_ANY_VALUE: Final = re.compile(rb'(?<=:)[ ]*(?:"(?:[^"\\\n]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
+_ANY_VALUE: Final = re.compile(
+    rb'(?<=:)[ ]*(?:"(?:[^"\\\n]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)'
+)
 
 _HOSTILE_NUMBERS: Final = (
     b"NaN",
@@ -149,7 +152,9 @@ _JSON_VALUES: Final = st.recursive(
     | st.integers(-3, 3)
     | st.sampled_from([0.5, 1e300, -0.0])
     | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -231,7 +236,9 @@ def mutations(draw: st.DrawFn, body: bytes, framing: Framing) -> Mutation:
     if kind == "garbage":
         i = draw(st.integers(0, len(parts)))
         junk = draw(st.sampled_from(_GARBAGE[framing]))
-        return Mutation(kind, f"{junk[:24]!r} before unit {i}", b"".join([*parts[:i], junk, *parts[i:]]))
+        return Mutation(
+            kind, f"{junk[:24]!r} before unit {i}", b"".join([*parts[:i], junk, *parts[i:]])
+        )
     if kind in ("oversized", "deep", "utf8", "number", "field") and parts:
         i = draw(st.integers(0, len(parts) - 1))
         unit = parts[i]

@@ -13,9 +13,19 @@ from typing import Final, Literal, TypeAlias
 
 from stream_harness.conformance.expectations import KnownFailure
 
-Outcome: TypeAlias = Literal["passed", "failed", "timeout", "crashed", "errored", "known_failure", "fixed"]
+Outcome: TypeAlias = Literal[
+    "passed", "failed", "timeout", "crashed", "errored", "known_failure", "fixed"
+]
 # In the order the guide, the verdict and the cells list them: the failing ones first after passed.
-OUTCOMES: Final[tuple[Outcome, ...]] = ("passed", "failed", "timeout", "crashed", "errored", "known_failure", "fixed")
+OUTCOMES: Final[tuple[Outcome, ...]] = (
+    "passed",
+    "failed",
+    "timeout",
+    "crashed",
+    "errored",
+    "known_failure",
+    "fixed",
+)
 # The outcomes that fail a run (exit status 1): what CI must not let through.
 FAILING: Final[frozenset[Outcome]] = frozenset({"failed", "timeout", "crashed", "errored"})
 Fault: TypeAlias = Literal["timeout", "crashed"]

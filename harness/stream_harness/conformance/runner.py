@@ -34,6 +34,7 @@ from stream_harness.contract.diff import first_difference
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+
 @dataclass(frozen=True, slots=True)
 class CaseResult:
     adapter: str
@@ -191,13 +192,21 @@ def complete(failure: Failure, check: Check, ctx: CheckContext) -> Failure:
 # inherit the loaded cases, adapters and checks instead of pickling them (functions in the
 # check catalogue do not pickle); where fork is unavailable the run stays sequential.
 
-_FORK_STATE: tuple[list[Adapter], list[Case], RunConfig, list[Expectations | None], list[str | None]] | None = None
+_FORK_STATE: (
+    tuple[list[Adapter], list[Case], RunConfig, list[Expectations | None], list[str | None]] | None
+) = None
 
 
 def _run_slice(adapter_index: int, start: int, stop: int) -> list[CaseResult]:
     assert _FORK_STATE is not None, "worker started without the forked run state"
     adapters, cases, config, expectations, specs = _FORK_STATE
-    run = run_adapter(adapters[adapter_index], cases[start:stop], config, expectations[adapter_index], spec=specs[adapter_index])
+    run = run_adapter(
+        adapters[adapter_index],
+        cases[start:stop],
+        config,
+        expectations[adapter_index],
+        spec=specs[adapter_index],
+    )
     return run.results
 
 
@@ -217,7 +226,9 @@ def _run_pool(
     lost: list[tuple[int, int, int]] = []
     died = ""
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_signals
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_signals,
     )
     try:
         futures = {}
@@ -308,9 +319,15 @@ def _died(key: tuple[int, int, int], why: str) -> list[CaseResult]:
         for check in config.checks:
             if check.applicable(adapter, case, ctx.expected):
                 failure = Failure(message, command=ctx.command(check.id))
-                known = listed.lookup(check.id, case.id) if (listed := expectations[adapter_index]) else None
+                known = (
+                    listed.lookup(check.id, case.id)
+                    if (listed := expectations[adapter_index])
+                    else None
+                )
                 outcome, issue = fault_outcome("crashed", known)
-                results.append(CaseResult(adapter.name, case.id, check.id, outcome, (failure,), issue))
+                results.append(
+                    CaseResult(adapter.name, case.id, check.id, outcome, (failure,), issue)
+                )
     return results
 
 

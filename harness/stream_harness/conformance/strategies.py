@@ -45,6 +45,7 @@ __all__ = [
 
 T = TypeVar("T", bound=Callable[..., Any])
 
+
 def cut_points(body: bytes, *, max_cuts: int = 32) -> st.SearchStrategy[list[int]]:
     """Sorted, de-duplicated cut offsets, about half of them at trouble spots."""
     n = len(body)
@@ -104,7 +105,13 @@ def with_edge_chunkings(body: bytes, argname: str = "chunks") -> Callable[[T], T
     return decorate
 
 
-def reproduce_command(target: str, chunks: Sequence[bytes], *, protocol: str | None = None, interaction: int | None = None) -> str:
+def reproduce_command(
+    target: str,
+    chunks: Sequence[bytes],
+    *,
+    protocol: str | None = None,
+    interaction: int | None = None,
+) -> str:
     """The ``stream-harness normalize`` line that replays exactly these chunks."""
     parts = ["stream-harness", "normalize", target]
     if protocol:
@@ -164,7 +171,9 @@ _GARBAGE = st.sampled_from(
 def garbage_lines(body: bytes) -> st.SearchStrategy[bytes]:
     """The body with a malformed or unexpected line inserted at an event boundary."""
     bounds = [0, *(end for _, end in _event_spans(body))]
-    return st.tuples(st.sampled_from(bounds), _GARBAGE).map(lambda t: body[: t[0]] + t[1] + body[t[0] :])
+    return st.tuples(st.sampled_from(bounds), _GARBAGE).map(
+        lambda t: body[: t[0]] + t[1] + body[t[0] :]
+    )
 
 
 def cassette_bodies(directory: str | Path) -> st.SearchStrategy[tuple[str, int, bytes]]:

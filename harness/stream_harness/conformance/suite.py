@@ -122,7 +122,10 @@ def _checks(config: Config) -> list[Check]:
     """The run's checks, once its numbers, expectations folder and check ids are valid."""
     try:
         check_numbers(
-            examples=config.examples, single_cut_limit=config.single_cut_limit, run_timeout=config.run_timeout, prefix=""
+            examples=config.examples,
+            single_cut_limit=config.single_cut_limit,
+            run_timeout=config.run_timeout,
+            prefix="",
         )
     except ConfigError as exc:
         raise SuiteError(str(exc)) from None
@@ -189,7 +192,9 @@ def _cases(
         if skipped and interaction is None:
             first = skipped[0]
             more = f"; and {len(skipped) - 1} more" if len(skipped) > 1 else ""
-            raise SuiteError(f"no conformance cases in {where}: every input was skipped ({first.where}: {first.reason}{more})")
+            raise SuiteError(
+                f"no conformance cases in {where}: every input was skipped ({first.where}: {first.reason}{more})"
+            )
         raise SuiteError(f"no conformance cases in {where}{at}")
     return roots, cases, skipped
 

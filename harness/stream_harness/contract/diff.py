@@ -26,7 +26,9 @@ def first_difference(expected: Any, observed: Any, path: str = "") -> str | None
         return None
     if isinstance(expected, dict) and isinstance(observed, dict):
         for key in [*expected, *(k for k in observed if k not in expected)]:
-            found = first_difference(expected.get(key, _MISSING), observed.get(key, _MISSING), _join(path, key))
+            found = first_difference(
+                expected.get(key, _MISSING), observed.get(key, _MISSING), _join(path, key)
+            )
             if found is not None:
                 return found
         return path or "$"
@@ -58,7 +60,9 @@ def value_at(document: Any, path: str) -> Any:
     return current
 
 
-def short_diff(expected: Any, observed: Any, limit: int = 80, path: str | None = None) -> str | None:
+def short_diff(
+    expected: Any, observed: Any, limit: int = 80, path: str | None = None
+) -> str | None:
     """``at content[0].text: expected "Hello", observed "Hell"``; None when equal.
 
     ``path`` is the first difference when already known (reports store it, computed on
@@ -106,7 +110,11 @@ def _closing_quote(path: str, start: int) -> int:
 
 
 def _clip(value: Any, limit: int) -> str:
-    text = value if value == "<missing>" else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = (
+        value
+        if value == "<missing>"
+        else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    )
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -154,12 +162,18 @@ def message_differences(expected: AssistantMessage, observed: AssistantMessage) 
         )
     for i, (got, want) in enumerate(zip(observed.content, expected.content, strict=False)):
         if comparable_block(got) != comparable_block(want):
-            out.append(f"block {i}: {short_repr(got.model_dump())} != expected {short_repr(want.model_dump())}")
+            out.append(
+                f"block {i}: {short_repr(got.model_dump())} != expected {short_repr(want.model_dump())}"
+            )
     for name in ("stop_reason", "provider_stop_reason", "usage"):
         if getattr(observed, name) != getattr(expected, name):
-            out.append(f"{name}: {getattr(observed, name)!r} != expected {getattr(expected, name)!r}")
+            out.append(
+                f"{name}: {getattr(observed, name)!r} != expected {getattr(expected, name)!r}"
+            )
     if (observed.error_message is None) != (expected.error_message is None):
-        out.append(f"error_message: {observed.error_message!r} != expected {expected.error_message!r}")
+        out.append(
+            f"error_message: {observed.error_message!r} != expected {expected.error_message!r}"
+        )
     return out
 
 

@@ -87,7 +87,9 @@ class ToolCall(_Model):
     signature: str | None = None
 
 
-ContentBlock: TypeAlias = Annotated[TextBlock | ThinkingBlock | ToolCall, Field(discriminator="type")]
+ContentBlock: TypeAlias = Annotated[
+    TextBlock | ThinkingBlock | ToolCall, Field(discriminator="type")
+]
 
 
 class ProviderBlock(_Model):

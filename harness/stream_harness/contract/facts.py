@@ -53,7 +53,9 @@ def _package_dir(package: str) -> Path:
     # Installed as files (wheel or editable), the traversable is a real path; the harness
     # hands paths to users (reproduce commands), so a zipped install is not supported.
     if not isinstance(root, Path):
-        raise ResourceError(f"stream-harness data in {root} is not on the file system (zipped install?)")
+        raise ResourceError(
+            f"stream-harness data in {root} is not on the file system (zipped install?)"
+        )
     return root
 
 
@@ -128,7 +130,11 @@ def origin() -> Origin:
         return Origin(editable=False, path=None, version=__version__)
     data = json.loads(raw)
     url = str(data.get("url", ""))
-    path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file:") else None
+    path = (
+        Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+        if url.startswith("file:")
+        else None
+    )
     editable = bool(data.get("dir_info", {}).get("editable", False))
     return Origin(editable=editable, path=path, version=__version__)
 

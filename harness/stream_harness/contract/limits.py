@@ -64,7 +64,9 @@ class TooDeep(ValueError):
     """JSON nested deeper than :data:`JSON_MAX_DEPTH` (a ValueError, as json's errors are)."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(f"nested too deep (more than {limit} levels; STREAM_HARNESS_JSON_MAX_DEPTH)")
+        super().__init__(
+            f"nested too deep (more than {limit} levels; STREAM_HARNESS_JSON_MAX_DEPTH)"
+        )
         self.limit = limit
 
 

@@ -79,24 +79,7 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
     if not events:
         return [Violation("C1", "no events at all (expected start ... terminal)")]
 
-    # C1
-    if events[0].type != "start":
-        out.append(Violation("C1", f"first event is {events[0].type!r}, not 'start'", 0))
-    for i, e in enumerate(events[1:], 1):
-        if e.type == "start":
-            out.append(Violation("C1", "a second 'start'", i))
-
-    # C2
-    terminals = [i for i, e in enumerate(events) if e.type in ("done", "error")]
-    if not terminals:
-        out.append(Violation("C2", "no terminal event (done or error)"))
-    else:
-        if len(terminals) > 1:
-            out.append(Violation("C2", f"{len(terminals)} terminal events", terminals[1]))
-        if terminals[0] != len(events) - 1:
-            out.append(
-                Violation("C2", f"{len(events) - 1 - terminals[0]} event(s) after the terminal event", terminals[0] + 1)
-            )
+    _check_start_and_terminal(events, out)
 
     kinds: dict[int, str] = {}
     phases: dict[int, Phase] = {}  # per started block, its phase in the lifecycle table
@@ -111,7 +94,11 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
         if isinstance(e, DoneEvent | ErrorEvent):
             if terminal is None:
                 terminal = e
-                open_blocks = sorted(ci for ci, phase in phases.items() if isinstance(TRANSITIONS[(phase, "terminal")], Refusal))
+                open_blocks = sorted(
+                    ci
+                    for ci, phase in phases.items()
+                    if isinstance(TRANSITIONS[(phase, "terminal")], Refusal)
+                )
                 if open_blocks:
                     out.append(Violation(NOT_CLOSED.rule, NOT_CLOSED.say(blocks=open_blocks), i))
             continue
@@ -133,7 +120,11 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
             phases[ci] = after
         if move == "start":
             if ci != next_index:
-                out.append(Violation("C4", f"block started with content_index {ci}, expected {next_index}", i))
+                out.append(
+                    Violation(
+                        "C4", f"block started with content_index {ci}, expected {next_index}", i
+                    )
+                )
             next_index = max(next_index, ci) + 1
             kinds[ci] = kind
             deltas[ci] = []
@@ -154,6 +145,33 @@ def check_contract(events: Sequence[Event]) -> list[Violation]:
     return out
 
 
+def _check_start_and_terminal(events: Sequence[Event], out: list[Violation]) -> None:
+    """C1 (one start, first) and C2 (one terminal event, last): totals over the whole
+    sequence, which no per-event transition says."""
+    # C1
+    if events[0].type != "start":
+        out.append(Violation("C1", f"first event is {events[0].type!r}, not 'start'", 0))
+    for i, e in enumerate(events[1:], 1):
+        if e.type == "start":
+            out.append(Violation("C1", "a second 'start'", i))
+
+    # C2
+    terminals = [i for i, e in enumerate(events) if e.type in ("done", "error")]
+    if not terminals:
+        out.append(Violation("C2", "no terminal event (done or error)"))
+    else:
+        if len(terminals) > 1:
+            out.append(Violation("C2", f"{len(terminals)} terminal events", terminals[1]))
+        if terminals[0] != len(events) - 1:
+            out.append(
+                Violation(
+                    "C2",
+                    f"{len(events) - 1 - terminals[0]} event(s) after the terminal event",
+                    terminals[0] + 1,
+                )
+            )
+
+
 def _check_end(
     e: Event,
     joined: str,
@@ -165,36 +183,99 @@ def _check_end(
     if isinstance(e, TextEndEvent | ThinkingEndEvent):
         if e.content != joined:
             out.append(
-                Violation("C6", f"{e.type} content ({len(e.content)} chars) differs from its deltas ({len(joined)} chars)", i)
+                Violation(
+                    "C6",
+                    f"{e.type} content ({len(e.content)} chars) differs from its deltas ({len(joined)} chars)",
+                    i,
+                )
             )
         return
     assert isinstance(e, ToolCallEndEvent)
+    _check_arguments(e, joined, i, out)
+    _check_live_arguments(e.tool_call.arguments, joined, lives, out)
+    if start is not None:
+        _check_start_matches(start, e, i, out)
+
+
+def _check_arguments(e: ToolCallEndEvent, joined: str, i: int, out: list[Violation]) -> None:
+    """C7: the end's arguments, raw text and strictness are those of its fragments."""
     parsed = parse_partial(joined) if joined.strip() else {}
     expected = parsed if isinstance(parsed, dict) else {}
     if e.tool_call.arguments != expected:
-        out.append(Violation("C7", f"tool call arguments {_short(e.tool_call.arguments)} != parse of fragments {_short(expected)}", i))
+        out.append(
+            Violation(
+                "C7",
+                f"tool call arguments {_short(e.tool_call.arguments)} != parse of fragments {_short(expected)}",
+                i,
+            )
+        )
     if e.raw_arguments is not None and e.raw_arguments != joined:
-        out.append(Violation("C7", f"toolcall_end raw_arguments {_short(e.raw_arguments)} != the fragments {_short(joined)}", i))
+        out.append(
+            Violation(
+                "C7",
+                f"toolcall_end raw_arguments {_short(e.raw_arguments)} != the fragments {_short(joined)}",
+                i,
+            )
+        )
     strict = _is_json(joined) and isinstance(parsed, dict)
     if e.strict is not None and e.strict != strict:
-        out.append(Violation("C7", f"toolcall_end strict is {e.strict}, but the fragments {'do' if strict else 'do not'} parse strictly as an object", i))
-    final = e.tool_call.arguments
+        out.append(
+            Violation(
+                "C7",
+                f"toolcall_end strict is {e.strict}, but the fragments {'do' if strict else 'do not'} parse strictly as an object",
+                i,
+            )
+        )
+
+
+def _check_live_arguments(
+    final: dict[str, Any],
+    joined: str,
+    lives: list[tuple[int, dict[str, Any]]],
+    out: list[Violation],
+) -> None:
+    """C9: live arguments only grow, each a prefix of the final ones."""
     previous: dict[str, Any] = {}
     if not _is_json(joined):
         lives = []  # C9 promises nothing for a malformed argument text (C7 still applies)
     for j, live in lives:
         if not is_prefix_value(previous, live):
-            out.append(Violation("C9", f"live arguments shrank or changed: {_short(previous)} -> {_short(live)}", j))
+            out.append(
+                Violation(
+                    "C9",
+                    f"live arguments shrank or changed: {_short(previous)} -> {_short(live)}",
+                    j,
+                )
+            )
             break
         if not is_prefix_value(live, final):
-            out.append(Violation("C9", f"live arguments {_short(live)} are not a prefix of the final {_short(final)}", j))
+            out.append(
+                Violation(
+                    "C9",
+                    f"live arguments {_short(live)} are not a prefix of the final {_short(final)}",
+                    j,
+                )
+            )
             break
         previous = live
-    if start is not None:
-        if start.id and start.id != e.tool_call.id:
-            out.append(Violation("C10", f"toolcall_start id {start.id!r} != final id {e.tool_call.id!r}", i))
-        if start.name and start.name != e.tool_call.name:
-            out.append(Violation("C10", f"toolcall_start name {start.name!r} != final name {e.tool_call.name!r}", i))
+
+
+def _check_start_matches(
+    start: ToolCallStartEvent, e: ToolCallEndEvent, i: int, out: list[Violation]
+) -> None:
+    """C10: the start's id and name, when given, are the end's."""
+    if start.id and start.id != e.tool_call.id:
+        out.append(
+            Violation("C10", f"toolcall_start id {start.id!r} != final id {e.tool_call.id!r}", i)
+        )
+    if start.name and start.name != e.tool_call.name:
+        out.append(
+            Violation(
+                "C10",
+                f"toolcall_start name {start.name!r} != final name {e.tool_call.name!r}",
+                i,
+            )
+        )
 
 
 def _check_message(
@@ -206,7 +287,9 @@ def _check_message(
 ) -> None:
     msg = terminal.message
     if len(msg.content) != len(kinds):
-        out.append(Violation("C8", f"message has {len(msg.content)} blocks, {len(kinds)} were started", i))
+        out.append(
+            Violation("C8", f"message has {len(msg.content)} blocks, {len(kinds)} were started", i)
+        )
     for ci, block in enumerate(msg.content):
         end = ended.get(ci)
         if end is None:
@@ -215,7 +298,9 @@ def _check_message(
         if isinstance(end, TextEndEvent):
             expected = TextBlock(content=end.content, signature=end.signature)
         elif isinstance(end, ThinkingEndEvent):
-            expected = ThinkingBlock(content=end.content, signature=end.signature, redacted=end.redacted)
+            expected = ThinkingBlock(
+                content=end.content, signature=end.signature, redacted=end.redacted
+            )
         elif isinstance(end, ToolCallEndEvent):
             expected = end.tool_call
         if expected is not None and block != expected:
@@ -228,16 +313,30 @@ def _check_message(
         out.append(Violation("C10", f"duplicate tool call ids {dupes}", i))
     if isinstance(terminal, DoneEvent):
         if terminal.reason != msg.stop_reason:
-            out.append(Violation("C11", f"done.reason {terminal.reason!r} != message.stop_reason {msg.stop_reason!r}", i))
+            out.append(
+                Violation(
+                    "C11",
+                    f"done.reason {terminal.reason!r} != message.stop_reason {msg.stop_reason!r}",
+                    i,
+                )
+            )
         if msg.error_message is not None:
             out.append(Violation("C11", "a done message carries an error_message", i))
     else:
         if terminal.reason != msg.stop_reason:
-            out.append(Violation("C11", f"error.reason {terminal.reason!r} != message.stop_reason {msg.stop_reason!r}", i))
+            out.append(
+                Violation(
+                    "C11",
+                    f"error.reason {terminal.reason!r} != message.stop_reason {msg.stop_reason!r}",
+                    i,
+                )
+            )
         if not terminal.error_message:
             out.append(Violation("C11", "error event with an empty error_message", i))
         elif terminal.error_message != msg.error_message:
-            out.append(Violation("C11", "error.error_message differs from message.error_message", i))
+            out.append(
+                Violation("C11", "error.error_message differs from message.error_message", i)
+            )
     u = msg.usage
     if min(u.input, u.output, u.cache_read, u.cache_write, u.total) < 0:
         out.append(Violation("C12", f"negative usage counter {u}", i))

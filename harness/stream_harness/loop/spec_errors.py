@@ -48,7 +48,14 @@ def validation_problem(exc: ValidationError, model: type[BaseModel] | None) -> t
 # Errors that say a value does not have a branch's shape at all (as opposed to a value of
 # the right shape that breaks a bound): a branch without them is the one the file meant.
 _SHAPE_ERRORS = frozenset(
-    {"extra_forbidden", "missing", "model_type", "model_attributes_type", "literal_error", "dict_type"}
+    {
+        "extra_forbidden",
+        "missing",
+        "model_type",
+        "model_attributes_type",
+        "literal_error",
+        "dict_type",
+    }
 )
 
 
@@ -73,7 +80,13 @@ def _one_branch(errors: list[ErrorDetails], model: type[BaseModel] | None) -> li
             rest = [e for e in errors if e not in here]
             return [*branch, *rest]
     where = _locate(model, prefix)[0]
-    synthetic: Any = {"type": "union_forms", "loc": prefix, "msg": where or "root", "input": here[0]["input"], "ctx": {"union": union}}
+    synthetic: Any = {
+        "type": "union_forms",
+        "loc": prefix,
+        "msg": where or "root",
+        "input": here[0]["input"],
+        "ctx": {"union": union},
+    }
     return [synthetic]
 
 
@@ -114,10 +127,16 @@ def _forms(ctx: Mapping[str, Any]) -> str:
 
 
 def _annotated(annotation: Any) -> Any:
-    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
+    return (
+        typing.get_args(annotation)[0]
+        if typing.get_origin(annotation) is typing.Annotated
+        else annotation
+    )
 
 
-def _problem(first: ErrorDetails, same: Sequence[ErrorDetails], owner: type[BaseModel] | None) -> str:
+def _problem(
+    first: ErrorDetails, same: Sequence[ErrorDetails], owner: type[BaseModel] | None
+) -> str:
     kind = first["type"]
     if kind == "extra_forbidden":
         key = str(first["loc"][-1])
@@ -128,7 +147,9 @@ def _problem(first: ErrorDetails, same: Sequence[ErrorDetails], owner: type[Base
     if kind in ("value_error", "assertion_error"):
         error = (first.get("ctx") or {}).get("error")
         return str(error) if error is not None else _expected(first)
-    wanted = list(dict.fromkeys(_expected(e) for e in same if e["type"] not in ("value_error", "missing")))
+    wanted = list(
+        dict.fromkeys(_expected(e) for e in same if e["type"] not in ("value_error", "missing"))
+    )
     either = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + ", or " + wanted[-1]
     return f"expected {either}, got {_shown(first['input'])}"
 
@@ -170,9 +191,17 @@ def _expected(error: ErrorDetails) -> str:
     if kind in ("literal_error", "enum"):
         return f"one of {ctx.get('expected', '')}".replace("'", "")
     if kind in ("too_short", "string_too_short"):
-        return f"at least {ctx.get('min_length')} item(s)" if kind == "too_short" else "a non-empty string"
+        return (
+            f"at least {ctx.get('min_length')} item(s)"
+            if kind == "too_short"
+            else "a non-empty string"
+        )
     if kind in ("too_long", "string_too_long"):
-        return f"at most {ctx.get('max_length')} item(s)" if kind == "too_long" else f"a string of at most {ctx.get('max_length')} characters"
+        return (
+            f"at most {ctx.get('max_length')} item(s)"
+            if kind == "too_long"
+            else f"a string of at most {ctx.get('max_length')} characters"
+        )
     # A kind no model here uses today: pydantic's own sentence, made to read as ours.
     msg = error["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
     return msg[:1].lower() + msg[1:]
@@ -187,7 +216,9 @@ def _keys(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
-def _locate(model: type[BaseModel] | None, loc: Sequence[int | str]) -> tuple[str, type[BaseModel] | None]:
+def _locate(
+    model: type[BaseModel] | None, loc: Sequence[int | str]
+) -> tuple[str, type[BaseModel] | None]:
     """The path of keys as the file spells them, and the model the last key was looked
     up in (None when the last step was no model's key).
 

@@ -92,7 +92,14 @@ class Group:
             lock_file = js_source(self.npm) / "package-lock.json"
             lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
         text = json.dumps(
-            [sorted(self.requirements), sys.version_info[:2], list(project), facts.version(), lock, harness_dependencies()]
+            [
+                sorted(self.requirements),
+                sys.version_info[:2],
+                list(project),
+                facts.version(),
+                lock,
+                harness_dependencies(),
+            ]
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -309,9 +316,15 @@ def js_source(name: str) -> Path:
     if name == "adapters-js":
         return bundled_js()
     sub = name.removeprefix("adapters-js/")
-    if sub != name and ".." not in Path(sub).parts and (bundled_js() / sub / "package.json").is_file():
+    if (
+        sub != name
+        and ".." not in Path(sub).parts
+        and (bundled_js() / sub / "package.json").is_file()
+    ):
         return bundled_js() / sub
-    raise MatrixError(f"npm folder {name!r}: not adapters-js nor a folder of it with a package.json")
+    raise MatrixError(
+        f"npm folder {name!r}: not adapters-js nor a folder of it with a package.json"
+    )
 
 
 def node_missing() -> str | None:
@@ -468,7 +481,9 @@ def run_group(
     agents: bool = False,
     explored: bool = False,
 ) -> GroupRun:
-    out = scratch / (f"{group.name}.explored" if explored else f"{group.name}.agents" if agents else group.name)
+    out = scratch / (
+        f"{group.name}.explored" if explored else f"{group.name}.agents" if agents else group.name
+    )
     if agents:
         # The bundled scenarios' run and the exploration's are two runs of one group.
         argv = replace(options, explore=explored).agent_argv(env, group, out)
@@ -539,9 +554,7 @@ def merge_runs(
                 }
             )
         try:  # the report's own check: one row per (agent, scenario, protocol, check)
-            merged = Report.model_validate(
-                {**dict(merged), "agent_results": rows, "shard": shard}
-            )
+            merged = Report.model_validate({**dict(merged), "agent_results": rows, "shard": shard})
         except ValueError as exc:
             raise MatrixError(f"cannot merge the agent groups' rows: {exc}") from None
     environment = {k: v for k, v in merged.environment.items()}
@@ -573,7 +586,6 @@ def run_matrix(
     matrix = MatrixRun()
     _ENDING.clear()
     with tempfile.TemporaryDirectory(prefix="stream-harness-matrix-") as tmp:
-
         one = functools.partial(
             _group_run, tmp=Path(tmp), options=options, cache=cache, project=project,
             runner=runner, uv=uv, python=python, rebuild=rebuild, progress=progress,
@@ -593,9 +605,10 @@ def run_matrix(
         # An exploration mostly waits (the frameworks' SDKs back off after each HTTP error:
         # 86 s of CPU in 367 s for openai-agents' rows), so the explorations get a pool of
         # their own beside the `jobs` groups that compute.
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, ThreadPoolExecutor(
-            max_workers=max(1, jobs)
-        ) as waiting:
+        with (
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as waiting,
+        ):
             futures = {
                 f"{g.name}\0explored": waiting.submit(one, g, True, True)
                 for g in longest_first(explored, timings, suffix=" (explored)")
@@ -657,17 +670,13 @@ def _group_run(
     try:
         # Under a lock: a group's bundled and explored runs share one environment.
         with _env_lock(group.name):
-            env = ensure_env(
-                group, cache, project, runner, uv=uv, python=python, rebuild=rebuild
-            )
+            env = ensure_env(group, cache, project, runner, uv=uv, python=python, rebuild=rebuild)
     except MatrixError as exc:
         return GroupRun(group, error=str(exc), agents=agents, explored=explored)
     names = group.agents if agents else group.adapters
     what = "exploring " if explored else "agents " if agents else ""
     progress(f"{group.name}: running {what}{', '.join(names)}")
-    done = run_group(
-        group, env, options, tmp, runner, agents=agents, explored=explored
-    )
+    done = run_group(group, env, options, tmp, runner, agents=agents, explored=explored)
     progress(f"{group.name}: {describe(done)}")
     return done
 
@@ -694,7 +703,9 @@ def save_timings(cache: Path, runs: Sequence[GroupRun]) -> None:
     )
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        (cache / TIMINGS).write_text(json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8")
+        (cache / TIMINGS).write_text(
+            json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8"
+        )
     except OSError:
         pass  # an order hint only
 
@@ -757,7 +768,9 @@ def end_running() -> None:
 
 def subprocess_runner(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     if _ENDING.is_set():
-        return subprocess.CompletedProcess(list(argv), -signal.SIGTERM, "", "not started: the run was interrupted")
+        return subprocess.CompletedProcess(
+            list(argv), -signal.SIGTERM, "", "not started: the run was interrupted"
+        )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     if not hasattr(os, "wait4"):
         return subprocess.run(list(argv), capture_output=True, text=True, env=env, check=False)
@@ -810,7 +823,12 @@ def add_matrix_parser(sub: Any) -> None:
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pins", type=Path, default=None, help="pins file (default: the matrix.toml bundled with stream-harness)")
+    p.add_argument(
+        "--pins",
+        type=Path,
+        default=None,
+        help="pins file (default: the matrix.toml bundled with stream-harness)",
+    )
     p.add_argument("--group", action="append", dest="groups", help="only these groups (repeatable)")
     p.add_argument(
         "--cassettes",
@@ -824,12 +842,19 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)",
     )
     p.add_argument("--seed", type=int, default=None, help="seed of the random splits (default 0)")
-    p.add_argument("--single-cut-limit", type=int, default=None, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
+    p.add_argument(
+        "--single-cut-limit",
+        type=int,
+        default=None,
+        help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)",
+    )
     p.add_argument(
         "--check", action="append", dest="checks", help="only these check ids (repeatable)"
     )
     p.add_argument(
-        "--out", default=None, help="report folder (default: [tool.stream-harness] out, else ./conformance_report)"
+        "--out",
+        default=None,
+        help="report folder (default: [tool.stream-harness] out, else ./conformance_report)",
     )
     p.add_argument(
         "--cache-dir",
@@ -894,7 +919,9 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
         help="run only shard K of N of every group's (adapter, case) pairs (`stream-harness merge` combines the shards' reports)",
     )
     p.add_argument("--list", action="store_true", help="print the groups and exit")
-    p.add_argument("--format", choices=FORMATS, default="auto", help="console output (default: auto)")
+    p.add_argument(
+        "--format", choices=FORMATS, default="auto", help="console output (default: auto)"
+    )
 
 
 def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner) -> int:
@@ -960,7 +987,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
 def _settings(args: argparse.Namespace) -> tuple[Config, SuiteOptions, float]:
     """The run's configuration, what every group is given, and the heartbeat's period;
     a flag or setting the run cannot use raises :class:`MatrixError` saying which."""
-    for flag, value in (("--examples", args.examples), ("--single-cut-limit", args.single_cut_limit)):
+    for flag, value in (
+        ("--examples", args.examples),
+        ("--single-cut-limit", args.single_cut_limit),
+    ):
         if value is not None and value < 0:
             raise MatrixError(f"{flag} must be >= 0, got {value}")
     if args.agent_jobs < 1:
@@ -971,7 +1001,11 @@ def _settings(args: argparse.Namespace) -> tuple[Config, SuiteOptions, float]:
         check_numbers(examples=None, single_cut_limit=None, run_timeout=args.run_timeout)
         shard = parse_shard(args.shard) if args.shard is not None else None
         config = load_config().with_overrides(
-            cassettes=args.cassettes, examples=args.examples, seed=args.seed, checks=args.checks, out=args.out,
+            cassettes=args.cassettes,
+            examples=args.examples,
+            seed=args.seed,
+            checks=args.checks,
+            out=args.out,
             single_cut_limit=args.single_cut_limit,
         )
     except (ConfigError, ShardError) as exc:
@@ -1019,7 +1053,10 @@ def _run_in_view(
         print(f"matrix: {line}", file=sys.stderr, flush=True)
 
     # Groups run for minutes between milestones: in a log, a line every `every` seconds.
-    alive = Heartbeat(lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})", 0 if sys.stderr.isatty() else every)
+    alive = Heartbeat(
+        lambda s: f"matrix: still running, {s:.0f} s (last: {last[0]})",
+        0 if sys.stderr.isatty() else every,
+    )
     with alive:
         return run_matrix(
             groups, options=options, cache=args.cache_dir or default_cache(), project=project,

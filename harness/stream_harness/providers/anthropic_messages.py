@@ -455,7 +455,6 @@ class AnthropicMessagesNormalizer(SSENormalizer):
         return value
 
 
-
 _HANDLERS = {
     "message_start": AnthropicMessagesNormalizer._on_message_start,
     "content_block_start": AnthropicMessagesNormalizer._on_block_start,

@@ -35,7 +35,9 @@ from stream_harness.wire.framing import SSE, FrameDecoder
 
 # Azure's hosts for Azure OpenAI: the classic resource host, the Cognitive Services host
 # and the Foundry (AI Services) host, each with the same /openai/ paths.
-AZURE_HOSTS: Final = r"[^/?#]+\.(?:openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com)"
+AZURE_HOSTS: Final = (
+    r"[^/?#]+\.(?:openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com)"
+)
 
 PROMPT_FILTER: Final = "azure.prompt_filter_results"
 CONTENT_FILTER: Final = "azure.content_filter_results"

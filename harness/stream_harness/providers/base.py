@@ -333,7 +333,9 @@ class JSONFrameNormalizer(Normalizer):
 
     def malformed_json(self, exc: ValueError, text: str) -> None:
         """A frame's text is not JSON."""
-        self.fail(f"malformed JSON in {self.frame_noun} #{self.frames_seen}: {exc}: {excerpt(text)}")
+        self.fail(
+            f"malformed JSON in {self.frame_noun} #{self.frames_seen}: {exc}: {excerpt(text)}"
+        )
 
     def malformed(self, what: str) -> None:
         """A frame the protocol does not allow: end in an error that says which."""

@@ -438,7 +438,6 @@ class _CohereChat(_Family):
         # tool-calls-chunk, citation-generation, search-queries-generation and
         # search-results are passed over (spec: "Cohere Command R").
 
-
     def eof(self) -> None:
         if not self.ended:
             self.fail("stream ended without stream-end (cohere-command-r)")

@@ -176,9 +176,7 @@ class CohereV2ChatNormalizer(SSENormalizer):
             return
         key = self._call_key(obj)
         if key is None or self.acc.open_kind(key) != "tool_call":
-            self.malformed(
-                f"tool-call-delta for a call that was not started: {excerpt(repr(key))}"
-            )
+            self.malformed(f"tool-call-delta for a call that was not started: {excerpt(repr(key))}")
             return
         call = message.get("tool_calls")
         if isinstance(call, list):
@@ -365,7 +363,6 @@ class CohereV2ChatNormalizer(SSENormalizer):
     def _call_key(self, obj: dict[str, Any]) -> Hashable | None:
         index = as_int(obj.get("index"))
         return ("tool", index) if index is not None else self._last_call
-
 
 
 _HANDLERS = {

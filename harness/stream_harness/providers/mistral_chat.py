@@ -64,7 +64,9 @@ PROTOCOL = register(
             # Sent on every api.mistral.ai response (the corpus; mistral-vibe reads it).
             headers=(("mistral-correlation-id", r"."),),
             # A magistral thinking chunk: no OpenAI-compatible server sends this shape.
-            body=(rb"\"content\"\s*:\s*\[\s*\{\s*\"type\"\s*:\s*\"thinking\"\s*,\s*\"thinking\"\s*:",),
+            body=(
+                rb"\"content\"\s*:\s*\[\s*\{\s*\"type\"\s*:\s*\"thinking\"\s*,\s*\"thinking\"\s*:",
+            ),
         ),
         stop_reasons="mistral-chat",
         # Before openai-completions (20), whose `/chat/completions` rule matches Mistral's

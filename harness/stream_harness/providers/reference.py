@@ -58,7 +58,9 @@ def http_error_events(
     acc = Accumulator(protocol)
     # The table decides from the body itself (an empty body is only overflow for some
     # protocols), so classify gets the provider's message, not our fallback text.
-    info = classify(status=status, message=details.message, body=body, headers=headers, protocol=protocol)
+    info = classify(
+        status=status, message=details.message, body=body, headers=headers, protocol=protocol
+    )
     acc.fail(message, error=info)
     return acc.drain()
 

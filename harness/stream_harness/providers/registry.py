@@ -108,7 +108,9 @@ class Protocol:
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", self.id):
-            raise ValueError(f"protocol id {self.id!r}: lower-case letters, digits, '.' and '-' only")
+            raise ValueError(
+                f"protocol id {self.id!r}: lower-case letters, digits, '.' and '-' only"
+            )
         if not self.doc:
             object.__setattr__(self, "doc", f"protocols/{self.id}.md")
         if not self.cassettes:

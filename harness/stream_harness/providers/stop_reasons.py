@@ -205,7 +205,11 @@ def map_stop_reason(
     if has_tool_calls and mapping.reason == "stop" and proto.tool_calls_override is not None:
         mapping = replace(mapping, reason=proto.tool_calls_override)
     if refusal and proto.refusal_override is not None:
-        mapping = replace(mapping, reason=proto.refusal_override, error_message=mapping.error_message or "The model refused to answer")
+        mapping = replace(
+            mapping,
+            reason=proto.refusal_override,
+            error_message=mapping.error_message or "The model refused to answer",
+        )
     if details and mapping.reason == "error":
         mapping = replace(mapping, error_message=details)
     return mapping

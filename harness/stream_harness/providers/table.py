@@ -51,7 +51,9 @@ def splice_table(document: str, table: str) -> str:
 def main() -> int:
     """Rewrite the table in the bundled specs folder (a checkout's, in an editable install)."""
     page = spec_path(TABLE_PAGE)
-    page.write_text(splice_table(page.read_text(encoding="utf-8"), render_table()), encoding="utf-8")
+    page.write_text(
+        splice_table(page.read_text(encoding="utf-8"), render_table()), encoding="utf-8"
+    )
     print(f"wrote {page}")
     return 0
 

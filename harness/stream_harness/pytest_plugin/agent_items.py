@@ -63,7 +63,10 @@ class AgentsCollector(pytest.Collector):
             )
         scenarios = [load_agent_scenario(f) for f in files]
         cache = AgentRunCache()
-        loaded = [(spec, load_agent(spec, self.config.rootpath)) for spec in self.config.getoption("--harness-agent")]
+        loaded = [
+            (spec, load_agent(spec, self.config.rootpath))
+            for spec in self.config.getoption("--harness-agent")
+        ]
         known = _agent_known_failures(self.config, [a.name for _, a in loaded], scenarios)
         for spec, agent in loaded:
             for scenario in scenarios:
@@ -86,12 +89,20 @@ class AgentsCollector(pytest.Collector):
                             cache=cache,
                         )
                         entry = next(
-                            (e for e in known if e.matches(agent.name, scenario.name, protocol, check.id)),
+                            (
+                                e
+                                for e in known
+                                if e.matches(agent.name, scenario.name, protocol, check.id)
+                            ),
                             None,
                         )
                         if entry is not None:
                             # Strict: a known failure that passes fails, as `agents` exits 1 on it.
-                            item.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {entry.reason}"))
+                            item.add_marker(
+                                pytest.mark.xfail(
+                                    strict=True, reason=f"known failure: {entry.reason}"
+                                )
+                            )
                         yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
@@ -103,7 +114,9 @@ class AgentsCollector(pytest.Collector):
         return str(super().repr_failure(excinfo))
 
 
-def _agent_known_failures(config: pytest.Config, agents: list[str], scenarios: list[Any]) -> list[Any]:
+def _agent_known_failures(
+    config: pytest.Config, agents: list[str], scenarios: list[Any]
+) -> list[Any]:
     """The agents' known failures as `stream-harness agents` reads them: the project's
     ``agent_expectations``, then the bundled ``specs/agent-expectations/``."""
     from stream_harness.agents.conformance.runner import ExpectationError, expectations_for_agents
@@ -173,7 +186,9 @@ class AgentCheckItem(pytest.Item):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """Ahead of -k, -m, --lf and --ff as the stream items are, and after them (the order
     stream_harness.pytest_plugin registers its parts in)."""
     if not config.getoption("--harness"):

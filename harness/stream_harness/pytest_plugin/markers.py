@@ -45,7 +45,9 @@ def _marker_interactions(item: pytest.Function) -> list[tuple[str, Interaction]]
     from stream_harness.providers.reference import detect_protocol
     from stream_harness.recordings.cassette import NotACassette, load_cassette
 
-    paths = [_marker_path(item, p) for p in marker.args] or list(cassette_roots(_config(item.config, item.path)))
+    paths = [_marker_path(item, p) for p in marker.args] or list(
+        cassette_roots(_config(item.config, item.path))
+    )
     protocol = marker.kwargs.get("protocol")
     found: list[tuple[str, Interaction]] = []
     for root in paths:
@@ -100,13 +102,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"harness_cassettes: no streaming interactions in {', '.join(map(str, marker.args)) or 'the configured cassettes'}"
         )
     if "harness_chunks" not in metafunc.fixturenames:
-        metafunc.parametrize("harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found])
+        metafunc.parametrize(
+            "harness_cassette", [inter for _, inter in found], ids=[name for name, _ in found]
+        )
         return
     from stream_harness.conformance.checks.engine import split_plan
 
     splits = marker.kwargs.get("splits", DEFAULT_MARKER_SPLITS)
     if not isinstance(splits, int) or isinstance(splits, bool) or splits < 1:
-        raise HarnessMarkerError(f"harness_cassettes: splits must be a whole number >= 1, got {splits!r}")
+        raise HarnessMarkerError(
+            f"harness_cassettes: splits must be a whole number >= 1, got {splits!r}"
+        )
     seed = metafunc.config.getoption("--harness-seed") or 0
     params: list[tuple[Interaction, list[int]]] = []
     ids: list[str] = []
@@ -149,7 +155,9 @@ def harness_chunks(harness_cassette: Interaction, harness_cuts: list[int]) -> li
 
 
 @pytest.fixture
-def harness_transport(harness_cassette: Interaction, harness_chunks: list[bytes]) -> httpx.MockTransport:
+def harness_transport(
+    harness_cassette: Interaction, harness_chunks: list[bytes]
+) -> httpx.MockTransport:
     """An httpx transport that answers any request with the cassette's response, in harness_chunks."""
     from stream_harness.recordings.transport import replay_transport
 

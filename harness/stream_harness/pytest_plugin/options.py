@@ -34,20 +34,51 @@ MARKER_FIELDS = frozenset({"cassettes", "seed"})
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("stream-harness", "stream-harness conformance")
-    group.addoption("--harness", action="store_true", default=False, help="run the stream-harness conformance suite")
+    group.addoption(
+        "--harness",
+        action="store_true",
+        default=False,
+        help="run the stream-harness conformance suite",
+    )
     group.addoption(
         "--harness-adapter",
         action="append",
         default=None,
         help="adapter to check: a built-in name, an entry-point name or module:object (repeatable; default: [tool.stream-harness] adapters, else reference)",
     )
-    group.addoption("--harness-cassettes", action="append", default=None, help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)")
-    group.addoption("--harness-examples", type=int, default=None, help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)")
-    group.addoption("--harness-single-cut-limit", type=int, default=None, help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)")
-    group.addoption("--harness-seed", type=int, default=None, help="seed for the random splits (default 0)")
-    group.addoption("--harness-check", action="append", default=None, help="only these check ids (repeatable)")
-    group.addoption("--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files")
-    group.addoption("--harness-run-timeout", type=float, default=None, help="seconds one run of an in-process adapter may take before its check is recorded as timeout (default: [tool.stream-harness] run_timeout, else 30)")
+    group.addoption(
+        "--harness-cassettes",
+        action="append",
+        default=None,
+        help="cassette folder or file (repeatable; default: [tool.stream-harness] cassettes, else the bundled cassettes)",
+    )
+    group.addoption(
+        "--harness-examples",
+        type=int,
+        default=None,
+        help="random splits per split-sensitive check (default: [tool.stream-harness] examples, else 100)",
+    )
+    group.addoption(
+        "--harness-single-cut-limit",
+        type=int,
+        default=None,
+        help="every single cut point is tried on bodies up to this many bytes (default: [tool.stream-harness] single_cut_limit, else 256; raise it to hunt, 0 for none)",
+    )
+    group.addoption(
+        "--harness-seed", type=int, default=None, help="seed for the random splits (default 0)"
+    )
+    group.addoption(
+        "--harness-check", action="append", default=None, help="only these check ids (repeatable)"
+    )
+    group.addoption(
+        "--harness-expectations", default=None, help="folder of <adapter>.yaml known-failure files"
+    )
+    group.addoption(
+        "--harness-run-timeout",
+        type=float,
+        default=None,
+        help="seconds one run of an in-process adapter may take before its check is recorded as timeout (default: [tool.stream-harness] run_timeout, else 30)",
+    )
     group.addoption(
         "--harness-agent",
         action="append",
@@ -64,7 +95,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _take_selected_ids(config)
     suite_only = [
-        option for field, option in OPTION_FIELDS.items() if field not in MARKER_FIELDS and config.getoption(option) is not None
+        option
+        for field, option in OPTION_FIELDS.items()
+        if field not in MARKER_FIELDS and config.getoption(option) is not None
     ] + [option for option in AGENT_OPTIONS if config.getoption(option) is not None]
     if suite_only and not config.getoption("--harness"):
         # Without --harness the suite does not run: the option would be ignored while the
@@ -101,8 +134,12 @@ def _config(config: pytest.Config, test_file: Path | None = None) -> Config:
     from a monorepo's root reads proj/pyproject.toml."""
     from stream_harness.conformance.config import config_for_paths, load_config
 
-    table = load_config(test_file) if test_file is not None else config_for_paths(_given_paths(config))
-    return table.with_overrides(**{field: config.getoption(option) for field, option in OPTION_FIELDS.items()})
+    table = (
+        load_config(test_file) if test_file is not None else config_for_paths(_given_paths(config))
+    )
+    return table.with_overrides(
+        **{field: config.getoption(option) for field, option in OPTION_FIELDS.items()}
+    )
 
 
 def _given_paths(config: pytest.Config) -> list[Path]:

@@ -27,7 +27,9 @@ class HarnessFailure(Exception):
 
 
 class HarnessItem(pytest.Item):
-    def __init__(self, *, loaded: LoadedAdapter, case: Case, check: Check, run_config: RunConfig, **kw: Any) -> None:
+    def __init__(
+        self, *, loaded: LoadedAdapter, case: Case, check: Check, run_config: RunConfig, **kw: Any
+    ) -> None:
         super().__init__(**kw)
         self.loaded = loaded
         self.case = case
@@ -51,7 +53,10 @@ class HarnessItem(pytest.Item):
 
             result = excinfo.value.result
             lines = failure_lines(result)
-            lines.insert(1, f"    enforces {self.check.enforces} (specs/contract.md); adapter as given: {self.loaded.spec}")
+            lines.insert(
+                1,
+                f"    enforces {self.check.enforces} (specs/contract.md); adapter as given: {self.loaded.spec}",
+            )
             for more in result.failures[1:]:
                 lines.append(f"  and: {more.message}")
             return "\n".join(lines)
@@ -75,7 +80,9 @@ class HarnessCollector(pytest.Collector):
 
         suite = prepare(_config(self.config))
         for loaded in suite.adapters:
-            yield AdapterCollector.from_parent(self, name=adapter_segment(loaded.spec), loaded=loaded, suite=suite)
+            yield AdapterCollector.from_parent(
+                self, name=adapter_segment(loaded.spec), loaded=loaded, suite=suite
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         from stream_harness.conformance.config import ConfigError
@@ -116,11 +123,15 @@ class AdapterCollector(pytest.Collector):
 
 
 def _selected(nodeid: str, selected: list[str]) -> bool:
-    return not selected or any(nodeid == s or nodeid.startswith((s + "::", s + "[")) for s in selected)
+    return not selected or any(
+        nodeid == s or nodeid.startswith((s + "::", s + "[")) for s in selected
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """First of this hook's plain implementations, so -k, -m, --lf and --ff (theirs run
     later or wrap it) see the harness items as they see collected tests."""
     if not config.getoption("--harness"):
@@ -133,5 +144,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if report.passed:
         selected = config.stash.get(_SELECTED, [])
         items.extend(
-            item for node in report.result for item in session.genitems(node) if _selected(item.nodeid, selected)
+            item
+            for node in report.result
+            for item in session.genitems(node)
+            if _selected(item.nodeid, selected)
         )

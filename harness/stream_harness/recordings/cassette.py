@@ -300,9 +300,13 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
         raise CassetteError(path, f"not a cassette: top level is {_kind(data)}, not a mapping")
     if "interactions" not in data:
         if {"responses", "expect"} <= data.keys():
-            raise NotACassette(path, "an agent-loop scenario (for `stream-harness loop`), not a cassette")
+            raise NotACassette(
+                path, "an agent-loop scenario (for `stream-harness loop`), not a cassette"
+            )
         if data.get("kind") == "agent" and "responses" in data:
-            raise NotACassette(path, "an agent scenario (for `stream-harness agents`), not a cassette")
+            raise NotACassette(
+                path, "an agent scenario (for `stream-harness agents`), not a cassette"
+            )
         raise CassetteError(path, "not a cassette: no 'interactions' key")
     version = data.get("version")
     if version is None:

@@ -123,7 +123,9 @@ def parse_cuts(arg: str, size: int) -> list[int]:
     """
     parts = [p.strip() for p in arg.split(",")]
     if not arg.strip() or any(not _CUT_ITEM.fullmatch(p) for p in parts):
-        raise SplitSpecError(f"bad --split cuts:{arg}: expected cuts:A,B,... with whole numbers (A-B: every offset from A to B)")
+        raise SplitSpecError(
+            f"bad --split cuts:{arg}: expected cuts:A,B,... with whole numbers (A-B: every offset from A to B)"
+        )
     cuts: list[int] = []
     for p in parts:
         first, _, last = p.partition("-")
@@ -133,7 +135,9 @@ def parse_cuts(arg: str, size: int) -> list[int]:
         cuts.extend(range(a, b + 1) if a < b < size else (a, b) if a != b else (a,))
     for before, after in pairwise(cuts):
         if after <= before:
-            raise SplitSpecError(f"bad --split cuts:{arg}: offsets must increase ({before} then {after})")
+            raise SplitSpecError(
+                f"bad --split cuts:{arg}: offsets must increase ({before} then {after})"
+            )
     outside = [c for c in cuts if not 0 < c < size]
     if outside:
         raise SplitSpecError(

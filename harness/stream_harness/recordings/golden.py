@@ -47,7 +47,9 @@ def interaction_events(interaction: Interaction, protocol: str | None = None) ->
     proto = protocol or detect_protocol(interaction)
     headers = interaction.response.headers
     return list(
-        normalize(proto, [interaction.response.body], status=interaction.response.status, headers=headers)
+        normalize(
+            proto, [interaction.response.body], status=interaction.response.status, headers=headers
+        )
     )
 
 

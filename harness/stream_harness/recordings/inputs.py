@@ -90,7 +90,9 @@ def _detect_raw(path: Path, raw: bytes) -> str:
     try:
         return detect_protocol(fake)
     except UnknownProtocolError:
-        raise InputError(f"{path}: cannot tell the protocol from the body: name it with --protocol") from None
+        raise InputError(
+            f"{path}: cannot tell the protocol from the body: name it with --protocol"
+        ) from None
 
 
 def display_path(path: Path) -> str:

@@ -22,7 +22,9 @@ _DROP = {"content-length", "content-encoding", "transfer-encoding", "connection"
 
 
 def response_headers(response: Response) -> list[tuple[str, str]]:
-    return [(k, v) for k, values in response.headers.items() if k.lower() not in _DROP for v in values]
+    return [
+        (k, v) for k, values in response.headers.items() if k.lower() not in _DROP for v in values
+    ]
 
 
 class _Chunks:

@@ -19,4 +19,13 @@ from stream_harness.reporting.report import (
     update_report,
 )
 
-__all__ = ["Report", "ReportError", "build_report", "load_report", "merge_reports", "reclassify", "update_report", "write_report"]
+__all__ = [
+    "Report",
+    "ReportError",
+    "build_report",
+    "load_report",
+    "merge_reports",
+    "reclassify",
+    "update_report",
+    "write_report",
+]

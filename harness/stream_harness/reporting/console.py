@@ -133,7 +133,9 @@ def _rich_matrix(report: Report, out: TextIO) -> None:
     console.print(table)
     hidden = [report.checks[i].id for i in range(len(report.checks)) if i not in columns]
     if hidden:
-        console.print(Text(f"not shown: n/a for every adapter above: {', '.join(hidden)}", style="dim"))
+        console.print(
+            Text(f"not shown: n/a for every adapter above: {', '.join(hidden)}", style="dim")
+        )
 
 
 def reported_failure_lines(r: Result) -> list[str]:

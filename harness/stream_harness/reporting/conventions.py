@@ -64,9 +64,7 @@ def conventions_lines(conventions: Mapping[str, Any]) -> list[str]:
     top = {k: v for k, v in conventions.items() if k not in _SKIP}
     by_protocol = conventions.get("by_protocol") or {}
     for protocol, policy in sorted(by_protocol.items()):
-        differs = {
-            k: v for k, v in policy.items() if k not in _SKIP and top.get(k, object()) != v
-        }
+        differs = {k: v for k, v in policy.items() if k not in _SKIP and top.get(k, object()) != v}
         if differs:
             client = policy.get("client")
             label = f"{protocol} ({client})" if client else protocol

@@ -79,8 +79,13 @@ def stream_findings(report: Report) -> list[Finding]:
         first = rows[0].failures[0] if rows[0].failures else None
         out.append(
             Finding(
-                adapter, issue, tuple(sorted({r.check for r in rows}, key=checks.__getitem__)), len(rows),
-                rows[0].case, first.message if first else "", first.command if first else None,
+                adapter,
+                issue,
+                tuple(sorted({r.check for r in rows}, key=checks.__getitem__)),
+                len(rows),
+                rows[0].case,
+                first.message if first else "",
+                first.command if first else None,
             )
         )
     return sorted(out, key=lambda f: (order[f.row], -f.count, f.issue or ""))
@@ -95,8 +100,13 @@ def agent_findings(rows: Sequence[AgentRow]) -> list[Finding]:
     order = {a: i for i, a in enumerate(dict.fromkeys(r.agent for r in rows))}
     out = [
         Finding(
-            agent, issue, tuple(sorted({r.check for r in group}, key=natural_key)), len(group),
-            f"{group[0].scenario} [{group[0].protocol}]", group[0].message, group[0].command,
+            agent,
+            issue,
+            tuple(sorted({r.check for r in group}, key=natural_key)),
+            len(group),
+            f"{group[0].scenario} [{group[0].protocol}]",
+            group[0].message,
+            group[0].command,
         )
         for (agent, issue), group in groups.items()
     ]

@@ -190,7 +190,12 @@ def _metadata(report: Report) -> str:
         ("random splits per check", str(report.examples)),
         ("every single cut of bodies up to", f"{report.single_cut_limit} bytes"),
         # Folded: 45 version lines would push the matrix below the first screen.
-        ("adapters", f"<details><summary>{len(report.adapters)} adapter(s)</summary>{adapters}</details>" if adapters else "none"),
+        (
+            "adapters",
+            f"<details><summary>{len(report.adapters)} adapter(s)</summary>{adapters}</details>"
+            if adapters
+            else "none",
+        ),
     ]
     rows = [
         ("tool", f"stream-harness {_e(report.tool_version)}"),
@@ -232,7 +237,15 @@ def _agents(agents: list[AgentSummary]) -> str:
         cells = []
         for c in checks:
             n = a.by_check.get(c)
-            cls = "na" if n is None else "fail" if n.did_fail else "known" if n.known_failure or n.fixed else "pass"
+            cls = (
+                "na"
+                if n is None
+                else "fail"
+                if n.did_fail
+                else "known"
+                if n.known_failure or n.fixed
+                else "pass"
+            )
             text = "n/a" if n is None else f"{n.passed}/<wbr>{n.total}"
             cells.append(
                 f'<td class="{cls}" data-agent="{_e(a.agent)}" data-check="{_e(c)}" data-outcome="{cls}">{text}</td>'

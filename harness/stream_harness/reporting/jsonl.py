@@ -62,7 +62,11 @@ AGENT_KEY: Final = ("agent", "scenario", "protocol", "check")
 # An agent row's facts that are the agent's (the same on all its rows), as (AgentRow field,
 # AgentInfo field): stated once in the header. A per-agent fact added to AgentRow goes
 # here and into AgentInfo; a per-result detail needs nothing (it is written in the row).
-AGENT_FACTS: Final = (("agent_version", "version"), ("settings", "settings"), ("conventions", "conventions"))
+AGENT_FACTS: Final = (
+    ("agent_version", "version"),
+    ("settings", "settings"),
+    ("conventions", "conventions"),
+)
 
 
 class AgentInfo(ReportModel):
@@ -247,12 +251,18 @@ class _AgentDefaults:
             *(str(part) for part in row.key[len(AGENT_KEY) :]),
         )
 
-    def given(self, agent: str, scenario: str, protocol: str, check: str, where: str) -> dict[str, Any]:
+    def given(
+        self, agent: str, scenario: str, protocol: str, check: str, where: str
+    ) -> dict[str, Any]:
         """The fields a row of these keys takes from the header."""
         info = self.agents.get(agent)
         title = self.checks.get(check)
         scene = self.scenarios.get(scenario)
-        for kind, name, found in (("agent", agent, info), ("agent check", check, title), ("scenario", scenario, scene)):
+        for kind, name, found in (
+            ("agent", agent, info),
+            ("agent check", check, title),
+            ("scenario", scenario, scene),
+        ):
             if found is None:
                 raise ReportError(f"{where}: names {kind} {name!r}, which the header does not list")
         assert info is not None and title is not None and scene is not None
@@ -327,7 +337,9 @@ def render(report: Report) -> str:
     )
     for row in results:
         # kind first, so that a person scanning the file sees it at the left.
-        lines.append(_dumps({"kind": "result", **row.model_dump(mode="json", exclude_defaults=True)}))
+        lines.append(
+            _dumps({"kind": "result", **row.model_dump(mode="json", exclude_defaults=True)})
+        )
     defaults = _AgentDefaults(header)
     for agent_row in sorted(report.agent_results, key=defaults.place):
         lines.append(_dumps(_agent_line(agent_row, defaults)))
@@ -365,7 +377,9 @@ def _parse_v2(lines: list[str], name: str) -> Report:
                 if agent_rows:
                     raise ReportError(f"{where}: a stream result after the agent results")
                 if last_stream is not None and place <= last_stream:
-                    raise ReportError(f"{where}: result out of order or repeated (lines reordered?)")
+                    raise ReportError(
+                        f"{where}: result out of order or repeated (lines reordered?)"
+                    )
                 last_stream = place
                 rows.append(row)
             elif kind == "agent_result":
@@ -380,7 +394,9 @@ def _parse_v2(lines: list[str], name: str) -> Report:
                 agent_row = AgentRow.model_validate({**given, **obj})
                 agent_place = defaults.place(agent_row)
                 if last_agent is not None and agent_place <= last_agent:
-                    raise ReportError(f"{where}: agent result out of order or repeated (lines reordered?)")
+                    raise ReportError(
+                        f"{where}: agent result out of order or repeated (lines reordered?)"
+                    )
                 last_agent = agent_place
                 agent_rows.append(agent_row)
             elif kind == "header":
@@ -408,7 +424,9 @@ def _stream_order(header: HeaderLine) -> Callable[[Result, str], tuple[int, int,
         for (kind, index), name in zip(places, (row.adapter, row.case, row.check), strict=True):
             i = index.get(name)
             if i is None:
-                raise ReportError(f"{where}: result names {kind} {name!r}, which the header does not list")
+                raise ReportError(
+                    f"{where}: result names {kind} {name!r}, which the header does not list"
+                )
             found.append(i)
         return (found[0], found[1], found[2])
 
@@ -447,7 +465,9 @@ def parse(text: str, name: str, *, note: Callable[[str], None] = _say) -> Report
     version = obj.get("version")
     if version == jsonl_v1.FORMAT_VERSION:
         report = jsonl_v1.parse(lines, name)
-        note(f"{name}: report format version 1, converted on read (what is written from it is version {FORMAT_VERSION})")
+        note(
+            f"{name}: report format version 1, converted on read (what is written from it is version {FORMAT_VERSION})"
+        )
         return report
     if version != FORMAT_VERSION:
         readable = " and ".join(str(v) for v in READ_VERSIONS)

@@ -160,7 +160,13 @@ def parse(lines: list[str], name: str) -> Report:
 
 
 def assemble(
-    name: str, header: Any, footer: Any, rows: list[Result], agent_rows: list[AgentRow], *, lost: str
+    name: str,
+    header: Any,
+    footer: Any,
+    rows: list[Result],
+    agent_rows: list[AgentRow],
+    *,
+    lost: str,
 ) -> Report:
     """The report a file's header, rows and footer make, in either format (the header's run
     facts have the same names in both); ``lost`` is what the footer mismatch adds."""

@@ -37,7 +37,9 @@ def _details(r: Result, *, brief: bool = False) -> str:
     reproduce command only (a known failure: report.jsonl keeps the values)."""
     parts = []
     for i, f in enumerate(r.failures, start=1):
-        fields = [(label, value) for label, value in f.fields() if not brief or label == "reproduce"]
+        fields = [
+            (label, value) for label, value in f.fields() if not brief or label == "reproduce"
+        ]
         lines = [f"[{i}] {f.message}", *(f"{label}: {value}" for label, value in fields)]
         parts.append("\n".join(lines))
     return xml_safe("\n\n".join(parts))
@@ -104,7 +106,15 @@ def render(report: Report) -> str:
     stream = [] if report.agent_only else [
         ("seed", str(report.seed)), ("examples", str(report.examples)), ("single_cut_limit", str(report.single_cut_limit)),
     ]  # fmt: skip
-    _properties(root, [("tool_version", report.tool_version), *stream, ("scope", report.scope), ("verdict", report.verdict)])
+    _properties(
+        root,
+        [
+            ("tool_version", report.tool_version),
+            *stream,
+            ("scope", report.scope),
+            ("verdict", report.verdict),
+        ],
+    )
     stamp = report.started.strftime("%Y-%m-%dT%H:%M:%S")
     by_adapter: dict[str, list[Result]] = {}
     for r in report.results:
@@ -115,7 +125,11 @@ def render(report: Report) -> str:
         _tally(suite, Counts.of(rows))
         _properties(
             suite,
-            [("adapter.version", adapter.version), ("adapter.level", adapter.level), ("adapter.protocols", " ".join(adapter.protocols))],
+            [
+                ("adapter.version", adapter.version),
+                ("adapter.level", adapter.level),
+                ("adapter.protocols", " ".join(adapter.protocols)),
+            ],
         )
         for r in rows:
             _testcase(suite, r)
@@ -125,10 +139,16 @@ def render(report: Report) -> str:
             root, "testsuite", name=xml_safe(f"agent:{summary.agent}"), timestamp=stamp
         )
         _tally(suite, summary.counts)
-        conventions = json.dumps(summary.conventions, sort_keys=True, ensure_ascii=False, default=str)
+        conventions = json.dumps(
+            summary.conventions, sort_keys=True, ensure_ascii=False, default=str
+        )
         _properties(
             suite,
-            [("agent.version", summary.version), ("agent.settings", summary.settings), ("agent.conventions", conventions)],
+            [
+                ("agent.version", summary.version),
+                ("agent.settings", summary.settings),
+                ("agent.conventions", conventions),
+            ],
         )
         for row in rows_:
             _agent_testcase(suite, row)

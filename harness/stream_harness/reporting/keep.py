@@ -71,14 +71,18 @@ def keep_previous(
         return report, [*lines, _not_keeping(previous_path, exc)]
     kept = [a.name for a in updated.adapters if a.name not in ran]
     if kept:
-        lines.insert(0, f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them)")
+        lines.insert(
+            0, f"kept the rows of {', '.join(kept)} from {previous_path} (--fresh drops them)"
+        )
     lines += [
         f"dropped {name}: {why} (re-run it, e.g. with `stream-harness matrix`)"
         for name, why in stale.items()
     ]
     missing_kept = [name for name in gone if name in kept]
     if missing_kept and keep_missing:
-        lines.append(f"kept as asked (--keep), though no adapter has the name: {', '.join(missing_kept)}")
+        lines.append(
+            f"kept as asked (--keep), though no adapter has the name: {', '.join(missing_kept)}"
+        )
     return updated, lines
 
 

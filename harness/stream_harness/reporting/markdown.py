@@ -110,7 +110,9 @@ def _guide(report: Report) -> list[str]:
         "Outcomes:",
         "",
     ]
-    lines += [f"- `{outcome}`: {text(meaning)}" for outcome, meaning in outcome_meanings(report).items()]
+    lines += [
+        f"- `{outcome}`: {text(meaning)}" for outcome, meaning in outcome_meanings(report).items()
+    ]
     lines += [
         "",
         "To reproduce a failure, run the command listed under it: it feeds the same recorded",
@@ -139,7 +141,9 @@ def _matrix(report: Report) -> list[str]:
         for c in checks
     ]
     if hidden:
-        legend.append(f"- not shown, applied to no adapter: {text(', '.join(c.id for c in hidden))}")
+        legend.append(
+            f"- not shown, applied to no adapter: {text(', '.join(c.id for c in hidden))}"
+        )
     return [head, rule, *rows, "", "Checks:", "", *legend]
 
 
@@ -184,7 +188,10 @@ def _new_failures(report: Report) -> list[str]:
         shown += len(results)
         lines.append("")
     if rest:
-        lines += [f"### Not shown here: {sum(len(r) for _, _, r in rest)} more (report.html has them all)", ""]
+        lines += [
+            f"### Not shown here: {sum(len(r) for _, _, r in rest)} more (report.html has them all)",
+            "",
+        ]
         lines += [f"- {text(a)} / {text(c)}: {len(r)}" for a, c, r in rest]
         lines.append("")
     return lines[:-1]
@@ -206,7 +213,10 @@ def _known(findings: list[Finding]) -> list[str]:
     if not findings:
         return ["None."]
     total = sum(f.count for f in findings)
-    lines = [f"{total} known failure(s) of {len(findings)} finding(s), per adapter and the issue its expectation entry cites:", ""]
+    lines = [
+        f"{total} known failure(s) of {len(findings)} finding(s), per adapter and the issue its expectation entry cites:",
+        "",
+    ]
     for f in findings:
         lines += _finding(f)
     return lines

@@ -310,8 +310,14 @@ class Report(ReportModel):
     def verdict(self) -> str:
         """The one verdict every renderer prints, and the exit status follows (1 iff FAILED)."""
         c = self.counts
-        faults = "".join(f", {n} {label}" for n, label in ((c.timeout, "timed out"), (c.crashed, "crashed")) if n)
-        head = f"FAILED: {c.failed} new failure(s){faults}, {c.errored} errored" if c.did_fail else "passed"
+        faults = "".join(
+            f", {n} {label}" for n, label in ((c.timeout, "timed out"), (c.crashed, "crashed")) if n
+        )
+        head = (
+            f"FAILED: {c.failed} new failure(s){faults}, {c.errored} errored"
+            if c.did_fail
+            else "passed"
+        )
         return (
             f"{head} ({c.total} results: {c.passed} passed, {c.known_failure} known failures, "
             f"{c.fixed} fixed)"
@@ -321,7 +327,9 @@ class Report(ReportModel):
     def agent_only(self) -> bool:
         """A report of agent rows alone (``agents --out``, their shards merged): its
         header's stream settings (seed, splits, single-cut limit) describe no run."""
-        return bool(self.agent_results) and not self.cases and not self.adapters and not self.results
+        return (
+            bool(self.agent_results) and not self.cases and not self.adapters and not self.results
+        )
 
     @property
     def scope(self) -> str:
@@ -332,7 +340,9 @@ class Report(ReportModel):
             runs = {(a.agent, a.scenario, a.protocol) for a in self.agent_results}
             names = {a.agent for a in self.agent_results}
             scenarios = {a.scenario for a in self.agent_results}
-            agents = f"{len(runs)} agent run(s) of {len(names)} agent(s) on {len(scenarios)} scenario(s)"
+            agents = (
+                f"{len(runs)} agent run(s) of {len(names)} agent(s) on {len(scenarios)} scenario(s)"
+            )
         if self.agent_only:
             return agents + (
                 f"; shard {self.shard.label}: {self.shard.pairs} of the run's "
@@ -655,7 +665,9 @@ def _same_shard(reports: Sequence[Report]) -> ShardInfo | None:
     )
 
 
-def _case_keys(cases: Iterable[CaseInfo], protocols: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+def _case_keys(
+    cases: Iterable[CaseInfo], protocols: Iterable[str]
+) -> dict[str, tuple[str, str | None]]:
     wanted = set(protocols)
     return {c.id: (c.sha256, c.expected_sha256) for c in cases if c.protocol in wanted}
 
@@ -779,6 +791,7 @@ def reclassify(report: Report, expectations: Callable[[str], Expectations]) -> R
         same = outcome == r.outcome and issue == r.issue
         rows.append(r if same else r.model_copy(update={"outcome": outcome, "issue": issue}))
     return report.model_copy(update={"results": tuple(rows)})
+
 
 # ---------------------------------------------------------------------------
 # The matrix every human-facing renderer shows

@@ -141,7 +141,11 @@ def merge_shards(named: Sequence[tuple[str, Report]]) -> Report:
 
 def _unit(report: Report) -> str:
     """What a shard's ``pairs`` count: an agent shard's unit is one agent run."""
-    return "(agent, scenario, protocol) runs" if report.agent_only or not report.cases else "(adapter, case) pairs"
+    return (
+        "(agent, scenario, protocol) runs"
+        if report.agent_only or not report.cases
+        else "(adapter, case) pairs"
+    )
 
 
 def _setting_difference(ours: Report, theirs: Report) -> str | None:

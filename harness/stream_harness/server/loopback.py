@@ -196,7 +196,10 @@ class _QuietServer(ThreadingHTTPServer):
 
     def stop(self, thread: threading.Thread) -> None:
         self.stopping = True
-        with contextlib.suppress(OSError), socket.create_connection((HOST, self.server_address[1]), timeout=1.0):
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection((HOST, self.server_address[1]), timeout=1.0),
+        ):
             pass
         thread.join(timeout=1.0)
         self.server_close()
@@ -265,7 +268,9 @@ class _Handler(BaseHTTPRequestHandler):
             k.lower(): ("<scrubbed>" if k.lower() in _SECRET_HEADERS else v)
             for k, v in self.headers.items()
         }
-        hit = Hit(self.command, urlsplit(self.path).path, None, headers, body, arrived, target=self.path)
+        hit = Hit(
+            self.command, urlsplit(self.path).path, None, headers, body, arrived, target=self.path
+        )
         self.loopback.record(hit)
         if is_upgrade(headers):
             # A WebSocket handshake: a strategy that holds sessions plays one
@@ -302,7 +307,9 @@ class _Handler(BaseHTTPRequestHandler):
         session = play_session(self.connection, turns, on_turn=on_turn)
         hit.note = f"websocket session: {session.turns_played} turn(s), closed by {session.closed_by or 'nobody'}"
 
-    def _head(self, status: int, headers: Sequence[tuple[str, str]], reason: str | None = None) -> None:
+    def _head(
+        self, status: int, headers: Sequence[tuple[str, str]], reason: str | None = None
+    ) -> None:
         self.send_response(status, reason)
         for name, value in headers:
             self.send_header(name, value)
@@ -356,7 +363,9 @@ class _Handler(BaseHTTPRequestHandler):
                 # Linger on, timeout 0: close() discards the send queue and sends an RST.
                 # The reader holds a reference to the socket, so it is closed first, or
                 # close() would leave the connection open until the handler returns.
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
                 self.rfile.close()
                 self.connection.close()
             else:

@@ -114,7 +114,11 @@ class RecordedReplies:
         with a response id and sequence numbers), read on the first resume request."""
         with self._lock:
             if self._streams is None:
-                found = (stream_events(r.interaction.response.body) for r in self.recorded if r.interaction.response.status < 400)
+                found = (
+                    stream_events(r.interaction.response.body)
+                    for r in self.recorded
+                    if r.interaction.response.status < 400
+                )
                 self._streams = [events for events in found if is_resumable(events)]
             return self._streams
 
@@ -162,7 +166,9 @@ class RecordedReplies:
             resumed = answer_resume(self.resumable_streams(), hit)
             if resumed is not None:
                 return resumed
-            message = f"stream-harness serve: no recorded interaction matches {hit.method} {hit.target}"
+            message = (
+                f"stream-harness serve: no recorded interaction matches {hit.method} {hit.target}"
+            )
             return json_error(404, "not_found", message, ("x-stream-harness", "unmatched"))
         hit.source = found.source
         response = found.interaction.response

@@ -155,7 +155,9 @@ class ProtocolReplies:
                 at += len(frame)
                 ends.append(at)
             hit.event_ends = ends
-        return Chunked(reply.status, headers, chunks, delay=reply.delay, cut=reply.cut, pacing=reply.pacing)
+        return Chunked(
+            reply.status, headers, chunks, delay=reply.delay, cut=reply.cut, pacing=reply.pacing
+        )
 
 
 class ProxyUpstream(LoopbackServer):

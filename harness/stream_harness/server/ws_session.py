@@ -39,7 +39,9 @@ def _text(content: object) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
         )
     return ""
 
@@ -71,7 +73,9 @@ def create_differences(recorded: Mapping[str, Any], sent: Mapping[str, Any]) -> 
     want, got = recorded.get("previous_response_id"), sent.get("previous_response_id")
     if want != got:
         if want is None:
-            out.append(f"sent previous_response_id {got!r}, recorded none (the full context, a new chain)")
+            out.append(
+                f"sent previous_response_id {got!r}, recorded none (the full context, a new chain)"
+            )
         elif got is None:
             out.append(f"sent no previous_response_id, recorded {want!r}")
         else:
@@ -82,7 +86,9 @@ def create_differences(recorded: Mapping[str, Any], sent: Mapping[str, Any]) -> 
         if len(want_items) != len(got_items):
             out.append(f"sent {len(got_items)} input item(s), recorded {len(want_items)}")
         else:
-            k = next(i for i, (a, b) in enumerate(zip(want_items, got_items, strict=True)) if a != b)
+            k = next(
+                i for i, (a, b) in enumerate(zip(want_items, got_items, strict=True)) if a != b
+            )
             out.append(f"input item {k} differs: sent {got_items[k]!r}, recorded {want_items[k]!r}")
     return out
 

@@ -173,14 +173,18 @@ def add_bless_parser(
         description="Exit status 1 with --check when the expected files differ (or when the events hold a secret), 2 on a bad cassette.",
     )
     p.add_argument("cassette", metavar="CASSETTE", help="cassettes/<protocol>/<name>.yaml")
-    add_detected_protocol(p, "wire protocol id (default: the folder name when it is one, else detected)")
+    add_detected_protocol(
+        p, "wire protocol id (default: the folder name when it is one, else detected)"
+    )
     p.add_argument(
         "--check",
         action="store_true",
         help="only show the diff; exit 1 if blessing would change anything",
     )
     p.add_argument(
-        "--expected-dir", metavar="DIR", help="root of <protocol>/<name>.jsonl expected files (default: beside the cassette, as <name>.expected.jsonl)"
+        "--expected-dir",
+        metavar="DIR",
+        help="root of <protocol>/<name>.jsonl expected files (default: beside the cassette, as <name>.expected.jsonl)",
     )
     p.set_defaults(func=bless_command)
     return p
@@ -188,7 +192,12 @@ def add_bless_parser(
 
 def bless_command(args: argparse.Namespace) -> int:
     root = Path(args.expected_dir) if args.expected_dir else None
-    if root is None and not args.check and is_bundled(Path(args.cassette)) and not bundle_is_writable():
+    if (
+        root is None
+        and not args.check
+        and is_bundled(Path(args.cassette))
+        and not bundle_is_writable()
+    ):
         return fail(
             f"{args.cassette}: a cassette bundled with stream-harness; the installed "
             "package is never written to (copy the cassette into your project and bless the copy)",

@@ -428,7 +428,9 @@ def read_interactions(
         # A WebSocket connection's frames, one a line: one interaction a turn
         # (harness/stream_harness/workflow/websocket_session.py).
         if fmt not in ("jsonl", "cassette"):
-            raise ImportInputError(f"{path}: a {protocol} import reads a JSON-lines frame log (one frame a line) or a cassette")
+            raise ImportInputError(
+                f"{path}: a {protocol} import reads a JSON-lines frame log (one frame a line) or a cassette"
+            )
         if fmt == "cassette":
             return fmt, interactions_from_cassette(path, interaction=interaction)
         try:
@@ -479,7 +481,9 @@ def import_file(
         for item in items:
             problem = not_a_stream(item, protocol)
             if problem:
-                raise ImportInputError(f"{path}: interaction {item.index}: {problem}; pass --force to import it anyway")
+                raise ImportInputError(
+                    f"{path}: interaction {item.index}: {problem}; pass --force to import it anyway"
+                )
     scrubber = Scrubber()
     scrubbed: Sequence[Interaction] = [scrubber.interaction(it) for it in items]
     with scratch_dir(out) as scratch:
@@ -498,7 +502,9 @@ def not_a_stream(item: Interaction, protocol: str) -> str | None:
         return None
     if not item.is_streaming:
         return f"not a {protocol} stream (no streaming framing found in {len(response.body)} bytes)"
-    events = list(normalize(protocol, [response.body], status=response.status, headers=dict(response.headers)))
+    events = list(
+        normalize(protocol, [response.body], status=response.status, headers=dict(response.headers))
+    )
     last = events[-1]
     text_seen = any(e.type in ("text_delta", "thinking_delta", "toolcall_delta") for e in events)
     # A stream cut short is a case (truncation); one the normalizer cannot parse at all is not.
@@ -543,7 +549,11 @@ def add_import_parser(
     p.add_argument(
         "--interaction", type=int, help="cassette: the interaction to import (default: all)"
     )
-    p.add_argument("--force", action="store_true", help="replace an existing cassette, and import a body that is not a stream of the protocol")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing cassette, and import a body that is not a stream of the protocol",
+    )
     p.set_defaults(func=import_command)
     return p
 

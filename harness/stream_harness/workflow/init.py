@@ -123,7 +123,10 @@ def _discovers_packages(pyproject: str) -> bool:
 
 
 def add_init_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("init", help="scaffold stream-harness in your project: config, a cassette, an adapter stub, a test")
+    p = sub.add_parser(
+        "init",
+        help="scaffold stream-harness in your project: config, a cassette, an adapter stub, a test",
+    )
     p.add_argument("--dir", default=".", help="the project folder (default: the current one)")
     p.add_argument(
         "--agent",
@@ -164,7 +167,9 @@ def init_command(args: argparse.Namespace) -> int:
     else:
         head = current if current is not None else NEW_PYPROJECT.format(name=_project_name(root))
         pyproject.write_text(head.rstrip("\n") + "\n" + TABLE, encoding="utf-8")
-        print(f"{'added [tool.stream-harness] to' if current is not None else 'created'}: {pyproject}")
+        print(
+            f"{'added [tool.stream-harness] to' if current is not None else 'created'}: {pyproject}"
+        )
         if current is not None and _discovers_packages(current):
             print(
                 "note: cassettes/ and stream_expectations/ are data folders; if setuptools finds this "
@@ -172,7 +177,9 @@ def init_command(args: argparse.Namespace) -> int:
                 "them ([tool.setuptools.packages.find] exclude), or `pip install -e .` sees several "
                 "top-level packages"
             )
-    print("next: `pytest` runs tests/test_stream_harness.py; `stream-harness check` runs the suite from the shell")
+    print(
+        "next: `pytest` runs tests/test_stream_harness.py; `stream-harness check` runs the suite from the shell"
+    )
     return 0
 
 

@@ -1,11 +1,11 @@
-'''``stream-harness init --agent``: an agent test in a user's project, green before any edit.
+"""``stream-harness init --agent``: an agent test in a user's project, green before any edit.
 
 It writes a small agent on the official openai client (``agent_app.py``, the stand-in for
 the user's own: replace the import in the test) and ``tests/test_agent.py``, which runs it
 on every bundled agent scenario and on two one-line faults through the ``agent_scenario``
 fixture. The same program runs unchanged under ``stream-harness agents --app``. An
 existing file is never overwritten.
-'''
+"""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ if __name__ == "__main__":
     print(main(sys.argv[1] if len(sys.argv) > 1 else os.environ["STREAM_HARNESS_PROMPT"]))
 '''
 
-AGENT_TEST = '''import pytest
+AGENT_TEST = """import pytest
 from agent_app import main  # your agent's entry point: main(prompt) -> its answer
 
 from stream_harness.agents.fault_builders import rate_limit, truncate
@@ -102,7 +102,7 @@ def test_agent_on_the_bundled_scenarios(agent_scenario):
 def test_agent_on_one_line_faults(agent_scenario):
     agent_scenario.run(main)
     agent_scenario.assert_conformant()
-'''
+"""
 
 
 def init_agent(root: Path) -> list[tuple[Path, str]]:

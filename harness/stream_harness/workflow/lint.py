@@ -200,9 +200,7 @@ def normalize_findings(
             findings.append(Finding(path, interaction.index, "normalize", "response body", detail))
             continue
         for event in events:
-            if isinstance(event, ErrorEvent) and event.error_message.startswith(
-                MALFORMED_PREFIXES
-            ):
+            if isinstance(event, ErrorEvent) and event.error_message.startswith(MALFORMED_PREFIXES):
                 # A note, not a finding: broken wire bytes are a legitimate fixture (a
                 # cut stream, a CRC mismatch) and the reference handled them as it should.
                 notes.append(
@@ -339,7 +337,8 @@ def add_lint_parser(
         help="cassette files or folders (default: ./cassettes)",
     )
     add_detected_protocol(
-        p, "protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)"
+        p,
+        "protocol of every streaming interaction (default: the folder name when it is a protocol id, else detected)",
     )
     p.add_argument(
         "--exclude",
@@ -372,7 +371,10 @@ def lint_command(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     if report.passed_over:
-        print(f"note: passed over {len(report.passed_over)} agent-loop scenario file(s), e.g. {report.passed_over[0]}", file=sys.stderr)
+        print(
+            f"note: passed over {len(report.passed_over)} agent-loop scenario file(s), e.g. {report.passed_over[0]}",
+            file=sys.stderr,
+        )
     if report.files == 0:
         return fail(f"no cassettes in {', '.join(map(str, paths))}: nothing was checked", 2)
     print(

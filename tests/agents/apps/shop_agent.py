@@ -12,11 +12,30 @@ from stream_harness.agents import record_tool_run, side_effect
 
 BUG = os.environ.get("SHOP_AGENT_BUG", "")
 TOOLS = [
-    {"type": "function", "function": {"name": "issue_payment", "description": "Charge the customer.",
-     "parameters": {"type": "object", "properties": {"customer": {"type": "string"},
-                    "amount_cents": {"type": "integer"}}, "required": ["customer", "amount_cents"]}}},
-    {"type": "function", "function": {"name": "forecast", "description": "The weather in a city.",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "issue_payment",
+            "description": "Charge the customer.",
+            "parameters": {
+                "type": "object",
+                "properties": {"customer": {"type": "string"}, "amount_cents": {"type": "integer"}},
+                "required": ["customer", "amount_cents"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "forecast",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
 ]
 
 
@@ -33,7 +52,9 @@ def forecast(city: str) -> dict:
 def turn(client: openai.OpenAI, messages: list) -> tuple[str, list, str | None]:
     text, calls, finish = "", {}, None
     try:
-        for chunk in client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS, stream=True):
+        for chunk in client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, tools=TOOLS, stream=True
+        ):
             for choice in chunk.choices:
                 text += choice.delta.content or ""
                 for d in choice.delta.tool_calls or ():
@@ -92,9 +113,20 @@ def main(prompt: str) -> int:
         if not calls:
             print(text)
             return 0
-        messages.append({"role": "assistant", "content": text or None, "tool_calls": [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": c["arguments"]},
+                    }
+                    for c in calls
+                ],
+            }
+        )
         run_tools(calls, messages)
         last_calls = calls
     print("too many steps", file=sys.stderr)

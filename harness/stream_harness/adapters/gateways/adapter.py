@@ -91,7 +91,9 @@ class ProxySession:
             self.process = None
         if self.process is None:
             if self.failed_starts >= MAX_FAILED_STARTS:
-                raise GatewayError(f"{self.gateway.name}: given up after {self.failed_starts} failed starts")
+                raise GatewayError(
+                    f"{self.gateway.name}: given up after {self.failed_starts} failed starts"
+                )
             proc = self.gateway.process(self.upstream.url, self.log_dir)
             try:
                 proc.start()
@@ -162,7 +164,9 @@ class Exchange:
         hit = self.stream_hit()
         if hit is None:
             return 0
-        written = max((end for t, end in zip(hit.sent, hit.sent_ends, strict=False) if t < moment), default=0)
+        written = max(
+            (end for t, end in zip(hit.sent, hit.sent_ends, strict=False) if t < moment), default=0
+        )
         return sum(1 for end in hit.event_ends if end <= written)
 
     def events_with(self, index: int) -> int | None:
@@ -189,7 +193,11 @@ class Exchange:
         if self.status >= 400:
             return True
         last = self.result.events[-1] if self.result.events else None
-        return isinstance(last, ErrorEvent) and last.error is not None and last.error.origin == "provider"
+        return (
+            isinstance(last, ErrorEvent)
+            and last.error is not None
+            and last.error.origin == "provider"
+        )
 
     def ttfb_ratio(self) -> float | None:
         """Client first byte after the upstream's first chunk, over the upstream's own span.
@@ -268,9 +276,20 @@ class ProxyAdapter:
             upstream, proc = self.session.ensure()
         except (GatewayError, AdapterLoadError) as exc:
             return Exchange(AdapterResult(message=None, crashed=str(exc)))
-        pairs = [(k, v) for k, values in (headers or {}).items() if k.lower() not in _DROP for v in values]
-        upstream.answer(Reply(protocol, status, pairs, [c for c in chunks if c], delay, cut, pacing))
-        body = client_request(self.client_protocol, self.gateway.model(protocol), _tool_names(protocol, chunks, status))
+        pairs = [
+            (k, v)
+            for k, values in (headers or {}).items()
+            if k.lower() not in _DROP
+            for v in values
+        ]
+        upstream.answer(
+            Reply(protocol, status, pairs, [c for c in chunks if c], delay, cut, pacing)
+        )
+        body = client_request(
+            self.client_protocol,
+            self.gateway.model(protocol),
+            _tool_names(protocol, chunks, status),
+        )
         ex = Exchange(AdapterResult(message=None))
         problem = self._send(proc, upstream, body, ex, timeout or self.timeout)
         ex.hits = list(upstream.hits)
@@ -287,7 +306,9 @@ class ProxyAdapter:
             ex.result = AdapterResult(message=None, crashed=mismatch, raw=raw)
             return ex
         if problem is not None and not ex.chunks and not ex.status:
-            why = f"{problem}; the gateway died: {proc.tail()}" if proc.died_within(1.0) else problem
+            why = (
+                f"{problem}; the gateway died: {proc.tail()}" if proc.died_within(1.0) else problem
+            )
             ex.result = AdapterResult(message=None, crashed=why, raw=raw)
             return ex
         if not ex.hits:
@@ -312,26 +333,45 @@ class ProxyAdapter:
         return ex
 
     def _send(
-        self, proc: GatewayProcess, upstream: ProxyUpstream, body: dict[str, object], ex: Exchange, timeout: float
+        self,
+        proc: GatewayProcess,
+        upstream: ProxyUpstream,
+        body: dict[str, object],
+        ex: Exchange,
+        timeout: float,
     ) -> str | None:
         """POST through the gateway, reading the body as it comes (raw HTTP/1.1:
         :mod:`stream_harness.adapters.gateways.rawhttp`); a transport problem as text."""
         data = json.dumps(body).encode()
         hdrs = {
             "content-type": "application/json",
-            "accept": "text/event-stream" if self.client_protocol != "google-generative-ai" else "*/*",
+            "accept": "text/event-stream"
+            if self.client_protocol != "google-generative-ai"
+            else "*/*",
             "connection": "close",
             "anthropic-version": "2023-06-01",
             **self.gateway.headers(self.upstream_protocol, upstream.url, proc),
         }
         ex.sent = time.monotonic()
         try:
-            resp = request(HOST, proc.port, "POST", CLIENT_PATHS[self.client_protocol], data, hdrs, timeout=timeout)
+            resp = request(
+                HOST,
+                proc.port,
+                "POST",
+                CLIENT_PATHS[self.client_protocol],
+                data,
+                hdrs,
+                timeout=timeout,
+            )
         except OSError as exc:
             return f"{type(exc).__name__}: {exc}"
         ex.sent = resp.sent
         ex.status, ex.headers, ex.chunks, ex.times, ex.transfer = (
-            resp.status, resp.headers, resp.chunks, resp.times, resp.transfer
+            resp.status,
+            resp.headers,
+            resp.chunks,
+            resp.times,
+            resp.transfer,
         )
         return resp.problem()
 
@@ -358,7 +398,9 @@ def stable_ids(
     update: dict[str, Any] = {}
 
     def mask(text: str) -> str:
-        return _MINTED_ID.sub(lambda m: m.group(0) if m.group(0).encode() in upstream_body else "<id>", text)
+        return _MINTED_ID.sub(
+            lambda m: m.group(0) if m.group(0).encode() in upstream_body else "<id>", text
+        )
 
     if message.response_id and (reference is None or message.response_id != reference.response_id):
         minted.append(f"response_id {message.response_id}")
@@ -379,7 +421,9 @@ def stable_ids(
         text = json.dumps([b.model_dump(mode="json") for b in message.provider_blocks])
         if mask(text) != text:
             minted.append("ids in provider blocks")
-            update["provider_blocks"] = [ProviderBlock.model_validate(b) for b in json.loads(mask(text))]
+            update["provider_blocks"] = [
+                ProviderBlock.model_validate(b) for b in json.loads(mask(text))
+            ]
     return (message.model_copy(update=update) if update else message), minted
 
 
@@ -398,7 +442,13 @@ def _with_stable_ids(events: list[Event], message: AssistantMessage) -> list[Eve
         elif isinstance(e, ToolCallEndEvent) and e.content_index in ids:
             block = message.content[e.content_index]
             assert isinstance(block, ToolCall)
-            e = e.model_copy(update={"tool_call": e.tool_call.model_copy(update={"id": block.id, "signature": block.signature})})
+            e = e.model_copy(
+                update={
+                    "tool_call": e.tool_call.model_copy(
+                        update={"id": block.id, "signature": block.signature}
+                    )
+                }
+            )
         out.append(e)
     return out
 
@@ -430,7 +480,9 @@ def proxy_adapter(name: str) -> ProxyAdapter:
     gateway, _, pair = name.partition("[")
     upstream, _, client = pair.rstrip("]").partition("->")
     if gateway not in GATEWAYS or not upstream or not client:
-        raise AdapterLoadError(f"unknown proxy adapter {name!r} (expected <gateway>[<upstream>-><client>])")
+        raise AdapterLoadError(
+            f"unknown proxy adapter {name!r} (expected <gateway>[<upstream>-><client>])"
+        )
     problem = GATEWAYS[gateway].find()
     if problem:
         raise AdapterLoadError(f"adapter {name!r}: {problem}")

@@ -38,9 +38,7 @@ CLIENT_PATHS: Final[dict[str, str]] = {
 PROMPT: Final = "Say hello."
 
 
-def client_request(
-    client: str, model: str, tools: Sequence[str]
-) -> dict[str, object]:
+def client_request(client: str, model: str, tools: Sequence[str]) -> dict[str, object]:
     """A minimal streaming request of the client protocol, declaring the tools the upstream
     response calls (a gateway translating the response needs nothing else of the request;
     every gateway rewrites the request anyway, so the recorded one would not reach the
@@ -71,7 +69,9 @@ def client_request(
     if client == RESPONSES:
         body = {"model": model, "input": PROMPT, "stream": True}
         if tools:
-            body["tools"] = [{"type": "function", "name": t, "parameters": {"type": "object"}} for t in tools]
+            body["tools"] = [
+                {"type": "function", "name": t, "parameters": {"type": "object"}} for t in tools
+            ]
         return body
     raise ValueError(f"no client request for protocol {client!r}")
 
@@ -87,7 +87,9 @@ class Gateway:
     version: Callable[[], str]
     process: Callable[[str, Path], GatewayProcess]  # (upstream url, log folder)
     model: Callable[[str], str]  # upstream protocol -> what the client sends as model
-    headers: Callable[[str, str, GatewayProcess], dict[str, str]]  # (upstream protocol, upstream url, proc)
+    headers: Callable[
+        [str, str, GatewayProcess], dict[str, str]
+    ]  # (upstream protocol, upstream url, proc)
 
 
 # ---------------------------------------------------------------------------------------
@@ -128,7 +130,9 @@ def _litellm_version() -> str:
     binary = litellm_binary()
     if binary is None:
         return "unknown"
-    for dist in sorted(binary.resolve().parent.parent.glob("lib/python*/site-packages/litellm-*.dist-info")):
+    for dist in sorted(
+        binary.resolve().parent.parent.glob("lib/python*/site-packages/litellm-*.dist-info")
+    ):
         return dist.name.removeprefix("litellm-").removesuffix(".dist-info")
     return "unknown"
 
@@ -138,7 +142,11 @@ def litellm_config(upstream: str) -> str:
     models = [
         {
             "model_name": f"up-{proto}",
-            "litellm_params": {"model": model, "api_base": upstream + suffix, "api_key": "sk-stream-harness"},
+            "litellm_params": {
+                "model": model,
+                "api_base": upstream + suffix,
+                "api_key": "sk-stream-harness",
+            },
         }
         for proto, (model, suffix) in _LITELLM_MODELS.items()
     ]
@@ -182,7 +190,17 @@ def _litellm_process(upstream: str, folder: Path) -> GatewayProcess:
     key = "sk-" + secrets.token_hex(24)
     proc = GatewayProcess(
         "litellm-proxy",
-        lambda port: [str(binary), "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--num_workers", "1"],
+        lambda port: [
+            str(binary),
+            "--config",
+            str(config),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--num_workers",
+            "1",
+        ],
         ready_path="/health/liveliness",
         env=litellm_environment(key),
         cwd=folder,
@@ -256,7 +274,9 @@ def _portkey_version() -> str:
     root = portkey_root()
     if root is None:
         return "unknown"
-    data = json.loads((root / "node_modules/@portkey-ai/gateway/package.json").read_text(encoding="utf-8"))
+    data = json.loads(
+        (root / "node_modules/@portkey-ai/gateway/package.json").read_text(encoding="utf-8")
+    )
     return str(data.get("version", "unknown"))
 
 
@@ -316,4 +336,9 @@ def row_name(gateway: str, upstream: str, client: str) -> str:
 
 
 def all_rows() -> list[str]:
-    return [row_name(g.name, up, cl) for g in GATEWAYS.values() for up, cls in g.routes.items() for cl in cls]
+    return [
+        row_name(g.name, up, cl)
+        for g in GATEWAYS.values()
+        for up, cls in g.routes.items()
+        for cl in cls
+    ]

@@ -52,7 +52,11 @@ def view(message: AssistantMessage | None, *, client: str | None = None) -> dict
     return {
         "text": "".join(b.content for b in message.content if isinstance(b, TextBlock)),
         "thinking": "".join(b.content for b in message.content if isinstance(b, ThinkingBlock)),
-        "tool_calls": [{"name": b.name, "arguments": b.arguments} for b in message.content if isinstance(b, ToolCall)],
+        "tool_calls": [
+            {"name": b.name, "arguments": b.arguments}
+            for b in message.content
+            if isinstance(b, ToolCall)
+        ],
         "stop_reason": message.stop_reason,
         "usage": usage,
         "has_error": message.error_message is not None,
@@ -75,14 +79,24 @@ def differences(
         if want[key] != got[key]:
             out.append(f"{key}: {short_repr(got[key])} != expected {short_repr(want[key])}")
     if want["thinking"] and want["thinking"] != got["thinking"]:
-        out.append(f"thinking: {short_repr(got['thinking'])} != expected {short_repr(want['thinking'])}")
+        out.append(
+            f"thinking: {short_repr(got['thinking'])} != expected {short_repr(want['thinking'])}"
+        )
     zero = all(v == 0 for v in got["usage"].values())
     if zero and client in USAGE_AT_END and got["has_error"]:
         pass  # its usage comes last: a stream that failed before its end has none to give
     elif want["usage"] != got["usage"]:
         if zero:
-            out.append(f"usage dropped: none reached the client, the upstream reported {want['usage']}")
+            out.append(
+                f"usage dropped: none reached the client, the upstream reported {want['usage']}"
+            )
         else:
-            diff = {k: (got["usage"].get(k), v) for k, v in want["usage"].items() if got["usage"].get(k) != v}
-            out.append("usage " + ", ".join(f"{k}: {g} != expected {w}" for k, (g, w) in diff.items()))
+            diff = {
+                k: (got["usage"].get(k), v)
+                for k, v in want["usage"].items()
+                if got["usage"].get(k) != v
+            }
+            out.append(
+                "usage " + ", ".join(f"{k}: {g} != expected {w}" for k, (g, w) in diff.items())
+            )
     return out

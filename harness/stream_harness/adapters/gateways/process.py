@@ -68,6 +68,8 @@ def http_get(port: int, path: str, timeout: float = 2.0) -> tuple[int, bytes] | 
 
 
 _LIVE: set[GatewayProcess] = set()
+
+
 def _stop_all() -> None:
     for proc in list(_LIVE):
         proc.stop()
@@ -142,7 +144,9 @@ class GatewayProcess:
             if code is not None:
                 tail = self.tail()
                 self.stop()
-                raise GatewayError(f"{self.name} exited with code {code} before it was ready: {tail}")
+                raise GatewayError(
+                    f"{self.name} exited with code {code} before it was ready: {tail}"
+                )
             found = http_get(self.port, self.ready_path, timeout=1.0)
             if found is not None and self.is_ready(*found):
                 self.started_in = time.monotonic() - began

@@ -65,7 +65,11 @@ class RawResponse:
 
     def problem(self) -> str | None:
         """A transfer that did not complete, as text (None when it did)."""
-        return None if self.transfer.complete else f"the gateway's response did not complete: {self.transfer.describe()}"
+        return (
+            None
+            if self.transfer.complete
+            else f"the gateway's response did not complete: {self.transfer.describe()}"
+        )
 
 
 class _Malformed(Exception):
@@ -130,7 +134,9 @@ def request(
     sock = socket.create_connection((host, port), timeout=timeout)
     try:
         head = [f"{method} {path} HTTP/1.1", f"host: {host}:{port}", f"content-length: {len(body)}"]
-        head += [f"{k}: {v}" for k, v in headers.items() if k.lower() not in ("host", "content-length")]
+        head += [
+            f"{k}: {v}" for k, v in headers.items() if k.lower() not in ("host", "content-length")
+        ]
         out.sent = time.monotonic()
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
         reader = _Reader(sock)

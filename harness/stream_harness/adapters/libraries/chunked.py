@@ -139,7 +139,9 @@ class AISuiteAdapter(LibraryAdapter):
 
     def drive(self, protocol: str, replay: Replay) -> Driven:
         key = "openai" if protocol == "openai-completions" else "anthropic"
-        http: Any = __import__("httpx") if key == "openai" else _anthropic_http(__import__("anthropic"))
+        http: Any = (
+            __import__("httpx") if key == "openai" else _anthropic_http(__import__("anthropic"))
+        )
         transport = self.transport(http, replay)
         # Built once per provider: resolving a provider builds its SDK's sync and async
         # clients, two SSL contexts loaded from disk (50 ms, ten times a run).

@@ -436,8 +436,10 @@ def _legacy_function_call(extra: Mapping[str, Any], content: list[ContentBlock])
     """The deprecated single function_call (Azure's GA versions still stream it for a
     request with `functions`): ChatOpenAI merges it into additional_kwargs only."""
     legacy = extra.get("function_call")
-    if isinstance(legacy, Mapping) and legacy.get("name") and not any(
-        isinstance(b, ToolCall) for b in content
+    if (
+        isinstance(legacy, Mapping)
+        and legacy.get("name")
+        and not any(isinstance(b, ToolCall) for b in content)
     ):
         return ToolCall(
             id="",
@@ -470,6 +472,8 @@ def _stop_and_error(protocol: str, meta: Mapping[str, Any]) -> tuple[str | None,
 
 
 GEMINI_SIGNATURES: Final = "__gemini_function_call_thought_signatures__"
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 

@@ -464,7 +464,9 @@ def _collected(events: Sequence[Any], response: Any) -> Collected:
 
 def _blocked_message(reason: str, details: Mapping[str, Any]) -> str:
     detail = details.get("block_reason_message")
-    return f"prompt blocked: {reason}" + (f": {detail}" if isinstance(detail, str) and detail else "")
+    return f"prompt blocked: {reason}" + (
+        f": {detail}" if isinstance(detail, str) and detail else ""
+    )
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -498,7 +500,11 @@ def contract_events(events: Sequence[Any], message: AssistantMessage) -> list[Ev
             parts.start(event.index, event.part)
         elif kind == "part_delta":
             parts.delta_of(event.index, event.delta)
-        elif kind == "part_end" and event.index in parts.index_of and event.index not in parts.deferred:
+        elif (
+            kind == "part_end"
+            and event.index in parts.index_of
+            and event.index not in parts.deferred
+        ):
             parts.end(parts.index_of[event.index])
     for ci in sorted(parts.index_of.values()):
         parts.end(ci)

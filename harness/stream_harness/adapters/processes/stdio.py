@@ -523,7 +523,9 @@ class StdioAdapter:
         except (OSError, ProcessHung, ProcessExited, ProtocolError) as exc:
             tail = self._discard(polite=not isinstance(exc, ProcessHung))
             crashed = f"{exc}: {tail}" if tail else str(exc)
-            return AdapterResult(message=None, crashed=crashed, raw=_noise(noise), hung=isinstance(exc, ProcessHung))
+            return AdapterResult(
+                message=None, crashed=crashed, raw=_noise(noise), hung=isinstance(exc, ProcessHung)
+            )
         try:
             return self._result(protocol, chunks, status, headers, reply, noise)
         except (ProtocolError, ValueError) as exc:
@@ -567,7 +569,14 @@ class StdioAdapter:
         except (OSError, ProcessHung, ProcessExited, ProtocolError) as exc:
             tail = self._discard(polite=not isinstance(exc, ProcessHung))
             crashed = f"{exc}: {tail}" if tail else str(exc)
-            return [AdapterResult(message=None, crashed=crashed, raw=_noise(noise), hung=isinstance(exc, ProcessHung))]
+            return [
+                AdapterResult(
+                    message=None,
+                    crashed=crashed,
+                    raw=_noise(noise),
+                    hung=isinstance(exc, ProcessHung),
+                )
+            ]
         out = []
         for turn, r in zip(turns, reply["results"], strict=False):
             try:

@@ -117,7 +117,9 @@ class Joined:
             if legacy is not None:
                 if self.function_call is None:
                     self.function_call = {"name": "", "arguments": ""}
-                self.function_call["name"] = getattr(legacy, "name", None) or self.function_call["name"]
+                self.function_call["name"] = (
+                    getattr(legacy, "name", None) or self.function_call["name"]
+                )
                 if isinstance(getattr(legacy, "arguments", None), str):
                     self.function_call["arguments"] += legacy.arguments
             for call in getattr(delta, "tool_calls", None) or []:

@@ -194,7 +194,6 @@ class OpenAISDKAdapter(OpenAIClientAdapter):
             message=responses_message(final, protocol), raw={"response": _dump(final)}
         )
 
-
     # -- resuming a background stream (the resumption check) ----------------------------
 
     resumes = True
@@ -216,10 +215,16 @@ class OpenAISDKAdapter(OpenAIClientAdapter):
         http_client = self._httpx2.Client(verify=self._tls_context)
         if protocol in AZURE_PROTOCOLS:
             client = openai.AzureOpenAI(
-                api_key="harness-key", api_version=AZURE_API_VERSION, azure_endpoint=base_url, max_retries=0, http_client=http_client
+                api_key="harness-key",
+                api_version=AZURE_API_VERSION,
+                azure_endpoint=base_url,
+                max_retries=0,
+                http_client=http_client,
             )
         else:
-            client = openai.OpenAI(api_key="sk-test", base_url=f"{base_url}/v1", max_retries=0, http_client=http_client)
+            client = openai.OpenAI(
+                api_key="sk-test", base_url=f"{base_url}/v1", max_retries=0, http_client=http_client
+            )
         cursor: int | None = None
         response_id: str | None = None
         seen: list[str] = []
@@ -233,17 +238,26 @@ class OpenAISDKAdapter(OpenAIClientAdapter):
                 response = getattr(event, "response", None)
                 if response_id is None and response is not None:
                     response_id = getattr(response, "id", None)
-                if event.type in _TERMINAL_LIFECYCLE or event.type in ("response.completed", "error"):
+                if event.type in _TERMINAL_LIFECYCLE or event.type in (
+                    "response.completed",
+                    "error",
+                ):
                     return event
             return None
 
         try:
             try:
-                final = read(client.responses.create(model="gpt-harness", input="hi", background=True, stream=True))
+                final = read(
+                    client.responses.create(
+                        model="gpt-harness", input="hi", background=True, stream=True
+                    )
+                )
             except Exception:  # the connection dropped mid-stream: resume below
                 final = None
             if final is None and response_id is not None and cursor is not None:
-                final = read(client.responses.retrieve(response_id, stream=True, starting_after=cursor))
+                final = read(
+                    client.responses.retrieve(response_id, stream=True, starting_after=cursor)
+                )
         except Exception as exc:
             return raised_result(exc, None, {"events": seen})
         finally:
@@ -251,8 +265,12 @@ class OpenAISDKAdapter(OpenAIClientAdapter):
         if final is None:
             return AdapterResult(message=None, raw={"events": seen, "note": "no terminal event"})
         if final.type == "error":
-            return AdapterResult(message=failed_message(None, final.message or "error event"), raw={"events": seen})
-        return AdapterResult(message=responses_message(final.response, protocol), raw={"events": seen})
+            return AdapterResult(
+                message=failed_message(None, final.message or "error event"), raw={"events": seen}
+            )
+        return AdapterResult(
+            message=responses_message(final.response, protocol), raw={"events": seen}
+        )
 
 
 def _chat_snapshot(stream: Any) -> Any:
@@ -361,7 +379,9 @@ def _chat_usage(usage: Any) -> Usage:
     """
     if usage is None:
         return Usage()
-    flat = as_int(_extra(usage, "prompt_cache_hit_tokens")) or as_int(_extra(usage, "cached_tokens"))
+    flat = as_int(_extra(usage, "prompt_cache_hit_tokens")) or as_int(
+        _extra(usage, "cached_tokens")
+    )
     return _usage(
         usage, usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details, flat
     )

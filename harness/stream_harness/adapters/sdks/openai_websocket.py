@@ -113,7 +113,9 @@ class OpenAISDKWebSocketAdapter(SDKAdapter):
     # convention, not a failure; previous-response-recovery checks the reference.
     recovers_previous_response = False
 
-    def run_session(self, protocol: str, base_url: str, turns: Sequence[SessionTurn]) -> list[AdapterResult]:
+    def run_session(
+        self, protocol: str, base_url: str, turns: Sequence[SessionTurn]
+    ) -> list[AdapterResult]:
         """``with client.responses.connect() as connection``, every turn on it: the turn's
         ``connection.response.create(...)`` chained (as its user must) with the id of the
         ``response`` the SDK handed over for the previous turn, then the events to the
@@ -131,7 +133,9 @@ class OpenAISDKWebSocketAdapter(SDKAdapter):
                         connection.response.create(**event)
                         result = self._read(connection, seen)
                     except Exception as exc:
-                        out.append(raised_result(exc, None, {"events": seen}, message=error_message(exc)))
+                        out.append(
+                            raised_result(exc, None, {"events": seen}, message=error_message(exc))
+                        )
                         break
                     out.append(result)
                     response = result.raw.get("response")

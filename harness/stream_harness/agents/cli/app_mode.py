@@ -42,7 +42,9 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def app_adapter(args: argparse.Namespace, scenarios: Sequence[AgentScenario]) -> tuple[str, AppAdapter]:
+def app_adapter(
+    args: argparse.Namespace, scenarios: Sequence[AgentScenario]
+) -> tuple[str, AppAdapter]:
     """The (spec, adapter) of ``--app``; raises AppError or BindingError (one line)."""
     binding = ToolBinding(parse_tool_mapping(args.tool or ()), auto=True)
     binding.check(scenarios)

@@ -222,7 +222,9 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise _BadInput("--tool: binds tools for --app only (an adapter wires task.tools itself)")
     unknown = sorted(set(args.check or ()) - set(CHECK_IDS))
     if unknown:
-        raise _BadInput(f"--check: unknown check(s) {', '.join(unknown)} ({known_names(unknown[0], CHECK_IDS)})")
+        raise _BadInput(
+            f"--check: unknown check(s) {', '.join(unknown)} ({known_names(unknown[0], CHECK_IDS)})"
+        )
     if args.timeout <= 0 or args.max_turns < 1:
         raise _BadInput("--timeout must be > 0 and --max-turns >= 1")
     if args.jobs < 1:

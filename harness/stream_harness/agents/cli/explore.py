@@ -53,7 +53,9 @@ def explore_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def explore_bases(scenarios: Sequence[AgentScenario], given: bool) -> tuple[list[AgentScenario], str | None]:
+def explore_bases(
+    scenarios: Sequence[AgentScenario], given: bool
+) -> tuple[list[AgentScenario], str | None]:
     """The bases and, when there is none, why (one line). Of given scenarios, those that
     cannot be explored are left out with a note on stderr (a folder may mix them), and none
     left is an error, never a silent pass; by default the bases are the bundled scenarios

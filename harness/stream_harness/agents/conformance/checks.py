@@ -44,7 +44,6 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
 a hint above the cap is waited up to the cap, then retried (``capped``)."""
 
 
-
 @dataclass
 class AgentRun:
     """Everything observed of one (agent, scenario, protocol) run."""
@@ -218,7 +217,9 @@ def a2_effect_once(run: AgentRun) -> str | None:
                 if served > distinct
                 else ""
             )
-            return f"side effect {tool}{args} happened {n} times for {distinct} call(s) served{resent}"
+            return (
+                f"side effect {tool}{args} happened {n} times for {distinct} call(s) served{resent}"
+            )
     return None
 
 
@@ -237,8 +238,7 @@ def _distinct_calls(run: AgentRun, tool: str, args: str) -> int:
                 continue
             view = run.view(k)
             carried = any(
-                x.id in seen
-                or (not x.id and x.name == tool and canonical(x.arguments) == args)
+                x.id in seen or (not x.id and x.name == tool and canonical(x.arguments) == args)
                 for x in view.calls
             )
             if not seen or not view.readable or carried:
@@ -560,7 +560,9 @@ def a10_retry_after(run: AgentRun) -> str | None:
         answered = run.requests[k]
         # From the start of the reply's last write (Hit.last_write): the client cannot
         # have read the reply before it, so a loaded machine only lengthens the wait seen.
-        waited = run.requests[k + 1].arrived - (answered.last_write or answered.finished or answered.arrived)
+        waited = run.requests[k + 1].arrived - (
+            answered.last_write or answered.finished or answered.arrived
+        )
         expected = min(s.retry_after, cap) * scale
         if waited < expected * 0.9:
             return (
@@ -713,8 +715,8 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
     # that names the malformed frame it read names the fault (the reference: "malformed
     # JSON in SSE event #1").
     if served.stop == "none" or served.fault.startswith("clean_eof"):
-        words = TRANSPORT_WORDS + (("malformed",) if served.stop == "error" else ())
-        if any(w in raised.lower() for w in words):
+        named = TRANSPORT_WORDS + (("malformed",) if served.stop == "error" else ())
+        if any(w in raised.lower() for w in named):
             return None
         what = f"a transport fault ({served.fault}: the body ended without its terminal event)"
     else:

@@ -163,10 +163,14 @@ def stream_faults(scenario: AgentScenario, response_index: int, protocol: str) -
     response = scenario.spec.responses[response_index]
     script = response.script or ScriptSpec()
     tools = scenario.spec.tools
-    calls = [(c.arguments, tools[c.name].schema_ if c.name in tools else {}) for c in script.tool_calls]
+    calls = [
+        (c.arguments, tools[c.name].schema_ if c.name in tools else {}) for c in script.tool_calls
+    ]
     space = [
         f
-        for f in fault_space(calls, protocol, delta_size=script.delta_size, has_text=bool(script.text))
+        for f in fault_space(
+            calls, protocol, delta_size=script.delta_size, has_text=bool(script.text)
+        )
         if f.ending is not None and not (f.ending == "length" and f.place is None and calls)
     ]
     for n in range(1, len(calls) + 1):
@@ -203,8 +207,14 @@ def mutations(scenario: AgentScenario, response_index: int, protocol: str) -> li
     response = scenario.spec.responses[response_index]
     script = response.script or ScriptSpec()
     tools = scenario.spec.tools
-    calls = [(c.arguments, tools[c.name].schema_ if c.name in tools else {}) for c in script.tool_calls]
-    return [f for f in fault_space(calls, protocol, delta_size=script.delta_size) if f.mutate is not None]
+    calls = [
+        (c.arguments, tools[c.name].schema_ if c.name in tools else {}) for c in script.tool_calls
+    ]
+    return [
+        f
+        for f in fault_space(calls, protocol, delta_size=script.delta_size)
+        if f.mutate is not None
+    ]
 
 
 def _dump(fault: FaultSpec) -> Fault:
@@ -226,14 +236,21 @@ def fault_strategy(
     context overflow, or pacing. Nothing :func:`unexpressible` in the protocol is drawn."""
     response = scenario.spec.responses[response_index]
     script = response.script or ScriptSpec()
-    body = sum(len(c) for c in scenario.served(protocol)[_served_index(scenario, response_index)].chunks)
+    body = sum(
+        len(c) for c in scenario.served(protocol)[_served_index(scenario, response_index)].chunks
+    )
     hints = retry_after_values(conventions, protocol)
     ends = stream_faults(scenario, response_index, protocol)
     mutated = mutations(scenario, response_index, protocol)
     # An early end holds most of the space (every ending at every place): it takes
     # STREAM_WEIGHT slots of the kinds drawn, all after "status", so that it is drawn about
     # as often as the rest together and still shrinks to the simplest kind but one.
-    kinds = [w for k in KINDS if mutated or k != "mutate" for w in [k] * (STREAM_WEIGHT if k == "stream" else 1)]
+    kinds = [
+        w
+        for k in KINDS
+        if mutated or k != "mutate"
+        for w in [k] * (STREAM_WEIGHT if k == "stream" else 1)
+    ]
 
     @st.composite
     def draw(d: st.DrawFn) -> Fault:
@@ -455,7 +472,9 @@ class UnitExploration:
     shrink_runs: int = 0
     shrink_cut: str | None = None
 
-    def run(self, adapter: AgentAdapter, schedule: Schedule, limits: AgentLimits | None) -> list[CheckOutcome]:
+    def run(
+        self, adapter: AgentAdapter, schedule: Schedule, limits: AgentLimits | None
+    ) -> list[CheckOutcome]:
         key = schedule_key(schedule)
         found = self.verdicts.get(key)
         if found is None:
@@ -463,7 +482,9 @@ class UnitExploration:
             found = self.record(schedule, judge(run), run.elapsed)
         return found
 
-    def record(self, schedule: Schedule, verdicts: list[CheckOutcome], elapsed: float) -> list[CheckOutcome]:
+    def record(
+        self, schedule: Schedule, verdicts: list[CheckOutcome], elapsed: float
+    ) -> list[CheckOutcome]:
         """Keep the verdicts of the checks asked for: the draws and the shrink judge alike,
         so that a run with ``--check`` shrinks as the same run's row of that check did."""
         key = schedule_key(schedule)
@@ -540,8 +561,7 @@ def shrink(
         if schedule_key(schedule) not in unit.verdicts:
             if unit.shrink_runs >= max_runs or time.monotonic() - started > max_wall_s:
                 unit.shrink_cut = (
-                    f"shrink cut after {unit.shrink_runs} runs, "
-                    f"{time.monotonic() - started:.0f} s"
+                    f"shrink cut after {unit.shrink_runs} runs, {time.monotonic() - started:.0f} s"
                 )
                 return []
             unit.shrink_runs += 1
@@ -559,7 +579,9 @@ def shrink(
 
     def still_fails(check: str) -> Callable[[Schedule], CheckOutcome | None]:
         def fails(schedule: Schedule) -> CheckOutcome | None:
-            return next((v for v in verdicts(schedule) if v.check == check and v.status == "failed"), None)
+            return next(
+                (v for v in verdicts(schedule) if v.check == check and v.status == "failed"), None
+            )
 
         return fails
 
@@ -667,7 +689,8 @@ def scenario_fault_kinds(scenario: AgentScenario) -> set[str]:
     """The words of a scenario's faults, as :func:`fault_kinds` says a schedule's (the old
     keys read in the model: ``no_terminal_event`` is ``clean_eof``)."""
     words = (
-        fault_word(r.fault, len((r.script or ScriptSpec()).tool_calls)) for r in scenario.spec.responses
+        fault_word(r.fault, len((r.script or ScriptSpec()).tool_calls))
+        for r in scenario.spec.responses
     )
     return {w for w in words if w is not None}
 
@@ -895,7 +918,9 @@ def _with_command(unit: UnitExploration, finding: Finding, options: ExploreOptio
     if options.save_failures is None:
         return replace(finding, command=explore_command(unit, options, finding.check))
     slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in unit.agent)
-    name = f"{slug}-{unit.base.name}-{unit.protocol}-{finding.check}-{schedule_id(finding.schedule)}"
+    name = (
+        f"{slug}-{unit.base.name}-{unit.protocol}-{finding.check}-{schedule_id(finding.schedule)}"
+    )
     path = options.save_failures / f"{name}.yaml"
     command = shlex.join(
         [
@@ -922,8 +947,16 @@ def unit_results(unit: UnitExploration, options: ExploreOptions) -> list[AgentRe
     n = len(unit.verdicts)
     out: list[AgentResult] = []
     for check in CHECK_IDS:
-        judged = [k for k, vs in unit.verdicts.items() if any(v.check == check and v.status != "skipped" for v in vs)]
-        failed = [k for k, vs in unit.verdicts.items() if any(v.check == check and v.status == "failed" for v in vs)]
+        judged = [
+            k
+            for k, vs in unit.verdicts.items()
+            if any(v.check == check and v.status != "skipped" for v in vs)
+        ]
+        failed = [
+            k
+            for k, vs in unit.verdicts.items()
+            if any(v.check == check and v.status == "failed" for v in vs)
+        ]
         finding = findings.get(check)
         if not judged and finding is None:
             continue
@@ -969,5 +1002,3 @@ def unit_results(unit: UnitExploration, options: ExploreOptions) -> list[AgentRe
             )
         )
     return out
-
-

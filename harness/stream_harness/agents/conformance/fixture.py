@@ -48,7 +48,6 @@ DEFAULT_PROTOCOLS: Final = ("openai-completions",)
 MARKER: Final = "agent_scenarios"
 
 
-
 class ScenarioChoiceError(ValueError):
     """A marker argument that names no scenario; one line."""
 
@@ -67,7 +66,9 @@ class Choice:
         return f"{self.protocol}/{name}"
 
 
-def choices(args: Sequence[Any], kwargs: Mapping[str, Any], base: Path | None = None) -> list[Choice]:
+def choices(
+    args: Sequence[Any], kwargs: Mapping[str, Any], base: Path | None = None
+) -> list[Choice]:
     """The marker's (scenario, protocol) pairs: each scenario in each of ``protocols``
     (default openai-completions, the official client most agents use) it is served in.
     A relative path is looked up beside the test file (``base``) first, as the
@@ -75,7 +76,9 @@ def choices(args: Sequence[Any], kwargs: Mapping[str, Any], base: Path | None = 
     protocols = tuple(kwargs.get("protocols") or DEFAULT_PROTOCOLS)
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
-        raise ScenarioChoiceError(f"{MARKER}: unknown protocol(s) {unknown} (known: {', '.join(PROTOCOLS)})")
+        raise ScenarioChoiceError(
+            f"{MARKER}: unknown protocol(s) {unknown} (known: {', '.join(PROTOCOLS)})"
+        )
     tools = dict(kwargs.get("tools") or {})
     sources: list[str | Draft] = []
     for given in args or (str(bundled_agent_scenarios()),):
@@ -83,7 +86,11 @@ def choices(args: Sequence[Any], kwargs: Mapping[str, Any], base: Path | None = 
             sources.append(given)
             continue
         beside = base / str(given) if base is not None else None
-        root = beside if beside is not None and beside.exists() else resolve_scenarios_argument(str(given))
+        root = (
+            beside
+            if beside is not None and beside.exists()
+            else resolve_scenarios_argument(str(given))
+        )
         if root is None:
             raise ScenarioChoiceError(
                 f"{MARKER}: {given}: no such file or folder, nor a bundled agent scenario"
@@ -150,7 +157,9 @@ class FunctionAgent:
             return AgentOutcome(
                 output=printed.getvalue() or None,
                 error_type=f"returned {value}",
-                error_message=printed.getvalue().strip().splitlines()[-1:][0] if printed.getvalue().strip() else "",
+                error_message=printed.getvalue().strip().splitlines()[-1:][0]
+                if printed.getvalue().strip()
+                else "",
             )
         shown = "" if value is None or isinstance(value, int) else str(value)
         return AgentOutcome(output=printed.getvalue() + shown)
@@ -200,7 +209,9 @@ class AgentScenarioFixture:
         failed = self.failures()
         if failed:
             where = f"{self.scenario.name} [{self.protocol}]"
-            raise AssertionError(f"agent failed {len(failed)} check(s) on {where}:\n  " + "\n  ".join(failed))
+            raise AssertionError(
+                f"agent failed {len(failed)} check(s) on {where}:\n  " + "\n  ".join(failed)
+            )
 
 
 def make_fixture(choice: Choice, folder: Path) -> AgentScenarioFixture:

@@ -50,7 +50,9 @@ from stream_harness.conformance.shard import Shard
 from stream_harness.contract.facts import agent_expectations_dir
 from stream_harness.recordings.inputs import display_path
 
-ResultStatus = Literal["passed", "failed", "timeout", "crashed", "skipped", "known_failure", "fixed"]
+ResultStatus = Literal[
+    "passed", "failed", "timeout", "crashed", "skipped", "known_failure", "fixed"
+]
 GRACE_S = 5.0  # seconds past the task's own timeout before a run counts as hung
 
 
@@ -358,11 +360,19 @@ def observe(
 
 
 def reproduce(
-    agent_spec: str, scenario: AgentScenario, protocol: str, check: str, limits: AgentLimits | None = None
+    agent_spec: str,
+    scenario: AgentScenario,
+    protocol: str,
+    check: str,
+    limits: AgentLimits | None = None,
 ) -> str:
     """The command that replays one agent check, with the run's bounds (conformance/reproduce.py)."""
     return agents_command(
-        agent=agent_spec, scenarios=scenario_argument(scenario.path), protocol=protocol, check=check, limits=limits
+        agent=agent_spec,
+        scenarios=scenario_argument(scenario.path),
+        protocol=protocol,
+        check=check,
+        limits=limits,
     )
 
 
@@ -521,7 +531,9 @@ def run_agent_checks(
                 continue
             status: ResultStatus = verdict.status
             if status == "failed" and run.crash is not None:
-                status = "timeout" if run.hung else "crashed"  # the run's own label (conformance/outcomes.py)
+                status = (
+                    "timeout" if run.hung else "crashed"
+                )  # the run's own label (conformance/outcomes.py)
             reason = ""
             known = next(
                 (

@@ -97,9 +97,7 @@ def _model(task: AgentTask, retries: int) -> Any:
         cls = (
             chat.OpenAIChat if task.protocol == "openai-completions" else responses.OpenAIResponses
         )
-        return cls(
-            id=task.model, base_url=openai_url(task), api_key=task.api_key, retries=retries
-        )
+        return cls(id=task.model, base_url=openai_url(task), api_key=task.api_key, retries=retries)
     if task.protocol == "anthropic-messages":
         (claude,) = load(NAME, "agno[anthropic]", "agno.models.anthropic.claude")
         return claude.Claude(

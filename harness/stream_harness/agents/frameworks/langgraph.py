@@ -74,7 +74,11 @@ class LangGraphAdapter(Options):
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         agents, tools_mod, middleware = load(
-            NAME, "langchain", "langchain.agents", "langchain_core.tools", "langchain.agents.middleware"
+            NAME,
+            "langchain",
+            "langchain.agents",
+            "langchain_core.tools",
+            "langchain.agents.middleware",
         )
         model = _model(task, self.options.get("max_retries"))
         retries = self.option("ModelRetryMiddleware.max_retries", 0)

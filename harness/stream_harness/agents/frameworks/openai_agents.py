@@ -60,7 +60,9 @@ class OpenAIAgentsAdapter(Options):
         _, agents, openai = load(NAME, "openai-agents", "agents.run", "agents", "openai")
         agents.set_tracing_disabled(True)
         client = openai.AsyncOpenAI(
-            base_url=openai_url(task), api_key=task.api_key, max_retries=self.option("max_retries", 2)
+            base_url=openai_url(task),
+            api_key=task.api_key,
+            max_retries=self.option("max_retries", 2),
         )
         retries = self.option("retry.max_retries", 0)
         settings = (

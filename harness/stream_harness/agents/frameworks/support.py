@@ -98,7 +98,11 @@ def _check_values(table: Mapping[str, Any]) -> None:
     ]
     for framework, entry in table["frameworks"].items():
         places.append(
-            (f"frameworks.{framework}", entry, ("clients", "conventions", "protocols", "sources", "configurations"))
+            (
+                f"frameworks.{framework}",
+                entry,
+                ("clients", "conventions", "protocols", "sources", "configurations"),
+            )
         )
         places.append((f"frameworks.{framework}.conventions", entry.get("conventions") or {}, ()))
         for protocol, override in (entry.get("protocols") or {}).items():
@@ -265,17 +269,14 @@ def user_function(tool: AgentTool) -> Callable[..., str]:
     props, _ = properties(tool)
     names = [n for n in props if n.isidentifier() and n != _EXTRA]
     parameters = [
-        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_UNSET)
-        for n in names
+        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_UNSET) for n in names
     ]
     parameters.append(inspect.Parameter(_EXTRA, inspect.Parameter.VAR_KEYWORD))
     signature = inspect.Signature(parameters)
 
     def call(*args: Any, **kwargs: Any) -> str:
         bound = signature.bind(*args, **kwargs)
-        arguments = {
-            k: v for k, v in bound.arguments.items() if k != _EXTRA and v is not _UNSET
-        }
+        arguments = {k: v for k, v in bound.arguments.items() if k != _EXTRA and v is not _UNSET}
         arguments.update(bound.arguments.get(_EXTRA, {}))
         return tool.call(arguments)
 

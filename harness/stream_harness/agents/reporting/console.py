@@ -23,10 +23,20 @@ from stream_harness.reporting.console import Format, console_for, workflow_data,
 
 __all__ = ["agent_failure_lines", "render_agent_results"]
 
-_STYLE = {"passed": "green", "known_failure": "yellow", "failed": "red", "timeout": "red", "crashed": "red", "fixed": "red", "skipped": "dim"}
+_STYLE = {
+    "passed": "green",
+    "known_failure": "yellow",
+    "failed": "red",
+    "timeout": "red",
+    "crashed": "red",
+    "fixed": "red",
+    "skipped": "dim",
+}
 
 
-def render_agent_results(results: Sequence[AgentResult], form: Format, stream: TextIO | None = None) -> None:
+def render_agent_results(
+    results: Sequence[AgentResult], form: Format, stream: TextIO | None = None
+) -> None:
     """The per-agent counts (a table under ``rich``), then each failure with its
     reproduce command (and its annotation under ``github``). The verdict line is the
     caller's: it is the exit status said in words."""
@@ -42,7 +52,8 @@ def render_agent_results(results: Sequence[AgentResult], form: Format, stream: T
             table.add_column(status.replace("_", " "), justify="right")
         for agent, counts in by_agent.items():
             table.add_row(
-                Text(agent), *(Text(str(counts[s]), style=_STYLE[s] if counts[s] else "dim") for s in statuses)
+                Text(agent),
+                *(Text(str(counts[s]), style=_STYLE[s] if counts[s] else "dim") for s in statuses),
             )
         console_for(out).print(table)
     else:

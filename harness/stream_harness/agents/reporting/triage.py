@@ -50,9 +50,12 @@ def _known(row: AgentRow, expectations: Sequence[AgentExpectation]) -> str | Non
     if row.explored is not None:
         if row.outcome not in ("failed", "known_failure"):
             return None
-        return explored_reason(
-            expectations, row.agent, row.scenario, row.protocol, row.check, row.faults
-        ) or None
+        return (
+            explored_reason(
+                expectations, row.agent, row.scenario, row.protocol, row.check, row.faults
+            )
+            or None
+        )
     known = next(
         (e for e in expectations if e.matches(row.agent, row.scenario, row.protocol, row.check)),
         None,

@@ -158,7 +158,9 @@ class FaultSpec(_Spec):
         if isinstance(self.place, ByteAt) and self.ending not in _CUT_ENDINGS:
             raise ValueError(f"a byte place takes the endings {', '.join(_CUT_ENDINGS)}")
         if self.ending == "finish" and not isinstance(self.place, InCall):
-            raise ValueError("ending finish needs a place inside a call (place: {call: N, at: ...})")
+            raise ValueError(
+                "ending finish needs a place inside a call (place: {call: N, at: ...})"
+            )
         if self.mutate is not None and (self.status is not None or self.overflow):
             raise ValueError("an HTTP error serves no call to mutate")
         return self
@@ -312,7 +314,11 @@ def _named(text: str, arguments: Mapping[str, Any], at: NamedPlace) -> int | Non
     top = [s for s in spans if s.depth == 1]
     if at == "last_value":
         last = top[-1] if top else None
-        return last.start + len(text[last.start : last.end]) // 2 if last and last.end - last.start >= 2 else None
+        return (
+            last.start + len(text[last.start : last.end]) // 2
+            if last and last.end - last.start >= 2
+            else None
+        )
     if at == "between_keys":
         return top[0].end + 1 if len(top) >= 2 else None
     for s in sorted(spans, key=lambda s: s.start):
@@ -359,7 +365,13 @@ def broken_arguments(
         return None
     key = keys[0]
     value = arguments[key]
-    other: Any = 0 if isinstance(value, str) else json.dumps(value) if not isinstance(value, bool | int | float) else str(value).lower()
+    other: Any = (
+        0
+        if isinstance(value, str)
+        else json.dumps(value)
+        if not isinstance(value, bool | int | float)
+        else str(value).lower()
+    )
     return {**arguments, key: other}
 
 
@@ -393,7 +405,9 @@ def fault_space(
     place_endings: list[tuple[Place | None, Ending]] = [(ByteAt(byte=0), e) for e in _CUT_ENDINGS]
     place_endings += [(None, e) for e in ("fin", "rst", "clean_eof", "length", "error_event")]
     if has_text:
-        place_endings += [("after_text", e) for e in ("fin", "rst", "clean_eof", "length", "error_event")]
+        place_endings += [
+            ("after_text", e) for e in ("fin", "rst", "clean_eof", "length", "error_event")
+        ]
     for n, (arguments, _) in enumerate(calls, 1):
         for at in NAMED_PLACES:
             if place_offset(arguments, at, delta_size) is not None:

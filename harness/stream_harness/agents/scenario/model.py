@@ -222,7 +222,9 @@ class AgentScenario:
             out.extend([served] * response.repeat)
         return out
 
-    def _mutated(self, i: int, calls: Sequence[ScriptedCall], served_ids: Sequence[str]) -> ScriptedCall:
+    def _mutated(
+        self, i: int, calls: Sequence[ScriptedCall], served_ids: Sequence[str]
+    ) -> ScriptedCall:
         """Response ``i``'s call as ``mutate`` serves it (checked valid when loaded)."""
         mutate = self.spec.responses[i].fault.mutate
         assert mutate is not None
@@ -347,16 +349,22 @@ def _check_fault(
     if isinstance(place, InCall):
         if place.call > counted:
             raise ScenarioError(
-                file, f"{where}.place.call", f"the script has {counted} tool call(s), not {place.call}"
+                file,
+                f"{where}.place.call",
+                f"the script has {counted} tool call(s), not {place.call}",
             )
         arguments = script.tool_calls[place.call - 1].arguments
         if place_offset(arguments, place.at, script.delta_size) is None:
             raise ScenarioError(
-                file, f"{where}.place.at", f"call {place.call}'s arguments have no place {place.at!r}"
+                file,
+                f"{where}.place.at",
+                f"call {place.call}'s arguments have no place {place.at!r}",
             )
     if fault.mutate is not None and fault.mutate.call > counted:
         raise ScenarioError(
-            file, f"{where}.mutate.call", f"the script has {counted} tool call(s), not {fault.mutate.call}"
+            file,
+            f"{where}.mutate.call",
+            f"the script has {counted} tool call(s), not {fault.mutate.call}",
         )
     mutate = fault.mutate
     if mutate is None:
@@ -365,11 +373,15 @@ def _check_fault(
     schema = spec.tools[call.name].schema_
     if mutate.args is not None and broken_arguments(call.arguments, schema, mutate.args) is None:
         raise ScenarioError(
-            file, f"{where}.mutate.args", f"call {mutate.call}'s arguments cannot be made {mutate.args}"
+            file,
+            f"{where}.mutate.args",
+            f"call {mutate.call}'s arguments cannot be made {mutate.args}",
         )
     earlier = any((r.script or ScriptSpec()).tool_calls for r in spec.responses[:i])
     if mutate.id == "reused" and mutate.call == 1 and not earlier:
-        raise ScenarioError(file, f"{where}.mutate.id", "no call was served before it to reuse the id of")
+        raise ScenarioError(
+            file, f"{where}.mutate.id", "no call was served before it to reuse the id of"
+        )
 
 
 def _recordings(file: Path, spec: AgentScenarioSpec) -> dict[int, Recorded]:

@@ -66,6 +66,7 @@ PROTOCOLS: Final = (
 _CONTENT_TYPES: Final = {"bedrock-converse-stream": "application/vnd.amazon.eventstream"}
 """A 200 stream's content type where it is not ``text/event-stream``."""
 
+
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
     id: str
@@ -248,7 +249,11 @@ def _bedrock_error_headers(status: int) -> dict[str, str]:
     """Bedrock names the exception in ``x-amzn-errortype`` (cassettes/_generate/
     bedrock_converse_stream.py); a status it has no exception for gets none."""
     name = _BEDROCK_EXCEPTIONS.get(status)
-    return {"x-amzn-errortype": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"} if name else {}
+    return (
+        {"x-amzn-errortype": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
+        if name
+        else {}
+    )
 
 
 def error_body(protocol: str, status: int, *, overflow: bool = False) -> str:
@@ -525,7 +530,9 @@ def _block_start(index: int, block: Mapping[str, Any]) -> bytes:
 
 
 def _block_delta(index: int, delta: Mapping[str, Any]) -> bytes:
-    return _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+    return _sse(
+        "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+    )
 
 
 def _block_stop(index: int) -> bytes:
@@ -739,7 +746,15 @@ def _google(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
             break  # the limit hit inside it: Gemini sends no part for it at all
         assert plan.cut_args != n, "Gemini sends whole calls (faults.unexpressible)"
         whole = chunk(
-            [{"functionCall": {**_head_id(call, "id"), "name": call.name, "args": dict(call.arguments)}}]
+            [
+                {
+                    "functionCall": {
+                        **_head_id(call, "id"),
+                        "name": call.name,
+                        "args": dict(call.arguments),
+                    }
+                }
+            ]
         )
         # The args object is the compact JSON text (ASCII): a place is a byte offset in it.
         at = whole.index(b'"args":') + len(b'"args":') + (planned.split or 3)
@@ -773,7 +788,9 @@ def _bedrock(script: Script, plan: _Plan, model: str, ident: str) -> _Stream:
     index = 0
     if script.text:
         for piece in _pieces(script.text, script.delta_size):
-            s.add(_frame("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}))
+            s.add(
+                _frame("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}})
+            )
         s.add(_frame("contentBlockStop", {"contentBlockIndex": index}))
         index += 1
     s.text_end = len(s.chunks)
@@ -811,7 +828,9 @@ def _frame(event_type: str, payload: Mapping[str, Any]) -> bytes:
         ":content-type": "application/json",
         ":message-type": "event",
     }
-    return encode_message(headers, json.dumps({**payload, "p": "abcdefgh"}, separators=(",", ":")).encode())
+    return encode_message(
+        headers, json.dumps({**payload, "p": "abcdefgh"}, separators=(",", ":")).encode()
+    )
 
 
 def _stream_headers(protocol: str, ident: str) -> tuple[tuple[str, str], ...]:

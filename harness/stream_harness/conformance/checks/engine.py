@@ -142,7 +142,9 @@ class CheckContext:
     def _seen(self, result: AdapterResult) -> AdapterResult:
         if result.crashed:
             f = self._faults
-            self._faults = Faults(f.hung + 1, f.crashed) if result.hung else Faults(f.hung, f.crashed + 1)
+            self._faults = (
+                Faults(f.hung + 1, f.crashed) if result.hung else Faults(f.hung, f.crashed + 1)
+            )
         return result
 
     def _keep_noise(self, result: AdapterResult) -> AdapterResult:
@@ -188,7 +190,14 @@ class CheckContext:
         """One run of the adapter, bounded by ``run_timeout`` (raises RunTimedOut)."""
         c = self.case
         result = run_within(
-            self.adapter, self.run_timeout, c.protocol, chunks, status=c.status, headers=c.headers, case=c.id, what=what
+            self.adapter,
+            self.run_timeout,
+            c.protocol,
+            chunks,
+            status=c.status,
+            headers=c.headers,
+            case=c.id,
+            what=what,
         )
         return self._keep_noise(result)
 
@@ -273,7 +282,12 @@ class CheckContext:
 
 
 def split_plan(
-    body: bytes, seed: str, examples: int, *, single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT, exhaustive: bool = True
+    body: bytes,
+    seed: str,
+    examples: int,
+    *,
+    single_cut_limit: int = DEFAULT_SINGLE_CUT_LIMIT,
+    exhaustive: bool = True,
 ) -> Iterator[list[int]]:
     """Every split the checks try on one body, cheapest to read first: one byte per chunk
     and every single cut (small bodies, when ``exhaustive``), every trouble spot at once,
@@ -295,7 +309,10 @@ def split_plan(
         yield list(spots)
     for _ in range(examples):
         count = rng.randint(1, min(32, n - 1))
-        cuts = {rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n) for _ in range(count)}
+        cuts = {
+            rng.choice(spots) if spots and rng.random() < 0.5 else rng.randrange(1, n)
+            for _ in range(count)
+        }
         yield sorted(cuts)
 
 
@@ -375,7 +392,10 @@ def outcome_of_events(events: Sequence[Event]) -> dict[str, Any]:
     """The reference's outcome in the shape of :func:`outcome_of`."""
     last = events[-1] if events else None
     message = last.message if isinstance(last, DoneEvent | ErrorEvent) else None
-    return {"terminal": last.type if last is not None else "none", "message": message.model_dump(mode="json") if message else None}
+    return {
+        "terminal": last.type if last is not None else "none",
+        "message": message.model_dump(mode="json") if message else None,
+    }
 
 
 def summary_of(result: AdapterResult) -> str:
@@ -385,5 +405,8 @@ def summary_of(result: AdapterResult) -> str:
     msg = result.message
     if msg is None:
         return f"{result.terminal}: no message"
-    blocks = ", ".join(f"{b.type}:{short_repr(getattr(b, 'content', None) or getattr(b, 'arguments', None), 40)}" for b in msg.content)
+    blocks = ", ".join(
+        f"{b.type}:{short_repr(getattr(b, 'content', None) or getattr(b, 'arguments', None), 40)}"
+        for b in msg.content
+    )
     return f"{result.terminal} {msg.stop_reason} [{blocks}]"

@@ -41,7 +41,9 @@ SLOW_HEAD_WRITES = 40
 # the client waiting on a dead upstream fails, and a report does not wait a minute on it.
 CUT_TIMEOUT = 15.0
 # Event types that show the first content reached the reference (the held-head bound).
-_CONTENT: Final = frozenset({"text_delta", "thinking_delta", "toolcall_start", "toolcall_delta", "error", "done"})
+_CONTENT: Final = frozenset(
+    {"text_delta", "thinking_delta", "toolcall_start", "toolcall_delta", "error", "done"}
+)
 _PACINGS: Final[dict[Pacing, str]] = {
     "chunks": f"events {PACING * 1000:.0f} ms apart",
     "bytes": f"{BYTE_PIECES[0]}-{BYTE_PIECES[1]} byte writes {BYTE_PACING * 1000:.0f} ms apart",
@@ -121,10 +123,18 @@ def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
         runs.append(("lines", how, slow, SLOW_PACING, "chunks"))
     out = []
     for label, how, chunks, delay, pacing in runs:
-        ex: Exchange = ctx.adapter.exchange(c.protocol, chunks, status=c.status, headers=c.headers, delay=delay, pacing=pacing)  # type: ignore[attr-defined]
+        ex: Exchange = ctx.adapter.exchange(  # type: ignore[attr-defined]
+            c.protocol, chunks, status=c.status, headers=c.headers, delay=delay, pacing=pacing
+        )
         result = ex.result
         if result.crashed:
-            out.append(differing(f"{how}: the adapter crashed: {result.crashed}", {"crashed": None}, outcome_of(result)))
+            out.append(
+                differing(
+                    f"{how}: the adapter crashed: {result.crashed}",
+                    {"crashed": None},
+                    outcome_of(result),
+                )
+            )
             continue
         record_timing(ctx.adapter.name, c.id, ex, delay, label)
         ratio, held, needed = ex.ttfb_ratio(), ex.held_events(), ex.events_with(content)
@@ -135,7 +145,11 @@ def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
         }
         allowed = None if needed is None else needed + HELD_AFTER_CONTENT
         if ratio is None or ratio >= 1:
-            shown = "no body byte" if ratio is None else f"first byte at {ratio:.2f} of the upstream's span"
+            shown = (
+                "no body byte"
+                if ratio is None
+                else f"first byte at {ratio:.2f} of the upstream's span"
+            )
             out.append(
                 differing(
                     f"the gateway buffered: with {how} ({len(ex.stream_sent())} writes), {shown} "
@@ -202,7 +216,12 @@ def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
     # inside a chunk sends half of event k too, which must leave it unfinished as well.
     order = sorted(range(1, len(frames)), key=lambda k: abs(k - len(frames) / 2))
     k = next(
-        (k for k in order if c.cut_ends_in_error(ends[k]) and c.cut_ends_in_error(ends[k] + max(1, len(frames[k]) // 2))),
+        (
+            k
+            for k in order
+            if c.cut_ends_in_error(ends[k])
+            and c.cut_ends_in_error(ends[k] + max(1, len(frames[k]) // 2))
+        ),
         None,
     )
     if k is None:
@@ -210,7 +229,9 @@ def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
     out = []
     for cut in TRANSPORT_CUTS:
         sent = frames[: k + 1] if cut == "inside-chunk" else frames[:k]
-        ex: Exchange = ctx.adapter.exchange(c.protocol, sent, status=c.status, headers=c.headers, cut=cut, timeout=CUT_TIMEOUT)  # type: ignore[attr-defined]
+        ex: Exchange = ctx.adapter.exchange(  # type: ignore[attr-defined]
+            c.protocol, sent, status=c.status, headers=c.headers, cut=cut, timeout=CUT_TIMEOUT
+        )
         problem = _cut_problem(ex)
         if problem is None:
             continue
@@ -218,7 +239,11 @@ def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
         out.append(
             differing(
                 f"the upstream {_CUTS[cut]} after event {k} of {len(frames)}: {problem}",
-                {"cut": cut, "client_transfer": "not complete, or an error carried", "terminal": "error"},
+                {
+                    "cut": cut,
+                    "client_transfer": "not complete, or an error carried",
+                    "terminal": "error",
+                },
                 {
                     "cut": cut,
                     "client_transfer": f"{t.end} ({t.framing})" if t else None,
@@ -234,7 +259,13 @@ def check_proxy_upstream_cut(ctx: CheckContext) -> list[Failure]:
 def check_proxy_error_status(ctx: CheckContext) -> list[Failure]:
     result = ctx.whole()
     if result.crashed:
-        return [differing(f"the adapter crashed: {result.crashed}", {"status": ctx.case.status}, outcome_of(result))]
+        return [
+            differing(
+                f"the adapter crashed: {result.crashed}",
+                {"status": ctx.case.status},
+                outcome_of(result),
+            )
+        ]
     status = result.raw.get("client_status")
     want = ctx.expected[-1]
     want_after = want.error.retry_after if isinstance(want, ErrorEvent) and want.error else None

@@ -66,7 +66,13 @@ def check_resumption(ctx: CheckContext) -> list[Failure]:
         replies.reset(len(events))
         whole = run(ctx.case.protocol, server.url, request_body=request_body)
         if whole.crashed:
-            return [differing(f"the adapter crashed on the uncut stream: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+            return [
+                differing(
+                    f"the adapter crashed on the uncut stream: {whole.crashed}",
+                    {"crashed": None},
+                    outcome_of(whole),
+                )
+            ]
         want = _resumed_key(whole, ctx.adapter.level)
         for k in resume_points(len(events), f"resume:{ctx.seed}:{ctx.case.id}"):
             partial = k % 2 == 1  # odd k: the drop also cuts the next event in half

@@ -47,11 +47,19 @@ def check_message_framing(ctx: CheckContext) -> list[Failure]:
     a client behind a WebSocket library."""
     whole = ctx.whole()
     if whole.crashed:
-        return [differing(f"the adapter crashed on the recorded turn: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+        return [
+            differing(
+                f"the adapter crashed on the recorded turn: {whole.crashed}",
+                {"crashed": None},
+                outcome_of(whole),
+            )
+        ]
     baseline = message_key(whole)
     rounds = 1 if ctx.replaying else max(1, min(ctx.examples, 20))
     for r in range(rounds):
-        body = refragment_log(ctx.case.body, functools.partial(message_cuts, f"frames:{ctx.seed}:{ctx.case.id}:{r}"))
+        body = refragment_log(
+            ctx.case.body, functools.partial(message_cuts, f"frames:{ctx.seed}:{ctx.case.id}:{r}")
+        )
         result = ctx.run_body(body)
         if message_key(result) != baseline:
             return [
@@ -82,7 +90,9 @@ def session_of(case: Case) -> SessionPlan | None:
             turns = load_cassette(case.cassette).interactions
         except CassetteError:
             turns = ()
-        plan = session_plan([parse_create(t.request.body) for t in turns], [t.response.body for t in turns])
+        plan = session_plan(
+            [parse_create(t.request.body) for t in turns], [t.response.body for t in turns]
+        )
         _session_cache[key] = plan if len(turns) >= 2 and not plan.concurrent else None
     return _session_cache[key]
 
@@ -102,7 +112,9 @@ def _refused_session(case: Case, expected: list[Event]) -> bool:
     return plan is not None and any(r + 1 < len(plan.logs) for r in plan.refused)
 
 
-def play_session_case(ctx: CheckContext, plan: SessionPlan) -> tuple[list[AdapterResult], CheckedSession] | Failure:
+def play_session_case(
+    ctx: CheckContext, plan: SessionPlan
+) -> tuple[list[AdapterResult], CheckedSession] | Failure:
     """The adapter's ``run_session`` against a loopback replay of the whole connection that
     compares each ``response.create`` with the recorded one."""
     run = getattr(ctx.adapter, "run_session", None)
@@ -114,15 +126,23 @@ def play_session_case(ctx: CheckContext, plan: SessionPlan) -> tuple[list[Adapte
             with running_case(ctx.case.id):
                 results = list(run(ctx.case.protocol, server.url, plan.turns))
         except Exception as exc:
-            return differing(f"the adapter crashed in run_session: {type(exc).__name__}: {exc}", {"crashed": None}, {"crashed": str(exc)})
+            return differing(
+                f"the adapter crashed in run_session: {type(exc).__name__}: {exc}",
+                {"crashed": None},
+                {"crashed": str(exc)},
+            )
     return results, server_side
 
 
-def _sent_differences(plan: SessionPlan, server_side: CheckedSession, turns: Sequence[int]) -> list[str]:
+def _sent_differences(
+    plan: SessionPlan, server_side: CheckedSession, turns: Sequence[int]
+) -> list[str]:
     out = []
     for i in turns:
         if i >= len(server_side.sent):
-            out.append(f"turn {i}: the client sent no response.create (it sent {len(server_side.sent)} of {len(plan.logs)})")
+            out.append(
+                f"turn {i}: the client sent no response.create (it sent {len(server_side.sent)} of {len(plan.logs)})"
+            )
             break
         out.extend(f"turn {i}: {d}" for d in server_side.differences.get(i, []))
     return out
@@ -140,9 +160,23 @@ def check_session_turns(ctx: CheckContext) -> list[Failure]:
     cassette = load_cassette(ctx.case.cassette).interactions
     for i, recorded in enumerate(plan.answered_by):
         turn = cassette[recorded]
-        alone = safe_run(ctx.adapter, ctx.case.protocol, [turn.response.body], status=turn.response.status, headers=turn.response.headers, case=ctx.case.id)
+        alone = safe_run(
+            ctx.adapter,
+            ctx.case.protocol,
+            [turn.response.body],
+            status=turn.response.status,
+            headers=turn.response.headers,
+            case=ctx.case.id,
+        )
         if i >= len(results):
-            return [differing(f"turn {i} of {len(plan.turns)}: the session gave no result (it stopped after turn {len(results) - 1})", outcome_of(alone), {"terminal": "none"}, command=ctx.command("session-turns"))]
+            return [
+                differing(
+                    f"turn {i} of {len(plan.turns)}: the session gave no result (it stopped after turn {len(results) - 1})",
+                    outcome_of(alone),
+                    {"terminal": "none"},
+                    command=ctx.command("session-turns"),
+                )
+            ]
         if message_key(results[i]) != message_key(alone):
             return [
                 differing(
@@ -168,7 +202,14 @@ def check_session_chaining(ctx: CheckContext) -> list[Failure]:
     problems = _sent_differences(plan, server_side, range(len(plan.logs)))
     if not problems:
         return []
-    return [differing("; ".join(problems), {"sent": list(plan.creates)}, {"sent": server_side.sent}, command=ctx.command("session-chaining"))]
+    return [
+        differing(
+            "; ".join(problems),
+            {"sent": list(plan.creates)},
+            {"sent": server_side.sent},
+            command=ctx.command("session-chaining"),
+        )
+    ]
 
 
 def check_previous_response_recovery(ctx: CheckContext) -> list[Failure]:
@@ -184,10 +225,19 @@ def check_previous_response_recovery(ctx: CheckContext) -> list[Failure]:
     problems = _sent_differences(plan, server_side, range(len(plan.logs)))
     for i, recorded in enumerate(plan.answered_by):
         if recorded - 1 in plan.refused and i < len(results) and results[i].terminal != "done":
-            problems.append(f"turn {i} ended in {results[i].terminal}; the recorded resend completes")
+            problems.append(
+                f"turn {i} ended in {results[i].terminal}; the recorded resend completes"
+            )
     if not problems:
         return []
-    return [differing("; ".join(problems), {"sent": list(plan.creates)}, {"sent": server_side.sent}, command=ctx.command("previous-response-recovery"))]
+    return [
+        differing(
+            "; ".join(problems),
+            {"sent": list(plan.creates)},
+            {"sent": server_side.sent},
+            command=ctx.command("previous-response-recovery"),
+        )
+    ]
 
 
 CHECKS: tuple[Check, ...] = (

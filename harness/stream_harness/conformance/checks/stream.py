@@ -57,17 +57,27 @@ def _stop_reason_decides(case: Case, expected: list[Event]) -> bool:
     if not isinstance(last, DoneEvent | ErrorEvent) or last.message.provider_stop_reason is None:
         return False
     msg = last.message
-    refusal = isinstance(last, ErrorEvent) and last.error is not None and last.error.provider_type == "refusal"
+    refusal = (
+        isinstance(last, ErrorEvent)
+        and last.error is not None
+        and last.error.provider_type == "refusal"
+    )
     has_calls = any(isinstance(b, ToolCall) for b in msg.content)
-    mapped = map_stop_reason(case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal)
+    mapped = map_stop_reason(
+        case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal
+    )
     return mapped.reason == msg.stop_reason
 
 
 def _no_events(result: AdapterResult) -> Failure | None:
     if result.crashed:
-        return differing(f"the adapter crashed: {result.crashed}", {"events": "a sequence"}, outcome_of(result))
+        return differing(
+            f"the adapter crashed: {result.crashed}", {"events": "a sequence"}, outcome_of(result)
+        )
     if result.events is None:
-        return differing("an event-level adapter returned no events", {"events": "a sequence"}, {"events": None})
+        return differing(
+            "an event-level adapter returned no events", {"events": "a sequence"}, {"events": None}
+        )
     return None
 
 
@@ -96,7 +106,13 @@ def _violation(v: Violation, events: Sequence[Event], **extra: Any) -> Failure:
 def check_split_invariance(ctx: CheckContext) -> list[Failure]:
     whole = ctx.whole()
     if whole.crashed:
-        return [differing(f"the adapter crashed on the whole body: {whole.crashed}", {"crashed": None}, outcome_of(whole))]
+        return [
+            differing(
+                f"the adapter crashed on the whole body: {whole.crashed}",
+                {"crashed": None},
+                outcome_of(whole),
+            )
+        ]
     baseline = message_key(whole)
 
     def fails(cuts: list[int]) -> bool:
@@ -148,7 +164,13 @@ def check_expected(ctx: CheckContext) -> list[Failure]:
         found = compare.differences(ctx.expected_message, ctx.case.protocol, result.message, client)
         if not found:
             return []
-        return [differing("; ".join(found), compare.view(ctx.expected_message, client=client), compare.view(result.message, client=client))]
+        return [
+            differing(
+                "; ".join(found),
+                compare.view(ctx.expected_message, client=client),
+                compare.view(result.message, client=client),
+            )
+        ]
     diffs = compare_messages(ctx.expected_message, result)
     if not diffs:
         return []
@@ -182,36 +204,58 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
         return [
             differing(
                 f"no message (terminal: {result.terminal}; {result.raised or result.crashed or ''})".strip(),
-                {"provider_stop_reason": want.provider_stop_reason, "stop_reason": want.stop_reason},
+                {
+                    "provider_stop_reason": want.provider_stop_reason,
+                    "stop_reason": want.stop_reason,
+                },
                 outcome_of(result),
             )
         ]
     has_calls = any(isinstance(b, ToolCall) for b in msg.content)
     # Whether the wire carried a refusal is a fact of the case, read from the reference.
     ref = ctx.expected[-1]
-    refusal = isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.provider_type == "refusal"
+    refusal = (
+        isinstance(ref, ErrorEvent)
+        and ref.error is not None
+        and ref.error.provider_type == "refusal"
+    )
     client = client_protocol(ctx)
     if client is not None and client != ctx.case.protocol:
         # Across protocols the raw value is the client protocol's own word: it must map, by
         # that protocol's table, to the stop reason the upstream's raw value maps to.
-        mapped = map_stop_reason(client, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+        mapped = map_stop_reason(
+            client, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal
+        ).reason
         problems = []
         # No raw value (a stream that ended before one came): only the outcome is compared.
         if msg.provider_stop_reason is not None and mapped != msg.stop_reason:
-            problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r} for {client}")
+            problems.append(
+                f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r} for {client}"
+            )
         if msg.stop_reason != want.stop_reason:
-            problems.append(f"stop_reason {msg.stop_reason!r} (raw {msg.provider_stop_reason!r} on {client}), the upstream's {want.provider_stop_reason!r} is {want.stop_reason!r}")
+            problems.append(
+                f"stop_reason {msg.stop_reason!r} (raw {msg.provider_stop_reason!r} on {client}), the upstream's {want.provider_stop_reason!r} is {want.stop_reason!r}"
+            )
         expected_doc = {"stop_reason": want.stop_reason, "upstream_raw": want.provider_stop_reason}
         observed_doc = {"stop_reason": msg.stop_reason, "client_raw": msg.provider_stop_reason}
     else:
-        mapped = map_stop_reason(ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal).reason
+        mapped = map_stop_reason(
+            ctx.case.protocol, msg.provider_stop_reason, has_tool_calls=has_calls, refusal=refusal
+        ).reason
         problems = []
         if msg.provider_stop_reason != want.provider_stop_reason:
-            problems.append(f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}")
+            problems.append(
+                f"raw stop reason {msg.provider_stop_reason!r}, the wire says {want.provider_stop_reason!r}"
+            )
         if msg.stop_reason != mapped:
-            problems.append(f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}")
+            problems.append(
+                f"stop_reason {msg.stop_reason!r} for raw {msg.provider_stop_reason!r}; specs/stop_reasons.yaml maps it to {mapped!r}"
+            )
         expected_doc = {"provider_stop_reason": want.provider_stop_reason, "stop_reason": mapped}
-        observed_doc = {"provider_stop_reason": msg.provider_stop_reason, "stop_reason": msg.stop_reason}
+        observed_doc = {
+            "provider_stop_reason": msg.provider_stop_reason,
+            "stop_reason": msg.stop_reason,
+        }
     if not problems:
         return []
     return [differing("; ".join(problems), expected_doc, observed_doc)]
@@ -220,9 +264,15 @@ def check_stop_reason(ctx: CheckContext) -> list[Failure]:
 def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
     result = ctx.whole()
     want = ctx.expected_message
-    expected_doc = {"terminal": "error", "error_message": want.error_message, "content": [comparable_block(b) for b in want.content]}
+    expected_doc = {
+        "terminal": "error",
+        "error_message": want.error_message,
+        "content": [comparable_block(b) for b in want.content],
+    }
     if result.crashed:
-        return [differing(f"the adapter crashed: {result.crashed}", expected_doc, outcome_of(result))]
+        return [
+            differing(f"the adapter crashed: {result.crashed}", expected_doc, outcome_of(result))
+        ]
     got_text = (result.message.error_message if result.message else None) or result.raised or ""
     observed_doc = {
         "terminal": result.terminal,
@@ -230,18 +280,32 @@ def check_error_surfacing(ctx: CheckContext) -> list[Failure]:
         "content": [comparable_block(b) for b in result.message.content] if result.message else [],
     }
     if result.terminal == "done":
-        return [differing(f"ended in done, but the response is an error: {want.error_message}", expected_doc, observed_doc)]
+        return [
+            differing(
+                f"ended in done, but the response is an error: {want.error_message}",
+                expected_doc,
+                observed_doc,
+            )
+        ]
     out = []
     ref = ctx.expected[-1]
-    provider_spoke = not (isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.origin == "stream")
+    provider_spoke = not (
+        isinstance(ref, ErrorEvent) and ref.error is not None and ref.error.origin == "stream"
+    )
     # When the stream itself was broken (cut, malformed) the reference's message is its own
     # wording, which no other adapter can be asked to repeat: ending in error is enough.
     if provider_spoke and want.error_message and want.error_message not in got_text:
-        out.append(f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}")
+        out.append(
+            f"the provider's message {want.error_message!r} is not in what was surfaced {got_text[:200]!r}"
+        )
     if want.content and (result.message is None or result.message.content != want.content):
         want_blocks = [comparable_block(b) for b in want.content]
-        have_blocks = [comparable_block(b) for b in result.message.content] if result.message else []
-        out.append(f"content received before the error {_content_difference(want_blocks, have_blocks)}")
+        have_blocks = (
+            [comparable_block(b) for b in result.message.content] if result.message else []
+        )
+        out.append(
+            f"content received before the error {_content_difference(want_blocks, have_blocks)}"
+        )
     if not out:
         return []
     if not provider_spoke or (want.error_message and want.error_message in got_text):
@@ -283,9 +347,23 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
         result = ctx.run_body(body[:k])
         command = ctx.command("truncation", truncate=k)
         if result.crashed:
-            return [differing(f"body truncated at byte {k}: the adapter crashed: {result.crashed}", {"terminal": "error"}, outcome_of(result), command=command)]
+            return [
+                differing(
+                    f"body truncated at byte {k}: the adapter crashed: {result.crashed}",
+                    {"terminal": "error"},
+                    outcome_of(result),
+                    command=command,
+                )
+            ]
         if result.terminal == "done":
-            return [differing(f"body truncated at byte {k} of {n} ended in done; a cut stream must end in error", {"terminal": "error"}, outcome_of(result), command=command)]
+            return [
+                differing(
+                    f"body truncated at byte {k} of {n} ended in done; a cut stream must end in error",
+                    {"terminal": "error"},
+                    outcome_of(result),
+                    command=command,
+                )
+            ]
         if ctx.adapter.level == "event" and result.events is not None:
             bad = check_contract(result.events)
             if bad:
@@ -296,7 +374,11 @@ def check_truncation(ctx: CheckContext) -> list[Failure]:
 def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
     want = ctx.expected[-1]
     assert isinstance(want, ErrorEvent)
-    expected_doc = {"terminal": "error", "kind": want.error.kind if want.error else None, "retryable": want.error.retryable if want.error else None}
+    expected_doc = {
+        "terminal": "error",
+        "kind": want.error.kind if want.error else None,
+        "retryable": want.error.retryable if want.error else None,
+    }
     result = ctx.whole()
     problem = _no_events(result)
     if problem:
@@ -306,8 +388,17 @@ def check_overflow_classification(ctx: CheckContext) -> list[Failure]:
     if not isinstance(got, ErrorEvent):
         return [differing(f"ended in {got.type}, not error", expected_doc, {"terminal": got.type})]
     if got.error is None:
-        return [differing("the error event carries no classification", expected_doc, {"terminal": "error", "kind": None, "retryable": None})]
-    if want.error is not None and (got.error.kind, got.error.retryable) != (want.error.kind, want.error.retryable):
+        return [
+            differing(
+                "the error event carries no classification",
+                expected_doc,
+                {"terminal": "error", "kind": None, "retryable": None},
+            )
+        ]
+    if want.error is not None and (got.error.kind, got.error.retryable) != (
+        want.error.kind,
+        want.error.retryable,
+    ):
         return [
             differing(
                 f"classified {got.error.kind} (retryable={got.error.retryable}), expected {want.error.kind} (retryable={want.error.retryable})",
@@ -322,7 +413,9 @@ def compare_messages(expected: AssistantMessage, result: AdapterResult) -> list[
     """Human-readable differences between the expected message and an adapter's."""
     msg = result.message
     if msg is None:
-        return [f"no final message (terminal: {result.terminal}{'; raised ' + result.raised if result.raised else ''})"]
+        return [
+            f"no final message (terminal: {result.terminal}{'; raised ' + result.raised if result.raised else ''})"
+        ]
     return message_differences(expected, msg)
 
 
