@@ -102,19 +102,11 @@ def _client(task: AgentTask) -> Any:
 
 
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
-    declared = support.schema(tool)
-
-    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
-        # What the model is told is the task's schema, not one pydantic derives.
-        model_config = pydantic.ConfigDict(extra="allow")
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return declared
+    arguments_model = support.arguments_model(pydantic, tool)
 
     class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc]
         def __init__(self) -> None:
-            super().__init__(Arguments, str, tool.name, tool.description)
+            super().__init__(arguments_model, str, tool.name, tool.description)
 
         async def run(self, args: Any, cancellation_token: Any) -> str:
             return tool.call(args.model_dump())

@@ -131,20 +131,12 @@ def _described(cls: Any) -> Any:
 
 
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
-    declared = support.schema(tool)
-
-    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
-        # What the model is told is the task's schema, not one pydantic derives.
-        model_config = pydantic.ConfigDict(extra="allow")
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return declared
+    arguments_model = support.arguments_model(pydantic, tool)
 
     def call(**arguments: Any) -> str:
         return tool.call(arguments)
 
     metadata = tools_mod.ToolMetadata(
-        name=tool.name, description=tool.description, fn_schema=Arguments
+        name=tool.name, description=tool.description, fn_schema=arguments_model
     )
     return tools_mod.FunctionTool.from_defaults(fn=call, tool_metadata=metadata)
