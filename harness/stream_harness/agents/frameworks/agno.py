@@ -20,19 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from stream_harness.agents.frameworks.support import (
-    Options,
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    user_function,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "agno"
@@ -41,21 +29,21 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-class AgnoAdapter(Options):
+class AgnoAdapter(support.Options):
     KNOWN: ClassVar[Mapping[str, str]] = {
         "retries": "Agent(retries=N): a failed run is started again, whole",
         "model.retries": "the model's retries=N: a failed model stream is started again",
     }
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = "telemetry=False; retries and delays at their defaults"
 
     def version(self) -> str:
-        return version_of("agno", "openai", "anthropic", "google-genai")
+        return support.version_of("agno", "openai", "anthropic", "google-genai")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        agent_mod, function_mod = load(NAME, "agno", "agno.agent", "agno.tools.function")
+        agent_mod, function_mod = support.load(NAME, "agno", "agno.agent", "agno.tools.function")
         agent = agent_mod.Agent(
             model=_model(task, self.option("model.retries", 0)),
             retries=self.option("retries", 0),
@@ -70,7 +58,7 @@ class AgnoAdapter(Options):
                 event async for event in agent.arun(task.prompt, stream=True, stream_events=True)
             ]
 
-        return run_guarded(run, task, _answer)
+        return support.run_guarded(run, task, _answer)
 
 
 def _answer(events: list[Any]) -> AgentOutcome:
@@ -83,7 +71,7 @@ def _answer(events: list[Any]) -> AgentOutcome:
                 raw={"events": len(kinds)},
             )
         if type(event).__name__ == "RunCompletedEvent":
-            return finished(event.content or "", events=len(kinds))
+            return support.finished(event.content or "", events=len(kinds))
     return AgentOutcome(
         error_type="NoCompletion", error_message=f"no RunCompletedEvent in {kinds[-5:]}"
     )
@@ -91,38 +79,40 @@ def _answer(events: list[Any]) -> AgentOutcome:
 
 def _model(task: AgentTask, retries: int) -> Any:
     if task.protocol in ("openai-completions", "openai-responses"):
-        chat, responses = load(
+        chat, responses = support.load(
             NAME, "agno[openai]", "agno.models.openai.chat", "agno.models.openai.responses"
         )
         cls = (
             chat.OpenAIChat if task.protocol == "openai-completions" else responses.OpenAIResponses
         )
-        return cls(id=task.model, base_url=openai_url(task), api_key=task.api_key, retries=retries)
+        return cls(
+            id=task.model, base_url=support.openai_url(task), api_key=task.api_key, retries=retries
+        )
     if task.protocol == "anthropic-messages":
-        (claude,) = load(NAME, "agno[anthropic]", "agno.models.anthropic.claude")
+        (claude,) = support.load(NAME, "agno[anthropic]", "agno.models.anthropic.claude")
         return claude.Claude(
             id=task.model,
             api_key=task.api_key,
-            client_params={"base_url": root_url(task)},
+            client_params={"base_url": support.root_url(task)},
             retries=retries,
         )
     if task.protocol == "google-generative-ai":
-        (gemini,) = load(NAME, "agno[google]", "agno.models.google.gemini")
+        (gemini,) = support.load(NAME, "agno[google]", "agno.models.google.gemini")
         return gemini.Gemini(
             id=task.model,
             api_key=task.api_key,
-            client_params={"http_options": {"base_url": root_url(task)}},
+            client_params={"http_options": {"base_url": support.root_url(task)}},
             retries=retries,
         )
-    raise unsupported(NAME, task, PROTOCOLS)
+    raise support.unsupported(NAME, task, PROTOCOLS)
 
 
 def _tool(function_mod: Any, tool: AgentTool) -> Any:
-    call = user_function(tool)
+    call = support.user_function(tool)
     return function_mod.Function(
         name=tool.name,
         description=tool.description,
-        parameters=schema(tool),
+        parameters=support.schema(tool),
         entrypoint=call,
         skip_entrypoint_processing=True,
     )

@@ -18,17 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from stream_harness.agents.frameworks.support import (
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "autogen"
@@ -45,7 +35,7 @@ MODEL_INFO: Final[dict[str, Any]] = {
 class AutoGenAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = (
         "reflect_on_tool_use=True and max_tool_iterations=<turn limit> (by default an "
         "AssistantAgent answers with the tool result after one round); model_info given; "
@@ -53,10 +43,10 @@ class AutoGenAdapter:
     )
 
     def version(self) -> str:
-        return version_of("autogen-agentchat", "autogen-ext", "openai", "anthropic")
+        return support.version_of("autogen-agentchat", "autogen-ext", "openai", "anthropic")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        agents, tools_mod, pydantic = load(
+        agents, tools_mod, pydantic = support.load(
             NAME, "autogen-agentchat", "autogen_agentchat.agents", "autogen_core.tools", "pydantic"
         )
         client = _client(task)
@@ -79,44 +69,44 @@ class AutoGenAdapter:
                 await client.close()
             return result
 
-        return run_guarded(run, task, _answer)
+        return support.run_guarded(run, task, _answer)
 
 
 def _answer(result: Any) -> AgentOutcome:
     last = result.messages[-1]
     content = getattr(last, "content", None)
     text = content if isinstance(content, str) else last.to_text()
-    return finished(text, stop_reason=str(result.stop_reason), messages=len(result.messages))
+    return support.finished(
+        text, stop_reason=str(result.stop_reason), messages=len(result.messages)
+    )
 
 
 def _client(task: AgentTask) -> Any:
     if task.protocol == "openai-completions":
-        (mod,) = load(NAME, "autogen-ext[openai]", "autogen_ext.models.openai")
+        (mod,) = support.load(NAME, "autogen-ext[openai]", "autogen_ext.models.openai")
         return mod.OpenAIChatCompletionClient(
-            model=task.model, base_url=openai_url(task), api_key=task.api_key, model_info=MODEL_INFO
+            model=task.model,
+            base_url=support.openai_url(task),
+            api_key=task.api_key,
+            model_info=MODEL_INFO,
         )
     if task.protocol == "anthropic-messages":
-        (mod,) = load(NAME, "autogen-ext[anthropic]", "autogen_ext.models.anthropic")
+        (mod,) = support.load(NAME, "autogen-ext[anthropic]", "autogen_ext.models.anthropic")
         return mod.AnthropicChatCompletionClient(
-            model=task.model, base_url=root_url(task), api_key=task.api_key, model_info=MODEL_INFO
+            model=task.model,
+            base_url=support.root_url(task),
+            api_key=task.api_key,
+            model_info=MODEL_INFO,
         )
-    raise unsupported(NAME, task, PROTOCOLS)
+    raise support.unsupported(NAME, task, PROTOCOLS)
 
 
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
-    declared = schema(tool)
-
-    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
-        # What the model is told is the task's schema, not one pydantic derives.
-        model_config = pydantic.ConfigDict(extra="allow")
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return declared
+    arguments_model = support.arguments_model(pydantic, tool)
 
     class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc]
         def __init__(self) -> None:
-            super().__init__(Arguments, str, tool.name, tool.description)
+            super().__init__(arguments_model, str, tool.name, tool.description)
 
         async def run(self, args: Any, cancellation_token: Any) -> str:
             return tool.call(args.model_dump())

@@ -15,16 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from stream_harness.agents.frameworks.support import (
-    conventions_for,
-    finished,
-    load,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "google-adk"
@@ -34,14 +25,14 @@ PROTOCOLS: Final = frozenset({"google-generative-ai", "anthropic-messages"})
 class GoogleADKAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = "none: Gemini / AnthropicLlm on injected clients, RunConfig(streaming_mode=SSE), retries at their defaults"
 
     def version(self) -> str:
-        return version_of("google-adk", "google-genai", "anthropic")
+        return support.version_of("google-adk", "google-genai", "anthropic")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        agents, runners, tools_mod, types = load(
+        agents, runners, tools_mod, types = support.load(
             NAME,
             "google-adk",
             "google.adk.agents",
@@ -73,7 +64,7 @@ class GoogleADKAdapter:
                 )
             ]
 
-        return run_guarded(run, task, _answer)
+        return support.run_guarded(run, task, _answer)
 
 
 def _answer(events: list[Any]) -> AgentOutcome:
@@ -86,29 +77,31 @@ def _answer(events: list[Any]) -> AgentOutcome:
     if last.error_code:
         return AgentOutcome(error_type=str(last.error_code), error_message=str(last.error_message))
     parts = (last.content.parts if last.content else None) or []
-    return finished("".join(p.text for p in parts if p.text and not p.thought), events=len(events))
+    return support.finished(
+        "".join(p.text for p in parts if p.text and not p.thought), events=len(events)
+    )
 
 
 def _model(task: AgentTask) -> Any:
     if task.protocol == "google-generative-ai":
-        google_llm, genai, types = load(
+        google_llm, genai, types = support.load(
             NAME, "google-adk", "google.adk.models.google_llm", "google.genai", "google.genai.types"
         )
         client = genai.Client(
-            api_key=task.api_key, http_options=types.HttpOptions(base_url=root_url(task))
+            api_key=task.api_key, http_options=types.HttpOptions(base_url=support.root_url(task))
         )
         return google_llm.Gemini(model=task.model, client=client)
     if task.protocol == "anthropic-messages":
-        anthropic_llm, anthropic = load(
+        anthropic_llm, anthropic = support.load(
             NAME, "google-adk[anthropic]", "google.adk.models.anthropic_llm", "anthropic"
         )
-        client = anthropic.AsyncAnthropic(base_url=root_url(task), api_key=task.api_key)
+        client = anthropic.AsyncAnthropic(base_url=support.root_url(task), api_key=task.api_key)
         return anthropic_llm.AnthropicLlm(model=task.model, client=client)
-    raise unsupported(NAME, task, PROTOCOLS)
+    raise support.unsupported(NAME, task, PROTOCOLS)
 
 
 def _tool(tools_mod: Any, types: Any, tool: AgentTool) -> Any:
-    declared = schema(tool)
+    declared = support.schema(tool)
 
     class LedgerTool(tools_mod.BaseTool):  # type: ignore[misc]
         def _get_declaration(self) -> Any:

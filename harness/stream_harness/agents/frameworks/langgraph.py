@@ -22,19 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from stream_harness.agents.frameworks.support import (
-    Options,
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    user_function,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "langgraph"
@@ -49,21 +37,21 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-class LangGraphAdapter(Options):
+class LangGraphAdapter(support.Options):
     KNOWN: ClassVar[Mapping[str, str]] = {
         "ModelRetryMiddleware.max_retries": "create_agent(middleware=[ModelRetryMiddleware(max_retries=N)])",
         "max_retries": "the chat model's max_retries=N",
     }
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = (
         "chat models (streaming=True) and create_agent at their defaults; ChatBedrockConverse "
         "disable_streaming=False (the scenarios' model id is none it knows to stream)"
     )
 
     def version(self) -> str:
-        return version_of(
+        return support.version_of(
             "langchain",
             "langgraph",
             "langchain-openai",
@@ -73,7 +61,7 @@ class LangGraphAdapter(Options):
         )
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        agents, tools_mod, middleware = load(
+        agents, tools_mod, middleware = support.load(
             NAME,
             "langchain",
             "langchain.agents",
@@ -97,41 +85,41 @@ class LangGraphAdapter(Options):
                 state = values  # the last is the final state
             return state
 
-        return run_guarded(run, task, _answer)
+        return support.run_guarded(run, task, _answer)
 
 
 def _answer(state: Any) -> AgentOutcome:
     # ``text`` is a property in langchain-core 1.x (a str that still answers a call).
-    return finished(str(state["messages"][-1].text), messages=len(state["messages"]))
+    return support.finished(str(state["messages"][-1].text), messages=len(state["messages"]))
 
 
 def _model(task: AgentTask, max_retries: object) -> Any:
     # Only a configured row passes max_retries: each chat model's default differs.
     retries = {} if max_retries is None else {"max_retries": max_retries}
     if task.protocol in ("openai-completions", "openai-responses"):
-        (openai_mod,) = load(NAME, "langchain-openai", "langchain_openai")
+        (openai_mod,) = support.load(NAME, "langchain-openai", "langchain_openai")
         return openai_mod.ChatOpenAI(
             model=task.model,
-            base_url=openai_url(task),
+            base_url=support.openai_url(task),
             api_key=task.api_key,
             streaming=True,
             use_responses_api=task.protocol == "openai-responses",
             **retries,
         )
     if task.protocol == "anthropic-messages":
-        (anthropic_mod,) = load(NAME, "langchain-anthropic", "langchain_anthropic")
+        (anthropic_mod,) = support.load(NAME, "langchain-anthropic", "langchain_anthropic")
         return anthropic_mod.ChatAnthropic(
-            model=task.model, base_url=root_url(task), api_key=task.api_key, streaming=True,
+            model=task.model, base_url=support.root_url(task), api_key=task.api_key, streaming=True,
             **retries,
         )  # fmt: skip
     if task.protocol == "google-generative-ai":
-        (google_mod,) = load(NAME, "langchain-google-genai", "langchain_google_genai")
+        (google_mod,) = support.load(NAME, "langchain-google-genai", "langchain_google_genai")
         return google_mod.ChatGoogleGenerativeAI(
-            model=task.model, base_url=root_url(task), google_api_key=task.api_key, streaming=True,
+            model=task.model, base_url=support.root_url(task), google_api_key=task.api_key, streaming=True,
             **retries,
         )  # fmt: skip
     if task.protocol == "bedrock-converse-stream":
-        (aws_mod,) = load(NAME, "langchain-aws", "langchain_aws")
+        (aws_mod,) = support.load(NAME, "langchain-aws", "langchain_aws")
         # boto3 pointed at the server, with made-up static keys (SigV4-signed, unchecked);
         # streaming=True as for the others, and disable_streaming=False: the scenarios'
         # model id is none langchain-aws knows to stream, so it would fall back to Converse.
@@ -139,17 +127,17 @@ def _model(task: AgentTask, max_retries: object) -> Any:
             model=task.model,
             streaming=True,
             disable_streaming=False,
-            endpoint_url=root_url(task),
+            endpoint_url=support.root_url(task),
             region_name="us-east-1",
             aws_access_key_id="stream-harness",
             aws_secret_access_key=task.api_key,
             **retries,  # max_retries: retries.max_attempts of the botocore Config
         )
-    raise unsupported(NAME, task, PROTOCOLS)
+    raise support.unsupported(NAME, task, PROTOCOLS)
 
 
 def _tool(tools_mod: Any, tool: AgentTool) -> Any:
-    call = user_function(tool)
+    call = support.user_function(tool)
     return tools_mod.StructuredTool.from_function(
-        func=call, name=tool.name, description=tool.description, args_schema=schema(tool)
+        func=call, name=tool.name, description=tool.description, args_schema=support.schema(tool)
     )

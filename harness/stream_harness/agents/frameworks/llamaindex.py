@@ -26,17 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from stream_harness.agents.frameworks.support import (
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "llamaindex"
@@ -50,7 +40,7 @@ MAX_TOKENS: Final = 4096  # GoogleGenAI skips its model lookup only when given t
 class LlamaIndexAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = (
         "retries and delays at their defaults; the LLM described as a function-calling chat "
         f"model of {CONTEXT_WINDOW} tokens (the scenarios' model name is none LlamaIndex "
@@ -59,7 +49,7 @@ class LlamaIndexAdapter:
     )
 
     def version(self) -> str:
-        return version_of(
+        return support.version_of(
             "llama-index-core",
             "llama-index-llms-openai",
             "llama-index-llms-anthropic",
@@ -67,7 +57,7 @@ class LlamaIndexAdapter:
         )
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        workflow, tools_mod, pydantic = load(
+        workflow, tools_mod, pydantic = support.load(
             NAME,
             "llama-index-core",
             "llama_index.core.agent.workflow",
@@ -87,21 +77,25 @@ class LlamaIndexAdapter:
                 pass
             return await handler
 
-        return run_guarded(run, task, lambda result: finished(result.response.content or ""))
+        return support.run_guarded(
+            run, task, lambda result: support.finished(result.response.content or "")
+        )
 
 
 def _llm(task: AgentTask) -> Any:
     if task.protocol in ("openai-completions", "openai-responses"):
-        (mod,) = load(NAME, "llama-index-llms-openai", "llama_index.llms.openai")
+        (mod,) = support.load(NAME, "llama-index-llms-openai", "llama_index.llms.openai")
         cls = mod.OpenAI if task.protocol == "openai-completions" else mod.OpenAIResponses
-        return _described(cls)(model=task.model, api_base=openai_url(task), api_key=task.api_key)
+        return _described(cls)(
+            model=task.model, api_base=support.openai_url(task), api_key=task.api_key
+        )
     if task.protocol == "anthropic-messages":
-        (mod,) = load(NAME, "llama-index-llms-anthropic", "llama_index.llms.anthropic")
+        (mod,) = support.load(NAME, "llama-index-llms-anthropic", "llama_index.llms.anthropic")
         return _described(mod.Anthropic)(
-            model=task.model, base_url=root_url(task), api_key=task.api_key
+            model=task.model, base_url=support.root_url(task), api_key=task.api_key
         )
     if task.protocol == "google-generative-ai":
-        mod, types = load(
+        mod, types = support.load(
             NAME,
             "llama-index-llms-google-genai",
             "llama_index.llms.google_genai",
@@ -110,17 +104,17 @@ def _llm(task: AgentTask) -> Any:
         return mod.GoogleGenAI(
             model=task.model,
             api_key=task.api_key,
-            http_options=types.HttpOptions(base_url=root_url(task)),
+            http_options=types.HttpOptions(base_url=support.root_url(task)),
             context_window=CONTEXT_WINDOW,
             max_tokens=MAX_TOKENS,
         )
-    raise unsupported(NAME, task, PROTOCOLS)
+    raise support.unsupported(NAME, task, PROTOCOLS)
 
 
 def _described(cls: Any) -> Any:
     """``cls`` whose ``metadata`` describes a function-calling chat model by our values,
     not by a lookup of the model name (which fails for a name LlamaIndex does not know)."""
-    (llms,) = load(NAME, "llama-index-core", "llama_index.core.llms")
+    (llms,) = support.load(NAME, "llama-index-core", "llama_index.core.llms")
 
     class Described(cls):  # type: ignore[misc]
         @property
@@ -137,20 +131,12 @@ def _described(cls: Any) -> Any:
 
 
 def _tool(tools_mod: Any, pydantic: Any, tool: AgentTool) -> Any:
-    declared = schema(tool)
-
-    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
-        # What the model is told is the task's schema, not one pydantic derives.
-        model_config = pydantic.ConfigDict(extra="allow")
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return declared
+    arguments_model = support.arguments_model(pydantic, tool)
 
     def call(**arguments: Any) -> str:
         return tool.call(arguments)
 
     metadata = tools_mod.ToolMetadata(
-        name=tool.name, description=tool.description, fn_schema=Arguments
+        name=tool.name, description=tool.description, fn_schema=arguments_model
     )
     return tools_mod.FunctionTool.from_defaults(fn=call, tool_metadata=metadata)

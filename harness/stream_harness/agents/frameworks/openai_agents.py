@@ -22,45 +22,35 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from stream_harness.agents.frameworks.support import (
-    Options,
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    run_guarded,
-    schema,
-    unsupported,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "openai-agents"
 PROTOCOLS: Final = frozenset({"openai-completions", "openai-responses"})
 
 
-class OpenAIAgentsAdapter(Options):
+class OpenAIAgentsAdapter(support.Options):
     KNOWN: ClassVar[Mapping[str, str]] = {
         "retry.max_retries": "ModelSettings(retry=ModelRetrySettings(max_retries=N, policy=retry_policies.provider_suggested()))",
         "max_retries": "AsyncOpenAI(max_retries=N)",
     }
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = "tracing disabled (set_tracing_disabled(True)); retries and delays at their defaults"
 
     def version(self) -> str:
-        return version_of("openai-agents", "openai")
+        return support.version_of("openai-agents", "openai")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         if task.protocol not in PROTOCOLS:
-            raise unsupported(NAME, task, PROTOCOLS)
+            raise support.unsupported(NAME, task, PROTOCOLS)
         # ``agents.run`` first: a folder named ``agents`` on sys.path (a project's tests/agents,
         # as here) imports as an empty namespace package when openai-agents is absent.
-        _, agents, openai = load(NAME, "openai-agents", "agents.run", "agents", "openai")
+        _, agents, openai = support.load(NAME, "openai-agents", "agents.run", "agents", "openai")
         agents.set_tracing_disabled(True)
         client = openai.AsyncOpenAI(
-            base_url=openai_url(task),
+            base_url=support.openai_url(task),
             api_key=task.api_key,
             max_retries=self.option("max_retries", 2),
         )
@@ -93,7 +83,7 @@ class OpenAIAgentsAdapter(Options):
                 pass
             return result
 
-        return run_guarded(run, task, lambda result: finished(result.final_output))
+        return support.run_guarded(run, task, lambda result: support.finished(result.final_output))
 
 
 def _tool(agents: Any, tool: AgentTool) -> Any:
@@ -106,7 +96,7 @@ def _tool(agents: Any, tool: AgentTool) -> Any:
     return agents.FunctionTool(
         name=tool.name,
         description=tool.description,
-        params_json_schema=schema(tool),
+        params_json_schema=support.schema(tool),
         on_invoke_tool=invoke,
         strict_json_schema=False,
     )

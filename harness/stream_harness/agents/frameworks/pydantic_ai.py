@@ -26,19 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from stream_harness.agents.frameworks.support import (
-    Options,
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    user_function,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "pydantic-ai-agent"
@@ -53,14 +41,14 @@ PROTOCOLS: Final = frozenset(
 )
 
 
-class PydanticAIAgentAdapter(Options):
+class PydanticAIAgentAdapter(support.Options):
     KNOWN: ClassVar[Mapping[str, str]] = {
         "retries": "Agent(retries=N): the retry budget of tools and output validation",
         "http.retries": "the documented AsyncHTTPX2TenacityTransport as the providers' http_client",
     }
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = "none: provider clients and Agent at their defaults"
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
@@ -70,10 +58,10 @@ class PydanticAIAgentAdapter(Options):
             self.protocols = PROTOCOLS - {"bedrock-converse-stream"}
 
     def version(self) -> str:
-        return version_of("pydantic-ai-slim", "openai", "anthropic", "google-genai")
+        return support.version_of("pydantic-ai-slim", "openai", "anthropic", "google-genai")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        (agent_mod,) = load(NAME, "pydantic-ai-slim", "pydantic_ai")
+        (agent_mod,) = support.load(NAME, "pydantic-ai-slim", "pydantic_ai")
         model = self._model(task)
         tools = [_tool(agent_mod, t) for t in task.tools]
         agent = agent_mod.Agent(
@@ -92,18 +80,20 @@ class PydanticAIAgentAdapter(Options):
         async def run() -> Any:
             return await agent.run(task.prompt, usage_limits=limits, event_stream_handler=drain)
 
-        return run_guarded(run, task, lambda result: finished(result.output))
+        return support.run_guarded(run, task, lambda result: support.finished(result.output))
 
     def _model(self, task: AgentTask) -> Any:
         if task.protocol in ("openai-completions", "openai-responses"):
-            models, providers = load(
+            models, providers = support.load(
                 NAME,
                 "pydantic-ai-slim[openai]",
                 "pydantic_ai.models.openai",
                 "pydantic_ai.providers.openai",
             )
             provider = providers.OpenAIProvider(
-                base_url=openai_url(task), api_key=task.api_key, http_client=self._http_client()
+                base_url=support.openai_url(task),
+                api_key=task.api_key,
+                http_client=self._http_client(),
             )
             cls = (
                 models.OpenAIChatModel
@@ -112,18 +102,20 @@ class PydanticAIAgentAdapter(Options):
             )
             return cls(task.model, provider=provider)
         if task.protocol == "anthropic-messages":
-            models, providers = load(
+            models, providers = support.load(
                 NAME,
                 "pydantic-ai-slim[anthropic]",
                 "pydantic_ai.models.anthropic",
                 "pydantic_ai.providers.anthropic",
             )
             provider = providers.AnthropicProvider(
-                base_url=root_url(task), api_key=task.api_key, http_client=self._http_client()
+                base_url=support.root_url(task),
+                api_key=task.api_key,
+                http_client=self._http_client(),
             )
             return models.AnthropicModel(task.model, provider=provider)
         if task.protocol == "google-generative-ai":
-            models, providers, genai, types = load(
+            models, providers, genai, types = support.load(
                 NAME,
                 "pydantic-ai-slim[google]",
                 "pydantic_ai.models.google",
@@ -134,12 +126,12 @@ class PydanticAIAgentAdapter(Options):
             client = genai.Client(
                 api_key=task.api_key,
                 http_options=types.HttpOptions(
-                    base_url=root_url(task), httpx_async_client=self._http_client()
+                    base_url=support.root_url(task), httpx_async_client=self._http_client()
                 ),
             )
             return models.GoogleModel(task.model, provider=providers.GoogleProvider(client=client))
         if task.protocol == "bedrock-converse-stream" and task.protocol in self.protocols:
-            models, providers = load(
+            models, providers = support.load(
                 NAME,
                 "pydantic-ai-slim[bedrock]",
                 "pydantic_ai.models.bedrock",
@@ -149,13 +141,13 @@ class PydanticAIAgentAdapter(Options):
             # bearer api_key is refused by botocore over plain HTTP, and none is read from
             # the environment.
             provider = providers.BedrockProvider(
-                base_url=root_url(task),
+                base_url=support.root_url(task),
                 region_name="us-east-1",
                 aws_access_key_id="stream-harness",
                 aws_secret_access_key=task.api_key,
             )
             return models.BedrockConverseModel(task.model, provider=provider)
-        raise unsupported(NAME, task, self.protocols)
+        raise support.unsupported(NAME, task, self.protocols)
 
     def _http_client(self) -> Any:
         """The retrying client of pydantic-ai's recipe (docs: retries.md, "transport
@@ -163,7 +155,7 @@ class PydanticAIAgentAdapter(Options):
         retries = self.option("http.retries", 0)
         if not retries:
             return None
-        models, retries_mod, tenacity, httpx2 = load(
+        models, retries_mod, tenacity, httpx2 = support.load(
             NAME, "pydantic-ai-slim[retries]", "pydantic_ai.models", "pydantic_ai.retries",
             "tenacity", "httpx2",
         )  # fmt: skip
@@ -180,7 +172,7 @@ class PydanticAIAgentAdapter(Options):
 
 
 def _tool(agent_mod: Any, tool: AgentTool) -> Any:
-    call = user_function(tool)
+    call = support.user_function(tool)
     return agent_mod.Tool.from_schema(
-        call, name=tool.name, description=tool.description, json_schema=schema(tool)
+        call, name=tool.name, description=tool.description, json_schema=support.schema(tool)
     )

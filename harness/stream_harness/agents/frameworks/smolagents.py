@@ -19,17 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from stream_harness.agents.frameworks.support import (
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    properties,
-    raised,
-    unsupported,
-    user_function,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "smolagents"
@@ -40,18 +30,18 @@ JSON_TYPES: Final = frozenset({"string", "boolean", "integer", "number", "array"
 class SmolagentsAdapter:
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = "none: OpenAIServerModel and ToolCallingAgent(stream_outputs=True) at their defaults (its rate-limit waits, 120 to 240 s first, stay)"
 
     def version(self) -> str:
-        return version_of("smolagents", "openai")
+        return support.version_of("smolagents", "openai")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
         if task.protocol not in PROTOCOLS:
-            raise unsupported(NAME, task, PROTOCOLS)
-        (smol,) = load(NAME, "smolagents[openai]", "smolagents")
+            raise support.unsupported(NAME, task, PROTOCOLS)
+        (smol,) = support.load(NAME, "smolagents[openai]", "smolagents")
         model = smol.OpenAIServerModel(
-            model_id=task.model, api_base=openai_url(task), api_key=task.api_key
+            model_id=task.model, api_base=support.openai_url(task), api_key=task.api_key
         )
         agent = smol.ToolCallingAgent(
             tools=[_tool(smol, t) for t in task.tools],
@@ -64,12 +54,12 @@ class SmolagentsAdapter:
         try:
             output = agent.run(task.prompt)
         except Exception as exc:  # the framework's raise is the run's outcome
-            return raised(exc)
-        return finished(output, steps=len(agent.memory.steps))
+            return support.raised(exc)
+        return support.finished(output, steps=len(agent.memory.steps))
 
 
 def _tool(smol: Any, tool: AgentTool) -> Any:
-    props, required = properties(tool)
+    props, required = support.properties(tool)
     inputs = {}
     for key, prop in props.items():
         kind = prop.get("type") if isinstance(prop, dict) else None
@@ -81,7 +71,7 @@ def _tool(smol: Any, tool: AgentTool) -> Any:
             entry["nullable"] = True
         inputs[key] = entry
 
-    call = user_function(tool)
+    call = support.user_function(tool)
 
     def forward(self: Any, *args: Any, **kwargs: Any) -> str:
         # A raw string comes positionally (smolagents' tool(arguments)) and binds to the

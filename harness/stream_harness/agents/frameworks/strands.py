@@ -28,18 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from stream_harness.agents.frameworks.support import (
-    Options,
-    conventions_for,
-    finished,
-    load,
-    openai_url,
-    root_url,
-    run_guarded,
-    schema,
-    unsupported,
-    version_of,
-)
+from stream_harness.agents.frameworks import support
 from stream_harness.agents.protocol import AgentOutcome, AgentTask, AgentTool
 
 NAME: Final = "strands"
@@ -49,14 +38,14 @@ PROTOCOLS: Final = frozenset(
 RETRY_DELAY_S: Final = 0.5
 
 
-class StrandsAdapter(Options):
+class StrandsAdapter(support.Options):
     KNOWN: ClassVar[Mapping[str, str]] = {
         "ModelRetryStrategy.max_attempts": "ModelRetryStrategy(max_attempts=N), delays as by default here",
         "client_args.max_retries": "the SDK client's max_retries=N, through the model's client_args",
     }
     name = NAME
     protocols = PROTOCOLS
-    conventions = conventions_for(NAME)
+    conventions = support.conventions_for(NAME)
     settings = (
         f"ModelRetryStrategy(max_attempts=6 as default, initial_delay={RETRY_DELAY_S}, "
         f"max_delay={RETRY_DELAY_S}) instead of waits 4 to 64 s; callback_handler=None"
@@ -69,10 +58,10 @@ class StrandsAdapter(Options):
             self.protocols = PROTOCOLS - {"bedrock-converse-stream"}
 
     def version(self) -> str:
-        return version_of("strands-agents", "openai", "anthropic", "google-genai")
+        return support.version_of("strands-agents", "openai", "anthropic", "google-genai")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        strands, tools_mod = load(NAME, "strands-agents", "strands", "strands.tools.tools")
+        strands, tools_mod = support.load(NAME, "strands-agents", "strands", "strands.tools.tools")
         agent = strands.Agent(
             model=_model(task, self.options.get("client_args.max_retries")),
             tools=[_tool(tools_mod, t) for t in task.tools],
@@ -92,7 +81,7 @@ class StrandsAdapter(Options):
                     result = event["result"]
             return result
 
-        return run_guarded(run, task, _answer)
+        return support.run_guarded(run, task, _answer)
 
 
 def _answer(result: Any) -> AgentOutcome:
@@ -103,29 +92,29 @@ def _answer(result: Any) -> AgentOutcome:
     # The final message's text blocks (``str(result)`` ends each with a newline of its own).
     content = result.message.get("content", [])
     text = "".join(b["text"] for b in content if isinstance(b, dict) and "text" in b)
-    return finished(text, stop_reason=str(result.stop_reason))
+    return support.finished(text, stop_reason=str(result.stop_reason))
 
 
 def _model(task: AgentTask, max_retries: object) -> Any:
     # Only a configured row passes max_retries: each client keeps its own default.
     retries = {} if max_retries is None else {"max_retries": max_retries}
     if task.protocol == "openai-completions":
-        (mod,) = load(NAME, "strands-agents[openai]", "strands.models.openai")
+        (mod,) = support.load(NAME, "strands-agents[openai]", "strands.models.openai")
         return mod.OpenAIModel(
-            client_args={"base_url": openai_url(task), "api_key": task.api_key, **retries},
+            client_args={"base_url": support.openai_url(task), "api_key": task.api_key, **retries},
             model_id=task.model,
         )
     if task.protocol == "anthropic-messages":
-        (mod,) = load(NAME, "strands-agents[anthropic]", "strands.models.anthropic")
+        (mod,) = support.load(NAME, "strands-agents[anthropic]", "strands.models.anthropic")
         return mod.AnthropicModel(
-            client_args={"base_url": root_url(task), "api_key": task.api_key, **retries},
+            client_args={"base_url": support.root_url(task), "api_key": task.api_key, **retries},
             model_id=task.model,
             max_tokens=1024,
         )
     if task.protocol == "google-generative-ai":
-        (mod,) = load(NAME, "strands-agents[gemini]", "strands.models.gemini")
+        (mod,) = support.load(NAME, "strands-agents[gemini]", "strands.models.gemini")
         # google-genai's client takes no max_retries: its own retry is HttpRetryOptions.
-        http_options: dict[str, Any] = {"base_url": root_url(task)}
+        http_options: dict[str, Any] = {"base_url": support.root_url(task)}
         if max_retries is not None:
             http_options["retry_options"] = {"attempts": int(str(max_retries)) + 1}
         return mod.GeminiModel(
@@ -135,22 +124,22 @@ def _model(task: AgentTask, max_retries: object) -> Any:
     if task.protocol == "bedrock-converse-stream" and max_retries is None:
         # Strands' default model: boto3's bedrock-runtime client, pointed at the server
         # (endpoint_url), the API key as a bearer token (no SigV4, no AWS credentials).
-        (mod,) = load(NAME, "strands-agents", "strands.models.bedrock")
+        (mod,) = support.load(NAME, "strands-agents", "strands.models.bedrock")
         return mod.BedrockModel(
-            endpoint_url=root_url(task),
+            endpoint_url=support.root_url(task),
             api_key=task.api_key,
             region_name="us-east-1",
             model_id=task.model,
             streaming=True,
         )
-    raise unsupported(NAME, task, PROTOCOLS)
+    raise support.unsupported(NAME, task, PROTOCOLS)
 
 
 def _tool(tools_mod: Any, tool: AgentTool) -> Any:
     spec = {
         "name": tool.name,
         "description": tool.description,
-        "inputSchema": {"json": schema(tool)},
+        "inputSchema": {"json": support.schema(tool)},
     }
 
     def call(tool_use: Any, **_state: Any) -> dict[str, Any]:

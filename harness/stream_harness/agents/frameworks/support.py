@@ -294,6 +294,21 @@ def schema(tool: AgentTool) -> dict[str, Any]:
     return out
 
 
+def arguments_model(pydantic: Any, tool: AgentTool) -> Any:
+    """A pydantic model of the tool's arguments, for frameworks that take one, that keeps
+    any argument and reports the task's schema as is (not one pydantic derives)."""
+    declared = schema(tool)
+
+    class Arguments(pydantic.BaseModel):  # type: ignore[misc]
+        model_config = pydantic.ConfigDict(extra="allow")
+
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return declared
+
+    return Arguments
+
+
 class Options:
     """The settings a row's configuration applies (``agno[retries=1]``), for a framework
     adapter to read where it builds the framework's objects.

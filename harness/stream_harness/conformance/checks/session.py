@@ -134,6 +134,19 @@ def play_session_case(
     return results, server_side
 
 
+def _played(
+    ctx: CheckContext,
+) -> tuple[SessionPlan, list[AdapterResult], CheckedSession] | Failure:
+    """The case's session plan, played (:func:`play_session_case`)."""
+    plan = session_of(ctx.case)
+    assert plan is not None
+    played = play_session_case(ctx, plan)
+    if isinstance(played, Failure):
+        return played
+    results, server_side = played
+    return plan, results, server_side
+
+
 def _sent_differences(
     plan: SessionPlan, server_side: CheckedSession, turns: Sequence[int]
 ) -> list[str]:
@@ -148,15 +161,33 @@ def _sent_differences(
     return out
 
 
+def _sent_failures(
+    ctx: CheckContext,
+    plan: SessionPlan,
+    server_side: CheckedSession,
+    problems: list[str],
+    check: str,
+) -> list[Failure]:
+    """The check's one failure naming each difference in what the client sent, or none."""
+    if not problems:
+        return []
+    return [
+        differing(
+            "; ".join(problems),
+            {"sent": list(plan.creates)},
+            {"sent": server_side.sent},
+            command=ctx.command(check),
+        )
+    ]
+
+
 def check_session_turns(ctx: CheckContext) -> list[Failure]:
     """Each turn played on one connection gives the result the same turn gives alone (on a
     fresh connection): no blocks, usage or stop reason of an earlier turn carried over."""
-    plan = session_of(ctx.case)
-    assert plan is not None
-    played = play_session_case(ctx, plan)
+    played = _played(ctx)
     if isinstance(played, Failure):
         return [played]
-    results, _ = played
+    plan, results, _ = played
     cassette = load_cassette(ctx.case.cassette).interactions
     for i, recorded in enumerate(plan.answered_by):
         turn = cassette[recorded]
@@ -193,51 +224,29 @@ def check_session_turns(ctx: CheckContext) -> list[Failure]:
 def check_session_chaining(ctx: CheckContext) -> list[Failure]:
     """Each ``response.create`` the client sends on the connection is the recorded one: a
     chained turn carries the previous response's id and only the new input items."""
-    plan = session_of(ctx.case)
-    assert plan is not None
-    played = play_session_case(ctx, plan)
+    played = _played(ctx)
     if isinstance(played, Failure):
         return [played]
-    _, server_side = played
+    plan, _, server_side = played
     problems = _sent_differences(plan, server_side, range(len(plan.logs)))
-    if not problems:
-        return []
-    return [
-        differing(
-            "; ".join(problems),
-            {"sent": list(plan.creates)},
-            {"sent": server_side.sent},
-            command=ctx.command("session-chaining"),
-        )
-    ]
+    return _sent_failures(ctx, plan, server_side, problems, "session-chaining")
 
 
 def check_previous_response_recovery(ctx: CheckContext) -> list[Failure]:
     """After a ``previous_response_not_found`` error, the client's next ``response.create``
     resends the whole context with no ``previous_response_id``, and the resent turn's result
     is the recorded one's."""
-    plan = session_of(ctx.case)
-    assert plan is not None
-    played = play_session_case(ctx, plan)
+    played = _played(ctx)
     if isinstance(played, Failure):
         return [played]
-    results, server_side = played
+    plan, results, server_side = played
     problems = _sent_differences(plan, server_side, range(len(plan.logs)))
     for i, recorded in enumerate(plan.answered_by):
         if recorded - 1 in plan.refused and i < len(results) and results[i].terminal != "done":
             problems.append(
                 f"turn {i} ended in {results[i].terminal}; the recorded resend completes"
             )
-    if not problems:
-        return []
-    return [
-        differing(
-            "; ".join(problems),
-            {"sent": list(plan.creates)},
-            {"sent": server_side.sent},
-            command=ctx.command("previous-response-recovery"),
-        )
-    ]
+    return _sent_failures(ctx, plan, server_side, problems, "previous-response-recovery")
 
 
 CHECKS: tuple[Check, ...] = (
