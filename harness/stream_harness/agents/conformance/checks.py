@@ -269,12 +269,14 @@ def a3_results_paired(run: AgentRun) -> str | None:
         if not view.readable:
             return f"request {k} is not {run.protocol} JSON; cannot find the result of {call.id}"
         call = _as_replayed(run, view, call)
-        results = [r for r in view.results if r.id == call.id]
+        # An id-less call pairs by id with nothing: "" would match every id-less result
+        # (Gemini's), found exploring LangGraph (`mutate: {id: missing}`).
+        results = [r for r in view.results if call.id and r.id == call.id]
         if not results and run.protocol in NAME_PAIRED:
             results = [r for r in view.results if not r.id and r.name == call.name][:1]
         if len(results) != 1:
             return f"request {k} carries {len(results)} results for call {call.id} ({call.name}), not 1"
-        sent = [c for c in view.calls if c.id == call.id]
+        sent = [c for c in view.calls if call.id and c.id == call.id]
         if not sent and run.protocol in NAME_PAIRED:
             sent = [
                 c
