@@ -341,6 +341,12 @@ def test_a12_a_clean_end_inside_an_event_is_a_transport_fault_not_an_error_serve
     failed = verdict(observe(Scripted(unrelated), cut, PROTOCOL), "A12")
     assert failed.status == "failed" and "transport fault (clean_eof" in failed.message
 
+    def undecodable(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])  # pydantic-ai's words on Gemini for the same cut
+        return AgentOutcome(error_type="ModelAPIError", error_message="Failed to decode response as JSON")
+
+    assert verdict(observe(Scripted(undecodable), cut, PROTOCOL), "A12").status == "passed"
+
 
 class _Waits(Scripted):
     """A framework row whose run waits past the task's bound (as one honouring a one-hour

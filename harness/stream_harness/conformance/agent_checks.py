@@ -673,6 +673,11 @@ framework's "stream ended", httpx's ``ReadError`` (a connection reset, whose mes
 empty: rst_in_number).
 A12 asks only that the outcome name the fault, not how."""
 
+PARSE_WORDS: Final = ("malformed", "decode", "parse")
+"""Words by which an exception names the frame it could not read: what a clean end of the
+body inside an event leaves (the reference's "malformed JSON in SSE event #1",
+pydantic-ai's "Failed to decode response as JSON"); accepted for that fault only."""
+
 _GENERIC_ERROR_WORDS: Final = frozenset({"error", "errors", "none", "null"})
 
 
@@ -710,10 +715,9 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
     raised = f"{outcome.error_type}: {outcome.error_message or ''}"
     # A clean end of the body inside an event ends in a malformed frame (stop "error"), yet
     # no provider error was served: its last event is no error object to name, and a client
-    # that names the malformed frame it read names the fault (the reference: "malformed
-    # JSON in SSE event #1").
+    # that names the frame it could not read names the fault (PARSE_WORDS).
     if served.stop == "none" or served.fault.startswith("clean_eof"):
-        words = TRANSPORT_WORDS + (("malformed",) if served.stop == "error" else ())
+        words = TRANSPORT_WORDS + (PARSE_WORDS if served.stop == "error" else ())
         if any(w in raised.lower() for w in words):
             return None
         what = f"a transport fault ({served.fault}: the body ended without its terminal event)"
