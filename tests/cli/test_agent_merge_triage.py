@@ -142,3 +142,22 @@ def test_agent_shards_of_two_runs_are_told_apart_in_agent_terms(
     assert main(["merge", "out", "s1", "other"]) == 2
     err = capsys.readouterr().err
     assert "(agent, scenario, protocol) runs here" in err and "(adapter, case)" not in err
+
+
+def test_one_whole_report_is_re_triaged_in_place(
+    shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The committed matrix takes 40 minutes to run: an expectation file edited after it is
+    # applied to the report as it stands, in its own folder.
+    argv = ["agents", "--agent", "lazy_agent:Lazy", "--project", ".", "--scenarios", "weather_tool_call"]
+    assert main([*argv, "--out", "whole"]) == 1
+    assert _outcomes(shards / "whole") == {"failed"}
+    capsys.readouterr()
+    (shards / "known.yaml").write_text(KNOWN)
+    code = main(["merge", "whole", "whole", "--agent-expectations", "known.yaml", "--format", "plain"])
+    out = capsys.readouterr().out
+    assert code == 0 and "verdict: passed" in out and "re-triaged" in out
+    assert _outcomes(shards / "whole") == {"known_failure"}
+    # two inputs are still shards only: a whole report among them is refused in one line
+    assert main(["merge", "out2", "whole", "s1"]) == 2
+    assert "not a shard's report" in capsys.readouterr().err

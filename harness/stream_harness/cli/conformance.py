@@ -169,12 +169,15 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=report_command)
 
     p = sub.add_parser(
-        "merge", help="combine the report folders of a sharded run (--shard K/N) into one report"
+        "merge",
+        help="combine the report folders of a sharded run (--shard K/N) into one report; given one "
+        "whole report, re-triage it (known failures recomputed from the expectation files)",
     )
     p.add_argument("out", help="report folder to write (as `report --out` writes it)")
     p.add_argument(
         "inputs", nargs="+", metavar="IN",
-        help="the shards' report folders (or their report.jsonl files), shards 1..N each once",
+        help="the shards' report folders (or their report.jsonl files), shards 1..N each once; "
+        "or one unsharded report, re-triaged (OUT may be its own folder)",
     )  # fmt: skip
     p.add_argument(
         "--expectations",
@@ -494,12 +497,16 @@ def merge_command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         paths = [_shard_report_path(given) for given in args.inputs]
-        for path in paths:
+        named = [(str(path), load_report(path)) for path in paths]
+        # One whole (unsharded) report: re-triaged as it stands, in place if OUT is its
+        # folder (expectation files edited after a 40-minute matrix run need no rerun).
+        whole = len(named) == 1 and named[0][1].shard is None
+        for path in [] if whole else paths:
             if path.parent.resolve() == out.resolve():
                 raise CommandError(
                     f"{args.out}: is shard input {path}: write the merged report to another folder"
                 )
-        merged = merge_shards([(str(path), load_report(path)) for path in paths])
+        merged = named[0][1] if whole else merge_shards(named)
         config = load_config().with_overrides(expectations=args.expectations)
         if config.expectations is not None and not config.expectations.is_dir():
             raise CommandError(f"{config.expectations}: no such expectations folder")
@@ -518,11 +525,12 @@ def merge_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if not args.fresh:
+    if not args.fresh and not whole:
         report, notes = keep_previous(
             report, out, lambda name: expectations_for_adapter(name, config.expectations),
             exists=adapter_exists(config),
         )  # fmt: skip
         for note in notes:
             print(note, file=sys.stderr)
-    return _publish(report, out, form, f"merged {len(paths)} shards")
+    done = f"re-triaged {paths[0]}" if whole else f"merged {len(paths)} shards"
+    return _publish(report, out, form, done)
