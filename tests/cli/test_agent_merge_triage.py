@@ -149,12 +149,22 @@ def test_one_whole_report_is_re_triaged_in_place(
 ) -> None:
     # The committed matrix takes 40 minutes to run: an expectation file edited after it is
     # applied to the report as it stands, in its own folder.
-    argv = ["agents", "--agent", "lazy_agent:Lazy", "--project", ".", "--scenarios", "weather_tool_call"]
+    argv = [
+        "agents",
+        "--agent",
+        "lazy_agent:Lazy",
+        "--project",
+        ".",
+        "--scenarios",
+        "weather_tool_call",
+    ]
     assert main([*argv, "--out", "whole"]) == 1
     assert _outcomes(shards / "whole") == {"failed"}
     capsys.readouterr()
     (shards / "known.yaml").write_text(KNOWN)
-    code = main(["merge", "whole", "whole", "--agent-expectations", "known.yaml", "--format", "plain"])
+    code = main(
+        ["merge", "whole", "whole", "--agent-expectations", "known.yaml", "--format", "plain"]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "verdict: passed" in out and "re-triaged" in out
     assert _outcomes(shards / "whole") == {"known_failure"}
