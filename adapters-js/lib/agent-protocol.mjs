@@ -27,12 +27,15 @@ export function causesOf(err) {
   return out.length ? ` (caused by ${out.join('; caused by ')})` : '';
 }
 
-/** What `err` wraps: its `cause`, else the last attempt of a retry wrapper. */
+/**
+ * What `err` wraps: its `cause`, else the last attempt of a retry wrapper. Only an Error
+ * counts as an attempt: a validation error's `errors` (zod's issues) are not failures.
+ */
 function nextCause(err) {
   if (err === null || typeof err !== 'object') return undefined;
   if (err.cause) return err.cause;
-  if (err.lastError) return err.lastError;
-  return Array.isArray(err.errors) && err.errors.length ? err.errors[err.errors.length - 1] : undefined;
+  const last = err.lastError ?? (Array.isArray(err.errors) ? err.errors.at(-1) : undefined);
+  return last instanceof Error ? last : undefined;
 }
 
 export const AGENT_PROTOCOL_VERSION = 1;

@@ -124,6 +124,7 @@ const out = {
     errors: [dropped, unrelated] })),
   aggregate: causesOf(new AggregateError([http500, dropped], 'all failed')),
   cycle: causesOf(loop),
+  issues: causesOf(Object.assign(new Error('invalid'), { errors: [{ message: 'stream ended' }] })),
   plain: causesOf(new Error('no cause')),
 };
 console.error(JSON.stringify(out));
@@ -153,4 +154,5 @@ def test_the_cause_chain_follows_the_last_attempt_of_a_retry_error() -> None:
     assert out["retried_then_unrelated"] == " (caused by APICallError: Invalid JSON response)"
     assert out["aggregate"].startswith(" (caused by APICallError: Failed to process")
     assert out["cycle"] == ""
+    assert out["issues"] == ""  # a list of plain objects (zod's issues) is no attempt
     assert out["plain"] == ""
