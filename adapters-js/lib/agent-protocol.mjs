@@ -9,16 +9,33 @@ import { dumps, pkgVersion, raisedOf, writeOut } from './protocol.mjs';
 
 /**
  * The error's `cause` chain, as a stack trace shows it: the AI SDK's "Failed to process
- * successful response" is caused by undici's "terminated" when the connection dropped, and
- * A12 asks that the outcome say what happened (specs/agent-contract.md).
+ * successful response" is caused by undici's "terminated" (caused by "SocketError: other
+ * side closed") when the connection dropped, and A12 asks that the outcome say what
+ * happened (specs/agent-contract.md). An error that wraps its attempts instead of a cause,
+ * the AI SDK's RetryError once retries are spent, is followed to its last attempt
+ * (`lastError`, else the last of `errors`): the failure that ended the run. The earlier
+ * attempts are left out, so the outcome names only what the last response served.
  */
-function causesOf(err) {
+export function causesOf(err) {
   const out = [];
-  for (let c = err?.cause, depth = 0; c && depth < 4; c = c.cause, depth++) {
+  const seen = new Set([err]);
+  for (let c = nextCause(err); c && !seen.has(c) && out.length < 5; c = nextCause(c)) {
+    seen.add(c);
     const r = raisedOf(c);
     out.push(`${r.name}: ${r.message}`);
   }
   return out.length ? ` (caused by ${out.join('; caused by ')})` : '';
+}
+
+/**
+ * What `err` wraps: its `cause`, else the last attempt of a retry wrapper. Only an Error
+ * counts as an attempt: a validation error's `errors` (zod's issues) are not failures.
+ */
+function nextCause(err) {
+  if (err === null || typeof err !== 'object') return undefined;
+  if (err.cause) return err.cause;
+  const last = err.lastError ?? (Array.isArray(err.errors) ? err.errors.at(-1) : undefined);
+  return last instanceof Error ? last : undefined;
 }
 
 export const AGENT_PROTOCOL_VERSION = 1;

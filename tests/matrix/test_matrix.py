@@ -426,6 +426,43 @@ def test_a_js_group_installs_its_lock_file_into_the_environment(
     )
 
 
+def test_a_js_groups_key_changes_with_every_source_it_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The environment runs its copy of the scripts (STREAM_HARNESS_JS), not the checkout's:
+    # a cached one kept lib/agent-protocol.mjs as it was when built while the harness,
+    # installed editable, had moved on, and `matrix --group agent-js` said "env cached".
+    js = tmp_path / "adapters-js"
+    monkeypatch.setattr("stream_harness.matrix.groups.bundled_js", lambda: js)
+    for name, text in {
+        "package.json": "{}",
+        "package-lock.json": "{}",
+        "lib/agent-protocol.mjs": "a",
+        "adapters/openai.mjs": "b",
+        "agents/mastra.mjs": "c",
+    }.items():
+        (js / name).parent.mkdir(parents=True, exist_ok=True)
+        (js / name).write_text(text)
+    group = Group("agent-js", (), (), npm="adapters-js", agents=("js-mastra",))
+    keys = {group.key(["-e", "/src"])}
+    for name in ("lib/agent-protocol.mjs", "adapters/openai.mjs", "agents/mastra.mjs"):
+        (js / name).write_text((js / name).read_text() + "// changed")
+        keys.add(group.key(["-e", "/src"]))
+    (js / "lib" / "new.mjs").write_text("")  # a new script is copied too
+    keys.add(group.key(["-e", "/src"]))
+    (js / "lib" / "new.mjs").rename(js / "lib" / "renamed.mjs")  # same bytes, another name
+    keys.add(group.key(["-e", "/src"]))
+    (js / "package.json").write_text('{"name": "x"}')
+    keys.add(group.key(["-e", "/src"]))
+    assert len(keys) == 7  # each change a new key
+    # What is not copied (the checkout's own install, a Python file beside) keeps the key.
+    before = group.key(["-e", "/src"])
+    (js / "node_modules" / "ai").mkdir(parents=True)
+    (js / "node_modules" / "ai" / "index.js").write_text("x")
+    (js / "__init__.py").write_text("")
+    assert group.key(["-e", "/src"]) == before
+
+
 def test_a_failed_group_ends_in_an_error_verdict_that_agrees_with_exit_2(
     tmp_path: Path, pins: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -86,18 +86,15 @@ class Group:
     explore: int | None = None
 
     def key(self, project: Sequence[str]) -> str:
-        """What the environment is built from: a change of pins, Python or harness rebuilds it."""
-        lock = ""
-        if self.npm:
-            lock_file = js_source(self.npm) / "package-lock.json"
-            lock = hashlib.sha256(lock_file.read_bytes()).hexdigest() if lock_file.is_file() else ""
+        """What the environment is built from: a change of pins, Python or harness rebuilds
+        it, and for a JS group a change of the sources copied into it (:func:`js_sources_digest`)."""
         text = json.dumps(
             [
                 sorted(self.requirements),
                 sys.version_info[:2],
                 list(project),
                 facts.version(),
-                lock,
+                js_sources_digest(js_source(self.npm)) if self.npm else "",
                 harness_dependencies(),
             ]
         )
@@ -325,6 +322,23 @@ def js_source(name: str) -> Path:
     raise MatrixError(
         f"npm folder {name!r}: not adapters-js nor a folder of it with a package.json"
     )
+
+
+def js_sources_digest(source: Path) -> str:
+    """One hash of what :func:`_npm_ci` copies from a JS folder: its package.json and lock
+    file and every file under its script folders (lib/, adapters/, agents/), by path and
+    content. Part of the environment's key because the scripts are copies, not the checkout's
+    files: the harness is installed editable, so a changed ``lib/agent-protocol.mjs`` keeps
+    the version number, and a cached environment would run the old copy."""
+    digest = hashlib.sha256()
+    files = [source / name for name in JS_FILES]
+    for name in JS_DIRS:
+        files += sorted(p for p in (source / name).rglob("*") if p.is_file())
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(source).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def node_missing() -> str | None:
