@@ -311,6 +311,10 @@ def test_a_scenario_asking_for_an_id_less_call_is_skipped_where_no_server_sends_
     assert {"openai-completions", "google-generative-ai"} <= set(scenario.protocols)
     assert main(["agents", "--serve", str(path), "--protocol", protocol]) == 2
     assert capsys.readouterr().err.startswith(f"stream-harness: --protocol {protocol}: {says}")
+    argv = ["agents", "--agent", "reference", "--scenarios", str(path), "--protocol", protocol]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stream-harness: skipped s on {protocol}: {says}"), err
 
 
 def test_a_call_id_reused_within_a_response_keeps_the_responses_item_ids_unique() -> None:
