@@ -22,6 +22,7 @@ from stream_harness.agents.scenario.faults import (
     canonical_yaml,
     compact,
     fault_space,
+    id_way,
     normalize,
     place_offset,
     unexpressible,
@@ -38,7 +39,7 @@ from stream_harness.agents.scenario.render import (
 )
 from stream_harness.agents.server import AgentServer, ScriptedAnswer
 from stream_harness.cli.main import main
-from stream_harness.contract.facts import bundled_cassettes
+from stream_harness.contract.facts import bundled_cassettes, load_yaml
 
 ARGS = {"customer": 'cus_"ada"', "amount_cents": 4200, "note": "x"}
 SCHEMA = {
@@ -253,9 +254,93 @@ def test_mutations_serve_the_call_wrong_on_purpose(tmp_path: Path) -> None:
         ("{mutate: {call: 2, args: missing_required}}", [("c1", {"a": 1}), ("c2", {})]),
     ]:
         scenario = load_agent_scenario(write(tmp_path, fault, calls))
-        served = scenario.served("anthropic-messages")[0]
+        served = scenario.served("openai-completions")[0]
         assert [(c.id, dict(c.arguments)) for c in served.calls] == want, fault
         assert all(c.delivered for c in served.calls) and served.complete
+
+
+ID_FACTS = load_yaml("call_ids")["protocols"]
+ID_FAULTS = [
+    CallFault(call=1, id="missing"),
+    CallFault(call=2, id="reused"),
+    CallFault(call=1, id="reused"),
+    CallFault(call=1, id="fresh"),
+]
+
+
+def test_every_agent_protocol_says_with_a_source_which_ids_its_servers_send() -> None:
+    assert set(ID_FACTS) == set(PROTOCOLS)
+    for protocol, ways in ID_FACTS.items():
+        assert set(ways) == {id_way(m) for m in ID_FAULTS}, protocol
+        for way, fact in ways.items():
+            assert isinstance(fact["sent"], bool) and fact["source"].strip(), (protocol, way)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_fault_space_serves_a_call_id_only_the_ways_the_protocols_servers_do(
+    protocol: str,
+) -> None:
+    offered = {
+        id_way(f.mutate)
+        for f in fault_space([(ARGS, SCHEMA), (ARGS, SCHEMA)], protocol)
+        if f.mutate is not None and f.mutate.id is not None
+    }
+    # fault_space draws no cross-response reuse (a scenario writes it, as reused_call_id does)
+    sent = {w for w, fact in ID_FACTS[protocol].items() if fact["sent"]} - {"reused_across"}
+    assert offered == sent
+    for mutate in ID_FAULTS:
+        why = unexpressible(mutate, protocol)
+        assert (why is None) == ID_FACTS[protocol][id_way(mutate)]["sent"], mutate
+
+
+@pytest.mark.parametrize(
+    ("protocol", "says"),
+    [
+        ("anthropic-messages", "anthropic-messages always sends a call id ("),
+        ("openai-responses", "openai-responses always sends a call id ("),
+        ("bedrock-converse-stream", "bedrock-converse-stream always sends a call id ("),
+    ],
+)
+def test_a_scenario_asking_for_an_id_less_call_is_skipped_where_no_server_sends_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], protocol: str, says: str
+) -> None:
+    path = write(tmp_path, "{mutate: {call: 1, id: missing}}")
+    scenario = load_agent_scenario(path)
+    assert scenario.unexpressible[protocol].startswith(says)
+    assert protocol not in scenario.protocols
+    assert {"openai-completions", "google-generative-ai"} <= set(scenario.protocols)
+    assert main(["agents", "--serve", str(path), "--protocol", protocol]) == 2
+    assert capsys.readouterr().err.startswith(f"stream-harness: --protocol {protocol}: {says}")
+    argv = ["agents", "--agent", "reference", "--scenarios", str(path), "--protocol", protocol]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stream-harness: skipped s on {protocol}: {says}"), err
+
+
+def test_a_call_id_reused_within_a_response_keeps_the_responses_item_ids_unique() -> None:
+    reused = Script(
+        tool_calls=(
+            ScriptedCall("call_1", "charge_card", {"amount_cents": 1}),
+            ScriptedCall("call_1", "charge_card", {"amount_cents": 2}),
+            ScriptedCall("", "charge_card", {"amount_cents": 3}),
+        )
+    )
+    served = render("openai-responses", reused, Fault())
+    added = [
+        json.loads(line[6:])["item"]
+        for chunk in served.chunks
+        for line in chunk.decode().splitlines()
+        if line.startswith("data: ") and '"response.output_item.added"' in line
+    ]
+    assert [(i["id"], i.get("call_id")) for i in added] == [
+        ("fc_call_1", "call_1"),
+        ("fc_call_1_1", "call_1"),
+        ("fc_2", None),
+    ]
+    # distinct ids keep the bytes they always had: fc_<call id>
+    plain = render("openai-responses", SCRIPT, Fault())
+    body = b"".join(plain.chunks)
+    assert b'"fc_call_1"' in body and b'"fc_call_2"' in body and b"fc_call_2_" not in body
 
 
 @pytest.mark.parametrize(

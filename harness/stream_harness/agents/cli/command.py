@@ -17,6 +17,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,7 @@ def _check_agents(args: argparse.Namespace) -> int:
         if problem is not None:
             raise _BadInput(problem)
     units = planned_units(adapters, scenarios, args.protocol)
+    _say_unexpressible(scenarios, args.protocol or ())
     results = _results(adapters, scenarios, args, expectations, limits, shard)
     results = with_project(results, args.project)
     versions = {adapter.name: _version(adapter) for _, adapter in adapters}
@@ -210,6 +212,19 @@ def _check_agents(args: argparse.Namespace) -> int:
         owned = sum(1 for _, a, sc, pr in units if shard.owns(*agent_unit_key(a.name, sc.name, pr)))
         info = ShardInfo(index=shard.index, count=shard.count, pairs=owned, total_pairs=len(units))
     return _finish(results, args, versions, info)
+
+
+def _say_unexpressible(scenarios: Sequence[AgentScenario], protocols: Sequence[str]) -> None:
+    """A scenario that ``--protocol`` names a protocol for which cannot be served there (a
+    fault its wire cannot carry, a call id no server of it sends: specs/call_ids.yaml) is
+    skipped there, and the user who asked for that protocol is told why."""
+    for scenario in scenarios:
+        for protocol in protocols:
+            why = scenario.unexpressible.get(protocol)
+            if why is not None:
+                print(
+                    f"stream-harness: skipped {scenario.name} on {protocol}: {why}", file=sys.stderr
+                )
 
 
 def _check_flags(args: argparse.Namespace) -> None:

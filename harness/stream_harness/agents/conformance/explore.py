@@ -203,7 +203,9 @@ def _place_rank(place: Any) -> tuple[int, int, int]:
 
 def mutations(scenario: AgentScenario, response_index: int, protocol: str) -> list[FaultSpec]:
     """The calls response ``response_index`` can serve wrong (:func:`fault_space`'s
-    ``mutate`` faults), in its order: call 1 first, arguments before ids."""
+    ``mutate`` faults), in its order: call 1 first, arguments before ids; an id only the
+    ways the protocol's servers serve one (specs/call_ids.yaml: no id-less call where every
+    server sends an id)."""
     response = scenario.spec.responses[response_index]
     script = response.script or ScriptSpec()
     tools = scenario.spec.tools

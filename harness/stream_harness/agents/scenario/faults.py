@@ -14,7 +14,10 @@ the tool's schema, no id, an id already used, or a fresh id for the same call on
 This module knows JSON text and the scenario's data, never a wire format: the per-protocol
 renderers (:mod:`stream_harness.agents.scenario.render`) turn a resolved fault into bytes. What a
 protocol cannot express is said once, in :data:`WHOLE_CALLS` and :func:`unexpressible`,
-so that :func:`fault_space` never offers a fault a renderer would refuse.
+so that :func:`fault_space` never offers a fault a renderer would refuse. What a protocol's
+servers never send (a call without an id where every server sends one) is a sourced fact of
+specs/call_ids.yaml, read by :func:`unexpressible` too, so that no row is failed for handling
+something no provider serves.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from typing import Annotated, Any, Final, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from stream_harness.contract import facts
 
 __all__ = [
     "ENDINGS",
@@ -39,6 +44,7 @@ __all__ = [
     "Resolved",
     "canonical_yaml",
     "fault_space",
+    "id_way",
     "normalize",
     "place_offset",
     "unexpressible",
@@ -67,6 +73,17 @@ where calls come whole: the old ``cut_in_tool_args``), ``half`` (after half of t
 
 ArgsFault = Literal["wrong_type", "missing_required"]
 IdFault = Literal["missing", "reused", "fresh"]
+IdWay = Literal["missing", "reused_in_response", "reused_across", "fresh"]
+"""The ways of serving a call's id that specs/call_ids.yaml says, per protocol, some server
+sends or none does: ``reused`` on call 1 repeats an id of an earlier response, on a later
+call the id of an earlier call of the same response (:func:`id_way`)."""
+
+_NEVER: Final[dict[IdWay, str]] = {
+    "missing": "always sends a call id",
+    "reused_in_response": "never repeats a call id within one response",
+    "reused_across": "never repeats a call id of an earlier response",
+    "fresh": "never serves a call under a new id",
+}
 
 WHOLE_CALLS: Final = frozenset({"google-generative-ai"})
 """Protocols whose calls arrive whole (Gemini's ``functionCall`` carries ``args`` as an
@@ -375,8 +392,31 @@ def broken_arguments(
     return {**arguments, key: other}
 
 
-def unexpressible(fault: Resolved, protocol: str) -> str | None:
-    """Why ``protocol`` cannot serve ``fault`` (None: it can)."""
+def id_way(mutate: CallFault) -> IdWay | None:
+    """How ``mutate`` serves its call's id, in the words of specs/call_ids.yaml (None: the
+    id is left alone)."""
+    if mutate.id == "reused":
+        return "reused_in_response" if mutate.call > 1 else "reused_across"
+    return mutate.id
+
+
+def _id_never_sent(mutate: CallFault, protocol: str) -> str | None:
+    way = id_way(mutate)
+    if way is None:
+        return None
+    table: Mapping[str, Mapping[str, Any]] = facts.load_yaml("call_ids")["protocols"]
+    fact = table.get(protocol, {}).get(way)
+    if fact is None or fact["sent"]:
+        return None
+    return f"{protocol} {_NEVER[way]} ({fact['source']})"
+
+
+def unexpressible(fault: Resolved | CallFault, protocol: str) -> str | None:
+    """Why ``protocol`` cannot serve ``fault`` (None: it can): a stream fault its wire
+    cannot carry, or a call's id served a way no server of the protocol sends it
+    (specs/call_ids.yaml)."""
+    if isinstance(fault, CallFault):
+        return _id_never_sent(fault, protocol)
     if protocol in WHOLE_CALLS and isinstance(fault.place, InCall):
         if fault.ending == "finish":
             return f"{protocol} sends whole calls: no call finishes with its arguments cut short"
@@ -400,7 +440,9 @@ def fault_space(
     these ``calls`` (each ``(arguments, tool schema)``), with the named places (not every
     character offset: :func:`call_offsets` gives their range) and one ``byte`` place per
     ending at byte 0 (any byte below the body's length is valid: the strategies draw it).
-    A strategy that draws from this list never draws an impossible fault."""
+    The calls served wrong are those the protocol's servers send (:func:`unexpressible`,
+    specs/call_ids.yaml). A strategy that draws from this list never draws an impossible
+    fault."""
     out: list[FaultSpec] = []
     place_endings: list[tuple[Place | None, Ending]] = [(ByteAt(byte=0), e) for e in _CUT_ENDINGS]
     place_endings += [(None, e) for e in ("fin", "rst", "clean_eof", "length", "error_event")]
@@ -423,7 +465,8 @@ def fault_space(
             if broken_arguments(arguments, schema, how) is not None:
                 out.append(FaultSpec(mutate=CallFault(call=n, args=how)))
         ids: tuple[IdFault, ...] = ("missing", "fresh", "reused") if n > 1 else ("missing", "fresh")
-        out += [FaultSpec(mutate=CallFault(call=n, id=i)) for i in ids]
+        wrong = [CallFault(call=n, id=i) for i in ids]
+        out += [FaultSpec(mutate=m) for m in wrong if unexpressible(m, protocol) is None]
     return out
 
 

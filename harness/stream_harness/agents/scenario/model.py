@@ -171,15 +171,17 @@ class AgentScenario:
 
     @property
     def unexpressible(self) -> dict[str, str]:
-        """protocol -> why it cannot serve one of the faults (Gemini sends whole calls)."""
+        """protocol -> why it cannot serve one of the faults (Gemini sends whole calls; a
+        call without an id where every server sends one, specs/call_ids.yaml)."""
         out: dict[str, str] = {}
         for response in self.spec.responses:
             calls = len((response.script or ScriptSpec()).tool_calls)
-            resolved = normalize(response.fault, calls)
+            faults = [normalize(response.fault, calls), response.fault.mutate]
             for protocol in self.spec.protocols:
-                why = unexpressible(resolved, protocol) if resolved is not None else None
-                if why is not None:
-                    out.setdefault(protocol, why)
+                for fault in faults:
+                    why = unexpressible(fault, protocol) if fault is not None else None
+                    if why is not None:
+                        out.setdefault(protocol, why)
         return out
 
     def applies(self, check: str) -> bool:

@@ -659,11 +659,13 @@ def _responses_calls(
     s: _Stream, ev: _ResponsesEvents, plan: _Plan, output: list[dict[str, Any]]
 ) -> None:
     """One function_call item per call, after the items in ``output``; each call whose end
-    goes out joins ``output``."""
+    goes out joins ``output``. Item ids are unique within the response, as every Responses
+    server makes them, even when two calls share a ``call_id`` (``mutate: {id: reused}``)."""
+    item_ids = _item_ids([p.call.id for p in plan.calls])
     for k, planned in enumerate(plan.calls):
         call = planned.call
         n = len(output)
-        item_id = f"fc_{call.id or k}"
+        item_id = item_ids[k]
         item = {
             "id": item_id,
             "type": "function_call",
@@ -699,6 +701,18 @@ def _responses_calls(
             s.add(ev("response.output_item.done", output_index=n, item=done))
             output.append(done)
             s.call_ends[k] = len(s.chunks)
+
+
+def _item_ids(call_ids: Sequence[str]) -> list[str]:
+    """``fc_<call id>`` (``fc_<position>`` without one), ``_<position>`` added to an id an
+    earlier item of the response took: distinct call ids keep the bytes they always had."""
+    out: list[str] = []
+    for k, ident in enumerate(call_ids):
+        item_id = f"fc_{ident or k}"
+        while item_id in out:
+            item_id += f"_{k}"
+        out.append(item_id)
+    return out
 
 
 def _responses_error(kind: ErrorKind) -> bytes:
