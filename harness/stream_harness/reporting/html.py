@@ -68,7 +68,7 @@ table.grid { border-collapse: collapse; max-width: 100%; }
 .legend span { display: inline-block; padding: .1em .6em; margin-right: .5em; border: 1px solid #bbb; }
 section.group { margin: 1.5em 0; }
 .known-group { border-left: 4px solid; padding: .2em .8em; margin: .8em 0; }
-.known-group ul.cases { padding-left: 1.2em; overflow-wrap: anywhere; }
+.known-group p.cases code { display: inline-block; margin: 0 .3em .2em 0; }
 article.result { border-left: 4px solid #bbb; padding: .2em .8em; margin: .8em 0; }
 article.failed, article.errored, article.timeout, article.crashed { border-color: #d9534f; }
 article.known_failure, .known-group { border-color: #e8a317; } article.fixed { border-color: #5cb85c; }
@@ -173,15 +173,17 @@ def _result(r: Result) -> str:
     return f'<article class="result {_e(r.outcome)}">{head}{issue}{"".join(_failure(f) for f in r.failures)}</article>'
 
 
-def _known_group(head: str, issue: str | None, items: list[str], command: str | None) -> str:
-    """Known failures citing one issue: the issue, how many, one reproduce command, then
-    each result on one line (its key and first message). Two thousand of them are a few
-    library bugs: their expected and observed values stay in report.jsonl (issue 36, point 5)."""
+def _known_group(
+    head: str, issue: str | None, keys: list[str], message: str, command: str | None
+) -> str:
+    """Known failures citing one issue: the issue, how many, the first one's message and
+    reproduce command, then every result by its key. Three thousand of them are a few
+    library bugs: their own messages and values stay in report.jsonl (issue 36, point 5)."""
     cited = _link(issue) if issue else "no issue given"
     run = f'<pre class="command">{_e(command)}</pre>' if command else ""
     return (
-        f'<div class="known-group"><p>{head}known failure: {cited}: {len(items)} result(s); '
-        f'reproduce the first:</p>{run}<ul class="cases">{"".join(items)}</ul></div>'
+        f'<div class="known-group"><p>{head}known failure: {cited}: {len(keys)} result(s); '
+        f'the first: {_e(message)}</p>{run}<p class="cases">{" ".join(keys)}</p></div>'
     )
 
 
@@ -191,12 +193,10 @@ def _known_results(results: list[Result]) -> str:
         by_issue.setdefault(r.issue, []).append(r)
     out = []
     for issue, rows in by_issue.items():
-        items = [
-            f"<li><code>{_e(r.case)}</code>: {_e(r.failures[0].message if r.failures else '')}</li>"
-            for r in rows
-        ]
-        command = next((r.failures[0].command for r in rows if r.failures), None)
-        out.append(_known_group("", issue, items, command))
+        first = rows[0].failures[0] if rows[0].failures else None
+        keys = [f"<code>{_e(r.case)}</code>" for r in rows]
+        message, command = (first.message, first.command) if first else ("", None)
+        out.append(_known_group("", issue, keys, message, command))
     return "".join(out)
 
 
@@ -277,11 +277,9 @@ def _agent_problems(a: AgentSummary) -> str:
         _known_group(
             f"<code>{_e(a.agent)}</code>: ",
             issue,
-            [
-                f"<li>{_e(r.scenario)} [{_e(r.protocol)}] {_e(r.check)}: {_e(r.message)}</li>"
-                for r in group
-            ],
-            next((r.command for r in group if r.command), None),
+            [f"<code>{_e(r.scenario)} [{_e(r.protocol)}] {_e(r.check)}</code>" for r in group],
+            group[0].message,
+            group[0].command,
         )
         for issue, group in by_issue.items()
     )

@@ -119,7 +119,7 @@ def _guide(report: Report) -> list[str]:
         "body, cut into the smallest split that still showed the failure (`--split cuts:...`),",
         "and prints the events. This page is a summary: new failures in full, known failures",
         "grouped by the issue they cite, with a count per row and one reproduce command each.",
-        "`report.html` lists every failure (a known one on one line), `report.jsonl` holds",
+        "`report.html` lists every failure (a known one by its key), `report.jsonl` holds",
         "every result in full (expected and observed values), `junit.xml` is for CI dashboards.",
     ]
     return lines
