@@ -7,8 +7,12 @@ headless browser can read it without parsing the cell text. A check that applied
 adapter gets no column. The page fits the window down to 800 px wide (issue 36, point 5):
 the prose keeps a reading width, the tables take the window's, cells wrap after their
 slash, and the stream matrix's column heads stand upright; the agent table
-(``<table id="agent-matrix">``) lists its checks in natural order (A2 before A10). Cells with anything but plain passes link to
-the detail section of that adapter and check. Every string from a result goes through
+(``<table id="agent-matrix">``) lists its checks in natural order (A2 before A10); long
+names and paths in lists and paragraphs wrap anywhere rather than widen the page. Cells with
+anything but plain passes link to the detail section of that adapter and check, which
+shows each new failure and fix in full and the known failures by the issue they cite (the
+first one's message and command, then every result's key): 3,000 known failures are a few
+library bugs, and report.jsonl keeps each one's message and values. Every string from a result goes through
 :func:`html.escape`, and only http(s) URLs become links: messages quote provider bytes
 and library output, and a report must be safe to open.
 """
