@@ -177,19 +177,7 @@ def committed_page() -> str:
     return html.render(load_report(REPORT / "report.jsonl"))
 
 
-@pytest.mark.parametrize(
-    "width",
-    [
-        1400,
-        pytest.param(
-            800,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the agent table of the 26 agent rows is 837 px wide at 800 (issue 36, open)",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("width", [1400, 800])
 def test_the_page_of_the_committed_report_fits_the_window(
     tmp_path: Path, committed_page: str, width: int
 ) -> None:

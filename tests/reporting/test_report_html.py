@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 from report_fixtures import C3, EXPECTED_MATRIX, HOSTILE, KNOWN_ISSUE, REPRO, beta_run, make_report
 from stream_harness.conformance import CaseResult, Failure
 from stream_harness.reporting.html import render
+from stream_harness.reporting.report import FailureInfo, Report, Result
 
 
 class Page(HTMLParser):
@@ -145,3 +146,48 @@ def test_the_page_is_self_contained() -> None:
     assert {"script", "link", "img", "iframe", "object"}.isdisjoint(page.tags)
     assert "style" in page.tags
     assert not [v for name, v in page.attrs if name == "src"]
+
+
+def test_known_failures_are_grouped_by_issue_with_one_command_and_every_case() -> None:
+    # Issue 36, point 5: 600 known failures of 3 issues are 3 groups, each with its count,
+    # the first one's message and reproduce command and every result by its key; their own
+    # messages and values stay in report.jsonl, while a new failure keeps them.
+    issues = [f"https://github.com/example/lib/issues/{n}" for n in (20, 21, 22)]
+    small = make_report([beta_run()])
+    cases = [
+        small.cases[0].model_copy(update={"id": f"openai-completions/case_{i}.yaml#0"})
+        for i in range(600)
+    ]
+    rows = [
+        Result(
+            adapter="beta",
+            case=c.id,
+            check="truncation",
+            outcome="known_failure",
+            failures=(
+                FailureInfo(message=f"cut at byte {i}", command=f"repro {i}", expected="EXP"),
+            ),
+            issue=issues[i % 3],
+        )
+        for i, c in enumerate(cases)
+    ]
+    new = FailureInfo(message="new", expected="NEW-EXPECTED")
+    rows.append(
+        Result(
+            adapter="beta",
+            case=cases[0].id,
+            check="split-invariance",
+            outcome="failed",
+            failures=(new,),
+        )
+    )
+    report = Report.model_validate({**small.model_dump(), "cases": cases, "results": rows})
+    page = render(report)
+    assert page.count('<div class="known-group">') == 3
+    for issue in issues:
+        assert page.count(f'<a href="{issue}">{issue}</a>: 200 result(s)') == 1
+    assert page.count('<pre class="command">repro ') == 3  # the first of each group
+    for i in range(600):
+        assert page.count(f"<code>openai-completions/case_{i}.yaml#0</code>") == 1 + (i == 0)
+    assert [f"the first: cut at byte {i}<" in page for i in range(4)] == [True, True, True, False]
+    assert "EXP<" not in page and "NEW-EXPECTED" in page

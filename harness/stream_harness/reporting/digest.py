@@ -113,6 +113,16 @@ def agent_findings(rows: Sequence[AgentRow]) -> list[Finding]:
     return sorted(out, key=lambda f: (order[f.row], -f.count, f.issue or ""))
 
 
+def by_issue(findings: Sequence[Finding]) -> list[list[Finding]]:
+    """The findings of several rows that cite one issue, together (in the order the first of
+    them comes): a library bug seen through five adapters is one entry with five counts and
+    one reproduce command, not five entries (issue 36, point 5)."""
+    groups: dict[str | None, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.issue, []).append(f)
+    return list(groups.values())
+
+
 def new_failures(report: Report) -> list[tuple[str, str, list[Result]]]:
     """The results that fail the run (failed, timeout, crashed, errored), grouped by
     (adapter, check) in matrix order: what a reader must act on."""

@@ -7,8 +7,12 @@ headless browser can read it without parsing the cell text. A check that applied
 adapter gets no column. The page fits the window down to 800 px wide (issue 36, point 5):
 the prose keeps a reading width, the tables take the window's, cells wrap after their
 slash, and the stream matrix's column heads stand upright; the agent table
-(``<table id="agent-matrix">``) lists its checks in natural order (A2 before A10). Cells with anything but plain passes link to
-the detail section of that adapter and check. Every string from a result goes through
+(``<table id="agent-matrix">``) lists its checks in natural order (A2 before A10); long
+names and paths in lists and paragraphs wrap anywhere rather than widen the page. Cells with
+anything but plain passes link to the detail section of that adapter and check, which
+shows each new failure and fix in full and the known failures by the issue they cite (the
+first one's message and command, then every result's key): 3,000 known failures are a few
+library bugs, and report.jsonl keeps each one's message and values. Every string from a result goes through
 :func:`html.escape`, and only http(s) URLs become links: messages quote provider bytes
 and library output, and a report must be safe to open.
 """
@@ -26,6 +30,7 @@ from stream_harness.reporting.digest import (
     shown_checks,
 )
 from stream_harness.reporting.report import (
+    AgentRow,
     AgentSummary,
     Cell,
     FailureInfo,
@@ -66,11 +71,14 @@ table.grid { border-collapse: collapse; max-width: 100%; }
 .fail { background: #f6b5b0; } .na { background: #e4e4e4; color: #666; }
 .legend span { display: inline-block; padding: .1em .6em; margin-right: .5em; border: 1px solid #bbb; }
 section.group { margin: 1.5em 0; }
+.known-group { border-left: 4px solid; padding: .2em .8em; margin: .8em 0; }
+.known-group p.cases code { display: inline-block; margin: 0 .3em .2em 0; }
 article.result { border-left: 4px solid #bbb; padding: .2em .8em; margin: .8em 0; }
 article.failed, article.errored, article.timeout, article.crashed { border-color: #d9534f; }
-article.known_failure { border-color: #e8a317; } article.fixed { border-color: #5cb85c; }
+article.known_failure, .known-group { border-color: #e8a317; } article.fixed { border-color: #5cb85c; }
 pre { background: #f5f5f5; padding: .5em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 code { background: #f5f5f5; padding: 0 .2em; }
+li, p, h3, h4 { overflow-wrap: anywhere; } /* a long name or source path wraps, the page does not scroll */
 """.strip()
 
 
@@ -169,6 +177,33 @@ def _result(r: Result) -> str:
     return f'<article class="result {_e(r.outcome)}">{head}{issue}{"".join(_failure(f) for f in r.failures)}</article>'
 
 
+def _known_group(
+    head: str, issue: str | None, keys: list[str], message: str, command: str | None
+) -> str:
+    """Known failures citing one issue: the issue, how many, the first one's message and
+    reproduce command, then every result by its key. Three thousand of them are a few
+    library bugs: their own messages and values stay in report.jsonl (issue 36, point 5)."""
+    cited = _link(issue) if issue else "no issue given"
+    run = f'<pre class="command">{_e(command)}</pre>' if command else ""
+    return (
+        f'<div class="known-group"><p>{head}known failure: {cited}: {len(keys)} result(s); '
+        f'the first: {_e(message)}</p>{run}<p class="cases">{" ".join(keys)}</p></div>'
+    )
+
+
+def _known_results(results: list[Result]) -> str:
+    by_issue: dict[str | None, list[Result]] = {}
+    for r in results:
+        by_issue.setdefault(r.issue, []).append(r)
+    out = []
+    for issue, rows in by_issue.items():
+        first = rows[0].failures[0] if rows[0].failures else None
+        keys = [f"<code>{_e(r.case)}</code>" for r in rows]
+        message, command = (first.message, first.command) if first else ("", None)
+        out.append(_known_group("", issue, keys, message, command))
+    return "".join(out)
+
+
 def _details(report: Report, links: dict[tuple[str, str], str]) -> str:
     groups = problems(report)
     if not groups:
@@ -176,7 +211,8 @@ def _details(report: Report, links: dict[tuple[str, str], str]) -> str:
     return "\n".join(
         f'<section class="group" id="{_e(links[(adapter, check)])}">'
         f"<h3>{_e(adapter)} / {_e(check)}</h3>\n"
-        + "\n".join(_result(r) for r in results)
+        + "\n".join(_result(r) for r in results if r.outcome != "known_failure")
+        + _known_results([r for r in results if r.outcome == "known_failure"])
         + "</section>"
         for adapter, check, results in groups
     )
@@ -226,6 +262,34 @@ def _guide(report: Report) -> str:
     )
 
 
+def _agent_problems(a: AgentSummary) -> str:
+    """An agent's new failures and fixes in full, its known failures by the issue they cite."""
+    rows = sorted(a.problems, key=lambda r: natural_key(r.check))
+    full = "".join(
+        f'<article class="result {_e(r.outcome)}"><h4>{_e(r.agent)} {_e(r.scenario)} [{_e(r.protocol)}] '
+        f'{_e(r.check)}: {_e(r.outcome)}</h4><pre class="message">{_e(r.message)}</pre>'
+        + (f'<p class="advice">advice: {_e(r.advice)}</p>' if r.advice else "")
+        + f"<p>reproduce: <code>{_e(r.command or '')}</code></p></article>"
+        for r in rows
+        if r.outcome != "known_failure"
+    )
+    by_issue: dict[str | None, list[AgentRow]] = {}
+    for r in rows:
+        if r.outcome == "known_failure":
+            by_issue.setdefault(r.issue, []).append(r)
+    known = "".join(
+        _known_group(
+            f"<code>{_e(a.agent)}</code>: ",
+            issue,
+            [f"<code>{_e(r.scenario)} [{_e(r.protocol)}] {_e(r.check)}</code>" for r in group],
+            group[0].message,
+            group[0].command,
+        )
+        for issue, group in by_issue.items()
+    )
+    return full + known
+
+
 def _agents(agents: list[AgentSummary]) -> str:
     """The agent rows beside the stream matrix; nothing when the report has none."""
     if not agents:
@@ -262,14 +326,7 @@ def _agents(agents: list[AgentSummary]) -> str:
         + "</ul></details></li>"
         for a in agents
     )
-    problems_ = "".join(
-        f'<article class="result {_e(r.outcome)}"><h4>{_e(r.agent)} {_e(r.scenario)} [{_e(r.protocol)}] '
-        f'{_e(r.check)}: {_e(r.outcome)}</h4><pre class="message">{_e(r.message)}</pre>'
-        + (f'<p class="advice">advice: {_e(r.advice)}</p>' if r.advice else "")
-        + f"<p>reproduce: <code>{_e(r.command or '')}</code></p></article>"
-        for a in agents
-        for r in sorted(a.problems, key=lambda r: natural_key(r.check))
-    )
+    problems_ = "".join(_agent_problems(a) for a in agents)
     return (
         "<h2>Agent rows</h2>\n<p>Agent loops run on agent scenarios with faults, judged by the "
         "agent contract (<code>specs/agent-contract.md</code>): passed out of checked, per check.</p>\n"

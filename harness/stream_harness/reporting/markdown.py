@@ -20,6 +20,7 @@ from stream_harness.reporting.digest import (
     Finding,
     agent_check_order,
     agent_findings,
+    by_issue,
     fixes,
     natural_key,
     new_failures,
@@ -39,7 +40,6 @@ from stream_harness.reporting.report import (
 )
 
 MESSAGE_LIMIT = 500  # README lines stay readable; report.jsonl and report.html keep it all
-FINDING_LIMIT = 200  # a finding's example message: enough to recognise it
 # New failures shown in full; past it, one line per adapter and check (a run gone badly
 # wrong must not make a page nobody can open: report.html has them all).
 NEW_FAILURES_SHOWN = 100
@@ -118,9 +118,9 @@ def _guide(report: Report) -> list[str]:
         "To reproduce a failure, run the command listed under it: it feeds the same recorded",
         "body, cut into the smallest split that still showed the failure (`--split cuts:...`),",
         "and prints the events. This page is a summary: new failures in full, known failures",
-        "grouped by the issue they cite, with one example each. `report.html` shows every",
-        "result, `report.jsonl` holds them in full (expected and observed values), `junit.xml`",
-        "is for CI dashboards.",
+        "grouped by the issue they cite, with a count per row and one reproduce command each.",
+        "`report.html` lists every failure (a known one by its key), `report.jsonl` holds",
+        "every result in full (expected and observed values), `junit.xml` is for CI dashboards.",
     ]
     return lines
 
@@ -197,15 +197,19 @@ def _new_failures(report: Report) -> list[str]:
     return lines[:-1]
 
 
-def _finding(f: Finding) -> list[str]:
-    issue = _link(f.issue) if f.issue else "no issue given"
-    what = f"{f.count} result{'s' if f.count != 1 else ''}"
-    lines = [
-        f"- {text(f.row)}: {issue}: {what} ({text(', '.join(f.checks))}); "
-        f"e.g. {code(f.example)}: {text(_clip(f.message)[:FINDING_LIMIT])}"
-    ]
-    if f.command:
-        lines.append(f"  - reproduce: {code(f.command)}")
+def _finding(group: list[Finding]) -> list[str]:
+    """One finding: the issue, how many results in which rows, one command to see it. The
+    example's message is left to report.html: the issue names the finding, and the command
+    names the case."""
+    issue = _link(group[0].issue) if group[0].issue else "no issue given"
+    count = sum(f.count for f in group)
+    what = f"{count} result{'s' if count != 1 else ''}"
+    checks = ", ".join(dict.fromkeys(c for f in group for c in f.checks))
+    rows = group[0].row if len(group) == 1 else ", ".join(f"{f.row} {f.count}" for f in group)
+    lines = [f"- {issue}: {what} ({text(checks)}) in {text(rows)}"]
+    command = next((f.command for f in group if f.command), None)
+    if command:
+        lines.append(f"  - reproduce: {code(command)}")
     return lines
 
 
@@ -213,12 +217,13 @@ def _known(findings: list[Finding]) -> list[str]:
     if not findings:
         return ["None."]
     total = sum(f.count for f in findings)
+    groups = by_issue(findings)
     lines = [
-        f"{total} known failure(s) of {len(findings)} finding(s), per adapter and the issue its expectation entry cites:",
+        f"{total} known failure(s) of {len(groups)} finding(s), by the issue their expectation entries cite:",
         "",
     ]
-    for f in findings:
-        lines += _finding(f)
+    for group in groups:
+        lines += _finding(group)
     return lines
 
 
