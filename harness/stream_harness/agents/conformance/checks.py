@@ -21,7 +21,9 @@ from stream_harness.agents.protocol import AgentOutcome
 from stream_harness.agents.scenario.model import AgentScenario, canonical
 from stream_harness.agents.scenario.render import Served, ServedCall
 from stream_harness.agents.server import Execution
+from stream_harness.providers.registry import get as get_protocol
 from stream_harness.server.loopback import Hit
+from stream_harness.wire import FramingError
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -707,6 +709,12 @@ PARSE_WORDS: Final = ("malformed", "decode", "parse")
 body inside an event leaves (the reference's "malformed JSON in SSE event #1",
 pydantic-ai's "Failed to decode response as JSON"); accepted for that fault only."""
 
+EMPTY_WORDS: Final = ("empty",)
+"""Words by which an exception says the response had nothing in it: js-langgraph's
+``Error: Received empty response from chat model call.`` for a body that ended at byte 0.
+True of a body that ended before its first complete event, and accepted for that only
+(:func:`_no_event_delivered`): after an event went out the response was not empty."""
+
 _GENERIC_ERROR_WORDS: Final = frozenset({"error", "errors", "none", "null"})
 
 
@@ -747,6 +755,7 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
     # that names the frame it could not read names the fault (PARSE_WORDS).
     if served.stop == "none" or served.fault.startswith("clean_eof"):
         named = TRANSPORT_WORDS + (PARSE_WORDS if served.stop == "error" else ())
+        named += EMPTY_WORDS if _no_event_delivered(served) else ()
         if any(w in raised.lower() for w in named):
             return None
         what = f"a transport fault ({served.fault}: the body ended without its terminal event)"
@@ -761,6 +770,18 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
         f"the run raised {_clip(raised)}, which does not say what response {k} served: "
         f"{_clip(what)}"
     )
+
+
+def _no_event_delivered(served: Served) -> bool:
+    """The body ended before the end of its first event (an SSE event's blank line, an
+    event-stream frame's last byte): a cut at byte 0 and one inside the first event are the
+    same to a client, which read nothing it could dispatch. The events are the frames the
+    protocol's own framing (providers/registry.py) makes of the bytes sent, as a client's
+    decoder makes them; ``close()`` is not asked, since what it flushes at the end of the
+    body is the unfinished event, which no client was delivered."""
+    decoder = get_protocol(served.protocol).framing.decoder()
+    frames = decoder.feed(b"".join(served.chunks))
+    return not any(not isinstance(f, FramingError) for f in frames)
 
 
 def _clip(text: str, limit: int = 160) -> str:
