@@ -305,6 +305,9 @@ class SentCall:
     id: str
     name: str
     arguments: Any  # parsed where the wire carries a JSON string; the string when it is not JSON
+    turn: int = -1
+    """The index of the ``contents`` entry carrying it on google-generative-ai (-1 elsewhere):
+    an id-less call pairs by name and order within its turn, never across the request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +315,7 @@ class SentResult:
     id: str  # "" where the wire carries none (Gemini pairs by name and order then)
     content: str
     name: str = ""
+    turn: int = -1  # as SentCall.turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,13 +401,14 @@ def _read_responses(body: dict[str, Any]) -> RequestView:
 
 
 def _read_google(body: dict[str, Any]) -> RequestView:
-    """google-generative-ai: the ``contents`` turns' functionCall and functionResponse parts."""
+    """google-generative-ai: the ``contents`` turns' functionCall and functionResponse parts,
+    each with the index of its turn."""
     contents = body.get("contents")
     if not isinstance(contents, list):
         return RequestView(False)
     calls: list[SentCall] = []
     results: list[SentResult] = []
-    for turn in contents:
+    for t, turn in enumerate(contents):
         parts = turn.get("parts") if isinstance(turn, dict) else None
         for part in parts if isinstance(parts, list) else []:
             if not isinstance(part, dict):
@@ -411,7 +416,7 @@ def _read_google(body: dict[str, Any]) -> RequestView:
             call, answer = part.get("functionCall"), part.get("functionResponse")
             if isinstance(call, dict):
                 calls.append(
-                    SentCall(str(call.get("id") or ""), str(call.get("name")), call.get("args"))
+                    SentCall(str(call.get("id") or ""), str(call.get("name")), call.get("args"), t)
                 )
             elif isinstance(answer, dict):
                 results.append(
@@ -419,6 +424,7 @@ def _read_google(body: dict[str, Any]) -> RequestView:
                         str(answer.get("id") or ""),
                         json.dumps(answer.get("response")),
                         str(answer.get("name") or ""),
+                        t,
                     )
                 )
     return RequestView(True, tuple(calls), tuple(results), (), len(contents))

@@ -16,12 +16,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from stream_harness.agents.exchange import RequestView, SentCall, read_request
+from stream_harness.agents.exchange import RequestView, SentCall, SentResult, read_request
 from stream_harness.agents.protocol import AgentOutcome
 from stream_harness.agents.scenario.model import AgentScenario, canonical
 from stream_harness.agents.scenario.render import Served, ServedCall
 from stream_harness.agents.server import Execution
+from stream_harness.providers.registry import get as get_protocol
 from stream_harness.server.loopback import Hit
+from stream_harness.wire import FramingError
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -259,7 +261,7 @@ def a3_results_paired(run: AgentRun) -> str | None:
         found = run.call_for(e)
         if found is None:
             continue  # A1's failure, not this one's
-        _, call = found
+        j, call = found
         k = _next_request(run, e.after_request)
         if k is None:
             if run.outcome is not None and not run.outcome.raised:
@@ -268,23 +270,19 @@ def a3_results_paired(run: AgentRun) -> str | None:
         view = run.view(k)
         if not view.readable:
             return f"request {k} is not {run.protocol} JSON; cannot find the result of {call.id}"
+        answered = run.answer(j)
+        delivered = [c for c in answered.calls if c.delivered] if answered else [call]
+        nth = _nth_of_name(delivered, delivered.index(call))
         call = _as_replayed(run, view, call)
+        turn = _replay_turn(run, j, view)
         # An id-less call pairs by id with nothing: "" would match every id-less result
         # (Gemini's), found exploring LangGraph (`mutate: {id: missing}`).
         results = [r for r in view.results if call.id and r.id == call.id]
-        if not results and run.protocol in NAME_PAIRED:
-            results = [r for r in view.results if not r.id and r.name == call.name][:1]
+        if not results:
+            results = [r for r in turn.results if r.name == call.name][nth : nth + 1]
         if len(results) != 1:
             return f"request {k} carries {len(results)} results for call {call.id} ({call.name}), not 1"
-        sent = [c for c in view.calls if call.id and c.id == call.id]
-        if not sent and run.protocol in NAME_PAIRED:
-            sent = [
-                c
-                for c in view.calls
-                if not c.id
-                and c.name == call.name
-                and canonical(c.arguments) == canonical(call.arguments)
-            ][:1]
+        sent = _sent(view, turn, call, nth)
         if len(sent) != 1:
             return f"request {k} replays call {call.id} {len(sent)} times, not once"
         if sent[0].name != call.name or canonical(sent[0].arguments) != canonical(call.arguments):
@@ -315,27 +313,56 @@ def _as_replayed(run: AgentRun, view: RequestView, call: ServedCall) -> ServedCa
     return replace(call, id=own[-1].id) if own else call
 
 
-def _nth_of_name(calls: Sequence[ServedCall], call: ServedCall) -> int:
-    """The call's place among the response's calls of its name: on a name-paired protocol an
-    id-less replay or result pairs by name and order (Gemini: Paris, then Rome)."""
-    return [c.id for c in calls if c.name == call.name].index(call.id)
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """The id-less calls and results a request pairs with one response's calls by name and
+    order (empty off a name-paired protocol)."""
+
+    calls: tuple[SentCall, ...] = ()
+    results: tuple[SentResult, ...] = ()
 
 
-def _sent(run: AgentRun, view: RequestView, call: ServedCall, nth: int) -> list[SentCall]:
-    """The replays of ``call`` in a request: by id, or on a name-paired protocol the
-    ``nth`` id-less call of that name."""
-    found = [c for c in view.calls if c.id == call.id]
-    if not found and run.protocol in NAME_PAIRED:
-        idless = [c for c in view.calls if not c.id and c.name == call.name]
-        found = idless[nth : nth + 1]
-    return found
+def _replay_turn(run: AgentRun, j: int, view: RequestView) -> _Turn:
+    """On a name-paired protocol, where ``view`` (a request after request ``j``) replays
+    response ``j``: the first turn carrying calls that request ``j`` did not carry already
+    (the model turn appended for the response), its id-less calls, and the id-less results
+    in the turns after it up to the next turn carrying calls (the function turn). Pairing
+    by name and order across the whole request took turn 1's ``get_weather`` for turn 3's
+    (three_tool_turns) and a retried response's Paris for its resend's Rome
+    (parallel_tool_calls): found exploring agno and LangGraph on Gemini."""
+    if run.protocol not in NAME_PAIRED:
+        return _Turn()
+    before = run.view(j)
+    carried = before.messages if before.readable else 0
+    turns = sorted({c.turn for c in view.calls if c.turn >= carried})
+    if not turns:
+        return _Turn()  # the response's turn was not appended: dropped (a retry, a restart)
+    t = turns[0]
+    upto = min((c.turn for c in view.calls if c.turn > t), default=view.messages)
+    return _Turn(
+        tuple(c for c in view.calls if c.turn == t and not c.id),
+        tuple(r for r in view.results if t < r.turn < upto and not r.id),
+    )
 
 
-def _answered(run: AgentRun, view: RequestView, call: ServedCall, nth: int) -> bool:
-    if any(r.id == call.id for r in view.results):
+def _nth_of_name(calls: Sequence[ServedCall], i: int) -> int:
+    """The place of ``calls[i]`` among the response's calls of its name: on a name-paired
+    protocol an id-less replay or result pairs by name and order within its turn (Gemini:
+    Paris, then Rome)."""
+    return sum(1 for c in calls[:i] if c.name == calls[i].name)
+
+
+def _sent(view: RequestView, turn: _Turn, call: ServedCall, nth: int) -> list[SentCall]:
+    """The replays of ``call`` in a request: by id, or the ``nth`` id-less call of that
+    name in the turn replaying its response (a name-paired protocol)."""
+    found = [c for c in view.calls if call.id and c.id == call.id]
+    return found or [c for c in turn.calls if c.name == call.name][nth : nth + 1]
+
+
+def _answered(view: RequestView, turn: _Turn, call: ServedCall, nth: int) -> bool:
+    if call.id and any(r.id == call.id for r in view.results):
         return True
-    idless = [r for r in view.results if not r.id and r.name == call.name]
-    return run.protocol in NAME_PAIRED and nth < len(idless)
+    return nth < len([r for r in turn.results if r.name == call.name])
 
 
 def _calls_answered(run: AgentRun) -> str | None:
@@ -349,13 +376,13 @@ def _calls_answered(run: AgentRun) -> str | None:
         view = run.view(k + 1)
         if not view.readable:
             continue
+        turn = _replay_turn(run, k, view)
         delivered = [_as_replayed(run, view, c) for c in served.calls if c.delivered]
-        nth = {c.id: _nth_of_name(delivered, c) for c in delivered}
-        replayed = {c.id: _sent(run, view, c, nth[c.id]) for c in delivered}
-        if not any(replayed.values()):
+        nth = [_nth_of_name(delivered, i) for i in range(len(delivered))]
+        replayed = [_sent(view, turn, c, n) for c, n in zip(delivered, nth, strict=True)]
+        if not any(replayed):
             continue  # the turn was dropped whole: a restart (A2 judges what ran twice)
-        for call in delivered:
-            sent = replayed[call.id]
+        for call, n, sent in zip(delivered, nth, replayed, strict=True):
             if not sent and not call.strict:
                 continue  # a call that was not valid JSON may be dropped and asked again (A13)
             if not sent:
@@ -363,7 +390,7 @@ def _calls_answered(run: AgentRun) -> str | None:
                     f"call {call.id} ({call.name}) of response {k} never ran and got no result: "
                     f"request {k + 1} replays the turn without it"
                 )
-            if not _answered(run, view, call, nth[call.id]):
+            if not _answered(view, turn, call, n):
                 ran = any(run.call_for(e) == (k, call) for e in run.ledger)
                 return (
                     f"request {k + 1} replays call {call.id} ({call.name}) of response {k} "
@@ -682,6 +709,12 @@ PARSE_WORDS: Final = ("malformed", "decode", "parse")
 body inside an event leaves (the reference's "malformed JSON in SSE event #1",
 pydantic-ai's "Failed to decode response as JSON"); accepted for that fault only."""
 
+EMPTY_WORDS: Final = ("empty",)
+"""Words by which an exception says the response had nothing in it: js-langgraph's
+``Error: Received empty response from chat model call.`` for a body that ended at byte 0.
+True of a body that ended before its first complete event, and accepted for that only
+(:func:`_no_event_delivered`): after an event went out the response was not empty."""
+
 _GENERIC_ERROR_WORDS: Final = frozenset({"error", "errors", "none", "null"})
 
 
@@ -722,6 +755,7 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
     # that names the frame it could not read names the fault (PARSE_WORDS).
     if served.stop == "none" or served.fault.startswith("clean_eof"):
         named = TRANSPORT_WORDS + (PARSE_WORDS if served.stop == "error" else ())
+        named += EMPTY_WORDS if _no_event_delivered(served) else ()
         if any(w in raised.lower() for w in named):
             return None
         what = f"a transport fault ({served.fault}: the body ended without its terminal event)"
@@ -736,6 +770,18 @@ def _error_unrelated(outcome: AgentOutcome, k: int, served: Served) -> str | Non
         f"the run raised {_clip(raised)}, which does not say what response {k} served: "
         f"{_clip(what)}"
     )
+
+
+def _no_event_delivered(served: Served) -> bool:
+    """The body ended before the end of its first event (an SSE event's blank line, an
+    event-stream frame's last byte): a cut at byte 0 and one inside the first event are the
+    same to a client, which read nothing it could dispatch. The events are the frames the
+    protocol's own framing (providers/registry.py) makes of the bytes sent, as a client's
+    decoder makes them; ``close()`` is not asked, since what it flushes at the end of the
+    body is the unfinished event, which no client was delivered."""
+    decoder = get_protocol(served.protocol).framing.decoder()
+    frames = decoder.feed(b"".join(served.chunks))
+    return not any(not isinstance(f, FramingError) for f in frames)
 
 
 def _clip(text: str, limit: int = 160) -> str:
