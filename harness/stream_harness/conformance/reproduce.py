@@ -135,11 +135,19 @@ def config_prefix(config_file: Path | None) -> str:
 
 
 def agents_command(
-    *, agent: str, scenarios: str, protocol: str, check: str, limits: AgentLimits | None = None
+    *,
+    agent: str,
+    scenarios: str,
+    protocol: str,
+    check: str,
+    limits: AgentLimits | None = None,
+    explore: tuple[int, int] | None = None,
 ) -> str:
     """The ``stream-harness agents`` line that replays one check of one agent run, with the
     bounds the run had (``--timeout``, ``--max-turns``) when they are not the defaults: a
-    run cut off by ``--max-turns 3`` replayed at 10 turns may pass."""
+    run cut off by ``--max-turns 3`` replayed at 10 turns may pass. ``explore``, (draws,
+    seed), replays an exploration (``--explore N --seed S``), which the report's reader
+    rebuilds for an explored row that passed."""
     parts = ["stream-harness", "agents", "--agent", agent, "--scenarios", scenarios]
     parts += ["--protocol", protocol, "--check", check]
     default = AgentLimits()
@@ -147,4 +155,6 @@ def agents_command(
         parts += ["--timeout", f"{limits.timeout_s:g}"]
     if limits is not None and limits.max_turns != default.max_turns:
         parts += ["--max-turns", str(limits.max_turns)]
+    if explore is not None:
+        parts += ["--explore", str(explore[0]), "--seed", str(explore[1])]
     return shlex.join(parts)
