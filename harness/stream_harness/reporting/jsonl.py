@@ -569,12 +569,21 @@ class _V2Reader:
     def agent_passed(self, obj: dict[str, Any], where: str) -> None:
         line = AGENT_PASSED.validate_python(obj)
         keys = {"agent": line.agent, "scenario": line.scenario, "protocol": line.protocol}
-        rows = []
+        rows: list[AgentRow] = []
         for i, check in enumerate(line.checks):
             row_obj: dict[str, Any] = {**keys, "check": check, "outcome": "passed"}
             if line.explored is not None and line.judged is not None:
                 row_obj["explored"] = _explored(line.explored, line.judged[i])
-            rows.append(self.agent_row(row_obj, where))
+            if not rows:
+                rows.append(self.agent_row(row_obj, where))
+                continue
+            # The run's other rows differ from its first in their check, its title, their
+            # command and explored counts only: copied, not validated again (40,000 rows).
+            given = self.defaults.given(
+                line.agent, line.scenario, line.protocol, check, where, row_obj.get("explored")
+            )
+            update = {k: given[k] for k in ("title", "command")}
+            rows.append(rows[0].model_copy(update={**update, **row_obj}))
         places = [self.defaults.place(row) for row in rows]
         if places != sorted(set(places)):
             raise ReportError(f"{where}: checks out of order or repeated")
