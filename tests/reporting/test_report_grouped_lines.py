@@ -16,10 +16,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from report_fixtures import make_report
+from report_fixtures import C2, make_report
 from stream_harness.conformance.reproduce import agents_command
 from stream_harness.reporting import jsonl, merge_reports
-from stream_harness.reporting.report import AgentRow, Report, ReportError
+from stream_harness.reporting.report import AgentRow, FailureInfo, Report, ReportError
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "specs" / "report.schema.json").read_text(
@@ -226,3 +226,38 @@ def test_the_committed_report_jsonl_is_within_its_size_budget() -> None:
     if not path.exists():
         pytest.skip("no committed report in this checkout")
     assert path.stat().st_size < 10_000_000
+
+
+def test_a_failures_command_is_written_as_its_options_after_what_the_case_gives() -> None:
+    base = make_report()
+    case = next(c for c in base.cases if c.id == C2)
+    head = f"stream-harness check --adapter alpha --cassettes {case.cassette} --interaction 0"
+    commands = [
+        f"{head} --check truncation --truncate 653",  # options after the case's words
+        f"{head} --check truncation",  # none
+        f"STREAM_HARNESS_CONFIG=other/pyproject.toml {head} --check truncation",  # whole
+        None,  # no command at all
+    ]
+    failures = tuple(FailureInfo(message=f"m{i}", command=c) for i, c in enumerate(commands))
+    results = tuple(
+        r.model_copy(update={"outcome": "failed", "failures": failures})
+        if (r.adapter, r.case, r.check) == ("alpha", C2, "truncation")
+        else r
+        for r in base.results
+    )
+    report = base.model_copy(update={"results": results})
+    text = jsonl.render(report)
+    line = next(json.loads(t) for t in text.splitlines() if '"message":"m0"' in t)
+    assert [(f.get("options"), f.get("command")) for f in line["failures"]] == [
+        ("--truncate 653", None),
+        ("", None),
+        (None, commands[2]),
+        (None, None),
+    ]
+    assert jsonl.parse(text, "r.jsonl") == report
+    jsonschema.validate(line, SCHEMA)
+    # Both a command and options, or options that are not text: refused.
+    for bad in ({"options": "", "command": "x"}, {"options": 3}):
+        broken = text.replace('"options":"--truncate 653"', json.dumps(bad)[1:-1])
+        with pytest.raises(ReportError, match="a failure's options must be text"):
+            jsonl.parse(broken, "r.jsonl")

@@ -84,8 +84,7 @@ def check_command(
 
     ``plan_index`` is the place of ``cuts`` in the case's split plan, when known: the name
     a split too long to print goes by."""
-    parts = ["stream-harness", "check", "--adapter", adapter]
-    parts += ["--cassettes", cassette, "--interaction", str(interaction), "--check", check]
+    parts = case_parts(adapter=adapter, cassette=cassette, interaction=interaction, check=check)
     pinned = bool(cuts) or truncate is not None
     by_plan = False
     if cuts:
@@ -112,6 +111,13 @@ def check_command(
     ):
         parts += ["--expectations", display_path(options.expectations)]
     return config_prefix(options.config_file) + shlex.join(parts)
+
+
+def case_parts(*, adapter: str, cassette: str, interaction: int, check: str) -> list[str]:
+    """The words every ``check`` command of this case starts with, before its options
+    (the report's reader rebuilds a failure's command from them and its options)."""
+    return ["stream-harness", "check", "--adapter", adapter, "--cassettes", cassette,
+            "--interaction", str(interaction), "--check", check]  # fmt: skip
 
 
 def _table(config_file: Path | None) -> Config:

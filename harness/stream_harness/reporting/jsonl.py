@@ -36,7 +36,7 @@ from typing import Any, Final, Literal
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import to_jsonable_python
 
-from stream_harness.conformance.reproduce import agents_command
+from stream_harness.conformance.reproduce import agents_command, case_parts
 from stream_harness.reporting import jsonl_v1
 from stream_harness.reporting.jsonl_v1 import (
     FooterLine,
@@ -47,6 +47,8 @@ from stream_harness.reporting.jsonl_v1 import (
 )
 from stream_harness.reporting.report import (
     AgentRow,
+    CaseInfo,
+    FailureInfo,
     Report,
     ReportError,
     ReportModel,
@@ -105,10 +107,19 @@ class HeaderLine(jsonl_v1.HeaderLine):
     scenarios: tuple[ScenarioInfo, ...] = ()
 
 
+class FailureLine(FailureInfo):
+    """A failure as written: a reproduce command that starts with the words every command of
+    its case does (:func:`stream_harness.conformance.reproduce.case_parts`, rebuilt from the
+    keys and the header's case) is written as the ``options`` after them ("" for none)."""
+
+    options: str | None = None
+
+
 class ResultLine(Result):
     """A stream result; ``failures`` and ``issue`` are left out when empty."""
 
     kind: Literal["result"]
+    failures: tuple[FailureLine, ...] = ()
 
 
 class AgentResultLine(AgentRow):
@@ -424,7 +435,7 @@ def render(report: Report) -> str:
         [c.id for c in report.cases],
         [c.id for c in report.checks],
     )
-    lines.extend(_stream_lines(results))
+    lines.extend(_stream_lines(results, {c.id: c for c in report.cases}))
     defaults = _AgentDefaults(header)
     agent_rows = sorted(report.agent_results, key=defaults.place)
     lines.extend(_agent_lines(agent_rows, defaults))
@@ -443,9 +454,10 @@ _PLAIN_AGENT_RESULT: Final = frozenset({"kind", *AGENT_KEY, "outcome"})
 _EXPLORED_PER_CHECK: Final = ("judged", "failed")
 
 
-def _stream_lines(results: Iterable[Result]) -> Iterator[str]:
+def _stream_lines(results: Iterable[Result], cases: Mapping[str, CaseInfo]) -> Iterator[str]:
     """Per (adapter, case): one ``passed`` line for its checks that passed with nothing to
-    say, first, then a ``result`` line for each other check, in check order."""
+    say, first, then a ``result`` line for each other check, in check order, each failure's
+    command as its options (:class:`FailureLine`)."""
     for (adapter, case), rows in itertools.groupby(results, key=lambda r: (r.adapter, r.case)):
         passed: list[str] = []
         others: list[dict[str, Any]] = []
@@ -454,11 +466,33 @@ def _stream_lines(results: Iterable[Result]) -> Iterator[str]:
             line = {"kind": "result", **row.model_dump(mode="json", exclude_defaults=True)}
             if line.keys() == _PLAIN_RESULT and line["outcome"] == "passed":
                 passed.append(row.check)
-            else:
-                others.append(line)
+                continue
+            if "failures" in line and row.case in cases:
+                head = _case_head(row.adapter, cases[row.case], row.check)
+                line["failures"] = [_failure_line(f, head) for f in line["failures"]]
+            others.append(line)
         if passed:
             yield _dumps({"kind": "passed", "adapter": adapter, "case": case, "checks": passed})
         yield from (_dumps(line) for line in others)
+
+
+def _case_head(adapter: str, case: CaseInfo, check: str) -> str:
+    """What every ``check`` command of this case and check starts with."""
+    parts = case_parts(
+        adapter=adapter, cassette=case.cassette, interaction=case.interaction, check=check
+    )
+    return shlex.join(parts)
+
+
+def _failure_line(failure: dict[str, Any], head: str) -> dict[str, Any]:
+    """A dumped failure with its command written as its options after ``head`` (in the
+    command's place), when it starts with it."""
+    command = failure.get("command")
+    if not isinstance(command, str) or not (command == head or command.startswith(head + " ")):
+        return failure
+    options = command[len(head) + 1 :]
+    return {("options" if k == "command" else k): (options if k == "command" else v)
+            for k, v in failure.items()}  # fmt: skip
 
 
 def _agent_lines(rows: Iterable[AgentRow], defaults: _AgentDefaults) -> Iterator[str]:
@@ -525,6 +559,7 @@ class _V2Reader:
     def __init__(self, header: HeaderLine) -> None:
         self.defaults = _AgentDefaults(header)
         self.stream_place = _stream_order(header)
+        self.cases = {c.id: c for c in header.cases}
         self.rows: list[tuple[tuple[int, int, int], Result]] = []
         self.agent_rows: list[tuple[tuple[Any, ...], AgentRow]] = []
         self.last_stream: tuple[int, int, int] | None = None
@@ -544,10 +579,27 @@ class _V2Reader:
 
     def result(self, obj: dict[str, Any], where: str) -> None:
         del obj["kind"]
+        keys = [obj.get(k) for k in ("adapter", "case", "check")]
+        if isinstance(obj.get("failures"), list) and all(isinstance(k, str) for k in keys):
+            adapter, case, check = (str(k) for k in keys)
+            self.stream_place(adapter, case, check, where)  # a case the header lists
+            head = _case_head(adapter, self.cases[case], check)
+            obj["failures"] = [self.failure(f, head, where) for f in obj["failures"]]
         row = Result.model_validate(obj)
         place = self.stream_place(row.adapter, row.case, row.check, where)
         self.stream_line(place, where)
         self.rows.append((place, row))
+
+    @staticmethod
+    def failure(failure: object, head: str, where: str) -> object:
+        """A written failure with its command rebuilt from its options."""
+        if not isinstance(failure, dict) or "options" not in failure:
+            return failure
+        options = failure.pop("options")
+        if "command" in failure or not isinstance(options, str):
+            raise ReportError(f"{where}: a failure's options must be text, without a command")
+        failure["command"] = f"{head} {options}" if options else head
+        return failure
 
     def passed(self, obj: dict[str, Any], where: str) -> None:
         line = PASSED.validate_python(obj)
