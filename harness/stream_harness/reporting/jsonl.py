@@ -9,8 +9,12 @@ outcome and what belongs to that result alone (message, failures, issue, advice.
 nothing the header already says: a field is written only where it differs from what the
 header (or the model's default) gives, and a reproduce command only where it is not the
 one :func:`stream_harness.conformance.reproduce.agents_command` rebuilds from the keys.
-Rows are sorted by their keys in the header's order and carry no running number and no
-time, so a regeneration with the same verdicts changes the header and footer lines only,
+The checks of one (adapter, case), or of one (agent, scenario, protocol) run, that passed
+with nothing more to say share one ``passed`` (``agent_passed``) line, first among that
+pair's or run's lines: 45,000 of the committed matrix's 52,000 results are such passes.
+The reader gives back one row per check, so no consumer sees the grouping, and reads the
+first layout of this version (one line per result) as well. Rows are sorted by their keys
+in the header's order and carry no running number and no time, so a regeneration with the same verdicts changes the header and footer lines only,
 and a new case adds its own lines and nothing else. Last, a ``footer`` with the counts:
 without it a report is refused as incomplete, and rows lost or reordered are refused too
 (counts that disagree, keys out of order), rather than read as a shorter, greener report.
