@@ -38,15 +38,27 @@ def raw_verdicts(path: Path) -> tuple[int, dict[Key, str]]:
             obj = json.loads(line)
             if obj["kind"] == "header":
                 version = obj["version"]
-            elif obj["kind"] == "result":
-                key: Key = ("stream", obj["adapter"], obj["case"], obj["check"])
+            for key, outcome in _line_verdicts(obj):
                 assert key not in verdicts, f"{path}: {key} twice"
-                verdicts[key] = obj["outcome"]
-            elif obj["kind"] == "agent_result":
-                key = ("agent", obj["agent"], obj["scenario"], obj["protocol"], obj["check"])
-                assert key not in verdicts, f"{path}: {key} twice"
-                verdicts[key] = obj["outcome"]
+                verdicts[key] = outcome
     return version, verdicts
+
+
+def _line_verdicts(obj: dict[str, Any]) -> list[tuple[Key, str]]:
+    """The (key, outcome) pairs one line states: a result line its own, a grouped line
+    (``passed``, ``agent_passed``) one passed verdict per check it lists."""
+    kind = obj["kind"]
+    if kind == "result":
+        return [(("stream", obj["adapter"], obj["case"], obj["check"]), obj["outcome"])]
+    if kind == "agent_result":
+        key = ("agent", obj["agent"], obj["scenario"], obj["protocol"], obj["check"])
+        return [(key, obj["outcome"])]
+    if kind == "passed":
+        return [(("stream", obj["adapter"], obj["case"], c), "passed") for c in obj["checks"]]
+    if kind == "agent_passed":
+        unit = ("agent", obj["agent"], obj["scenario"], obj["protocol"])
+        return [((*unit, c), "passed") for c in obj["checks"]]
+    return []
 
 
 def main() -> int:

@@ -39,7 +39,12 @@ def test_every_line_validates_against_the_committed_schema(tmp_path: Path) -> No
     ]
     for line in lines:
         validator.validate(line)
-    assert [line["kind"] for line in lines] == ["header"] + ["result"] * 13 + ["footer"]
+    # Per (adapter, case): its checks that passed with nothing to say in one "passed" line,
+    # first, then one "result" line per other check.
+    assert [line["kind"] for line in lines] == [
+        "header", "passed", "passed", "result", "result", "passed", "result", "result",
+        "passed", "result", "passed", "result", "footer",
+    ]  # fmt: skip
     # Version 2: no running number on a row (one new case would renumber every later row).
     assert all("seq" not in line for line in lines)
     header, footer = lines[0], lines[-1]
@@ -73,9 +78,11 @@ def test_every_line_validates_against_the_committed_schema(tmp_path: Path) -> No
         "warnings",
     }
     assert header["environment"] == {"platform": "Linux-test", "python": "3.11.9"}
-    # A passing row is its keys and outcome: empty failures and no issue are left out.
+    # Passing rows are their keys: empty failures and no issue are left out, and the checks
+    # of one case share the line, in check order.
     assert lines[1] == {
-        "kind": "result", "adapter": "alpha", "case": C1, "check": "contract", "outcome": "passed",
+        "kind": "passed", "adapter": "alpha", "case": C1,
+        "checks": ["contract", "split-invariance", "truncation"],
     }  # fmt: skip
     assert footer == {
         "kind": "footer",
@@ -186,7 +193,7 @@ def _empty(lines: list[str]) -> list[str]:
         (_gap, "the footer's counts do not match the result lines (lines lost?)"),
         (_swap, ":3: result out of order or repeated"),
         (_tamper_counts, "the footer's counts do not match the result lines"),
-        (_after_footer, ":16: a line after the footer"),
+        (_after_footer, ":14: a line after the footer"),
         (_not_json, ":2: not JSON"),
         (_newer_version, ":1: report format version 3 (this tool reads 1 and 2)"),
         (_no_header, ":1: the first line is not a report header"),

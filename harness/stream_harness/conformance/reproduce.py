@@ -84,8 +84,7 @@ def check_command(
 
     ``plan_index`` is the place of ``cuts`` in the case's split plan, when known: the name
     a split too long to print goes by."""
-    parts = ["stream-harness", "check", "--adapter", adapter]
-    parts += ["--cassettes", cassette, "--interaction", str(interaction), "--check", check]
+    parts = case_parts(adapter=adapter, cassette=cassette, interaction=interaction, check=check)
     pinned = bool(cuts) or truncate is not None
     by_plan = False
     if cuts:
@@ -114,6 +113,13 @@ def check_command(
     return config_prefix(options.config_file) + shlex.join(parts)
 
 
+def case_parts(*, adapter: str, cassette: str, interaction: int, check: str) -> list[str]:
+    """The words every ``check`` command of this case starts with, before its options
+    (the report's reader rebuilds a failure's command from them and its options)."""
+    return ["stream-harness", "check", "--adapter", adapter, "--cassettes", cassette,
+            "--interaction", str(interaction), "--check", check]  # fmt: skip
+
+
 def _table(config_file: Path | None) -> Config:
     """The table a replay reads (defaults when none, or when it no longer reads)."""
     try:
@@ -135,11 +141,19 @@ def config_prefix(config_file: Path | None) -> str:
 
 
 def agents_command(
-    *, agent: str, scenarios: str, protocol: str, check: str, limits: AgentLimits | None = None
+    *,
+    agent: str,
+    scenarios: str,
+    protocol: str,
+    check: str,
+    limits: AgentLimits | None = None,
+    explore: tuple[int, int] | None = None,
 ) -> str:
     """The ``stream-harness agents`` line that replays one check of one agent run, with the
     bounds the run had (``--timeout``, ``--max-turns``) when they are not the defaults: a
-    run cut off by ``--max-turns 3`` replayed at 10 turns may pass."""
+    run cut off by ``--max-turns 3`` replayed at 10 turns may pass. ``explore``, (draws,
+    seed), replays an exploration (``--explore N --seed S``), which the report's reader
+    rebuilds for an explored row that passed."""
     parts = ["stream-harness", "agents", "--agent", agent, "--scenarios", scenarios]
     parts += ["--protocol", protocol, "--check", check]
     default = AgentLimits()
@@ -147,4 +161,6 @@ def agents_command(
         parts += ["--timeout", f"{limits.timeout_s:g}"]
     if limits is not None and limits.max_turns != default.max_turns:
         parts += ["--max-turns", str(limits.max_turns)]
+    if explore is not None:
+        parts += ["--explore", str(explore[0]), "--seed", str(explore[1])]
     return shlex.join(parts)

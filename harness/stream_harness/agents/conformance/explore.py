@@ -26,7 +26,6 @@ import functools
 import hashlib
 import json
 import queue
-import shlex
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -81,6 +80,7 @@ from stream_harness.agents.scenario.model import (
     resolve_scenarios_argument,
     scenario_argument,
 )
+from stream_harness.conformance.reproduce import agents_command
 from stream_harness.recordings.inputs import display_path
 
 Fault = dict[str, Any]
@@ -904,14 +904,13 @@ def in_jobs(
 
 def explore_command(unit: UnitExploration, options: ExploreOptions, check: str) -> str:
     """The command that replays this unit's exploration (same seed, same draws)."""
-    return shlex.join(
-        [
-            "stream-harness", "agents", "--agent", unit.spec,
-            "--scenarios", scenario_argument(unit.base.path),
-            "--protocol", unit.protocol, "--check", check,
-            "--explore", str(options.examples), "--seed", str(options.seed),
-        ]
-    )  # fmt: skip
+    return agents_command(
+        agent=unit.spec,
+        scenarios=scenario_argument(unit.base.path),
+        protocol=unit.protocol,
+        check=check,
+        explore=(options.examples, options.seed),
+    )
 
 
 def _with_command(unit: UnitExploration, finding: Finding, options: ExploreOptions) -> Finding:
@@ -924,12 +923,9 @@ def _with_command(unit: UnitExploration, finding: Finding, options: ExploreOptio
         f"{slug}-{unit.base.name}-{unit.protocol}-{finding.check}-{schedule_id(finding.schedule)}"
     )
     path = options.save_failures / f"{name}.yaml"
-    command = shlex.join(
-        [
-            "stream-harness", "agents", "--agent", unit.spec, "--scenarios",
-            display_path(path), "--protocol", unit.protocol, "--check", finding.check,
-        ]
-    )  # fmt: skip
+    command = agents_command(
+        agent=unit.spec, scenarios=display_path(path), protocol=unit.protocol, check=finding.check
+    )
     note = (
         f"Found by `stream-harness agents --explore {options.examples} --seed {options.seed}` "
         f"on {unit.base.name} and shrunk: {describe(finding.schedule)}. {unit.agent} failed "
