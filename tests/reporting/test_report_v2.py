@@ -284,10 +284,6 @@ def test_a_footer_written_before_an_outcome_existed_counts_zero_of_it() -> None:
         jsonl.parse("\n".join([*lines[:-1], json.dumps(footer)]) + "\n", "r.jsonl")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the committed report of 2026-11-28 holds the whole matrix with its explorations and the 11 configured agent rows (52,528 results): its report.jsonl is 4.4 MB since a unit's passed checks share one line, but the folder is over 15 MB until junit.xml and report.html shrink (issue 36, left open)",
-)
 def test_the_committed_report_is_version_2_within_the_size_budget() -> None:
     # Issue 36, item 4: the committed matrix is most of the repository's bytes. Sizes only
     # (stat, no read): the reading time is benchmarks/bench_report_read.py's.
