@@ -480,8 +480,9 @@ def test_a9_owes_a_broken_stream_only_the_row_s_partial_output_retries(tmp_path:
 
 
 def test_a9_counts_a_run_s_retries_across_it_when_the_row_says_so(tmp_path: Path) -> None:
-    """agno's Agent.retries=1 restarts the whole run: a 408 that spent the retry on the
-    first request leaves none for a cut on the third; counted per request it would."""
+    """agno's Agent.retries=1 restarts the whole run: a 408 on the first request, resent by
+    the restart, leaves no retry for a cut on the third; counted per request it would. A
+    restart after a later request failed resends the first, not the failed one: still owed."""
     responses = [
         "{script: {}, fault: {status: 408}}",
         "{script: " + _CALL + "}",
@@ -492,6 +493,25 @@ def test_a9_counts_a_run_s_retries_across_it_when_the_row_says_so(tmp_path: Path
     policy = {"max_retries": 1, "partial_output_retries": 1}
     assert verdict(_declaring(run, **policy), "A9").status == "failed"
     assert verdict(_declaring(run, **policy, retries_span_run=True), "A9").status == "passed"
+    file = tmp_path / "restart.yaml"
+    failing = "{script: {}, fault: {status: 500}}"
+    file.write_text(
+        _HEAD
+        + "".join(
+            f"  - {r}\n"
+            for r in ["{script: " + _CALL + "}", failing, failing, "{script: " + _DONE + "}"]
+        )
+    )
+
+    def restart(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        post(weather_history(task))  # the 500
+        post([USER])  # the run again from its first request: the 500 of the next response
+        return AgentOutcome(error_type="APIError", error_message="HTTP 500")
+
+    restarted = observe(Scripted(restart), load_agent_scenario(file), PROTOCOL)
+    spanning = _declaring(restarted, **policy, retries_span_run=True)
+    assert "response 2 failed retryably" in verdict(spanning, "A9").message
 
 
 def test_a9_allows_more_resends_once_a_429_was_among_the_failures(tmp_path: Path) -> None:

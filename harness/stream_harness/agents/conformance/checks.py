@@ -506,10 +506,8 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
         s = run.answer(k)
         if s is None:
             break
-        failed = s.retryable or s.status >= 400
         if not s.retryable:
             streak, throttled = 0, False
-            spent += failed and k + 1 < len(run.requests)
             continue
         throttled = throttled or s.status == 429
         if _resends(run, k):
@@ -527,7 +525,6 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
         owed = partial_limit if partial else limit
         budget_left = (spent if per_run else streak) < owed
         streak, throttled = 0, False
-        spent += not nothing_after
         if _gives_up_over_cap(run, s) or _status_not_retried(run, s):
             continue
         if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
