@@ -512,6 +512,13 @@ def test_a9_counts_a_run_s_retries_across_it_when_the_row_says_so(tmp_path: Path
     restarted = observe(Scripted(restart), load_agent_scenario(file), PROTOCOL)
     spanning = _declaring(restarted, **policy, retries_span_run=True)
     assert "response 2 failed retryably" in verdict(spanning, "A9").message
+    # A resend of a permanent 400 (the restart of a run that raised) spends it too.
+    cut = "{script: " + _DONE + ", fault: {place: {byte: 0}, ending: fin}}"
+    after_400 = _budget_run(
+        tmp_path, ["{script: {}, fault: {status: 400}}", cut, "{script: " + _DONE + "}"], posts=2
+    )
+    assert verdict(_declaring(after_400, **policy), "A9").status == "failed"
+    assert verdict(_declaring(after_400, **policy, retries_span_run=True), "A9").status == "passed"
 
 
 def test_a9_allows_more_resends_once_a_429_was_among_the_failures(tmp_path: Path) -> None:

@@ -507,7 +507,10 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
         if s is None:
             break
         if not s.retryable:
+            # A resend of a permanent error (A8's and A7's to judge) still spends a
+            # budget that spans the run.
             streak, throttled = 0, False
+            spent += per_run and _resends(run, k)
             continue
         throttled = throttled or s.status == 429
         if _resends(run, k):
