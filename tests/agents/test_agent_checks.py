@@ -543,3 +543,10 @@ def test_a9_allows_more_resends_once_a_429_was_among_the_failures(tmp_path: Path
     errors = _budget_run(tmp_path, ["{script: {}, fault: {status: 500}, repeat: 3}", done], posts=4)
     failed = verdict(_declaring(errors, max_retries=2, throttled_max_retries=8), "A9")
     assert "retry 3 of one request; the row declares at most 2" in failed.message
+    # A rate-limit error event inside the 200 stream is a throttle too.
+    limited = "{script: " + _DONE + ", fault: {ending: error_event, kind: rate_limit}, repeat: 3}"
+    events = _budget_run(tmp_path, [limited, done], posts=4)
+    assert verdict(_declaring(events, max_retries=2), "A9").status == "failed"
+    assert (
+        verdict(_declaring(events, max_retries=2, throttled_max_retries=8), "A9").status == "passed"
+    )

@@ -512,7 +512,7 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
             streak, throttled = 0, False
             spent += per_run and _resends(run, k)
             continue
-        throttled = throttled or s.status == 429
+        throttled = throttled or _throttle(s)
         if _resends(run, k):
             streak += 1
             spent += 1
@@ -536,6 +536,12 @@ def a9_bounded_retry(run: AgentRun) -> str | None:
                 f"though the row declares up to {owed} retries"
             )
     return None
+
+
+def _throttle(s: Served) -> bool:
+    """A 429, or a stream's rate-limit error event: what a layer that retries throttles
+    only (Strands' ModelRetryStrategy) retries around the client's own retries."""
+    return s.status == 429 or s.fault.startswith("error_event_rate_limit")
 
 
 def _declared_count(run: AgentRun, name: str, default: int) -> int:
