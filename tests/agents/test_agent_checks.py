@@ -434,3 +434,119 @@ def test_a12_takes_retries_past_the_script_within_the_declared_budget_for_no_loo
     assert run.past_script() > 0  # 8 scripted 529s, then the ninth request
     assert verdict(_declaring(run, max_retries=10), "A12").status == "passed"
     assert verdict(_declaring(run, max_retries=2), "A12").status == "failed"
+
+
+_HEAD = """kind: agent
+description: an A9 budget test
+prompt: What is the weather in Paris?
+tools:
+  get_weather:
+    description: The current weather in a city.
+    schema: {type: object, properties: {city: {type: string}}, required: [city]}
+    returns: {city: Paris, temperature_c: 18, sky: cloudy}
+responses:
+"""
+_CALL = "{text: Look., tool_calls: [{id: call_w1, name: get_weather, arguments: {city: Paris}}]}"
+_DONE = '{text: "It is 18 C and cloudy in Paris."}'
+
+
+def _budget_run(tmp_path: Path, responses: list[str], posts: int, tool_after: int = -1) -> AgentRun:
+    """``posts`` requests of the prompt (the weather history from request ``tool_after``
+    on, after running the tool), then the run raises: what a framework that gave up sends."""
+    file = tmp_path / "budget.yaml"
+    file.write_text(_HEAD + "".join(f"  - {r}\n" for r in responses))
+
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        history = None
+        for k in range(posts):
+            if k == tool_after:
+                history = weather_history(task)
+            post(history or [USER])
+        return AgentOutcome(error_type="APIError", error_message="the stream broke")
+
+    return observe(Scripted(steps), load_agent_scenario(file), PROTOCOL)
+
+
+def test_a9_owes_a_broken_stream_only_the_row_s_partial_output_retries(tmp_path: Path) -> None:
+    """agno's Model.retries=1 over the openai client: 5 resends of a failed status, but a
+    stream cut once the 200 began is resent by agno's layer alone, once."""
+    cut = "{script: " + _DONE + ", fault: {place: {byte: 0}, ending: fin}}"
+    run = _budget_run(tmp_path, [cut, cut, "{script: " + _DONE + "}"], posts=2)
+    assert verdict(_declaring(run, max_retries=5), "A9").status == "failed"
+    once = _declaring(run, max_retries=5, partial_output_retries=1)
+    assert verdict(once, "A9").status == "passed"
+    twice = _declaring(run, max_retries=5, partial_output_retries=2)
+    assert "up to 2 retries" in verdict(twice, "A9").message
+
+
+def test_a9_counts_a_run_s_retries_across_it_when_the_row_says_so(tmp_path: Path) -> None:
+    """agno's Agent.retries=1 restarts the whole run: a 408 on the first request, resent by
+    the restart, leaves no retry for a cut on the third; counted per request it would. A
+    restart after a later request failed resends the first, not the failed one: still owed."""
+    responses = [
+        "{script: {}, fault: {status: 408}}",
+        "{script: " + _CALL + "}",
+        "{script: " + _DONE + ", fault: {place: {byte: 0}, ending: fin}}",
+        "{script: " + _DONE + "}",
+    ]
+    run = _budget_run(tmp_path, responses, posts=3, tool_after=2)
+    policy = {"max_retries": 1, "partial_output_retries": 1}
+    assert verdict(_declaring(run, **policy), "A9").status == "failed"
+    assert verdict(_declaring(run, **policy, retries_span_run=True), "A9").status == "passed"
+    file = tmp_path / "restart.yaml"
+    failing = "{script: {}, fault: {status: 500}}"
+    file.write_text(
+        _HEAD
+        + "".join(
+            f"  - {r}\n"
+            for r in ["{script: " + _CALL + "}", failing, failing, "{script: " + _DONE + "}"]
+        )
+    )
+
+    def restart(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        post(weather_history(task))  # the 500
+        post([USER])  # the run again from its first request: the 500 of the next response
+        return AgentOutcome(error_type="APIError", error_message="HTTP 500")
+
+    restarted = observe(Scripted(restart), load_agent_scenario(file), PROTOCOL)
+    spanning = _declaring(restarted, **policy, retries_span_run=True)
+    assert "response 2 failed retryably" in verdict(spanning, "A9").message
+    # A resend of a permanent 400 (the restart of a run that raised) spends it too.
+    cut = "{script: " + _DONE + ", fault: {place: {byte: 0}, ending: fin}}"
+    after_400 = _budget_run(
+        tmp_path, ["{script: {}, fault: {status: 400}}", cut, "{script: " + _DONE + "}"], posts=2
+    )
+    assert verdict(_declaring(after_400, **policy), "A9").status == "failed"
+    assert verdict(_declaring(after_400, **policy, retries_span_run=True), "A9").status == "passed"
+
+
+def test_a9_allows_more_resends_once_a_429_was_among_the_failures(tmp_path: Path) -> None:
+    """Strands' ModelRetryStrategy retries a throttled call around the client's own two
+    retries: 500, 500, 429 then a fourth request is within it; three 500s and a fourth
+    request are not."""
+    done = "{script: " + _DONE + "}"
+    throttled = _budget_run(
+        tmp_path,
+        [
+            "{script: {}, fault: {status: 500}, repeat: 2}",
+            "{script: {}, fault: {status: 429}}",
+            done,
+        ],
+        posts=4,
+    )
+    assert verdict(_declaring(throttled, max_retries=2), "A9").status == "failed"
+    assert (
+        verdict(_declaring(throttled, max_retries=2, throttled_max_retries=8), "A9").status
+        == "passed"
+    )
+    errors = _budget_run(tmp_path, ["{script: {}, fault: {status: 500}, repeat: 3}", done], posts=4)
+    failed = verdict(_declaring(errors, max_retries=2, throttled_max_retries=8), "A9")
+    assert "retry 3 of one request; the row declares at most 2" in failed.message
+    # A rate-limit error event inside the 200 stream is a throttle too.
+    limited = "{script: " + _DONE + ", fault: {ending: error_event, kind: rate_limit}, repeat: 3}"
+    events = _budget_run(tmp_path, [limited, done], posts=4)
+    assert verdict(_declaring(events, max_retries=2), "A9").status == "failed"
+    assert (
+        verdict(_declaring(events, max_retries=2, throttled_max_retries=8), "A9").status == "passed"
+    )

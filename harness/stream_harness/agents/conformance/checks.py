@@ -40,6 +40,9 @@ DEFAULT_CONVENTIONS: Final[Mapping[str, Any]] = {
     "retry_after_over_cap": "capped",
     "retried_statuses": None,
     "retry_after_honoured": True,
+    "partial_output_retries": None,
+    "throttled_max_retries": None,
+    "retries_span_run": False,
 }
 """What a row that declares nothing is held to: the Stainless SDKs' two retries
 (research/provider-facts.md 5.6), real time, and seed 000's ``Math.min(retryAfter, 60 s)``:
@@ -521,35 +524,57 @@ def a8_no_retry_of_permanent(run: AgentRun) -> str | None:
 
 def a9_bounded_retry(run: AgentRun) -> str | None:
     limit = int(run.convention("max_retries"))
+    throttled_limit = _declared_count(run, "throttled_max_retries", limit)
     partial_ok = bool(run.convention("retries_after_partial_output"))
-    streak = 0
+    partial_limit = _declared_count(run, "partial_output_retries", limit)
+    per_run = bool(run.convention("retries_span_run"))
+    streak, throttled, spent = 0, False, 0
     for k in range(len(run.requests)):
         s = run.answer(k)
         if s is None:
             break
         if not s.retryable:
-            streak = 0
+            # A resend of a permanent error (A8's and A7's to judge) still spends a
+            # budget that spans the run.
+            streak, throttled = 0, False
+            spent += per_run and _resends(run, k)
             continue
+        throttled = throttled or _throttle(s)
         if _resends(run, k):
             streak += 1
-            if streak > limit:
-                return f"request {k + 1} is retry {streak} of one request; the row declares at most {limit}"
+            spent += 1
+            most = max(limit, throttled_limit) if throttled else limit
+            if streak > most:
+                return f"request {k + 1} is retry {streak} of one request; the row declares at most {most}"
             continue
         # Partial output: the 200 response had been handed over and began streaming (a
         # cut, an error event, a missing terminal event), text or not: the SDK clients
         # retry only before that point, the stream's failure is the caller's.
         partial = s.status == 200
         nothing_after = k + 1 >= len(run.requests)
-        budget_left = streak < limit
-        streak = 0
+        owed = partial_limit if partial else limit
+        budget_left = (spent if per_run else streak) < owed
+        streak, throttled = 0, False
         if _gives_up_over_cap(run, s) or _status_not_retried(run, s):
             continue
         if nothing_after and budget_left and (partial_ok or not partial) and run.unplayed_after(k):
             return (
                 f"response {k} failed retryably ({s.fault}) and was not retried, "
-                f"though the row declares up to {limit} retries"
+                f"though the row declares up to {owed} retries"
             )
     return None
+
+
+def _throttle(s: Served) -> bool:
+    """A 429, or a stream's rate-limit error event: what a layer that retries throttles
+    only (Strands' ModelRetryStrategy) retries around the client's own retries."""
+    return s.status == 429 or s.fault.startswith("error_event_rate_limit")
+
+
+def _declared_count(run: AgentRun, name: str, default: int) -> int:
+    """A count the row may leave undeclared (``None``: ``default``, the row's max_retries)."""
+    value = run.convention(name)
+    return default if value is None else int(value)
 
 
 def _status_not_retried(run: AgentRun, s: Served) -> bool:
