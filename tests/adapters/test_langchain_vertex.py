@@ -15,6 +15,8 @@ tests/adapters/test_langchain_vertex.py``.
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -158,3 +160,41 @@ def test_chat_anthropic_vertex_leaves_thinking_non_standard() -> None:
     assert block.data["value"]["thinking"] == "12 squared is 144; plus 12 is 156."
     assert [b.content for b in msg.content if isinstance(b, TextBlock)] == ["12² + 12 = **156**."]
     assert not any(isinstance(b, ToolCall) for b in msg.content)
+
+
+# A fresh interpreter: prepare() each Vertex AI protocol, then run it, and print the
+# modules of the chat models' packages that the run imported itself.
+_LATE_IMPORTS = """
+import sys
+from stream_harness.adapters.libraries.langchain import LangChainAdapter
+from stream_harness.conformance import bundled_cassettes
+from stream_harness.recordings.cassette import load_cassette
+
+adapter = LangChainAdapter()
+for protocol in ("vertex-anthropic", "vertex-gemini"):
+    adapter.prepare(protocol)
+    before = set(sys.modules)
+    response = load_cassette(bundled_cassettes() / protocol / "plain_text.yaml").interactions[0].response
+    result = adapter.run(protocol, [response.body], status=response.status, headers=response.headers)
+    assert result.message is not None, result
+    late = sorted(
+        m for m in set(sys.modules) - before
+        if m.startswith(("langchain_google", "vertexai", "google.cloud", "google.genai", "google.auth"))
+    )
+    print(protocol, *late)
+"""
+
+
+def test_prepare_imports_what_a_vertex_run_would_import_before_it_is_timed() -> None:
+    """The matrix's 83 timeouts: the first Vertex AI run in each worker imported
+    langchain-google-vertexai (google-cloud-aiplatform, 3,200 modules, 30 s compiled from
+    source on a loaded machine) inside the run timeout. prepare() imports it before the
+    clock starts (deadline.run_within, and the runner before it forks): the run itself
+    imports none of those packages."""
+    pytest.importorskip("langchain_google_vertexai")
+    pytest.importorskip("langchain_google_genai")
+    done = subprocess.run(
+        [sys.executable, "-c", _LATE_IMPORTS], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["vertex-anthropic", "vertex-gemini"], done.stdout

@@ -8,9 +8,11 @@ an Event the test releases at the end, so no thread outlives the test for long.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +29,7 @@ pytest_plugins = ["pytester"]
 
 HANGING = '''
 import threading
+import time
 
 from stream_harness import ReferenceAdapter
 
@@ -270,3 +273,51 @@ def test_the_pytest_plugin_gives_a_hanging_adapter_the_same_verdict(
             f"TIMEOUT [[]hang[]] contract :: {OPENAI}#0: *did not return within the run timeout of 0.5 s*"
         ]
     )
+
+
+class _Preparing(_Blocking):
+    """An adapter whose ``prepare`` (a library's imports) takes ``delay`` seconds."""
+
+    def __init__(self, delay: float = 0.0, error: Exception | None = None) -> None:
+        super().__init__()
+        self.delay, self.error = delay, error
+        self.prepared: list[tuple[str, threading.Thread, int]] = []
+
+    def prepare(self, protocol: str) -> None:
+        self.prepared.append((protocol, threading.current_thread(), os.getpid()))
+        time.sleep(self.delay)
+        if self.error is not None:
+            raise self.error
+
+
+def test_prepare_is_outside_the_run_timeout_and_once_per_protocol() -> None:
+    """The cause of LangChain's Vertex AI timeouts in the matrix: the first run in each
+    worker imported google-cloud-aiplatform inside the bound. An import longer than the
+    run timeout is no timeout when the adapter names it in prepare()."""
+    adapter = _Preparing(delay=1.0)
+    body = _body()
+    for _ in range(2):
+        assert run_within(adapter, 0.5, "openai-completions", [body]).message is not None
+    assert adapter.prepared == [("openai-completions", threading.current_thread(), os.getpid())]
+    assert adapter.runs == 2
+
+
+def test_a_prepare_that_raises_leaves_the_failure_to_the_run() -> None:
+    adapter = _Preparing(error=ImportError("no module named vertexai"))
+    result = run_within(adapter, 5.0, "openai-completions", [_body()])
+    assert result.message is not None and adapter.runs == 1 and len(adapter.prepared) == 1
+
+
+def test_the_runner_prepares_before_forking_its_workers() -> None:
+    """Each worker inherits the modules: prepare() ran in the parent, once per protocol of
+    the cases the adapter covers (the workers' own calls find them loaded)."""
+    from stream_harness.conformance import load_cases
+    from stream_harness.conformance.runner import RunConfig, run_adapters
+
+    cases, _ = load_cases([bundled_cassettes() / OPENAI, bundled_cassettes() / ANTHROPIC])
+    adapter = _Preparing()
+    adapter.protocols = frozenset({"openai-completions", "anthropic-messages"})
+    runs = run_adapters([adapter], cases, RunConfig(examples=2), [None], jobs=2, slice_size=1)
+    assert runs[0].results and all(r.outcome == "passed" for r in runs[0].results)
+    parent = [(protocol, pid) for protocol, _, pid in adapter.prepared]
+    assert parent == [("anthropic-messages", os.getpid()), ("openai-completions", os.getpid())]

@@ -198,6 +198,9 @@ def test_build_commands_use_uv_when_present_else_venv_and_pip(tmp_path: Path) ->
     assert with_uv[0][:2] == ["/bin/uv", "venv"]
     assert with_uv[1][:3] == ["/bin/uv", "pip", "install"]
     assert with_uv[1][-3:] == ["-e", "/repo", "lib==1"]
+    # Bytecode at install (pip's default, not uv's): a run that may not write it would
+    # otherwise compile every library module from source in every worker.
+    assert "--compile-bytecode" in with_uv[1]
     plain = build_commands(group, env, ["-e", "/repo"], uv=None, python="/usr/bin/python3")
     assert plain[0] == ["/usr/bin/python3", "-m", "venv", str(env)]
     assert plain[1][:4] == [str(env / "bin" / "python"), "-m", "pip", "install"]

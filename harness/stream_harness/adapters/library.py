@@ -13,9 +13,10 @@ code is recorded by the runner as a crash, not blamed on the library.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.metadata
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar, cast
@@ -86,8 +87,21 @@ class LibraryAdapter(InProcessAdapter[Driven]):
     distribution: ClassVar[str]
     modules: ClassVar[tuple[str, ...]] = ()
 
+    # The modules a run of each protocol imports on first use, beyond ``modules`` (which
+    # every protocol needs): imported by :meth:`prepare`, outside the run timeout.
+    protocol_modules: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+
     def __init__(self) -> None:
         self._modules = import_all(self.name, self.distribution, self.modules)
+
+    def prepare(self, protocol: str) -> None:
+        """Import ``protocol_modules[protocol]`` now, before a run is timed
+        (:func:`~stream_harness.adapters.processes.deadline.prepare`): a library's loading
+        is not its streaming, and LangChain's Vertex AI model alone imports 3,200 modules.
+        A module that does not load is left for the run, which records why."""
+        for name in self.protocol_modules.get(protocol, ()):
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
 
     def module(self, name: str) -> ModuleType:
         return self._modules[name]

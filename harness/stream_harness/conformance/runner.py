@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from stream_harness.adapters.processes.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut
+from stream_harness.adapters.processes.deadline import DEFAULT_RUN_TIMEOUT, RunTimedOut, prepare
 from stream_harness.adapters.processes.exit_hooks import stop_now
 from stream_harness.adapters.protocol import Adapter
 from stream_harness.conformance.cases import Case
@@ -374,6 +374,8 @@ def run_adapters(
         for a in range(len(adapters))
         for start in range(0, len(case_list), slice_size)
     ]
+    for adapter in adapters:  # before the fork, so the workers inherit what it imports
+        prepare(adapter, (case.protocol for case in case_list if config.covers(adapter, case)))
     by_slice: dict[tuple[int, int, int], list[CaseResult]] = {}
     _FORK_STATE = (list(adapters), case_list, config, list(expectations), spec_list)
     try:

@@ -75,6 +75,22 @@ AWS_COHERE: Final = frozenset({BEDROCK_INVOKE, COHERE})
 PROTOCOLS: Final = frozenset(
     {"anthropic-messages", "google-generative-ai", MISTRAL, *OPENAI, *VERTEX, *AWS_COHERE}
 )
+# The modules each protocol's chat model is built from (imported in _model on first use):
+# LibraryAdapter.prepare imports them before the first run is timed. The Vertex AI Claude
+# model's package imports google-cloud-aiplatform (3,200 modules: 5 s, and 30 s compiled from
+# source on a loaded machine, which made its first run in each worker a timeout).
+_OPENAI_MODULES: Final = ("httpx2", "langchain_openai")
+_GEMINI_MODULES: Final = ("google.genai", "langchain_google_genai")
+PROTOCOL_MODULES: Final[Mapping[str, tuple[str, ...]]] = {
+    **dict.fromkeys(OPENAI, _OPENAI_MODULES),
+    "anthropic-messages": ("anthropic", "httpx2", "langchain_anthropic"),
+    "google-generative-ai": _GEMINI_MODULES,
+    VERTEX_GEMINI: (*_GEMINI_MODULES, "google.oauth2.credentials"),
+    VERTEX_ANTHROPIC: ("httpx2", "langchain_google_vertexai.model_garden"),
+    MISTRAL: ("httpx", "langchain_mistralai"),
+    COHERE: ("httpx", "cohere", "langchain_cohere"),
+    BEDROCK_INVOKE: ("boto3", "botocore.awsrequest", "botocore.config", "langchain_aws"),
+}
 # What ChatCohere is asked for (the request is not checked; the body is the cassette's).
 COHERE_MODEL: Final = "command-a-03-2025"
 # response_metadata keys holding the raw stop value, per protocol (first present wins).
@@ -104,6 +120,7 @@ class LangChainAdapter(LibraryAdapter):
     distribution = "langchain-core"
     modules = ("langchain_core",)
     protocols = PROTOCOLS
+    protocol_modules = PROTOCOL_MODULES
 
     def version(self) -> str:
         import importlib.metadata as md

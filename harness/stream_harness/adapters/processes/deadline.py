@@ -23,6 +23,13 @@ were three, and this module takes the first:
 What a thread cannot bound is a library holding the GIL in native code: nothing in the
 process runs then; ``--jobs`` workers and the signal handling still end such a run.
 
+What the clock measures is the run, not the loading of the library: an adapter whose
+library imports a protocol's modules on first use (LangChain's Vertex AI chat model pulls
+in google-cloud-aiplatform, 5 s with bytecode, 30 s compiled from source on a loaded
+machine) says which with ``prepare(protocol)``, called by :func:`prepare` on the caller's
+thread before the clock starts, and before the runner forks its workers, so that they
+inherit the modules instead of each importing them inside its first run.
+
 An adapter that bounds its own runs says so with ``bounds_own_runs = True`` (the stdio
 adapters, whose replies have their timeout; the gateways, whose requests have theirs; the
 reference, the yardstick, bounded by its input limits) and runs as before, on the
@@ -32,10 +39,11 @@ caller's thread.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -56,6 +64,19 @@ class RunTimedOut(Exception):
     def __init__(self, message: str, outcome: str) -> None:
         super().__init__(message)
         self.outcome = outcome  # "timed out", or "not run" (an earlier run is still stuck)
+
+
+def prepare(adapter: Adapter, protocols: Iterable[str]) -> None:
+    """The adapter's optional ``prepare(protocol)`` for each of ``protocols``, unbounded:
+    the imports a run of that protocol would do, done outside the run timeout. Calling it
+    again is cheap (the modules are already loaded); a failure to load is the run's to
+    report (the run meets the same failure inside its bound and records it), so nothing
+    the hook raises leaves here."""
+    hook = getattr(adapter, "prepare", None)
+    if callable(hook):
+        for protocol in sorted(set(protocols)):
+            with contextlib.suppress(Exception):
+                hook(protocol)
 
 
 def bounded(adapter: Adapter) -> bool:
@@ -89,6 +110,7 @@ class _Runner:
         self.owner = os.getpid()
         self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self.stuck: _Job | None = None
+        self.prepared: set[str] = set()  # protocols whose prepare() ran in this process
         self.stuck_after = 0.0
         thread = threading.Thread(
             target=self._serve, name=f"stream-harness adapter {adapter.name}", daemon=True
@@ -154,12 +176,19 @@ def run_within(
     (scaled with the work as a stdio adapter's is: a large body in 1-byte chunks takes
     longer) when the adapter does not bound its own runs; None: unbounded.
 
+    The adapter's :func:`prepare` for ``protocol`` runs first, outside the bound.
     Raises :class:`RunTimedOut`; ``what`` names the run in its message; ``case`` is
     passed on (the case id the run is for, set in the adapter's thread)."""
     if timeout is None or not bounded(adapter):
         return safe_run(adapter, protocol, chunks, status=status, headers=headers, case=case)
+    runner = _runner(adapter)
+    # Not while a run is stuck (this one will not be made): the stuck run may hold the
+    # import lock of a module the hook would wait for.
+    if protocol not in runner.prepared and (runner.stuck is None or runner.stuck.finished()):
+        prepare(adapter, (protocol,))
+        runner.prepared.add(protocol)
     job = _Job(
         lambda: safe_run(adapter, protocol, chunks, status=status, headers=headers, case=case),
         what or case or protocol,
     )
-    return _runner(adapter).call(job, timeout, timeout_for(timeout, chunks))
+    return runner.call(job, timeout, timeout_for(timeout, chunks))

@@ -13,6 +13,17 @@ of its own); the SDK clients keep theirs. ``telemetry=False`` (agent-frameworks.
 would call home); nothing else is changed. The rows ``agno[retries=N]`` and
 ``agno[model.retries=N]`` switch on agno's two layers (the run started again, the model
 stream started again), as users do.
+
+Runs at once (``agents --jobs``) are threads of one process, each on an event loop of its
+own, and agno keeps one process-wide run cancellation registry
+(``agno.run.cancel._cancellation_manager``) whose async methods take one ``asyncio.Lock``.
+Two runs in two threads that meet in it bind that lock to one loop: the other waits on a
+future of a loop that is not its own (a run that never sends its request) or raises
+"bound to a different event loop" (578 rows of one matrix run, and a hang in a few
+seconds with four threads registering runs). Its sections hold no ``await``, so
+:func:`_one_lock_for_every_loop` lets the async methods take the registry's threading
+lock instead (agno's own sync methods' lock; the change agno#10016 proposes for another
+race in the same registry): each run's registration is as agno's, but loop-safe.
 """
 
 from __future__ import annotations
@@ -37,13 +48,19 @@ class AgnoAdapter(support.Options):
     name = NAME
     protocols = PROTOCOLS
     conventions = support.conventions_for(NAME)
-    settings = "telemetry=False; retries and delays at their defaults"
+    settings = (
+        "telemetry=False; retries and delays at their defaults; the run cancellation "
+        "registry's async methods on its threading lock (runs on several threads)"
+    )
 
     def version(self) -> str:
         return support.version_of("agno", "openai", "anthropic", "google-genai")
 
     def run_agent(self, task: AgentTask) -> AgentOutcome:
-        agent_mod, function_mod = support.load(NAME, "agno", "agno.agent", "agno.tools.function")
+        agent_mod, function_mod, cancel = support.load(
+            NAME, "agno", "agno.agent", "agno.tools.function", "agno.run.cancel"
+        )
+        _one_lock_for_every_loop(cancel.get_cancellation_manager())
         agent = agent_mod.Agent(
             model=_model(task, self.option("model.retries", 0)),
             retries=self.option("retries", 0),
@@ -59,6 +76,32 @@ class AgnoAdapter(support.Options):
             ]
 
         return support.run_guarded(run, task, _answer)
+
+
+class _ThreadLockAsync:
+    """``async with`` over a threading lock: for critical sections without an ``await``,
+    which may then be entered from any thread's event loop (an ``asyncio.Lock`` belongs
+    to the one loop that first waited on it)."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+
+    async def __aenter__(self) -> None:
+        self.lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def _one_lock_for_every_loop(manager: Any) -> None:
+    """agno's in-memory cancellation registry, its async methods on its threading lock
+    (the module docstring says why). Once per process; a registry without the two locks
+    (another manager, a later agno) is left as it is."""
+    lock = getattr(manager, "_lock", None)
+    if lock is None or not hasattr(manager, "_async_lock"):
+        return
+    if not isinstance(manager._async_lock, _ThreadLockAsync):
+        manager._async_lock = _ThreadLockAsync(lock)
 
 
 def _answer(events: list[Any]) -> AgentOutcome:
