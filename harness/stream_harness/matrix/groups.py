@@ -96,15 +96,9 @@ class Group:
                 facts.version(),
                 js_sources_digest(js_source(self.npm)) if self.npm else "",
                 harness_dependencies(),
-                BUILD,
             ]
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-# How environments are built, in their key: a change rebuilds the cached ones (the
-# environments built before bytecode was compiled at install have none).
-BUILD: Final = "compile-bytecode"
 
 
 def harness_dependencies() -> list[str]:
