@@ -88,6 +88,10 @@ class Hit:
     # waiting for the CPU). A wait the client owes after a reply is measured from here.
     last_write: float | None = None
     note: str = ""  # why the strategy answered so, where it is not the obvious reply
+    # When each chunk's write began: the peer cannot have the chunk before it, while
+    # ``sent`` (taken after the write) may come after the peer has read and passed it on
+    # (the server's thread waiting for the CPU on a loaded machine).
+    began: list[float] = field(default_factory=list)
     source: str | None = None  # the recording the reply came from, where there is one
     target: str = ""  # the request target as sent: path and query
 
@@ -333,6 +337,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if i and answer.delay:
                     time.sleep(answer.delay)
                 hit.last_write = time.monotonic()
+                hit.began.append(hit.last_write)
                 if answer.cut == "inside-chunk" and i == len(writes) - 1:
                     # The size of the whole chunk announced, half of it written.
                     part = chunk[: max(1, len(chunk) // 2)]
