@@ -20,7 +20,9 @@ and library output, and a report must be safe to open.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from html import escape
+from typing import Protocol, TypeVar
 
 from stream_harness.reporting.conventions import conventions_lines
 from stream_harness.reporting.digest import (
@@ -30,7 +32,6 @@ from stream_harness.reporting.digest import (
     shown_checks,
 )
 from stream_harness.reporting.report import (
-    AgentRow,
     AgentSummary,
     Cell,
     FailureInfo,
@@ -191,12 +192,26 @@ def _known_group(
     )
 
 
+class _Cited(Protocol):
+    @property
+    def issue(self) -> str | None: ...
+
+
+_C = TypeVar("_C", bound=_Cited)
+
+
+def _by_issue(rows: Iterable[_C]) -> dict[str | None, list[_C]]:
+    """Known failures under the issue they cite, in first-seen order: the page shows each
+    group once, stream and agent rows alike."""
+    groups: dict[str | None, list[_C]] = {}
+    for r in rows:
+        groups.setdefault(r.issue, []).append(r)
+    return groups
+
+
 def _known_results(results: list[Result]) -> str:
-    by_issue: dict[str | None, list[Result]] = {}
-    for r in results:
-        by_issue.setdefault(r.issue, []).append(r)
     out = []
-    for issue, rows in by_issue.items():
+    for issue, rows in _by_issue(results).items():
         first = rows[0].failures[0] if rows[0].failures else None
         keys = [f"<code>{_e(r.case)}</code>" for r in rows]
         message, command = (first.message, first.command) if first else ("", None)
@@ -273,10 +288,6 @@ def _agent_problems(a: AgentSummary) -> str:
         for r in rows
         if r.outcome != "known_failure"
     )
-    by_issue: dict[str | None, list[AgentRow]] = {}
-    for r in rows:
-        if r.outcome == "known_failure":
-            by_issue.setdefault(r.issue, []).append(r)
     known = "".join(
         _known_group(
             f"<code>{_e(a.agent)}</code>: ",
@@ -285,7 +296,7 @@ def _agent_problems(a: AgentSummary) -> str:
             group[0].message,
             group[0].command,
         )
-        for issue, group in by_issue.items()
+        for issue, group in _by_issue(r for r in rows if r.outcome == "known_failure").items()
     )
     return full + known
 
