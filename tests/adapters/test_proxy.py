@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -415,7 +416,30 @@ def test_a_buffering_gateway_fails_the_streaming_check(
     assert by_lines.message.startswith("the gateway buffered: with the head's lines cut in two")
     for failure in (by_events, by_bytes, by_lines):
         observed = json.loads(failure.observed or "{}")
-        assert observed["ttfb_ratio"] >= 1 and observed["held_events"] == 13
+        # which side of the bound, not the ratio measured: the same on every run
+        assert observed["ttfb_ratio"] == ">= 1" and observed["held_events"] == 13
+        assert re.search(r"\d\.\d\d", failure.message) is None
+
+
+def test_a_streaming_gateway_late_once_under_load_passes_on_the_confirming_run(
+    fake_adapter: Callable[..., ProxyAdapter],
+) -> None:
+    # Issue 36: on two loaded cores a streaming gateway's first byte came late in one whole
+    # matrix run and not in the next. A failing paced run is run again before it counts.
+    buffering, streaming = fake_adapter("buffer"), fake_adapter()
+    calls: list[int] = []
+
+    class LateOnce:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(streaming, name)
+
+        def exchange(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return (buffering if len(calls) == 1 else streaming).exchange(*args, **kwargs)
+
+    ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), LateOnce())  # type: ignore[arg-type]
+    assert check_proxy_streaming(ctx) == []
+    assert len(calls) == 4  # three pacings, the first confirmed once
 
 
 @pytest.mark.parametrize(
@@ -479,7 +503,7 @@ def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_ru
     assert failure.message.startswith("the gateway held the head: with 3-7 byte writes 3 ms apart")
     observed = json.loads(failure.observed or "{}")
     assert (
-        observed["held_events"] >= 7 and observed["ttfb_ratio"] < 1
+        observed["held_events"] >= 7 and observed["ttfb_ratio"] == "< 1"
     )  # 8 when the fake is slow to flush
 
 

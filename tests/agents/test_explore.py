@@ -365,6 +365,9 @@ def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
         (["--explore", "0"], "--explore must be >= 1"),
         (["--save-failures", "x"], "--save-failures: only with --explore N"),
         (["--explore", "2", "--shard", "1/2"], "--explore: not with --shard"),
+        (["--prior-report", "r.jsonl"], "--prior-report: only with --explore N"),
+        (["--explore", "2", "--prior-report", "nope.jsonl"], "--prior-report: nope.jsonl: no such"),
+        (["--explore", "2", "--prior-report", "BROKEN"], "broken.jsonl:1: not JSON"),
         (
             ["--explore", "2", "--scenarios", "ALL_FAULTED"],
             "cannot be explored: every response carries a fault already",
@@ -380,7 +383,10 @@ def test_bad_or_empty_explorations_are_one_line_and_exit_2(
 ) -> None:
     faulted = tmp_path / "all_faulted.yaml"
     faulted.write_text("kind: agent\nresponses:\n  - {script: {}, fault: {status: 500}}\n")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
     extra = [str(faulted) if e == "ALL_FAULTED" else e for e in extra]
+    extra = [str(broken) if e == "BROKEN" else e for e in extra]
     code = main(["agents", "--agent", "reference", "--protocol", "openai-completions", *extra])
     err = capsys.readouterr().err
     assert code == 2 and problem in err
@@ -559,3 +565,68 @@ def test_a_toy_agent_that_runs_repaired_arguments_shrinks_to_the_minimal_named_p
     )
     assert main([*shlex.split(finding.command)[1:], "--out", str(tmp_path / "again")]) == 1
     assert " A13 " in capsys.readouterr().out
+
+
+def _no_retry_explore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, priors: Any) -> Any:
+    (tmp_path / "no_retry.py").write_text(NO_RETRY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = load_agent("no_retry:NoRetry", tmp_path)
+    options = ExploreOptions(examples=6, priors=priors)
+    units, results = explore([("no_retry:NoRetry", agent)], [base()], options,
+                             protocols=["openai-completions"], checks=["A9"])  # fmt: skip
+    (unit,) = units
+    (row,) = results
+    return unit, row
+
+
+def test_a_prior_failure_that_still_fails_is_kept_as_it_was_not_shrunk_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 36: a rerun whose verdicts did not change reports the same schedule. Shrinking
+    # alone would find the minimal 500 on response 0; an earlier report's 503 on response 1
+    # still fails A9 (a retryable error never resent), so it stays the finding.
+    key = ("no-retry", "weather_tool_call", "openai-completions", "A9")
+    earlier: Schedule = ((1, {"status": 503}),)
+    unit, row = _no_retry_explore(tmp_path, monkeypatch, {key: earlier})
+    assert unit.settled == {"A9"} and unit.shrink_runs == 0  # nothing left to shrink
+    assert row.status == "failed" and row.explored is not None
+    assert row.explored["schedule"] == [{"response": 1, "fault": {"status": 503}}]
+    assert row.message.startswith("shrunk to response 1: status: 503: response 1 failed")
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        ((0, {"pace": 0.01}),),  # passes now: the draws decide
+        ((7, {"status": 503}),),  # a response the base no longer has
+        ((0, {"status": "soon"}),),  # not a fault
+    ],
+)
+def test_a_prior_that_passes_or_no_longer_fits_leaves_the_check_to_the_draws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, earlier: Any
+) -> None:
+    key = ("no-retry", "weather_tool_call", "openai-completions", "A9")
+    unit, row = _no_retry_explore(tmp_path, monkeypatch, {key: earlier})
+    assert unit.settled == set()
+    assert row.explored is not None
+    assert row.explored["schedule"] == [{"response": 0, "fault": {"status": 500}}]
+
+
+def test_a_rerun_with_the_first_runs_report_reports_the_same_schedule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "no_retry.py").write_text(NO_RETRY)
+    monkeypatch.chdir(tmp_path)
+    argv = ["agents", "--agent", "no_retry:NoRetry", "--scenarios", "weather_tool_call",
+            "--protocol", "openai-completions", "--check", "A9", "--explore", "6"]  # fmt: skip
+    assert main([*argv, "--out", "one"]) == 1
+    capsys.readouterr()
+    first = load_report(tmp_path / "one" / "report.jsonl").agent_results
+    assert main([*argv, "--out", "two", "--prior-report", "one/report.jsonl"]) == 1
+    assert (
+        "replayed 1 earlier shrunk failure(s): 1 still fail as they did" in capsys.readouterr().out
+    )
+    again = load_report(tmp_path / "two" / "report.jsonl").agent_results
+    assert [(r.outcome, r.message) for r in again] == [(r.outcome, r.message) for r in first]
+    lines = [(tmp_path / d / "report.jsonl").read_text().splitlines()[1:-1] for d in ("one", "two")]
+    assert lines[0] == lines[1]  # only the header and footer differ

@@ -25,17 +25,26 @@ from stream_harness.matrix.groups import (
     MatrixError,
     MatrixRun,
     SuiteOptions,
+    _prior_report,
     build_commands,
     default_pins,
     ensure_env,
     load_groups,
     main,
     merge_runs,
+    prune_saved_failures,
     run_matrix,
     select,
 )
 from stream_harness.reporting import Report, write_report
-from stream_harness.reporting.report import AdapterInfo, CaseInfo, CheckInfo, FailureInfo, Result
+from stream_harness.reporting.report import (
+    AdapterInfo,
+    AgentRow,
+    CaseInfo,
+    CheckInfo,
+    FailureInfo,
+    Result,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CHECK = CheckInfo(id="expected", title="final message", enforces="C6", level="message")
@@ -579,3 +588,31 @@ def test_a_new_dependency_of_stream_harness_rebuilds_the_cached_environments(
         lambda name: [*(real(name) or []), "newdep>=1"] if name == "stream-harness" else real(name),
     )
     assert group.key(["-e", "/src"]) != before
+
+
+def test_an_explored_matrix_replays_its_reports_failures_and_keeps_only_the_files_it_names(
+    tmp_path: Path,
+) -> None:
+    # The report in --out holds the last exploration's shrunk failures: each explored
+    # group replays them first (`agents --prior-report`), so a rerun keeps their schedules.
+    out = tmp_path / "out"
+    assert _prior_report(out) is None  # a first run has none
+    out.mkdir()
+    (out / "report.jsonl").write_text("{}")
+    env = Env("agent-x", tmp_path / "env", False, 0.0, "venv+pip")
+    group = Group("agent-x", (), (), agents=("x",), explore=10)
+    prior = _prior_report(out)
+    argv = SuiteOptions(explore=True, prior_report=prior).agent_argv(env, group, out)
+    assert argv[argv.index("--prior-report") + 1] == str((out / "report.jsonl").resolve())
+    assert "--prior-report" not in SuiteOptions(prior_report=prior).agent_argv(env, group, out)
+    # A file no row names (an earlier shrink's, or a fixed failure's) is removed.
+    saved = out / "explored"
+    saved.mkdir()
+    for name in ("kept.yaml", "stale.yaml"):
+        (saved / name).write_text("kind: agent\n")
+    row = AgentRow(agent="x", scenario="b~explored", protocol="p", check="A1", title="t",
+                   outcome="failed", explored={"saved": "out/explored/kept.yaml"})  # fmt: skip
+    report = Report(tool_version="1", started=T0, finished=T0, seed=0, examples=1, checks=(),
+                    adapters=(), cases=(), agent_results=(row,))  # fmt: skip
+    assert prune_saved_failures(report, saved) == 1
+    assert sorted(p.name for p in saved.iterdir()) == ["kept.yaml"]

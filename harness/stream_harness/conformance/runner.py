@@ -27,6 +27,7 @@ from stream_harness.conformance.checks.engine import (
 )
 from stream_harness.conformance.config import DEFAULT_SINGLE_CUT_LIMIT
 from stream_harness.conformance.expectations import Expectations, outcome_for
+from stream_harness.conformance.generated_ids import steady_texts
 from stream_harness.conformance.outcomes import FAILING, Outcome, fault_outcome
 from stream_harness.conformance.shard import Shard
 from stream_harness.contract.diff import first_difference
@@ -182,7 +183,19 @@ def complete(failure: Failure, check: Check, ctx: CheckContext) -> Failure:
             observed=as_json(observed),
             path=first_difference(expected, observed),
         )
-    return failure
+    return steady(failure, ctx.case.body)
+
+
+def steady(failure: Failure, served: bytes) -> Failure:
+    """The failure's texts with the ids its library made up as numbered placeholders
+    (conformance/generated_ids.py), so that the same verdict reads the same on every run."""
+    message, expected, observed, noise = steady_texts(
+        [failure.message, failure.expected, failure.observed, failure.stdout_noise], served
+    )
+    assert message is not None
+    return replace(
+        failure, message=message, expected=expected, observed=observed, stdout_noise=noise
+    )
 
 
 # -- parallel runs -----------------------------------------------------------------------

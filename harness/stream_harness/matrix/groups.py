@@ -399,6 +399,9 @@ class SuiteOptions:
     # run of its own beside the bundled scenarios', the shrunk failures saved into this folder.
     explore: bool = False
     save_failures: str | None = None
+    # The report already in --out: its explored failures are run again first
+    # (`agents --prior-report`), so a rerun keeps their shrunk schedules while they fail.
+    prior_report: str | None = None
 
     def argv(self, env: Env, group: Group, out: Path) -> list[str]:
         # A JS group's adapters find their install in the environment (harness/stream_harness/adapters/processes/js.py).
@@ -448,6 +451,8 @@ class SuiteOptions:
             argv += ["--explore", str(group.explore), "--seed", str(self.seed)]
             if self.save_failures is not None:
                 argv += ["--save-failures", self.save_failures]
+            if self.prior_report is not None:
+                argv += ["--prior-report", self.prior_report]
         return argv
 
 
@@ -988,6 +993,10 @@ def matrix_command(args: argparse.Namespace, runner: Runner = subprocess_runner)
         return 2
     report = _with_previous_rows(report, args, config, groups)
     written = write_report(report, config.out)
+    if args.explore and report.shard is None:
+        stale = prune_saved_failures(report, Path(config.out) / "explored")
+        if stale:
+            print(f"matrix: removed {stale} shrunk failure file(s) no row of the report names")
     seconds = (datetime.now(UTC) - started).total_seconds()
     for run in result.runs:
         print(f"{run.label}: {describe(run)}")
@@ -1046,12 +1055,38 @@ def _settings(args: argparse.Namespace) -> tuple[Config, SuiteOptions, float]:
         agent_jobs=args.agent_jobs,
         explore=args.explore,
         save_failures=str(Path(config.out).resolve() / "explored") if args.explore else None,
+        prior_report=_prior_report(config.out) if args.explore else None,
     )
     try:
         every = progress_every()
     except ValueError as exc:
         raise MatrixError(str(exc)) from None
     return config, options, every
+
+
+def prune_saved_failures(report: Report, folder: Path) -> int:
+    """Remove the scenario files in ``folder`` (``<out>/explored``) that no row of
+    ``report`` names as its saved failure: an earlier exploration's schedules, shrunk
+    otherwise or fixed since, would otherwise pile up beside the report. Returns how many."""
+    if not folder.is_dir():
+        return 0
+    named = {
+        Path(str(r.explored["saved"])).name
+        for r in report.agent_results
+        if r.explored is not None and r.explored.get("saved")
+    }
+    removed = 0
+    for path in folder.glob("*.yaml"):
+        if path.name not in named:
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _prior_report(out: Path) -> str | None:
+    """The report in ``out`` when there is one to replay explored failures from."""
+    path = Path(out).resolve() / "report.jsonl"
+    return str(path) if path.is_file() else None
 
 
 def _run_in_view(

@@ -14,6 +14,7 @@ REPORT_FILES = ("report.jsonl", "README.md", "report.html", "junit.xml")
 def write_report(report: Report, directory: Path) -> list[Path]:
     """Write report.jsonl, README.md, report.html and junit.xml; return their paths."""
     directory.mkdir(parents=True, exist_ok=True)
+    report = jsonl.in_written_order(report)
     texts = dict(
         zip(
             REPORT_FILES,

@@ -43,7 +43,6 @@ from pydantic_core import to_jsonable_python
 from stream_harness.conformance.reproduce import agents_command, case_parts
 from stream_harness.reporting import jsonl_v1
 from stream_harness.reporting.jsonl_v1 import (
-    FooterLine,
     assemble,
     json_lines,
     one_line,
@@ -145,9 +144,9 @@ class PassedLine(ReportModel):
 
 class AgentPassedLine(ReportModel):
     """The agent checks of one (agent, scenario, protocol) run that passed with nothing
-    the header does not give, in one line. An explored run's rows differ only in how many
-    schedules judged each check (none failed it): ``explored`` is the exploration's summary
-    once, ``judged`` each check's count, in ``checks`` order."""
+    the header does not give, in one line. ``explored`` is an explored run's summary once
+    (its seed); ``judged``, each check's count in ``checks`` order, is only read (the
+    first layout of this version): the counts are now in the footer."""
 
     kind: Literal["agent_passed"]
     agent: str
@@ -159,11 +158,31 @@ class AgentPassedLine(ReportModel):
 
     @model_validator(mode="after")
     def _one_count_per_check(self) -> AgentPassedLine:
-        if (self.explored is None) != (self.judged is None):
+        if self.judged is not None and self.explored is None:
             raise ValueError("judged is given with explored, and only with it")
         if self.judged is not None and len(self.judged) != len(self.checks):
             raise ValueError(f"{len(self.judged)} judged count(s) for {len(self.checks)} check(s)")
         return self
+
+
+class ExploredCounts(ReportModel):
+    """What one explored run (agent, ``<base>~explored``, protocol) counted: schedules run,
+    shrink runs, whether the shrink was cut, and per check how many schedules judged and
+    failed it. A framework's timing can change them between two runs of the same verdicts,
+    so they are in the footer, beside the time, not in the rows (issue 36)."""
+
+    agent: str
+    scenario: str
+    protocol: str
+    schedules: int | None = None
+    shrink_runs: int | None = None
+    shrink_cut: str | None = None
+    judged: dict[str, int] = Field(default_factory=dict)
+    failed: dict[str, int] = Field(default_factory=dict)
+
+
+class FooterLine(jsonl_v1.FooterLine):
+    explored: tuple[ExploredCounts, ...] = ()
 
 
 HEADER: TypeAdapter[HeaderLine] = TypeAdapter(HeaderLine)
@@ -428,6 +447,22 @@ def header_of(report: Report) -> HeaderLine:
     )
 
 
+def in_written_order(report: Report) -> Report:
+    """``report`` with its rows in the order report.jsonl writes them (the header's order
+    of adapters, cases, checks; of agents, scenarios, protocols, agent checks), so that
+    every file shows them alike however the runs that made them arrived: the matrix's
+    groups and jobs finish in any order, and junit.xml listed agent rows as they came."""
+    header = header_of(report)
+    results = sorted_results(
+        report.results,
+        [a.name for a in report.adapters],
+        [c.id for c in report.cases],
+        [c.id for c in report.checks],
+    )
+    agent_rows = sorted(report.agent_results, key=_AgentDefaults(header).place)
+    return report.model_copy(update={"results": tuple(results), "agent_results": tuple(agent_rows)})
+
+
 def render(report: Report) -> str:
     header = header_of(report)
     # A report without agents (or not sharded) carries no empty agent lists or "shard": null.
@@ -445,13 +480,22 @@ def render(report: Report) -> str:
     )
     lines.extend(_stream_lines(results, {c.id: c for c in report.cases}))
     defaults = _AgentDefaults(header)
-    agent_rows = sorted(report.agent_results, key=defaults.place)
+    explored: dict[tuple[str, str, str], dict[str, Any]] = {}
+    agent_rows = [
+        _without_counts(r, explored) for r in sorted(report.agent_results, key=defaults.place)
+    ]
     lines.extend(_agent_lines(agent_rows, defaults))
     counts = report.counts
     footer = FooterLine(
-        kind="footer", finished=report.finished, counts=counts, did_fail=counts.did_fail
-    )
-    lines.append(_dumps(footer.model_dump(mode="json")))
+        kind="footer", finished=report.finished, counts=counts, did_fail=counts.did_fail,
+        explored=tuple(ExploredCounts.model_validate(e) for e in explored.values()),
+    )  # fmt: skip
+    dumped = footer.model_dump(mode="json", exclude={"explored"})
+    if footer.explored:
+        dumped["explored"] = [
+            e.model_dump(mode="json", exclude_defaults=True) for e in footer.explored
+        ]
+    lines.append(_dumps(dumped))
     return "\n".join(lines) + "\n"
 
 
@@ -460,6 +504,54 @@ _PLAIN_RESULT: Final = frozenset({"kind", "adapter", "case", "check", "outcome"}
 _PLAIN_AGENT_RESULT: Final = frozenset({"kind", *AGENT_KEY, "outcome"})
 # An explored row's counts of its own check; the rest of its summary is its run's.
 _EXPLORED_PER_CHECK: Final = ("judged", "failed")
+# An explored row's counts of its whole run (the footer's, with the per-check ones).
+_EXPLORED_PER_RUN: Final = ("schedules", "shrink_runs", "shrink_cut")
+
+
+def _without_counts(row: AgentRow, counts: dict[tuple[str, str, str], dict[str, Any]]) -> AgentRow:
+    """``row`` with its explored counts moved into ``counts``, its run's footer entry. The
+    rows of one run share its counts of the run; a row whose own differ from its run's
+    first (never written by an exploration, but a hand-made report may hold one), or that
+    has no count of its check, keeps its counts in its line, so that nothing is lost."""
+    explored = row.explored
+    moved = (*_EXPLORED_PER_RUN, *_EXPLORED_PER_CHECK)
+    if explored is None or type(explored.get("judged")) is not int:
+        return row
+    run: dict[str, Any] = {k: explored[k] for k in _EXPLORED_PER_RUN if k in explored}
+    key = (row.agent, row.scenario, row.protocol)
+    entry = counts.setdefault(
+        key, {"agent": row.agent, "scenario": row.scenario, "protocol": row.protocol, **run}
+    )
+    if {k: entry[k] for k in _EXPLORED_PER_RUN if k in entry} != run:
+        return row
+    entry.setdefault("judged", {})[row.check] = explored["judged"]
+    failed = explored.get("failed", 0)
+    if failed:
+        entry.setdefault("failed", {})[row.check] = failed
+    return row.model_copy(
+        update={"explored": {k: v for k, v in explored.items() if k not in moved}}
+    )
+
+
+def _with_counts(rows: list[AgentRow], counts: Iterable[ExploredCounts]) -> None:
+    """The footer's explored counts put back into the rows they were moved from (in place):
+    a row whose check the entry counts and whose line kept no count of its own."""
+    by_run = {(c.agent, c.scenario, c.protocol): c for c in counts}
+    if not by_run:
+        return
+    moved = (*_EXPLORED_PER_RUN, *_EXPLORED_PER_CHECK)
+    for row in rows:
+        entry = by_run.get((row.agent, row.scenario, row.protocol))
+        if entry is None or row.explored is None or row.check not in entry.judged:
+            continue
+        if any(k in row.explored for k in moved):
+            continue
+        for name in _EXPLORED_PER_RUN:
+            value = getattr(entry, name)
+            if value is not None:
+                row.explored[name] = value
+        row.explored["judged"] = entry.judged[row.check]
+        row.explored["failed"] = entry.failed.get(row.check, 0)
 
 
 def _stream_lines(results: Iterable[Result], cases: Mapping[str, CaseInfo]) -> Iterator[str]:
@@ -522,13 +614,16 @@ def _agent_lines(rows: Iterable[AgentRow], defaults: _AgentDefaults) -> Iterator
             grouped["checks"].append(row.check)
             if summary[0] is not None:
                 grouped["explored"] = summary[0]
-                grouped.setdefault("judged", []).append(summary[1])
+                if summary[1] is not None:
+                    grouped.setdefault("judged", []).append(summary[1])
         if grouped["checks"]:
             yield _dumps(grouped)
         yield from (_dumps(line) for line in others)
 
 
-def _passed_summary(line: Mapping[str, Any]) -> tuple[dict[str, Any] | None, int] | None:
+def _passed_summary(
+    line: Mapping[str, Any],
+) -> tuple[dict[str, Any] | None, int | None] | None:
     """For an agent result line its run's ``agent_passed`` line can stand for: its
     exploration's summary without the check's own counts (None: not explored) and how many
     schedules judged the check. None for any other line."""
@@ -540,6 +635,8 @@ def _passed_summary(line: Mapping[str, Any]) -> tuple[dict[str, Any] | None, int
     explored = line.get("explored")
     if extra != {"explored"} or not isinstance(explored, dict):
         return None
+    if not any(k in explored for k in _EXPLORED_PER_CHECK):
+        return dict(explored), None  # its counts are in the footer
     judged, failed = (explored.get(k) for k in _EXPLORED_PER_CHECK)
     if type(judged) is not int or type(failed) is not int or failed != 0:
         return None
@@ -643,6 +740,8 @@ class _V2Reader:
             row_obj: dict[str, Any] = {**keys, "check": check, "outcome": "passed"}
             if line.explored is not None and line.judged is not None:
                 row_obj["explored"] = _explored(line.explored, line.judged[i])
+            elif line.explored is not None:
+                row_obj["explored"] = dict(line.explored)
             if not rows:
                 rows.append(self.agent_row(row_obj, where))
                 continue
@@ -702,6 +801,8 @@ def _parse_v2(lines: list[str], name: str) -> Report:
         except ValidationError as exc:
             raise ReportError(f"{where}: not a report line: {one_line(exc)}") from None
     rows, agent_rows = reader.sorted_rows() if reader is not None else ([], [])
+    if footer is not None:
+        _with_counts(agent_rows, footer.explored)
     return assemble(name, header, footer, rows, agent_rows, lost=" (lines lost?)")
 
 

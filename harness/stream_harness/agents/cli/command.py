@@ -35,6 +35,7 @@ from stream_harness.agents.cli.explore import (
     add_explore_arguments,
     explore_bases,
     explore_problem,
+    read_priors,
     run_exploration,
 )
 from stream_harness.agents.cli.options import import_root, with_project
@@ -202,6 +203,9 @@ def _check_agents(args: argparse.Namespace) -> int:
         scenarios, problem = explore_bases(scenarios, bool(args.scenarios))
         if problem is not None:
             raise _BadInput(problem)
+        args.priors, problem = read_priors(args.prior_report)
+        if problem is not None:
+            raise _BadInput(problem)
     units = planned_units(adapters, scenarios, args.protocol)
     _say_unexpressible(scenarios, args.protocol or ())
     results = _results(adapters, scenarios, args, expectations, limits, shard)
@@ -324,7 +328,9 @@ def _results(
     try:
         if args.explore is not None:
             spawn = lambda spec: spawn_app(adapters, spec) or load_agent(spec, args.import_root)  # noqa: E731
-            explored = run_exploration(adapters, scenarios, args, expectations, limits, spawn)
+            explored = run_exploration(
+                adapters, scenarios, args, expectations, limits, spawn, args.priors
+            )
             return app_reproduce(explored, args)
         return app_reproduce(_run(adapters, scenarios, args, expectations, limits, shard), args)
     except BaseException:

@@ -21,6 +21,7 @@ from stream_harness.agents.protocol import AgentOutcome
 from stream_harness.agents.scenario.model import AgentScenario, canonical
 from stream_harness.agents.scenario.render import Served, ServedCall
 from stream_harness.agents.server import Execution
+from stream_harness.conformance.generated_ids import steady_text
 from stream_harness.providers.registry import get as get_protocol
 from stream_harness.server.loopback import Hit
 from stream_harness.wire import FramingError
@@ -943,7 +944,11 @@ def judge(run: AgentRun) -> list[CheckOutcome]:
             continue
         problem = check.fn(run)
         if problem:
-            out.append(CheckOutcome(check.id, "failed", problem, check.advice))
+            # What the scenario and the server said is ours; an id the agent made up is not.
+            ours = run.scenario.spec.model_dump_json().encode()
+            served = b"".join([ours, *(c for s in run.served for c in s.chunks)])
+            message = steady_text(problem, served)
+            out.append(CheckOutcome(check.id, "failed", message, check.advice))
         else:
             out.append(CheckOutcome(check.id, "passed"))
     return out

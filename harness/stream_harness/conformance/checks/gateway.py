@@ -121,61 +121,83 @@ def check_proxy_streaming(ctx: CheckContext) -> list[Failure]:
     if slow is not None:
         how = f"the head's lines cut in two, {len(slow)} writes {SLOW_PACING * 1000:.0f} ms apart"
         runs.append(("lines", how, slow, SLOW_PACING, "chunks"))
-    out = []
+    out: list[Failure] = []
     for label, how, chunks, delay, pacing in runs:
-        ex: Exchange = ctx.adapter.exchange(  # type: ignore[attr-defined]
-            c.protocol, chunks, status=c.status, headers=c.headers, delay=delay, pacing=pacing
+        # A timing verdict is confirmed by a second run before it is reported: on a loaded
+        # machine (the matrix's two jobs beside a gateway) one run's first byte can come
+        # late from a gateway that streams. A gateway that buffers fails both runs.
+        found = _paced_run(ctx, content, label, how, chunks, delay, pacing)
+        if found and not found[0].message.startswith("the adapter crashed"):
+            found = _paced_run(ctx, content, label, how, chunks, delay, pacing)
+        out.extend(found)
+    return out
+
+
+def _paced_run(
+    ctx: CheckContext,
+    content: int,
+    label: str,
+    how: str,
+    chunks: list[bytes],
+    delay: float,
+    pacing: Pacing,
+) -> list[Failure]:
+    """One paced exchange judged: the first client byte in time and in events, and the
+    final message. The measured ratio goes to the timings log (record_timing); the
+    failure says only on which side of the bound it fell, so that the same verdict reads
+    the same on every run."""
+    c = ctx.case
+    ex: Exchange = ctx.adapter.exchange(  # type: ignore[attr-defined]
+        c.protocol, chunks, status=c.status, headers=c.headers, delay=delay, pacing=pacing
+    )
+    result = ex.result
+    if result.crashed:
+        return [
+            differing(
+                f"{how}: the adapter crashed: {result.crashed}",
+                {"crashed": None},
+                outcome_of(result),
+            )
+        ]
+    record_timing(ctx.adapter.name, c.id, ex, delay, label)
+    ratio, held, needed = ex.ttfb_ratio(), ex.held_events(), ex.events_with(content)
+    observed = {
+        "ttfb_ratio": None if ratio is None else ("< 1" if ratio < 1 else ">= 1"),
+        "held_events": held,
+        "client_reads": len(ex.times),
+    }
+    allowed = None if needed is None else needed + HELD_AFTER_CONTENT
+    out = []
+    if ratio is None or ratio >= 1:
+        shown = (
+            "no body byte" if ratio is None else "the first byte after the upstream's last write"
         )
-        result = ex.result
-        if result.crashed:
-            out.append(
-                differing(
-                    f"{how}: the adapter crashed: {result.crashed}",
-                    {"crashed": None},
-                    outcome_of(result),
-                )
+        out.append(
+            differing(
+                f"the gateway buffered: with {how} ({len(ex.stream_sent())} writes), {shown} "
+                "(a streaming gateway passes the first byte on before the upstream's last write)",
+                {"ttfb_ratio": "< 1", "held_events": f"<= {allowed}"},
+                observed,
             )
-            continue
-        record_timing(ctx.adapter.name, c.id, ex, delay, label)
-        ratio, held, needed = ex.ttfb_ratio(), ex.held_events(), ex.events_with(content)
-        observed = {
-            "ttfb_ratio": None if ratio is None else round(ratio, 3),
-            "held_events": held,
-            "client_reads": len(ex.times),
-        }
-        allowed = None if needed is None else needed + HELD_AFTER_CONTENT
-        if ratio is None or ratio >= 1:
-            shown = (
-                "no body byte"
-                if ratio is None
-                else f"first byte at {ratio:.2f} of the upstream's span"
+        )
+    elif held is not None and allowed is not None and held > allowed:
+        out.append(
+            differing(
+                f"the gateway held the head: with {how}, {held} upstream events were out before the client's "
+                f"first byte; the first content is event {content + 1} ({needed} out with it), "
+                f"at most {HELD_AFTER_CONTENT} more may be held",
+                {"ttfb_ratio": "< 1", "held_events": f"<= {allowed}"},
+                observed,
             )
-            out.append(
-                differing(
-                    f"the gateway buffered: with {how} ({len(ex.stream_sent())} writes), {shown} "
-                    "(a streaming gateway passes the first byte on before the upstream's last write)",
-                    {"ttfb_ratio": "< 1", "held_events": f"<= {allowed}"},
-                    observed,
-                )
+        )
+    if message_key(result) != message_key(ctx.whole()):
+        out.append(
+            differing(
+                f"{how}: the paced upstream gives another final message than the whole body ({summary_of(result)} instead of {summary_of(ctx.whole())})",
+                outcome_of(ctx.whole()),
+                outcome_of(result),
             )
-        elif held is not None and allowed is not None and held > allowed:
-            out.append(
-                differing(
-                    f"the gateway held the head: with {how}, {held} upstream events were out before the client's "
-                    f"first byte; the first content is event {content + 1} ({needed} out with it), "
-                    f"at most {HELD_AFTER_CONTENT} more may be held",
-                    {"ttfb_ratio": "< 1", "held_events": f"<= {allowed}"},
-                    observed,
-                )
-            )
-        if message_key(result) != message_key(ctx.whole()):
-            out.append(
-                differing(
-                    f"{how}: the paced upstream gives another final message than the whole body ({summary_of(result)} instead of {summary_of(ctx.whole())})",
-                    outcome_of(ctx.whole()),
-                    outcome_of(result),
-                )
-            )
+        )
     return out
 
 
