@@ -630,3 +630,16 @@ def test_a_rerun_with_the_first_runs_report_reports_the_same_schedule(
     assert [(r.outcome, r.message) for r in again] == [(r.outcome, r.message) for r in first]
     lines = [(tmp_path / d / "report.jsonl").read_text().splitlines()[1:-1] for d in ("one", "two")]
     assert lines[0] == lines[1]  # only the header and footer differ
+
+
+def test_a_rows_counts_are_its_draws_not_the_shrinks_candidates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A check judged only by a shrink candidate made a row in one run and none in the next,
+    # where a prior settled the failure and nothing was shrunk (64 such rows, issue 36).
+    unit, row = _no_retry_explore(tmp_path, monkeypatch, {})
+    assert unit.shrink_runs > 0 and len(unit.shrunk) == unit.shrink_runs
+    assert row.explored is not None
+    drawn = len({schedule_key(s) for s in unit.drawn})
+    assert row.explored["schedules"] == drawn
+    assert row.explored["judged"] <= drawn and row.explored["failed"] <= drawn

@@ -477,6 +477,10 @@ class UnitExploration:
     # still fails the check it stays the check's finding (settled, not shrunk again).
     priors: dict[str, Schedule] = field(default_factory=dict)
     settled: set[str] = field(default_factory=set)
+    # The schedules first run as shrink candidates: they find the smallest failure, but
+    # the rows count only the draws and priors, which do not depend on how far a shrink
+    # got in its budget (a row judged by a candidate alone came and went between runs).
+    shrunk: set[str] = field(default_factory=set)
 
     def run(
         self, adapter: AgentAdapter, schedule: Schedule, limits: AgentLimits | None
@@ -571,6 +575,7 @@ def shrink(
                 )
                 return []
             unit.shrink_runs += 1
+            unit.shrunk.add(schedule_key(schedule))
         return unit.run(adapter, schedule, limits)
 
     @seed(_seeded(run_seed, unit))
@@ -1024,24 +1029,22 @@ def unit_results(unit: UnitExploration, options: ExploreOptions) -> list[AgentRe
     passed when every schedule that judged it passed, no row when none judged it."""
     titles = {c.id: c.title for c in CHECKS}
     findings = {f.check: f for f in unit.findings}
-    n = len(unit.verdicts)
+    run = {k: vs for k, vs in unit.verdicts.items() if k not in unit.shrunk}
     out: list[AgentResult] = []
     for check in CHECK_IDS:
         judged = [
             k
-            for k, vs in unit.verdicts.items()
+            for k, vs in run.items()
             if any(v.check == check and v.status != "skipped" for v in vs)
         ]
         failed = [
-            k
-            for k, vs in unit.verdicts.items()
-            if any(v.check == check and v.status == "failed" for v in vs)
+            k for k, vs in run.items() if any(v.check == check and v.status == "failed" for v in vs)
         ]
         finding = findings.get(check)
         if not judged and finding is None:
             continue
         explored: dict[str, Any] = {
-            "schedules": n - unit.shrink_runs,
+            "schedules": len(run),
             "judged": len(judged),
             "failed": len(failed),
             "seed": options.seed,
