@@ -149,6 +149,32 @@ def test_a3_catches_a_lost_parallel_result() -> None:
     assert "call_r1" in verdict(bad, "A3").message
 
 
+@pytest.mark.parametrize("rome_first", [False, True])
+def test_parallel_calls_that_both_fail_are_named_alike_whichever_ran_first(
+    rome_first: bool,
+) -> None:
+    # Issue 36: calls of one turn run side by side finish in any order; the check names
+    # the first problem in turn order (tool, arguments), not in the order they ran.
+    paris = ("call_p1", "get_weather", {"city": "Paris"})
+    rome = ("call_r1", "get_weather", {"city": "Rome"})
+
+    def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        post([USER])
+        for call in (rome, paris) if rome_first else (paris, rome):
+            task.tools[0].call(call[2])
+        post([USER, assistant(paris, rome)])  # both results lost
+        return AgentOutcome(output="Paris 18 C, Rome 24 C.")
+
+    bad = observe(Scripted(steps), scenario("parallel_tool_calls"), PROTOCOL)
+    assert [e.arguments["city"] for e in bad.ledger] == (
+        ["Rome", "Paris"] if rome_first else ["Paris", "Rome"]
+    )
+    assert (
+        verdict(bad, "A3").message
+        == "request 1 carries 0 results for call call_p1 (get_weather), not 1"
+    )
+
+
 def test_a3_catches_a_result_paired_to_the_wrong_id() -> None:
     def steps(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
         post([USER])

@@ -19,12 +19,14 @@ MADE_UP = [
     "chatcmpl-3ea7c3a8-18be-42c3-8ecd-d5c8c916eb9e",  # LiteLLM
     "chatcmpl--7640315061747730984",  # any-llm: a hash
     "aitxt-XvWWP5ixfe5tMHYgYIbOGL2X",  # the AI SDK: base62
+    "aitxt-IpreALZqxEvVLCoAyClcpGbC",  # the AI SDK, no digit by chance
     "undefined_1795918261480_207",  # pi-ai: a timestamp
     "0x7f7d261744d0",  # an object's address in a repr
 ]
 # Written, not drawn: kept whether or not the stream served them.
 WORDS = ["get_weather", "openai-completions", "gpt-4o-mini-2024-07-18", "call_p1_f0",
-         "proxy-upstream-cut", "google-generative-ai", "content_block_delta"]  # fmt: skip
+         "proxy-upstream-cut", "google-generative-ai", "content_block_delta",
+         "ResponseValidationError", "AI_TypeValidationError", "HTTPResponseError"]  # fmt: skip
 
 
 @pytest.mark.parametrize("token", MADE_UP)

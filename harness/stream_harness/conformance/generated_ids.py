@@ -21,10 +21,12 @@ from typing import Final
 _TOKEN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{11,}")
 # What makes a token look drawn rather than written: a run of 8 hex digits holding a digit
 # and a letter (uuids, addresses, hex digests), 10 decimal digits (timestamps, hashes), or
-# 12 letters and digits mixing upper case, lower case and digits (base62 ids).
+# 12 letters and digits mixing upper case, lower case and digits, or 16 switching case
+# five times (base62 ids).
 _HEX_RUN: Final = re.compile(r"[0-9a-f]{8,}|[0-9A-F]{8,}")
 _DIGITS: Final = re.compile(r"[0-9]{10,}")
 _BASE62: Final = re.compile(r"[A-Za-z0-9]{12,}")
+_TO_UPPER: Final = re.compile(r"[a-z0-9](?=[A-Z])")
 
 
 def _looks_generated(token: str) -> bool:
@@ -35,6 +37,11 @@ def _looks_generated(token: str) -> bool:
             return True
     for run in _BASE62.findall(token):
         if re.search("[a-z]", run) and re.search("[A-Z]", run) and re.search("[0-9]", run):
+            return True
+        # No digit by chance (1.5% of the AI SDK's 24-letter ids): case switching back and
+        # forth as no CamelCase name does (``IpreALZqxEvVLCoAyClcpGbC``: 6 switches to
+        # upper case inside the run; ``ResponseValidationError``: 2).
+        if len(run) >= 16 and len(_TO_UPPER.findall(run)) >= 5:
             return True
     return False
 

@@ -69,6 +69,13 @@ class AgentRun:
     """The response index each request got (None: past the script); by default request k
     got response k. A scenario that matches responses by content changes the order."""
 
+    def in_turn_order(self) -> list[Execution]:
+        """The executions by turn (the request they followed), then tool and arguments:
+        the order a check reports the first problem in. Calls of one turn that run side by
+        side finish in any order (LangGraph ran call_p1 or call_r1 first, run to run), and
+        a message naming whichever ran first read differently with the same verdict."""
+        return sorted(self.ledger, key=lambda e: (e.after_request, e.tool, canonical(e.arguments)))
+
     def index(self, k: int) -> int | None:
         if self.answered is not None:
             return self.answered[k] if k < len(self.answered) else None
@@ -185,7 +192,7 @@ def _fmt_args(arguments: Any) -> str:
 
 
 def a1_complete_arguments(run: AgentRun) -> str | None:
-    for e in run.ledger:
+    for e in run.in_turn_order():
         if run.call_for(e) is None and run.malformed_for(e) is None:  # A13 judges those
             served = [
                 f"{c.name}{_fmt_args(c.arguments)}{'' if c.delivered else ' (not delivered)'}"
@@ -261,7 +268,7 @@ def _next_request(run: AgentRun, after: int) -> int | None:
 
 
 def a3_results_paired(run: AgentRun) -> str | None:
-    for e in run.ledger:
+    for e in run.in_turn_order():
         found = run.call_for(e)
         if found is None:
             continue  # A1's failure, not this one's
@@ -444,7 +451,7 @@ def _last_answered(run: AgentRun) -> tuple[int, Served | None]:
 
 def a5_terminal_event(run: AgentRun) -> str | None:
     eager = bool(run.convention("eager_tools"))
-    for e in run.ledger:
+    for e in run.in_turn_order():
         found = run.call_for(e)
         if found is None or eager:
             continue
@@ -470,7 +477,7 @@ def a5_terminal_event(run: AgentRun) -> str | None:
 
 
 def a6_length_stop(run: AgentRun) -> str | None:
-    for e in run.ledger:
+    for e in run.in_turn_order():
         for k, s in run.answers(e.after_request):
             if s.stop == "length" and any(c.name == e.tool and not c.delivered for c in s.calls):
                 if run.call_for(e) is None:
@@ -818,7 +825,7 @@ def _clip(text: str, limit: int = 160) -> str:
 
 
 def a13_valid_json_arguments(run: AgentRun) -> str | None:
-    for e in run.ledger:
+    for e in run.in_turn_order():
         found = run.malformed_for(e)
         if found is not None:
             k, call = found
