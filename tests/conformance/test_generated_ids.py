@@ -7,9 +7,13 @@ import uuid
 
 import pytest
 
-from stream_harness.conformance.checks.engine import Failure
+from stream_harness.adapters.protocol import ReferenceAdapter
+from stream_harness.conformance.cases import load_cases
+from stream_harness.conformance.checks import CHECKS
+from stream_harness.conformance.checks.engine import CheckContext, Failure
 from stream_harness.conformance.generated_ids import steady_text, steady_texts
-from stream_harness.conformance.runner import steady
+from stream_harness.conformance.runner import complete, steady
+from stream_harness.contract.facts import bundled_cassettes
 
 # Each seen in a committed report's message, differing between two runs of one commit.
 MADE_UP = [
@@ -71,3 +75,17 @@ def test_two_runs_making_up_other_ids_give_the_same_failure() -> None:
     assert (
         first.observed == '{"id": "<generated id 1>"}' and first.expected == '{"id": "toolu_01A"}'
     )
+
+
+def test_an_id_the_wire_carries_encoded_is_still_the_providers() -> None:
+    # Bedrock's InvokeModel wraps each event's JSON in base64 inside event-stream frames:
+    # the id is not in the bytes as text, but the reference reads it from them.
+    path = bundled_cassettes() / "bedrock-invoke-stream" / "anthropic_tool_call.yaml"
+    (case,) = load_cases([path])[0]
+    ids = {i for e in case.expected_events() if isinstance(i := getattr(e, "id", None), str) and i}
+    assert ids and all(i.encode() not in case.body for i in ids)
+    ctx = CheckContext(case, ReferenceAdapter())
+    quoted = Failure(
+        f"call {min(ids)} ran twice", command="x", expected="{}", observed="{}", stdout_noise=""
+    )
+    assert complete(quoted, CHECKS[0], ctx).message == quoted.message
