@@ -329,14 +329,24 @@ def test_a_schedule_reusing_an_id_skips_a3_as_the_bundled_scenario_does(
     }
 
 
+def _no_retry_argv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, explore: str) -> list[str]:
+    """``agents --explore`` of NO_RETRY on A9, run from ``tmp_path`` where its module is."""
+    (tmp_path / "no_retry.py").write_text(NO_RETRY)
+    monkeypatch.chdir(tmp_path)
+    return ["agents", "--agent", "no_retry:NoRetry", "--scenarios", "weather_tool_call",
+            "--protocol", "openai-completions", "--check", "A9", "--explore", explore]  # fmt: skip
+
+
 def test_a_shrunk_failure_is_saved_and_its_command_reproduces_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "no_retry.py").write_text(NO_RETRY)
-    monkeypatch.chdir(tmp_path)
-    argv = ["agents", "--agent", "no_retry:NoRetry", "--scenarios", "weather_tool_call",
-            "--protocol", "openai-completions", "--check", "A9", "--explore", "10",
-            "--save-failures", "found", "--out", "report"]  # fmt: skip
+    argv = [
+        *_no_retry_argv(tmp_path, monkeypatch, "10"),
+        "--save-failures",
+        "found",
+        "--out",
+        "report",
+    ]
     assert main(argv) == 1
     text = capsys.readouterr().out
     assert text.splitlines()[-1].startswith("FAILED:")
@@ -615,10 +625,7 @@ def test_a_prior_that_passes_or_no_longer_fits_leaves_the_check_to_the_draws(
 def test_a_rerun_with_the_first_runs_report_reports_the_same_schedule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "no_retry.py").write_text(NO_RETRY)
-    monkeypatch.chdir(tmp_path)
-    argv = ["agents", "--agent", "no_retry:NoRetry", "--scenarios", "weather_tool_call",
-            "--protocol", "openai-completions", "--check", "A9", "--explore", "6"]  # fmt: skip
+    argv = _no_retry_argv(tmp_path, monkeypatch, "6")
     assert main([*argv, "--out", "one"]) == 1
     capsys.readouterr()
     first = load_report(tmp_path / "one" / "report.jsonl").agent_results

@@ -59,10 +59,20 @@ class Case:
             normalize(self.protocol, [self.body], status=self.status, headers=self.headers)
         )
 
+    @functools.cached_property
+    def _expected_json(self) -> bytes:
+        return "\n".join(e.model_dump_json() for e in self._expected).encode()
+
     def expected_sha256(self) -> str:
         """A digest of the expected events, so a report can tell when its rows went stale."""
-        text = "\n".join(e.model_dump_json() for e in self._expected)
-        return hashlib.sha256(text.encode()).hexdigest()
+        return hashlib.sha256(self._expected_json).hexdigest()
+
+    @functools.cached_property
+    def served(self) -> bytes:
+        """What the stream served as text a failure may quote: its bytes, and the reference's
+        events on them, since some wires carry ids encoded (Bedrock's InvokeModel: base64
+        JSON inside event-stream). Made once per case, for every failure of it."""
+        return self.body + self._expected_json
 
     def warnings(self) -> list[str]:
         """What the reference recovered from on the whole body (a report shows it)."""

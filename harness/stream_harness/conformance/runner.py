@@ -183,10 +183,7 @@ def complete(failure: Failure, check: Check, ctx: CheckContext) -> Failure:
             observed=as_json(observed),
             path=first_difference(expected, observed),
         )
-    # What the stream served: its bytes, and the reference's events on them, since some
-    # wires carry ids encoded (Bedrock's InvokeModel: base64 JSON inside event-stream).
-    served = ctx.case.body + "".join(e.model_dump_json() for e in ctx.expected).encode()
-    return steady(failure, served)
+    return steady(failure, ctx.case.served)
 
 
 def steady(failure: Failure, served: bytes) -> Failure:

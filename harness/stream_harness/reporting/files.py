@@ -14,12 +14,14 @@ REPORT_FILES = ("report.jsonl", "README.md", "report.html", "junit.xml")
 def write_report(report: Report, directory: Path) -> list[Path]:
     """Write report.jsonl, README.md, report.html and junit.xml; return their paths."""
     directory.mkdir(parents=True, exist_ok=True)
-    report = jsonl.in_written_order(report)
+    # The header once: the order and report.jsonl both need it.
+    header = jsonl.header_of(report)
+    report = jsonl.in_written_order(report, header)
     texts = dict(
         zip(
             REPORT_FILES,
             (
-                jsonl.render(report),
+                jsonl.render(report, header),
                 markdown.render(report),
                 html.render(report),
                 junit.render(report),
