@@ -4,7 +4,8 @@
 upstream and copies the answer back as it arrives, so a real process with a real port
 stands where LiteLLM or Portkey would. The modes are the failures the lifecycle tests
 need: ``ok``, ``never-ready`` (readiness answers 503 forever), ``exit`` (dies before
-listening), ``die-on-request`` (dies when the first request comes).
+listening), ``die-on-request`` (dies when the first request comes), ``segfault-once:PATH``
+(killed by SIGSEGV on the first request of the first process, which leaves PATH behind).
 
 And the ways a gateway can be wrong, or right, about streaming and cuts. ``ok`` forwards
 each upstream read at once and, when the upstream connection drops (a FIN, a reset, a
@@ -28,6 +29,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import signal
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,7 +38,7 @@ from urllib.parse import urlsplit
 PORT = int(sys.argv[1])
 UPSTREAM = urlsplit(sys.argv[2])
 MODE, _, HOLD = sys.argv[3].partition(":")
-HOLD_BYTES = int(HOLD or 4096)
+HOLD_BYTES = int(HOLD) if HOLD.isdigit() else 4096
 EVENT_END = re.compile(rb"\r?\n\r?\n")
 SMALL = 16  # a read below this is "small" to hold-small-reads
 ERROR_EVENTS = {
@@ -63,6 +65,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if MODE == "die-on-request":
             os._exit(9)
+        if MODE == "segfault-once" and not os.path.exists(HOLD):
+            open(HOLD, "w").close()
+            os.kill(os.getpid(), signal.SIGSEGV)
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         conn = http.client.HTTPConnection(UPSTREAM.hostname, UPSTREAM.port, timeout=30)
         conn.request("POST", self.path, body=body, headers={"content-type": "application/json"})

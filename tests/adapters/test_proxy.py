@@ -359,13 +359,33 @@ def test_a_gateway_that_exits_at_start_says_why(tmp_path: Path) -> None:
 def test_a_gateway_that_dies_mid_run_is_a_crashed_result_then_restarted(
     fake_adapter: Callable[..., ProxyAdapter],
 ) -> None:
+    """It dies on every request: the exchange is tried on a restarted gateway, dies again,
+    and the crash says both."""
     adapter = fake_adapter("die-on-request")
     result = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
-    assert result.crashed is not None and "the gateway died" in result.crashed
+    assert result.crashed is not None
+    assert "the gateway died (exit code 9)" in result.crashed
+    assert result.crashed.endswith("(it died on the first try too: exit code 9)")
     first = adapter.session.process
-    assert first is not None and not first.alive()
+    assert first is not None and not first.alive() and adapter.session.starts == 2
     run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
-    assert adapter.session.starts == 2 and port_is_free(first.port)
+    assert adapter.session.starts == 4 and port_is_free(first.port)
+
+
+def test_a_gateway_that_crashes_once_is_judged_on_the_retry(
+    fake_adapter: Callable[..., ProxyAdapter], tmp_path: Path
+) -> None:
+    """Issue 36: LiteLLM's runtime segfaulted once in a whole-matrix run on a case it
+    passes every other time, and the report read otherwise than the run before. The
+    exchange the gateway died in is made again on a restarted gateway; the first try is
+    kept in the result's raw view, not in the verdict."""
+    adapter = fake_adapter(f"segfault-once:{tmp_path / 'crashed'}")
+    case = case_of("anthropic-messages/plain_text.yaml")
+    result = run_case(adapter, case)
+    assert result.crashed is None and result.message == case.expected_terminal().message
+    assert adapter.session.starts == 2
+    first_try = str(result.raw["first_try"])
+    assert "the gateway died (killed by SIGSEGV)" in first_try
 
 
 def test_a_gateway_killed_between_runs_is_restarted(
@@ -409,16 +429,17 @@ def test_the_gateway_checks_pass_on_a_faithful_streaming_pass_through(
 def test_a_buffering_gateway_fails_the_streaming_check(
     fake_adapter: Callable[..., ProxyAdapter],
 ) -> None:
+    """It buffers at every pace; the first pacing that confirms it is the finding (which
+    later pacings also fail differs from run to run on a real gateway), and the failure
+    holds nothing measured: the same on every run."""
     ctx = CheckContext(case_of("anthropic-messages/tool_call.yaml"), fake_adapter("buffer"))
-    by_events, by_bytes, by_lines = check_proxy_streaming(ctx)  # in every pacing
-    assert by_events.message.startswith("the gateway buffered: with events 200 ms apart")
-    assert by_bytes.message.startswith("the gateway buffered: with 3-7 byte writes 3 ms apart")
-    assert by_lines.message.startswith("the gateway buffered: with the head's lines cut in two")
-    for failure in (by_events, by_bytes, by_lines):
-        observed = json.loads(failure.observed or "{}")
-        # which side of the bound, not the ratio measured: the same on every run
-        assert observed["ttfb_ratio"] == ">= 1" and observed["held_events"] == 13
-        assert re.search(r"\d\.\d\d", failure.message) is None
+    (failure,) = check_proxy_streaming(ctx)
+    assert failure.message.startswith("the gateway buffered: with events 200 ms apart")
+    observed = json.loads(failure.observed or "{}")
+    assert observed == {"ttfb_ratio": ">= 1", "held_events": 13}
+    expected = json.loads(failure.expected or "{}")
+    assert expected["ttfb_ratio"] == "< 1" and expected["held_events"].startswith("<= ")
+    assert re.search(r"\d\.\d\d", failure.message) is None
 
 
 def test_a_streaming_gateway_late_once_under_load_passes_on_the_confirming_run(
@@ -501,24 +522,22 @@ def test_a_gateway_that_holds_small_reads_fails_only_the_byte_paced_streaming_ru
     assert failure.message.startswith("the gateway buffered: with 3-7 byte writes 3 ms apart")
     (failure,) = check_proxy_streaming(CheckContext(case, fake_adapter("hold-small-reads:1200")))
     assert failure.message.startswith("the gateway held the head: with 3-7 byte writes 3 ms apart")
-    observed = json.loads(failure.observed or "{}")
-    assert (
-        observed["held_events"] >= 7 and observed["ttfb_ratio"] == "< 1"
-    )  # 8 when the fake is slow to flush
+    assert "more than 5 upstream events were out" in failure.message
+    # the bound it broke, not the count measured (7, or 8 when the fake is slow to flush)
+    assert json.loads(failure.observed or "{}") == {"ttfb_ratio": "< 1", "held_events": "> 5"}
 
 
 def test_a_gateway_that_streams_once_a_read_holds_a_whole_line_fails_the_slow_run(
     fake_adapter: Callable[..., ProxyAdapter],
 ) -> None:
     """Issue 35: a gateway that commits to streaming only once one transport read holds a
-    whole line. Reading each upstream write as it comes, it never sees one in the slow
-    run's half lines and buffers the whole stream: the check says so for that run."""
+    whole line. Reading each upstream write as it comes, it never sees one in the byte
+    paced run's 3-7 byte writes nor in the slow run's half lines, and buffers the whole
+    stream: the first of them is the finding (that the slow run alone catches a gateway
+    whose reads merge small writes is the next test's)."""
     case = case_of("anthropic-messages/tool_call.yaml")
-    failures = check_proxy_streaming(CheckContext(case, fake_adapter("whole-line")))
-    assert any(
-        f.message.startswith("the gateway buffered: with the head's lines cut in two")
-        for f in failures
-    ), failures
+    (failure,) = check_proxy_streaming(CheckContext(case, fake_adapter("whole-line")))
+    assert failure.message.startswith("the gateway buffered: with 3-7 byte writes 3 ms apart")
 
 
 def test_a_faithful_pass_through_holds_no_head_in_either_pacing(

@@ -31,7 +31,7 @@ import re
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -148,6 +148,7 @@ class Exchange:
     sent: float = 0.0
     hits: list[Hit] = field(default_factory=list)
     transfer: Transfer | None = None  # how the client's transfer ended (None: not read raw)
+    died: str = ""  # how the gateway process ended during this exchange ("" if it did not)
 
     def stream_hit(self) -> Hit | None:
         """The (last) stream request upstream; side requests (a GET for model metadata) do not count."""
@@ -277,7 +278,37 @@ class ProxyAdapter:
     ) -> Exchange:
         """Serve ``chunks`` upstream (``delay`` apart, in small pieces under ``pacing="bytes"``,
         ending as ``cut`` says) and read the client side (``timeout``: seconds without a
-        byte before the client gives up; the adapter's own by default)."""
+        byte before the client gives up; the adapter's own by default).
+
+        An exchange in which the gateway process died is made once more on a restarted
+        gateway, and the second counts. A gateway's runtime can crash once under load (LiteLLM's
+        CPython segfaulted once in a whole-matrix run, on a case it passes every other
+        time): reported, such a crash makes two runs of one report differ. A gateway that
+        dies on that input dies again, and the result says it died twice.
+        """
+        args = (protocol, chunks, status, headers, delay, cut, pacing, timeout)
+        ex = self._exchange_once(*args)
+        if not ex.died:
+            return ex
+        again = self._exchange_once(*args)
+        crashed = again.result.crashed
+        if again.died and crashed:
+            crashed = f"{crashed} (it died on the first try too: {ex.died})"
+        raw = {**again.result.raw, "first_try": ex.result.crashed or ex.died}
+        again.result = replace(again.result, crashed=crashed, raw=raw)
+        return again
+
+    def _exchange_once(
+        self,
+        protocol: str,
+        chunks: Sequence[bytes],
+        status: int,
+        headers: Mapping[str, Sequence[str]] | None,
+        delay: float,
+        cut: CutMode,
+        pacing: Pacing,
+        timeout: float | None,
+    ) -> Exchange:
         try:
             upstream, proc = self.session.ensure()
         except (GatewayError, AdapterLoadError) as exc:
@@ -312,11 +343,15 @@ class ProxyAdapter:
             ex.result = AdapterResult(message=None, crashed=mismatch, raw=raw)
             return ex
         if problem is not None and not ex.chunks and not ex.status:
-            why = (
-                f"{problem}; the gateway died: {proc.tail()}" if proc.died_within(1.0) else problem
-            )
+            why = problem
+            if proc.died_within(1.0):
+                ex.died = proc.how_it_ended()
+                why = f"{problem}; the gateway died ({ex.died}): {proc.tail()}"
             ex.result = AdapterResult(message=None, crashed=why, raw=raw)
             return ex
+        if problem is not None and not proc.alive():
+            ex.died = proc.how_it_ended()
+            raw["gateway_died"] = f"{ex.died}: {proc.tail()}"
         if not ex.hits:
             text = b"".join(ex.chunks)[:300].decode("utf-8", "replace")
             crashed = f"the gateway answered {ex.status} without calling the upstream: {text}"

@@ -162,6 +162,19 @@ class GatewayProcess:
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
+    def how_it_ended(self) -> str:
+        """``killed by SIGSEGV`` or ``exit code 1`` (empty while it runs): a crash of the
+        gateway's own runtime reads differently from an exit it chose."""
+        code = self.popen.poll() if self.popen is not None else None
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit code {code}"
+
     def died_within(self, seconds: float) -> bool:
         """Whether the process exits within ``seconds`` (a dropped connection: did it die?)."""
         if self.popen is None:
