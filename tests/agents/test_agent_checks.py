@@ -308,6 +308,25 @@ def test_a12_catches_a_loop_past_the_script_and_a_crash() -> None:
     assert "framework bug" in verdict(crashed, "A12").message
 
 
+def test_a12_says_what_a_run_that_sent_no_request_ended_with() -> None:
+    """Strands once sent no request in a whole-matrix run and the row said only that; what
+    the run raised instead (a setup error, a refused connection) is the lead."""
+
+    def gives_up(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        return AgentOutcome(error_type="ConnectError", error_message="connection refused")
+
+    def returns(task: AgentTask, post: Callable[..., Any]) -> AgentOutcome:
+        return AgentOutcome(output="nothing to do")
+
+    raised = verdict(observe(Scripted(gives_up), scenario("weather_tool_call"), PROTOCOL), "A12")
+    assert raised.status == "failed"
+    assert raised.message == (
+        "the agent sent no model request (it raised ConnectError: connection refused)"
+    )
+    returned = verdict(observe(Scripted(returns), scenario("weather_tool_call"), PROTOCOL), "A12")
+    assert returned.message == "the agent sent no model request (it returned 'nothing to do')"
+
+
 def test_a_crashed_run_is_its_own_failing_row_unless_listed() -> None:
     # Issue 36, point 6: the framework's crash is that row's failure with its own label
     # (never errored, never a plain "failed"), and a listed one is a known failure.

@@ -696,7 +696,12 @@ def a12_outcome(run: AgentRun) -> str | None:
         return None
     k, last = _last_answered(run)
     if last is None:
-        return "the agent sent no model request"
+        # What it ended with instead is the lead (a setup error, a refused connection).
+        if run.outcome.raised:
+            ended = f"it raised {run.outcome.error_type}: {run.outcome.error_message}"
+        else:
+            ended = f"it returned {run.outcome.output!r}"
+        return f"the agent sent no model request ({ended})"
     if not run.outcome.raised:
         if last.stop in ("none", "error"):
             return None  # A5's failure
