@@ -19,9 +19,11 @@ import pytest
 
 from stream_harness.adapters.loading import BUILTIN
 from stream_harness.adapters.registry import THIRD_PARTY
+from stream_harness.conformance.expectations import Expectations
 from stream_harness.matrix.groups import (
     Env,
     Group,
+    GroupRun,
     MatrixError,
     MatrixRun,
     SuiteOptions,
@@ -84,6 +86,24 @@ def _report(adapter: str, version: str, outcome: str) -> Report:
             ),
         ),
     )
+
+
+def test_the_merged_report_spans_every_group_agent_groups_too() -> None:
+    """The whole matrix's header said it ran 07:08 to 07:20 when its last group, an
+    agent group, ended at 07:30: the span took the stream groups' reports only."""
+    first, last = T0.replace(hour=7, minute=8), T0.replace(hour=7, minute=30)
+    stream = _report("a", "1", "passed").model_copy(
+        update={"started": first, "finished": T0.replace(hour=7, minute=20)}
+    )
+    row = AgentRow(agent="x", scenario="s", protocol="p", check="A1", title="t", outcome="passed")
+    agents = Report(tool_version="1", started=T0.replace(hour=7, minute=9), finished=last, seed=0,
+                    examples=0, checks=(), adapters=(), cases=(), agent_results=(row,))  # fmt: skip
+    runs = [
+        GroupRun(Group("g", ("a",), ()), report=stream),
+        GroupRun(Group("agent-x", (), (), agents=("x",)), report=agents, agents=True),
+    ]
+    merged = merge_runs(runs, expectations=lambda name: Expectations(name))
+    assert (merged.started, merged.finished) == (first, last)
 
 
 class FakeRunner:
@@ -321,7 +341,6 @@ def test_reports_that_disagree_on_the_seed_do_not_merge(tmp_path: Path, pins: Pa
 
 
 def test_no_report_at_all_is_an_error() -> None:
-    from stream_harness.matrix.groups import GroupRun
 
     with pytest.raises(MatrixError, match="no group produced a report"):
         merge_runs([GroupRun(Group("g", (), ("a",)), error="exit 2")])

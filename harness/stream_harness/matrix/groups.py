@@ -583,7 +583,14 @@ def merge_runs(
     environment = {k: v for k, v in merged.environment.items()}
     for run in runs:
         environment[f"group {run.label}"] = describe(run)
-    return merged.model_copy(update={"environment": dict(sorted(environment.items()))})
+    # The run spans every group: an agent group that ends last ends it (the header said
+    # "07:08 to 07:20" of a matrix that ran until 07:30).
+    reports = [*stream, *agent]
+    span = {
+        "started": min(r.started for r in reports),
+        "finished": max(r.finished for r in reports),
+    }
+    return merged.model_copy(update={"environment": dict(sorted(environment.items())), **span})
 
 
 def run_matrix(
