@@ -5,7 +5,9 @@ upstream and copies the answer back as it arrives, so a real process with a real
 stands where LiteLLM or Portkey would. The modes are the failures the lifecycle tests
 need: ``ok``, ``never-ready`` (readiness answers 503 forever), ``exit`` (dies before
 listening), ``die-on-request`` (dies when the first request comes), ``segfault-once:PATH``
-(killed by SIGSEGV on the first request of the first process, which leaves PATH behind).
+(killed by SIGSEGV on the first request of the first process, which leaves PATH behind),
+``internal-500-once:PATH`` (answers 500 to the first request without calling the upstream,
+leaving PATH behind), ``internal-500`` (so to every request).
 
 And the ways a gateway can be wrong, or right, about streaming and cuts. ``ok`` forwards
 each upstream read at once and, when the upstream connection drops (a FIN, a reset, a
@@ -69,6 +71,15 @@ class Handler(BaseHTTPRequestHandler):
             open(HOLD, "w").close()
             os.kill(os.getpid(), signal.SIGSEGV)
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if MODE == "internal-500" or (MODE == "internal-500-once" and not os.path.exists(HOLD)):
+            if HOLD:
+                open(HOLD, "w").close()
+            data = b'{"error":{"message":"<ContextVar name=\'service_target\'>","code":"500"}}'
+            self.send_response(500)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         conn = http.client.HTTPConnection(UPSTREAM.hostname, UPSTREAM.port, timeout=30)
         conn.request("POST", self.path, body=body, headers={"content-type": "application/json"})
         resp = conn.getresponse()

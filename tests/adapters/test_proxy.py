@@ -365,7 +365,7 @@ def test_a_gateway_that_dies_mid_run_is_a_crashed_result_then_restarted(
     result = run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
     assert result.crashed is not None
     assert "the gateway died (exit code 9)" in result.crashed
-    assert result.crashed.endswith("(it died on the first try too: exit code 9)")
+    assert result.crashed.endswith("(the first try too: it died (exit code 9))")
     first = adapter.session.process
     assert first is not None and not first.alive() and adapter.session.starts == 2
     run_case(adapter, case_of("anthropic-messages/plain_text.yaml"))
@@ -386,6 +386,26 @@ def test_a_gateway_that_crashes_once_is_judged_on_the_retry(
     assert adapter.session.starts == 2
     first_try = str(result.raw["first_try"])
     assert "the gateway died (killed by SIGSEGV)" in first_try
+
+
+def test_a_gateway_internal_error_before_the_upstream_is_judged_on_the_retry(
+    fake_adapter: Callable[..., ProxyAdapter], tmp_path: Path
+) -> None:
+    """Issue 36: LiteLLM once answered 500 with a ContextVar's repr before calling the
+    upstream, on a case it passes every other time. That exchange is made again; a gateway
+    that answers so every time is a crashed result that says it did twice."""
+    case = case_of("anthropic-messages/plain_text.yaml")
+    once = run_case(fake_adapter(f"internal-500-once:{tmp_path / 'failed'}"), case)
+    assert once.crashed is None and once.message == case.expected_terminal().message
+    assert str(once.raw["first_try"]).startswith(
+        "the gateway answered 500 without calling the upstream"
+    )
+    always = fake_adapter("internal-500")
+    result = run_case(always, case)
+    assert result.crashed is not None and result.crashed.endswith(
+        "(the first try too: it answered 500 without calling the upstream)"
+    )
+    assert always.session.starts == 1  # alive throughout: no restart
 
 
 def test_a_gateway_killed_between_runs_is_restarted(

@@ -148,7 +148,9 @@ class Exchange:
     sent: float = 0.0
     hits: list[Hit] = field(default_factory=list)
     transfer: Transfer | None = None  # how the client's transfer ended (None: not read raw)
-    died: str = ""  # how the gateway process ended during this exchange ("" if it did not)
+    # A fault of the gateway's own runtime in this exchange ("" if none): how its process
+    # ended, or the 5xx it answered without calling the upstream.
+    gateway_fault: str = ""
 
     def stream_hit(self) -> Hit | None:
         """The (last) stream request upstream; side requests (a GET for model metadata) do not count."""
@@ -280,21 +282,24 @@ class ProxyAdapter:
         ending as ``cut`` says) and read the client side (``timeout``: seconds without a
         byte before the client gives up; the adapter's own by default).
 
-        An exchange in which the gateway process died is made once more on a restarted
-        gateway, and the second counts. A gateway's runtime can crash once under load (LiteLLM's
-        CPython segfaulted once in a whole-matrix run, on a case it passes every other
-        time): reported, such a crash makes two runs of one report differ. A gateway that
-        dies on that input dies again, and the result says it died twice.
+        An exchange in which the gateway's own runtime failed (its process died, or it
+        answered a 5xx without calling the upstream) is made once more, on a restarted
+        gateway if need be, and the second counts. Under the whole matrix's load LiteLLM's
+        CPython segfaulted once, and once it answered 500 with a ContextVar's repr before
+        calling the upstream, each on a case it passes every other time: reported, such a
+        fault made two runs of one report differ, and it says nothing of how the gateway
+        handles a stream. A gateway that fails so on that input fails again, and the
+        result says it did twice.
         """
         args = (protocol, chunks, status, headers, delay, cut, pacing, timeout)
         ex = self._exchange_once(*args)
-        if not ex.died:
+        if not ex.gateway_fault:
             return ex
         again = self._exchange_once(*args)
         crashed = again.result.crashed
-        if again.died and crashed:
-            crashed = f"{crashed} (it died on the first try too: {ex.died})"
-        raw = {**again.result.raw, "first_try": ex.result.crashed or ex.died}
+        if again.gateway_fault and crashed:
+            crashed = f"{crashed} (the first try too: {ex.gateway_fault})"
+        raw = {**again.result.raw, "first_try": ex.result.crashed or ex.gateway_fault}
         again.result = replace(again.result, crashed=crashed, raw=raw)
         return again
 
@@ -345,16 +350,18 @@ class ProxyAdapter:
         if problem is not None and not ex.chunks and not ex.status:
             why = problem
             if proc.died_within(1.0):
-                ex.died = proc.how_it_ended()
-                why = f"{problem}; the gateway died ({ex.died}): {proc.tail()}"
+                ex.gateway_fault = f"it died ({proc.how_it_ended()})"
+                why = f"{problem}; the gateway died ({proc.how_it_ended()}): {proc.tail()}"
             ex.result = AdapterResult(message=None, crashed=why, raw=raw)
             return ex
         if problem is not None and not proc.alive():
-            ex.died = proc.how_it_ended()
-            raw["gateway_died"] = f"{ex.died}: {proc.tail()}"
+            ex.gateway_fault = f"it died ({proc.how_it_ended()})"
+            raw["gateway_died"] = f"{proc.how_it_ended()}: {proc.tail()}"
         if not ex.hits:
             text = b"".join(ex.chunks)[:300].decode("utf-8", "replace")
             crashed = f"the gateway answered {ex.status} without calling the upstream: {text}"
+            if ex.status >= 500:
+                ex.gateway_fault = f"it answered {ex.status} without calling the upstream"
             ex.result = AdapterResult(message=None, crashed=crashed, raw=raw)
             return ex
         if problem is not None:
