@@ -93,6 +93,28 @@ def test_each_registered_adapter_loads_without_its_framework_and_declares_itself
     assert isinstance(adapter.version(), str)
 
 
+def test_strands_imports_every_model_when_built_not_while_runs_go_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two whole-matrix runs lost a Strands run to two threads' first imports meeting
+    (``partially initialized module 'httpx2'``); building the adapter imports each
+    protocol's model, one at a time, and a framework not installed builds all the same."""
+    from stream_harness.agents.frameworks import strands
+
+    imported: list[tuple[str, bool]] = []
+
+    def record(name: str) -> Any:
+        imported.append((name, support._IMPORTING.locked()))
+        raise ImportError(name)
+
+    monkeypatch.setattr(support.importlib, "import_module", record)
+    strands.StrandsAdapter()
+    names = [n for n, _ in imported]
+    for model in ("openai", "anthropic", "gemini", "bedrock"):
+        assert f"strands.models.{model}" in names
+    assert all(locked for _, locked in imported)
+
+
 def test_the_conventions_table_covers_each_adapters_protocols_with_the_clients_its_group_pins() -> (
     None
 ):

@@ -38,6 +38,18 @@ PROTOCOLS: Final = frozenset(
 RETRY_DELAY_S: Final = 0.5
 
 
+# Each protocol's model and its SDK (google-genai imports httpx2), imported when the adapter
+# is built (support.preload).
+MODEL_MODULES: Final = (
+    "strands",
+    "strands.tools.tools",
+    "strands.models.openai",
+    "strands.models.anthropic",
+    "strands.models.gemini",
+    "strands.models.bedrock",
+)
+
+
 class StrandsAdapter(support.Options):
     KNOWN: ClassVar[Mapping[str, str]] = {
         "ModelRetryStrategy.max_attempts": "ModelRetryStrategy(max_attempts=N), delays as by default here",
@@ -53,6 +65,7 @@ class StrandsAdapter(support.Options):
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         super().__init__(options)
+        support.preload(*MODEL_MODULES)
         if "client_args.max_retries" in self.options:
             # BedrockModel takes no client_args: the setting has nowhere to go there.
             self.protocols = PROTOCOLS - {"bedrock-converse-stream"}
