@@ -350,13 +350,15 @@ class ProxyAdapter:
         if problem is not None and not ex.chunks and not ex.status:
             why = problem
             if proc.died_within(1.0):
-                ex.gateway_fault = f"it died ({proc.how_it_ended()})"
-                why = f"{problem}; the gateway died ({proc.how_it_ended()}): {proc.tail()}"
+                ended = proc.how_it_ended()
+                ex.gateway_fault = f"it died ({ended})"
+                why = f"{problem}; the gateway died ({ended}): {proc.tail()}"
             ex.result = AdapterResult(message=None, crashed=why, raw=raw)
             return ex
         if problem is not None and not proc.alive():
-            ex.gateway_fault = f"it died ({proc.how_it_ended()})"
-            raw["gateway_died"] = f"{proc.how_it_ended()}: {proc.tail()}"
+            ended = proc.how_it_ended()
+            ex.gateway_fault = f"it died ({ended})"
+            raw["gateway_died"] = f"{ended}: {proc.tail()}"
         if not ex.hits:
             text = b"".join(ex.chunks)[:300].decode("utf-8", "replace")
             crashed = f"the gateway answered {ex.status} without calling the upstream: {text}"
