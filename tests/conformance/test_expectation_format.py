@@ -10,7 +10,9 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 from stream_harness.conformance.expectations import (
+    Expectations,
     ExpectationsError,
+    KnownFailure,
     expectations_dir,
     load_expectations,
 )
@@ -47,6 +49,27 @@ def test_the_first_matching_entry_is_the_one_reported(tmp_path: Path) -> None:
     assert (
         expectations.lookup("Truncation", "openai-completions/x.yaml#0") is None
     )  # case-sensitive
+
+
+def test_the_indexed_lookup_answers_as_a_scan_in_file_order() -> None:
+    # lookup indexes entries by check and splits listed cases from patterns; the first
+    # entry of the file that matches must still win, whichever kind comes first.
+    known = (
+        KnownFailure("truncation", "p/*", "pattern-first"),
+        KnownFailure("truncation", "p/a#0", "listed-after-pattern"),
+        KnownFailure("truncation", "q/a#0", "listed-first"),
+        KnownFailure("truncation", "q/*", "pattern-after-listed"),
+        KnownFailure("trunc*", "r/?#0", "check-pattern"),
+        KnownFailure("truncation", "r/b#0", "listed-after-check-pattern"),
+        KnownFailure("stop-reason", "q/a#0", "other-check"),
+    )
+    expectations = Expectations("a", known)
+    for check in ("truncation", "stop-reason", "split-invariance"):
+        for case in ("p/a#0", "p/b#1", "q/a#0", "q/b#0", "r/b#0", "r/bc#0", "s/a#0"):
+            scan = next((k for k in known if k.matches(check, case)), None)
+            assert expectations.lookup(check, case) is scan, (check, case)
+    assert expectations.lookup("truncation", "q/a#0") is known[2]
+    assert expectations.lookup("truncation", "r/b#0") is known[4]
 
 
 def test_causes_are_never_read_and_known_failures_may_be_absent(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
@@ -70,12 +70,43 @@ def outcome_for(
 class Expectations:
     adapter: str
     known: tuple[KnownFailure, ...] = ()
+    # Per check: the entries that can apply, split into listed cases and patterns, each
+    # with its place in ``known`` (the first entry that matches wins). Filled on first use:
+    # a scan of every entry with fnmatch per row was most of reclassifying a kept matrix.
+    _by_check: dict[str, _CheckEntries] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def lookup(self, check: str, case_id: str) -> KnownFailure | None:
-        for k in self.known:
-            if k.matches(check, case_id):
+        entries = self._by_check.get(check)
+        if entries is None:
+            entries = self._by_check[check] = _CheckEntries.of(self.known, check)
+        listed = entries.cases.get(case_id)
+        for place, k in entries.patterns:
+            if listed is not None and place > listed[0]:
+                break
+            if fnmatch.fnmatchcase(case_id, k.case):
                 return k
-        return None
+        return listed[1] if listed is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckEntries:
+    cases: dict[str, tuple[int, KnownFailure]]
+    patterns: tuple[tuple[int, KnownFailure], ...]
+
+    @classmethod
+    def of(cls, known: tuple[KnownFailure, ...], check: str) -> _CheckEntries:
+        cases: dict[str, tuple[int, KnownFailure]] = {}
+        patterns: list[tuple[int, KnownFailure]] = []
+        for place, k in enumerate(known):
+            if not fnmatch.fnmatchcase(check, k.check):
+                continue
+            if any(c in k.case for c in "*?["):
+                patterns.append((place, k))
+            else:
+                cases.setdefault(k.case, (place, k))
+        return cls(cases, tuple(patterns))
 
 
 # The file format (README, "Known failures"): ``causes`` holds shared fields, referenced
