@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -292,3 +294,39 @@ def test_the_committed_report_is_version_2_within_the_size_budget() -> None:
         assert json.loads(lines.readline())["version"] == 2
     assert (folder / "report.jsonl").stat().st_size < 10_000_000
     assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < 15_000_000
+
+
+def test_the_verdict_comparison_ignores_when_a_run_happened_but_not_a_changed_outcome(
+    tmp_path: Path,
+) -> None:
+    # benchmarks/compare_report_verdicts.py is what says the committed report kept every
+    # earlier verdict; two runs of one matrix never share their times, so those must not
+    # count against it, while one changed outcome must.
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_report_verdicts.py"
+    old, new, changed = tmp_path / "old.jsonl", tmp_path / "new.jsonl", tmp_path / "changed.jsonl"
+    old.write_text(jsonl.render(full_report()), encoding="utf-8")
+    later = full_report(
+        started=STARTED + timedelta(days=1), finished=FINISHED + timedelta(days=1, minutes=3)
+    )
+    new.write_text(jsonl.render(later), encoding="utf-8")
+    rows = list(later.agent_results)
+    rows[0] = rows[0].model_copy(update={"outcome": "failed"})
+    changed.write_text(
+        jsonl.render(later.model_copy(update={"agent_results": tuple(rows)})), encoding="utf-8"
+    )
+
+    def compare(a: Path, b: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(script), str(a), str(b), "--out", str(tmp_path / "out.json")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    same = compare(old, new)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert same.stdout.splitlines()[-1].startswith("same: ")
+    assert json.loads((tmp_path / "out.json").read_text())["header_facts_equal"] is True
+    differ = compare(new, changed)
+    assert differ.returncode == 1
+    assert "1 outcomes changed" in differ.stdout
