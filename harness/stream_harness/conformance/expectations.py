@@ -51,7 +51,12 @@ class KnownFailure:
     def is_pattern(self) -> bool:
         """An entry for a class of cases (``openai-completions/*``): a case of the class
         that passes is not news, unlike a single listed case that passes (``fixed``)."""
-        return any(c in self.check + self.case for c in "*?[")
+        return _is_glob(self.check) or _is_glob(self.case)
+
+
+def _is_glob(text: str) -> bool:
+    """Whether fnmatch reads ``text`` as a pattern rather than as itself."""
+    return any(c in text for c in "*?[")
 
 
 def outcome_for(
@@ -102,7 +107,7 @@ class _CheckEntries:
         for place, k in enumerate(known):
             if not fnmatch.fnmatchcase(check, k.check):
                 continue
-            if any(c in k.case for c in "*?["):
+            if _is_glob(k.case):
                 patterns.append((place, k))
             else:
                 cases.setdefault(k.case, (place, k))
